@@ -1,0 +1,323 @@
+"""The catalog: a SQLite file in the index folder holding what the index knows.
+
+Tables: `notes` (one row per indexed note, keyed by node_id), `chunks` (one row per
+chunk), `vectors` (embedding cache keyed by the hash of the embedded text, so the
+same text is never embedded twice), `chunks_fts` (FTS5, the lexical BM25 index),
+`failures` (notes that could not be parsed) and `meta` (embedder identity, state).
+Everything here is derived from the vault and can be deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import IndexStateError
+
+SCHEMA_VERSION = "3"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    node_id TEXT PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    file_hash TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    links TEXT NOT NULL,
+    meta TEXT NOT NULL,
+    mtime REAL NOT NULL,
+    id_in_file INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY,
+    node_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    text_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_node ON chunks(node_id);
+CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, error TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    chunk_id UNINDEXED, body, title, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+# Words too common to help a lexical match; dropping them keeps FTS5 OR-queries fast.
+_STOPWORDS = frozenset(
+    """a an and are as at be but by can could did do does for from had has have how i if in into is it its
+    me my of on or our she he her his they them their so than that the this those to was we were what when
+    where which who whom why will with would you your about after all also any been being both each just
+    more most no not only other over same should some such then there these through too under up very""".split()
+)
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    node_id: str
+    path: str
+    file_hash: str
+    body_hash: str
+    title: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    links: tuple[str, ...]
+    meta: dict[str, Any]
+    mtime: float
+    id_in_file: bool
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: str
+    node_id: str
+    idx: int
+    heading: str
+    text: str
+    text_hash: str
+
+
+def fts_query(text: str) -> str | None:
+    """Turn free text into a safe FTS5 OR-query of its meaningful words (None if none)."""
+    words = [w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS]
+    if not words:
+        words = re.findall(r"\w+", text.lower())
+    seen: dict[str, None] = dict.fromkeys(words)
+    return " OR ".join(f'"{w}"' for w in seen) or None
+
+
+class Catalog:
+    """SQLite access for notes, chunks, cached vectors and the FTS5 index."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        try:
+            if read_only:
+                self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(_SCHEMA)
+                if self.get_meta("schema") is None:
+                    self.set_meta("schema", SCHEMA_VERSION)
+                self.db.commit()
+            version = self.get_meta("schema")
+        except sqlite3.DatabaseError as exc:
+            raise IndexStateError(
+                f"index catalog {path} is unreadable ({exc}); run `vault-memory index --rebuild`"
+            ) from exc
+        if version not in (None, SCHEMA_VERSION):
+            raise IndexStateError(
+                f"index catalog {path} has schema {version}, this version needs {SCHEMA_VERSION}; "
+                "run `vault-memory index --rebuild`"
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        try:
+            yield
+            self.db.commit()
+        except BaseException:
+            self.db.rollback()
+            raise
+
+    # -- meta ---------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- notes --------------------------------------------------------------
+    def notes(self) -> list[NoteRow]:
+        return [_note_row(r) for r in self.db.execute(f"SELECT {_NOTE_COLS} FROM notes")]
+
+    def note_by_id(self, node_id: str) -> NoteRow | None:
+        r = self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE node_id = ?", (node_id,)).fetchone()
+        return None if r is None else _note_row(r)
+
+    def note_by_path(self, path: str) -> NoteRow | None:
+        r = self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE path = ?", (path,)).fetchone()
+        return None if r is None else _note_row(r)
+
+    def notes_by_ids(self, node_ids: Sequence[str]) -> dict[str, NoteRow]:
+        out: dict[str, NoteRow] = {}
+        for start in range(0, len(node_ids), 500):
+            part = list(node_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for r in self.db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE node_id IN ({marks})", part):
+                row = _note_row(r)
+                out[row.node_id] = row
+        return out
+
+    def path_hashes(self) -> dict[str, tuple[str, str, str]]:
+        """path -> (file_hash, body_hash, node_id): all a no-op reconcile needs."""
+        return {p: (f, b, n) for p, f, b, n in self.db.execute("SELECT path, file_hash, body_hash, node_id FROM notes")}
+
+    def upsert_note(self, row: NoteRow) -> None:
+        # A path may be taken over by another identity (delete + create): free it first.
+        self.db.execute("DELETE FROM notes WHERE path = ? AND node_id != ?", (row.path, row.node_id))
+        self.db.execute(
+            "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                row.node_id, row.path, row.file_hash, row.body_hash, row.title,
+                json.dumps(list(row.tags)), json.dumps(list(row.aliases)), json.dumps(list(row.links)),
+                json.dumps(row.meta, default=str, sort_keys=True), row.mtime, int(row.id_in_file),
+            ),
+        )
+        self.db.execute("UPDATE chunks_fts SET title = ? WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE node_id = ?)",
+                        (_fts_title(row), row.node_id))
+
+    def delete_note(self, node_id: str) -> list[str]:
+        """Remove a note and its chunks; returns the removed chunk ids."""
+        ids = [r[0] for r in self.db.execute("SELECT chunk_id FROM chunks WHERE node_id = ?", (node_id,))]
+        self._delete_chunks(ids)
+        self.db.execute("DELETE FROM notes WHERE node_id = ?", (node_id,))
+        return ids
+
+    # -- chunks -------------------------------------------------------------
+    def chunks_of(self, node_id: str) -> list[ChunkRow]:
+        return [ChunkRow(*r) for r in self.db.execute(
+            "SELECT chunk_id, node_id, idx, heading, text, text_hash FROM chunks WHERE node_id = ? ORDER BY idx",
+            (node_id,))]
+
+    def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
+        out: dict[str, ChunkRow] = {}
+        for start in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for r in self.db.execute(
+                f"SELECT chunk_id, node_id, idx, heading, text, text_hash FROM chunks WHERE chunk_id IN ({marks})", part
+            ):
+                out[r[0]] = ChunkRow(*r)
+        return out
+
+    def chunk_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
+
+    def chunk_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def replace_chunks(self, note: NoteRow, chunks: Sequence[ChunkRow]) -> list[str]:
+        """Set a note's chunks; returns chunk ids that no longer exist."""
+        old = {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks WHERE node_id = ?", (note.node_id,))}
+        self._delete_chunks(list(old))
+        self.db.executemany(
+            "INSERT INTO chunks VALUES (?,?,?,?,?,?)",
+            [(c.chunk_id, c.node_id, c.idx, c.heading, c.text, c.text_hash) for c in chunks],
+        )
+        title = _fts_title(note)
+        self.db.executemany(
+            "INSERT INTO chunks_fts(chunk_id, body, title) VALUES (?,?,?)",
+            [(c.chunk_id, c.text, title) for c in chunks],
+        )
+        return sorted(old - {c.chunk_id for c in chunks})
+
+    def _delete_chunks(self, ids: list[str]) -> None:
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            self.db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({marks})", part)
+            self.db.execute(f"DELETE FROM chunks_fts WHERE chunk_id IN ({marks})", part)
+
+    def lexical_search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better."""
+        q = fts_query(query)
+        if q is None:
+            return []
+        rows = self.db.execute(
+            "SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY s LIMIT ?",
+            (q, limit),
+        ).fetchall()
+        return [(cid, -float(s)) for cid, s in rows]
+
+    # -- vectors ------------------------------------------------------------
+    def cached_hashes(self, hashes: Iterable[str]) -> set[str]:
+        hs = list(hashes)
+        found: set[str] = set()
+        for start in range(0, len(hs), 500):
+            part = hs[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found.update(r[0] for r in self.db.execute(f"SELECT text_hash FROM vectors WHERE text_hash IN ({marks})", part))
+        return found
+
+    def put_vectors(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+            [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)],
+        )
+
+    def get_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for h, blob in self.db.execute(f"SELECT text_hash, vec FROM vectors WHERE text_hash IN ({marks})", part):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def all_chunk_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every chunk id with its vector (for exact search and ANN checks)."""
+        ids: list[str] = []
+        vecs: list[np.ndarray] = []
+        for cid, blob in self.db.execute(
+            "SELECT c.chunk_id, v.vec FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash ORDER BY c.chunk_id"
+        ):
+            ids.append(cid)
+            vecs.append(np.frombuffer(blob, dtype=np.float32))
+        if not vecs:
+            return ids, np.zeros((0, 0), dtype=np.float32)
+        return ids, np.vstack(vecs)
+
+    def prune_vectors(self) -> int:
+        """Drop cached vectors no chunk uses any more."""
+        cur = self.db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
+        return cur.rowcount
+
+    # -- failures -----------------------------------------------------------
+    def set_failure(self, path: str, file_hash: str, error: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?)", (path, file_hash, error))
+
+    def clear_failures(self, keep: Iterable[str]) -> None:
+        keep_set = set(keep)
+        for (path,) in self.db.execute("SELECT path FROM failures").fetchall():
+            if path not in keep_set:
+                self.db.execute("DELETE FROM failures WHERE path = ?", (path,))
+
+    def failures(self) -> dict[str, tuple[str, str]]:
+        return {p: (h, e) for p, h, e in self.db.execute("SELECT path, file_hash, error FROM failures")}
+
+
+_NOTE_COLS = "node_id, path, file_hash, body_hash, title, tags, aliases, links, meta, mtime, id_in_file"
+
+
+def _note_row(r: Sequence[Any]) -> NoteRow:
+    return NoteRow(
+        node_id=r[0], path=r[1], file_hash=r[2], body_hash=r[3], title=r[4],
+        tags=tuple(json.loads(r[5])), aliases=tuple(json.loads(r[6])), links=tuple(json.loads(r[7])),
+        meta=json.loads(r[8]), mtime=float(r[9]), id_in_file=bool(r[10]),
+    )
+
+
+def _fts_title(row: NoteRow) -> str:
+    return " ".join([row.title, *row.aliases, *row.tags])

@@ -1,0 +1,166 @@
+"""Configuration: one frozen value, resolved once.
+
+Precedence, highest first: explicit arguments (CLI flags) > `VAULT_MEMORY_*` environment
+variables > the vault's own `.vault-memory.toml` > the user config file
+(`~/.config/vault-memory/config.toml`, or `VAULT_MEMORY_CONFIG`) > defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+VAULT_CONFIG_NAME = ".vault-memory.toml"
+IGNORE_FILE_NAME = ".vaultmemoryignore"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything vault-memory needs to know, resolved once."""
+
+    vault: Path
+    index_dir: Path | None = None  # None -> per-vault folder in the user cache dir
+    embedder: str = "minilm"
+    ollama_host: str | None = None
+    embed_timeout: float = 30.0
+    chroma_url: str | None = None
+    lexical_fallback: bool = False  # serve BM25-only recall when the vector store is unreachable
+    read_only: bool = False  # never write to the vault (no node_ids, no rehearsal)
+    assign_ids: bool = True
+    ignore: tuple[str, ...] = ()
+    # Decay model (see decay.py and the README).
+    half_life_short_days: float = 7.0
+    half_life_long_days: float = 60.0
+    dormant_below: float = 0.1
+    reactivate_similarity: float = 0.62
+    promote_after_days: int = 3
+    rehearsal_coalesce_seconds: float = 600.0
+    # Agent write path.
+    memory_folder: str = "Memory"
+    staging_folder: str = "Memory/Staged"
+    episodes_folder: str = "Memory/Episodes"
+    staged_ttl_days: float = 7.0
+    conflict_similarity: float = 0.80
+    # Prefetch.
+    prefetch_budget: int = 1200
+    prefetch_entry_cap: int = 400
+    prefetch_min_score: float = 0.35
+    # Watcher.
+    debounce_seconds: float = 0.3
+    quiet_seconds: float = 5.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def resolved_index_dir(self) -> Path:
+        """The index folder: explicit, or one per vault in the user cache dir."""
+        if self.index_dir is not None:
+            return self.index_dir
+        return default_index_dir(self.vault)
+
+
+def default_index_dir(vault: Path) -> Path:
+    """Outside the vault (vaults are often synced; an index must have one writer)."""
+    from platformdirs import user_cache_path
+
+    absolute = str(vault.expanduser().resolve())
+    digest = hashlib.sha1(absolute.encode()).hexdigest()[:10]
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", vault.resolve().name).strip("-") or "vault"
+    return user_cache_path("vault-memory") / f"{slug}-{digest}"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+_ENV_PREFIX = "VAULT_MEMORY_"
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    """Turn a string or TOML value into the field's type, or say what is wrong."""
+    default = _FIELDS[name].default
+    try:
+        if name in ("vault", "index_dir"):
+            return Path(str(value)).expanduser()
+        if name == "ignore":
+            if isinstance(value, str):
+                return tuple(p.strip() for p in value.split(",") if p.strip())
+            return tuple(str(p) for p in value)
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        return None if value is None else str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: invalid value {value!r} for {name} ({exc}); fix or remove it") from exc
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or remove it") from exc
+    # Accept both a flat file and a [vault-memory] table.
+    table = data.get("vault-memory", data)
+    unknown = sorted(set(table) - set(_FIELDS) - {"vault-memory"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(_FIELDS))}")
+    return {k: _coerce(k, v, str(path)) for k, v in table.items() if k in _FIELDS}
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    if env.get("VAULT_MEMORY_CONFIG"):
+        return Path(env["VAULT_MEMORY_CONFIG"]).expanduser()
+    base = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "vault-memory" / "config.toml"
+
+
+def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Resolve flags > environment > vault config file > user config file > defaults."""
+    env = os.environ if env is None else env
+    explicit = {k: v for k, v in (overrides or {}).items() if v is not None}
+    for key in explicit:
+        if key not in _FIELDS:
+            raise ConfigError(f"unknown setting {key!r}")
+
+    from_env: dict[str, Any] = {}
+    for name in _FIELDS:
+        raw = env.get(_ENV_PREFIX + name.upper())
+        if raw not in (None, ""):
+            from_env[name] = _coerce(name, raw, _ENV_PREFIX + name.upper())
+
+    user_file = user_config_path(env)
+    from_user = _load_toml(user_file) if user_file.is_file() else {}
+
+    vault_value = explicit.get("vault") or from_env.get("vault") or from_user.get("vault")
+    if vault_value is None:
+        raise ConfigError("no vault given; pass --vault PATH or set VAULT_MEMORY_VAULT")
+    vault = Path(vault_value).expanduser()
+    vault_file = vault / VAULT_CONFIG_NAME
+    from_vault = _load_toml(vault_file) if vault_file.is_file() else {}
+
+    merged: dict[str, Any] = {}
+    for layer in (from_user, from_vault, from_env, explicit):
+        merged.update(layer)
+    merged["vault"] = vault
+    values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, (Path, tuple, bool, int, float)) else v)
+              for k, v in merged.items()}
+    cfg = Config(**values)
+    if cfg.read_only:
+        cfg = dataclasses.replace(cfg, assign_ids=False)
+    return cfg

@@ -1,0 +1,142 @@
+"""Forgetting, computed when reading: pure functions of frontmatter and `now`.
+
+strength = 0.5 ** (age / half_life), where age runs from the last rehearsal
+(`last_accessed`, else `created`, else a frontmatter `date`, else the file's mtime).
+Pinned notes have strength 1. Below `dormant_below` a note is dormant: left out of
+recall unless a query matches it strongly (then it is reactivated). Nothing is deleted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+TIERS = ("short", "long")
+_DAY = 86400.0
+
+
+def parse_time(value: Any) -> dt.datetime | None:
+    """Read a frontmatter time in any form YAML gives us; naive times are taken as UTC."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, dt.datetime):
+        out = value
+    elif isinstance(value, dt.date):
+        out = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            out = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    return out if out.tzinfo is not None else out.replace(tzinfo=dt.timezone.utc)
+
+
+def parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    if isinstance(value, (int, float)):
+        return value != 0
+    return False
+
+
+def parse_int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value) if value is not None and not isinstance(value, bool) else default
+    except (TypeError, ValueError):
+        return default
+
+
+def parse_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value if v is not None and str(v).strip())
+    text = str(value).strip()
+    return (text,) if text else ()
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """The decay-relevant facts of one note, read from its frontmatter."""
+
+    anchor: dt.datetime | None  # when the curve last restarted
+    anchor_source: str  # last_accessed | created | date | mtime | none
+    tier: str
+    pinned: bool
+    access_count: int
+    rehearsal_days: int
+    superseded_by: tuple[str, ...]
+    supersedes: tuple[str, ...]
+    status: str  # "" for ordinary notes, "staged" for staged memories
+    expires: dt.datetime | None
+    needs_review: bool
+
+
+def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> MemoryState:
+    anchor, source = None, "none"
+    for key in ("last_accessed", "created", "date"):
+        anchor = parse_time(meta.get(key))
+        if anchor is not None:
+            source = key
+            break
+    if anchor is None and mtime:
+        anchor, source = dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc), "mtime"
+    tier = str(meta.get("tier") or "long").strip().lower()
+    return MemoryState(
+        anchor=anchor, anchor_source=source,
+        tier=tier if tier in TIERS else "long",
+        pinned=parse_bool(meta.get("pinned")),
+        access_count=parse_int(meta.get("access_count")),
+        rehearsal_days=parse_int(meta.get("rehearsal_days")),
+        superseded_by=parse_list(meta.get("superseded_by")),
+        supersedes=parse_list(meta.get("supersedes")),
+        status=str(meta.get("status") or "").strip().lower(),
+        expires=parse_time(meta.get("expires")),
+        needs_review=parse_bool(meta.get("needs_review")),
+    )
+
+
+@dataclass(frozen=True)
+class DecayModel:
+    half_life_short_days: float = 7.0
+    half_life_long_days: float = 60.0
+    dormant_below: float = 0.1
+    promote_after_days: int = 3
+
+    def half_life(self, tier: str) -> float:
+        return self.half_life_short_days if tier == "short" else self.half_life_long_days
+
+    def strength(self, state: MemoryState, now: dt.datetime) -> float:
+        """0.5 ** (age / half_life) in [0, 1]; 1 when pinned or with no known age."""
+        if state.pinned or state.anchor is None:
+            return 1.0
+        age_days = max(0.0, (now - state.anchor).total_seconds() / _DAY)
+        value = math.pow(0.5, age_days / self.half_life(state.tier))
+        return min(1.0, max(0.0, value))
+
+    def dormant(self, state: MemoryState, now: dt.datetime) -> bool:
+        return not state.pinned and self.strength(state, now) < self.dormant_below
+
+    def rehearse(self, state: MemoryState, now: dt.datetime) -> dict[str, Any]:
+        """The frontmatter fields a rehearsal at `now` writes (promotion included)."""
+        last = state.anchor if state.anchor_source == "last_accessed" else None
+        new_day = last is None or last.astimezone(dt.timezone.utc).date() != now.astimezone(dt.timezone.utc).date()
+        days = state.rehearsal_days + (1 if new_day else 0)
+        fields: dict[str, Any] = {
+            "last_accessed": now.replace(microsecond=0),
+            "access_count": state.access_count + 1,
+            "rehearsal_days": days,
+        }
+        if state.tier == "short" and days >= self.promote_after_days:
+            fields["tier"] = "long"
+        return fields

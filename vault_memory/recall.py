@@ -1,0 +1,220 @@
+"""Hybrid recall: lexical + dense candidates, fused, aggregated to notes, ranked with decay.
+
+Relevance is decided first (fusion.py); strength then reorders comparably relevant
+notes (see `rank`), dormant notes drop out unless the query matches them strongly,
+and a superseded note never ranks above its successor.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from .catalog import Catalog, ChunkRow, NoteRow, fts_query
+from .decay import DecayModel, MemoryState, state_from_meta
+from .embedders import Embedder
+from .fusion import convex, normalise, rrf
+from .vectorstore import VectorStore
+
+Mode = Literal["hybrid", "bm25", "dense"]
+Granularity = Literal["note", "chunk"]
+
+# Measured on SciFact/LoCoMo/updates (bench/, README): see `rank` for the formula.
+FUSION_ALPHA = 0.5
+STRENGTH_WEIGHT = 0.15
+
+
+@dataclass
+class Hit:
+    """One recalled note (or chunk)."""
+
+    path: str
+    node_id: str
+    title: str
+    heading: str
+    snippet: str
+    score: float
+    relevance: float
+    similarity: float
+    strength: float
+    tier: str
+    pinned: bool
+    dormant: bool
+    reactivated: bool
+    superseded_by: list[str] = field(default_factory=list)
+    chunk_id: str = ""
+    text: str = ""
+    date: str | None = None
+
+    def to_dict(self, *, with_text: bool = False) -> dict[str, Any]:
+        out = asdict(self)
+        if not with_text:
+            out.pop("text")
+        return out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: str  # note id, or chunk id at chunk granularity
+    node_id: str
+    chunk: ChunkRow
+    relevance: float  # fused, in [0, 1]
+    similarity: float  # exact cosine of the best chunk to the query
+    lexical: float
+
+
+class Searcher:
+    """Relevance only: no decay, no writes."""
+
+    def __init__(self, catalog: Catalog, store: VectorStore | None, embedder: Embedder) -> None:
+        self.catalog = catalog
+        self.store = store
+        self.embedder = embedder
+        self._exact: tuple[list[str], np.ndarray] | None = None
+
+    def _dense(self, qvec: np.ndarray, n: int) -> list[tuple[str, float]]:
+        if self.store is not None:
+            return self.store.query(qvec, n)
+        # No vector store (e.g. lexical fallback): exact search over the catalog's vectors.
+        if self._exact is None:
+            self._exact = self.catalog.all_chunk_vectors()
+        ids, mat = self._exact
+        if not ids:
+            return []
+        sims = mat @ qvec
+        top = np.argsort(-sims)[:n]
+        return [(ids[i], float(sims[i])) for i in top]
+
+    def _lexical_for(self, query: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        q = fts_query(query)
+        if q is None or not chunk_ids:
+            return {}
+        out: dict[str, float] = {}
+        for start in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for cid, s in self.catalog.db.execute(
+                f"SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
+                f"AND chunk_id IN ({marks})", [q, *part]):
+                out[cid] = -float(s)
+        return out
+
+    def search(self, query: str, *, mode: Mode = "hybrid", granularity: Granularity = "note",
+               candidates: int = 100, exclude_prefixes: Sequence[str] = ()) -> list[Candidate]:
+        lexical: dict[str, float] = {}
+        dense: dict[str, float] = {}
+        qvec: np.ndarray | None = None
+        if mode in ("hybrid", "bm25"):
+            lexical = dict(self.catalog.lexical_search(query, candidates))
+        if mode in ("hybrid", "dense"):
+            qvec = self.embedder.embed([query])[0]
+            dense = dict(self._dense(qvec, candidates))
+        pool = sorted(set(lexical) | set(dense))
+        chunks = self.catalog.chunks_by_ids(pool)
+        pool = [c for c in pool if c in chunks]
+        if mode == "hybrid":
+            # Fill in each side's score for the other side's candidates, so fusion sees real
+            # numbers instead of "absent": exact cosine from cached vectors, BM25 via FTS5.
+            vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
+            assert qvec is not None
+            dense = {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
+            missing = [c for c in pool if c not in lexical]
+            lexical.update(self._lexical_for(query, missing))
+        notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
+        pool = [c for c in pool if chunks[c].node_id in notes
+                and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)]
+        if mode == "hybrid":
+            fused = convex({c: lexical.get(c, 0.0) for c in pool}, {c: dense.get(c, 0.0) for c in pool}, FUSION_ALPHA)
+        elif mode == "bm25":
+            fused = normalise({c: lexical[c] for c in pool if c in lexical})
+        else:
+            fused = normalise({c: dense[c] for c in pool if c in dense})
+        best: dict[str, Candidate] = {}
+        for cid, rel in fused.items():
+            ch = chunks[cid]
+            key = ch.node_id if granularity == "note" else cid
+            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0))
+            if key not in best or rel > best[key].relevance:
+                best[key] = cand
+        return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
+
+
+def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayModel, now: dt.datetime,
+         decay: bool, reactivate_similarity: float, k: int,
+         strength_weight: float = STRENGTH_WEIGHT) -> list[tuple[Candidate, MemoryState, float, float, bool, bool]]:
+    """Order candidates: score = (1 - w) * relevance + w * strength.
+
+    Relevance is the fused score scaled to [0, 1] among the candidates; strength only
+    moves a note past others whose relevance is within w of its own, so a fresher
+    statement beats an older one that says nearly the same thing, but cannot bury a
+    clearly better match. Dormant notes (strength < threshold, not pinned) are left out
+    unless their best chunk's cosine to the query reaches `reactivate_similarity`.
+    """
+    out = []
+    for c in cands:
+        note = notes[c.node_id]
+        state = state_from_meta(note.meta, note.mtime)
+        strength = model.strength(state, now)
+        dormant = model.dormant(state, now)
+        reactivated = False
+        if decay and dormant:
+            if c.similarity < reactivate_similarity:
+                continue
+            reactivated = True
+        score = (1 - strength_weight) * c.relevance + strength_weight * strength if decay else c.relevance
+        out.append((c, state, strength, score, dormant, reactivated))
+    out.sort(key=lambda t: (-t[3], t[0].key))
+    if decay:
+        out = _successors_first(out)
+    return out[:k]
+
+
+def _successors_first(items: list[Any]) -> list[Any]:
+    """A superseded note never ranks above a successor that is also in the list."""
+    order = list(items)
+    changed = True
+    guard = 0
+    while changed and guard < len(order) ** 2 + 1:
+        changed = False
+        guard += 1
+        pos = {t[0].node_id: i for i, t in enumerate(order)}
+        for i, t in enumerate(order):
+            succ = [pos[s] for s in t[1].superseded_by if s in pos and pos[s] > i]
+            if succ:
+                j = max(succ)
+                order.insert(j, order.pop(i))
+                changed = True
+                break
+    return order
+
+
+_WORD = re.compile(r"\w+")
+
+
+def snippet(text: str, query: str, width: int = 240) -> str:
+    """The part of a chunk with the most query words, on word boundaries."""
+    lines = text.split("\n")
+    body = " ".join(line.strip() for line in lines[1:] if line.strip()) if len(lines) > 1 else text.strip()
+    body = body or text.strip()
+    if len(body) <= width:
+        return body
+    terms = {w for w in _WORD.findall(query.lower()) if len(w) > 2}
+    best_start, best_hits = 0, -1
+    positions = [m.start() for m in _WORD.finditer(body)]
+    for start in positions[:: max(1, len(positions) // 200)]:
+        window = body[start : start + width].lower()
+        hits = sum(1 for t in terms if t in window)
+        if hits > best_hits:
+            best_start, best_hits = start, hits
+    start = max(0, best_start - 40)
+    if start:
+        start = body.find(" ", start) + 1 or start
+    piece = body[start : start + width]
+    if start + width < len(body):
+        piece = piece.rsplit(" ", 1)[0] + " …"
+    return ("… " if start else "") + piece
