@@ -12,7 +12,7 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +71,7 @@ class Scan:
     busy: list[str]
     assigned: list[str]
     reassigned: list[str]
+    scope: set[str] | None = None  # the paths scanned, when not the whole vault
 
 
 class Indexer:
@@ -96,12 +97,17 @@ class Indexer:
             )
 
     # -- scan ---------------------------------------------------------------
-    def scan(self) -> Scan:
+    def scan(self, paths: Iterable[str] | None = None) -> Scan:
+        """Read the vault (or only `paths`, for the watcher) and identify every note."""
         known = self.catalog.path_hashes()
         entries: dict[str, Entry] = {}
         parsed: dict[str, ParsedNote] = {}
         failures: dict[str, str] = {}
-        for rel in iter_note_paths(self.vault, self.rules):
+        if paths is None:
+            candidates: Iterable[str] = iter_note_paths(self.vault, self.rules)
+        else:
+            candidates = sorted(p for p in set(paths) if self.rules.is_note(p) and self._is_vault_file(p))
+        for rel in candidates:
             full = self.vault / rel
             try:
                 raw = full.read_bytes()
@@ -120,12 +126,27 @@ class Indexer:
                 failures[rel] = str(exc)
                 continue
             parsed[rel] = note
-        return self._assign_identities(entries, parsed, failures)
+        scan = self._assign_identities(entries, parsed, failures, partial=paths is not None)
+        scan.scope = None if paths is None else set(paths)
+        return scan
+
+    def _is_vault_file(self, rel: str) -> bool:
+        full = self.vault / rel
+        try:
+            return full.is_file() and full.resolve().is_relative_to(self.vault.resolve())
+        except OSError:
+            return False
 
     def _assign_identities(self, entries: dict[str, Entry], parsed: dict[str, ParsedNote],
-                           failures: dict[str, str]) -> Scan:
-        known_paths = {row_path: node_id for row_path, (_, _, node_id) in self.catalog.path_hashes().items()}
+                           failures: dict[str, str], partial: bool = False) -> Scan:
+        known = self.catalog.path_hashes()
+        known_paths = {row_path: node_id for row_path, (_, _, node_id) in known.items()}
         claims: dict[str, list[str]] = {}
+        if partial:
+            # Only some files were read: the rest of the vault still claims its ids.
+            for row_path, (_, _, node_id) in known.items():
+                if row_path not in entries and row_path not in parsed and (self.vault / row_path).is_file():
+                    claims.setdefault(node_id, []).append(row_path)
         for rel, e in entries.items():
             claims.setdefault(e.node_id, []).append(rel)
         for rel, note in parsed.items():
@@ -140,7 +161,7 @@ class Indexer:
             if len(paths) > 1:
                 keeper = next((p for p in sorted(paths) if known_paths.get(p) == nid), sorted(paths)[0])
                 for p in paths:
-                    if p != keeper:
+                    if p != keeper and (p in parsed or p in entries):
                         losers.add(p)
                         log.warning("%s: node_id %s is also used by %s (a copied note?); %s", p, nid, keeper,
                                     "giving it a fresh id" if self.assign_ids else "identifying it by path")
@@ -170,16 +191,22 @@ class Indexer:
 
     # -- plan + execute -------------------------------------------------------
     def plan(self, scan: Scan) -> Plan:
-        indexed = [Entry(r.node_id, r.path, r.file_hash, r.body_hash) for r in self.catalog.notes()]
+        rows = self.catalog.notes()
+        if scan.scope is not None:
+            # A partial scan speaks only for its paths and for the identities it found (moves).
+            ids = {e.node_id for e in scan.entries}
+            rows = [r for r in rows if r.path in scan.scope or r.node_id in ids]
+        indexed = [Entry(r.node_id, r.path, r.file_hash, r.body_hash) for r in rows]
         return plan_changes(scan.entries, indexed, keep=[*scan.failures, *scan.busy])
 
-    def reconcile(self, progress: Progress | None = None) -> IndexReport:
+    def reconcile(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> IndexReport:
+        """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone)."""
         started = time.perf_counter()
         self.check_embedder()
         report = IndexReport()
         if self.store is not None and self.catalog.get_meta("store_dirty") == "1":
             report.store_resynced = self.resync_store()
-        scan = self.scan()
+        scan = self.scan(paths)
         plan = self.plan(scan)
         report.counts = plan.counts()
         report.failures = dict(scan.failures)
@@ -188,7 +215,7 @@ class Indexer:
         report.ids_reassigned = scan.reassigned
         for rel, err in scan.failures.items():
             log.warning("%s", err if err.startswith(rel) else f"{rel}: {err}")
-        if not plan.is_noop or scan.failures or self.catalog.failures():
+        if not plan.is_noop or scan.failures or (paths is None and self.catalog.failures()):
             self._execute(plan, scan, report, progress)
         report.notes = len(scan.entries)
         report.chunks = self.catalog.chunk_count()
@@ -202,7 +229,10 @@ class Indexer:
             cat.set_meta("store_dirty", "1")
             for rel, err in scan.failures.items():
                 cat.set_failure(rel, "", err)
-            cat.clear_failures(scan.failures)
+            if scan.scope is None:
+                cat.clear_failures(scan.failures)
+            else:
+                cat.clear_failures(set(cat.failures()) - (scan.scope - set(scan.failures)))
         # Deletions first, so a path freed by a delete can be taken by a new note.
         for change in plan.of(Kind.DELETED):
             with cat.transaction():

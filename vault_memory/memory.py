@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -58,6 +59,7 @@ class Memory:
         self._catalog: Catalog | None = None
         self._store: VectorStore | None = None
         self._store_failed: str | None = None
+        self._hold = False
         self.lock = WriterLock(self.index_dir)
         self.rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
         self.decay = DecayModel(self.config.half_life_short_days, self.config.half_life_long_days,
@@ -75,6 +77,7 @@ class Memory:
             self._catalog.close()
             self._catalog = None
         self._store = None
+        self._hold = False
         self.lock.release()
 
     @property
@@ -91,13 +94,22 @@ class Memory:
             try:
                 self._catalog = Catalog(path)
             except IndexStateError:
-                if not self.lock.try_acquire():
+                held = self.lock.held
+                if not (held or self.lock.try_acquire()):
                     raise
-                # The index is disposable: set the broken one aside and start again.
-                aside = path.with_name(f"{CATALOG_NAME}.corrupt-{int(time.time())}")
-                log.warning("index catalog %s is unreadable; moved it to %s and rebuilding", path, aside)
-                path.rename(aside)
-                self._catalog = Catalog(path)
+                try:
+                    # The index is disposable: set the broken one aside and start again.
+                    aside = path.with_name(f"{CATALOG_NAME}.corrupt-{int(time.time())}")
+                    log.warning("index catalog %s is unreadable; moved it to %s and rebuilding", path, aside)
+                    path.rename(aside)
+                    for suffix in ("-wal", "-shm"):
+                        path.with_name(CATALOG_NAME + suffix).unlink(missing_ok=True)
+                    self._store = None
+                    VectorStore.destroy(self.index_dir / "chroma")
+                    self._catalog = Catalog(path)
+                finally:
+                    if not held:
+                        self.lock.release()
         return self._catalog
 
     def _headers(self) -> dict[str, str]:
@@ -129,31 +141,58 @@ class Memory:
     def index(self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None,
               wait: float = 3.0) -> IndexReport:
         """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock."""
-        self.lock.acquire(wait=wait)
-        if rebuild:
-            self._drop_index()
-        report = self._indexer().reconcile(progress)
+        with self.writing(wait):
+            if rebuild:
+                self._drop_index()
+            report = self._indexer().reconcile(progress)
         report.rebuilt = rebuild
         return report
+
+    @contextmanager
+    def writing(self, wait: float = 3.0) -> Iterator[None]:
+        """Hold the writer lock for the duration (unless this object already holds it for good)."""
+        if self.lock.held:
+            yield
+            return
+        self.lock.acquire(wait=wait)
+        try:
+            yield
+        finally:
+            if not self._hold:
+                self.lock.release()
+
+    def hold_writer_lock(self, wait: float = 3.0) -> None:
+        """Keep the writer lock until close (watch, MCP server)."""
+        self.lock.acquire(wait=wait)
+        self._hold = True
 
     def _drop_index(self) -> None:
         if self._catalog is not None:
             self._catalog.close()
             self._catalog = None
-        if self.config.chroma_url:
+        if self._store is not None or self.config.chroma_url:
             store = self.store
             if store is not None:
                 store.drop()
         else:
-            self._store = None
-            shutil.rmtree(self.index_dir / "chroma", ignore_errors=True)
+            VectorStore.destroy(self.index_dir / "chroma")
         for suffix in ("", "-wal", "-shm"):
             (self.index_dir / (CATALOG_NAME + suffix)).unlink(missing_ok=True)
 
+    def sync_paths(self, paths: Sequence[str]) -> IndexReport:
+        """Reconcile only these vault-relative paths (the watcher's incremental step)."""
+        with self.writing():
+            return self._indexer().reconcile(None, paths=paths)
+
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Reconcile if no other process is writing the index; otherwise read what is there."""
-        if self.lock.held or self.lock.try_acquire():
+        if self.lock.held:
             return self._indexer().reconcile(progress)
+        if self.lock.try_acquire():
+            try:
+                return self._indexer().reconcile(progress)
+            finally:
+                self.lock.release()
         log.info("index is being written by process %s; reading it as it is", self.lock.holder_pid())
         return None
 
@@ -227,12 +266,16 @@ class Memory:
 
     def _refresh_row(self, row: NoteRow, note: Any) -> None:
         """Keep the catalog in step with a write we just made, if we may write the index."""
-        if not (self.lock.held or self.lock.try_acquire()):
+        held = self.lock.held
+        if not (held or self.lock.try_acquire()):
             return  # the process holding the lock (a watcher) will see the change
-        from dataclasses import replace
-
-        with self.catalog.transaction():
-            self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta), mtime=note.mtime))
+        try:
+            with self.catalog.transaction():
+                self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
+                                                 mtime=note.mtime))
+        finally:
+            if not held:
+                self.lock.release()
 
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:

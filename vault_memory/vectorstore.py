@@ -121,6 +121,19 @@ class VectorStore:
         self.collection = self._call(self.client.get_or_create_collection, name=self.name, embedding_function=None,
                                      configuration={"hnsw": dict(HNSW)})
 
+    @staticmethod
+    def destroy(path: Path) -> None:
+        """Remove an embedded store's folder; Chroma caches open clients per path, so forget them first."""
+        import shutil
+
+        try:
+            from chromadb.api.client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+        except Exception as exc:  # pragma: no cover - internal API moved
+            log.debug("clear_system_cache: %s", exc)
+        shutil.rmtree(path, ignore_errors=True)
+
     def describe(self) -> dict[str, Any]:
         return {"backend": "chroma-http" if self.url else "chroma-embedded", "url": self.url,
                 "path": str(self.path) if self.path else None, "collection": self.name, "hnsw": HNSW}

@@ -1,0 +1,55 @@
+"""Shared fixtures: a temporary copy of sample_vault/ and Memory objects over it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_memory.config import Config
+from vault_memory.embedders import FakeEmbedder
+from vault_memory.memory import Memory
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_vault"
+NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture()
+def vault(tmp_path: Path) -> Path:
+    dst = tmp_path / "vault"
+    shutil.copytree(SAMPLE, dst, symlinks=True)
+    return dst
+
+
+@pytest.fixture()
+def index_dir(tmp_path: Path) -> Path:
+    return tmp_path / "index"
+
+
+MemoryFactory = Callable[..., Memory]
+
+
+@pytest.fixture()
+def make_memory(vault: Path, index_dir: Path) -> Iterator[MemoryFactory]:
+    opened: list[Memory] = []
+
+    def factory(embedder: Any = None, **overrides: Any) -> Memory:
+        cfg = Config(vault=overrides.pop("vault", vault), index_dir=overrides.pop("index_dir", index_dir),
+                     embedder="fake", **overrides)
+        mem = Memory(cfg, embedder=embedder or FakeEmbedder(), clock=lambda: NOW)
+        opened.append(mem)
+        return mem
+
+    yield factory
+    for mem in opened:
+        mem.close()
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root (relative path -> bytes), dot-folders included."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

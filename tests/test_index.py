@@ -1,0 +1,287 @@
+"""Indexing: reconcile, identity, no re-embedding, resume, rebuild equivalence."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MemoryFactory, snapshot
+from vault_memory.embedders import FakeEmbedder
+from vault_memory.errors import EmbedderMismatchError, LockHeldError
+from vault_memory.notefile import read_note, write_note
+
+
+def index_state(mem: object) -> dict[str, tuple[str, str]]:
+    """node_id -> (path, body_hash) as the index has it."""
+    return {r.node_id: (r.path, r.body_hash) for r in mem.catalog.notes()}  # type: ignore[attr-defined]
+
+
+def vault_state(vault: Path, mem: object) -> dict[str, tuple[str, str]]:
+    out = {}
+    for rel in mem._indexer().scan().entries:  # type: ignore[attr-defined]
+        out[rel.node_id] = (rel.path, rel.body_hash)
+    return out
+
+
+def test_first_index_assigns_ids_and_second_is_noop(make_memory: MemoryFactory, vault: Path) -> None:
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    first = mem.index()
+    assert first.counts["new"] >= 40
+    assert first.texts_embedded > 0
+    assert len(first.ids_assigned) > 0
+    # every readable note now carries a node_id in its frontmatter
+    for rel in first.ids_assigned:
+        assert read_note(vault, rel).meta["node_id"]
+    before = fake.texts_embedded
+    second = mem.index()
+    assert second.counts["unchanged"] == first.notes
+    assert fake.texts_embedded == before, "an unchanged vault must embed nothing"
+    assert second.texts_embedded == 0
+
+
+def test_unreadable_note_is_reported_and_left_alone(make_memory: MemoryFactory, vault: Path) -> None:
+    raw = (vault / "Inbox/latin1-export.md").read_bytes()
+    report = make_memory().index()
+    assert "Inbox/latin1-export.md" in report.failures
+    assert "UTF-8" in report.failures["Inbox/latin1-export.md"]
+    assert (vault / "Inbox/latin1-export.md").read_bytes() == raw
+
+
+def test_frontmatter_only_change_embeds_nothing(make_memory: MemoryFactory, vault: Path) -> None:
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    rel = "Projects/" + sorted(p.name for p in (vault / "Projects").glob("*.md"))[0]
+    note = read_note(vault, rel)
+    text = (vault / rel).read_text(encoding="utf-8")
+    (vault / rel).write_text(text.replace("---\n", "---\nreviewed_by: maya\n", 1), encoding="utf-8")
+    before = fake.texts_embedded
+    report = mem.index()
+    assert report.counts["meta"] == 1
+    assert fake.texts_embedded == before
+    assert mem.catalog.note_by_path(rel).meta["reviewed_by"] == "maya"  # type: ignore[union-attr]
+    assert note.body_hash == read_note(vault, rel).body_hash
+
+
+def test_body_edit_embeds_only_changed_chunks(make_memory: MemoryFactory, vault: Path) -> None:
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    rel = "Inbox/agent runbook.md"
+    p = vault / rel
+    p.write_text(p.read_text(encoding="utf-8") + "\n\n## Added later\n\nA brand new paragraph about the zebra.\n",
+                 encoding="utf-8")
+    before = fake.texts_embedded
+    report = mem.index()
+    assert report.counts["modified"] == 1
+    assert 1 <= fake.texts_embedded - before <= 2
+    hits = mem.recall("zebra paragraph", k=1, touch=False)
+    assert hits[0].path == rel
+
+
+def test_rename_and_move_keep_id_and_vectors(make_memory: MemoryFactory, vault: Path) -> None:
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    rel = "Inbox/ollama keep-alive.md"
+    nid = read_note(vault, rel).meta["node_id"]
+    (vault / "Archive").mkdir()
+    (vault / rel).rename(vault / "Archive/keep alive renamed.md")
+    before = fake.texts_embedded
+    report = mem.index()
+    assert report.counts["moved"] == 1 and report.counts["deleted"] == 0
+    assert fake.texts_embedded == before
+    row = mem.catalog.note_by_id(str(nid))
+    assert row is not None and row.path == "Archive/keep alive renamed.md"
+
+
+def test_copied_note_gets_fresh_id_with_warning(make_memory: MemoryFactory, vault: Path,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    src = vault / "Inbox/agent runbook.md"
+    (vault / "Inbox/agent runbook copy.md").write_bytes(src.read_bytes())
+    before = fake.texts_embedded
+    with caplog.at_level(logging.WARNING):
+        report = mem.index()
+    assert report.ids_reassigned == ["Inbox/agent runbook copy.md"]
+    assert "also used by" in caplog.text
+    a = read_note(vault, "Inbox/agent runbook.md").meta["node_id"]
+    b = read_note(vault, "Inbox/agent runbook copy.md").meta["node_id"]
+    assert a != b
+    assert fake.texts_embedded == before, "identical text is never embedded twice"
+    assert len(mem.catalog.notes()) == report.notes
+
+
+def test_delete_removes_rows_from_both_indexes(make_memory: MemoryFactory, vault: Path) -> None:
+    mem = make_memory()
+    mem.index()
+    rel = "Inbox/ollama keep-alive.md"
+    nid = str(read_note(vault, rel).meta["node_id"])
+    (vault / rel).unlink()
+    report = mem.index()
+    assert report.counts["deleted"] == 1
+    assert mem.catalog.note_by_id(nid) is None
+    assert not any(cid.startswith(nid) for cid in mem.store.ids())  # type: ignore[union-attr]
+    assert mem.store.ids() == mem.catalog.chunk_ids()  # type: ignore[union-attr]
+
+
+def test_ignored_paths(make_memory: MemoryFactory, vault: Path) -> None:
+    (vault / "Private").mkdir()
+    (vault / "Private/secret.md").write_text("# Secret\nnot for the agent\n", encoding="utf-8")
+    (vault / "drafts-1.md").write_text("# Draft\n", encoding="utf-8")
+    (vault / ".vaultmemoryignore").write_text("Private/\ndrafts-*.md\n", encoding="utf-8")
+    mem = make_memory()
+    mem.index()
+    paths = {r.path for r in mem.catalog.notes()}
+    assert not any(p.startswith((".obsidian", ".trash", "Private/")) or p == "drafts-1.md" for p in paths)
+    assert "Inbox/agent runbook.md" in paths
+
+
+def test_read_only_mode_never_writes(make_memory: MemoryFactory, vault: Path) -> None:
+    before = snapshot(vault)
+    mem = make_memory(read_only=True)
+    report = mem.index()
+    mem.recall("agent runbook", k=3)
+    assert snapshot(vault) == before
+    assert report.ids_assigned == []
+    assert all(r.node_id.startswith("path:") or r.id_in_file for r in mem.catalog.notes())
+
+
+def test_rebuild_equals_incremental(make_memory: MemoryFactory, vault: Path, tmp_path: Path) -> None:
+    mem = make_memory()
+    mem.index()
+    # a history of edits, renames, deletes, new notes
+    (vault / "Inbox/ollama keep-alive.md").rename(vault / "Inbox/keepalive.md")
+    (vault / "Inbox/weekly review.md").unlink()
+    (vault / "new note.md").write_text("# Fresh\n\nA note about sourdough starters and rye.\n", encoding="utf-8")
+    p = vault / "Inbox/agent runbook.md"
+    p.write_text(p.read_text(encoding="utf-8").replace("Never", "Do not ever"), encoding="utf-8")
+    mem.index()
+    queries = ["sourdough", "agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows"]
+    incremental = [[h.to_dict() for h in mem.recall(q, k=5, touch=False)] for q in queries]
+    rebuilt_mem = make_memory(index_dir=tmp_path / "index2")
+    rebuilt_mem.index(rebuild=True)
+    rebuilt = [[h.to_dict() for h in rebuilt_mem.recall(q, k=5, touch=False)] for q in queries]
+    assert json.dumps(incremental, sort_keys=True) == json.dumps(rebuilt, sort_keys=True)
+    mem.index(rebuild=True)
+    again = [[h.to_dict() for h in mem.recall(q, k=5, touch=False)] for q in queries]
+    assert json.dumps(again, sort_keys=True) == json.dumps(incremental, sort_keys=True)
+
+
+class Boom(RuntimeError):
+    pass
+
+
+class FailingEmbedder(FakeEmbedder):
+    """Dies after `budget` embed calls, like a process killed mid-run."""
+
+    def __init__(self, budget: int) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.budget <= 0:
+            raise Boom("killed")
+        self.budget -= 1
+        return super().embed(texts)
+
+
+def test_interrupted_index_resumes_without_reembedding(make_memory: MemoryFactory, vault: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import vault_memory.indexer as indexer
+
+    monkeypatch.setattr(indexer, "EMBED_SLICE", 8)
+    monkeypatch.setattr(indexer, "WAVE_CHUNKS", 16)
+    failing = FailingEmbedder(budget=3)
+    mem = make_memory(failing)
+    with pytest.raises(Boom):
+        mem.index()
+    done_first = failing.texts_embedded
+    assert done_first == 24
+    mem.close()
+    fresh = FakeEmbedder()
+    mem2 = make_memory(fresh)
+    report = mem2.index()
+    total = mem2.catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    assert fresh.texts_embedded == total - done_first, "work done before the crash is not redone"
+    assert mem2.store.ids() == mem2.catalog.chunk_ids()  # type: ignore[union-attr]
+    assert report.counts["new"] + report.counts["unchanged"] == report.notes
+
+
+def test_embedder_mismatch_is_refused_with_advice(make_memory: MemoryFactory) -> None:
+    make_memory().index()
+    other = make_memory(FakeEmbedder(dim=32))
+    with pytest.raises(EmbedderMismatchError, match="--rebuild"):
+        other.index()
+
+
+def test_corrupt_catalog_is_rebuilt(make_memory: MemoryFactory, index_dir: Path) -> None:
+    mem = make_memory()
+    mem.index()
+    mem.close()
+    (index_dir / "catalog.sqlite").write_bytes(b"this is not a database" * 100)
+    for extra in ("catalog.sqlite-wal", "catalog.sqlite-shm"):
+        (index_dir / extra).unlink(missing_ok=True)
+    mem2 = make_memory()
+    report = mem2.index()
+    assert report.counts["new"] == report.notes
+    assert mem2.recall("agent runbook", k=1, touch=False)
+
+
+def test_second_writer_gets_clear_message(make_memory: MemoryFactory) -> None:
+    a = make_memory()
+    a.index()
+    a.hold_writer_lock()  # as `watch` and the MCP server do
+    b = make_memory()
+    with pytest.raises(LockHeldError) as err:
+        b.index(wait=0.2)
+    assert "process" in str(err.value) and err.value.pid is not None
+    # a reader still works while the writer holds the lock
+    assert b.recall("agent runbook", k=1, touch=False)
+
+
+def test_vault_bytes_change_only_in_owned_keys(make_memory: MemoryFactory, vault: Path) -> None:
+    from vault_memory.notefile import OWNED_KEYS
+
+    before = snapshot(vault)
+    mem = make_memory()
+    mem.index()
+    mem.recall("agent runbook sandbox", k=3)
+    after = snapshot(vault)
+    assert set(before) == set(after)
+    for rel, old in before.items():
+        new = after[rel]
+        if old == new:
+            continue
+        old_lines = old.decode("utf-8").splitlines()
+        new_lines = new.decode("utf-8").splitlines()
+        owned = tuple(f"{k}:" for k in OWNED_KEYS)
+        stripped_new = [ln for ln in new_lines if not ln.startswith(owned)]
+        stripped_old = [ln for ln in old_lines if not ln.startswith(owned)]
+        if stripped_new != stripped_old:
+            # a note without frontmatter gained a block: only the fences were added
+            assert [ln for ln in stripped_new if ln != "---"] == [ln for ln in stripped_old if ln != "---"], rel
+        assert hashlib.sha256(new).hexdigest() == read_note(vault, rel).file_hash
+
+
+def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory, vault: Path, tmp_path: Path) -> None:
+    mem = make_memory()
+    mem.index()
+    (vault / "Inbox/ollama keep-alive.md").rename(vault / "Inbox/keepalive.md")
+    (vault / "Inbox/weekly review.md").unlink()
+    (vault / "fresh.md").write_text("# Fresh\n\nSourdough starter feeding schedule.\n", encoding="utf-8")
+    (vault / "copy.md").write_bytes((vault / "Inbox/agent runbook.md").read_bytes())
+    report = mem.sync_paths(["Inbox/ollama keep-alive.md", "Inbox/keepalive.md", "Inbox/weekly review.md",
+                             "fresh.md", "copy.md", "not-there.md"])
+    assert report.counts["moved"] == 1 and report.counts["deleted"] == 1 and report.counts["new"] == 2
+    assert report.ids_reassigned == ["copy.md"]
+    partial = {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()}
+    assert mem.index().counts["unchanged"] == len(partial), "a full reconcile finds nothing left to do"
+    assert {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()} == partial
