@@ -1,0 +1,456 @@
+"""Notes on disk: the one place notes are parsed and the one function that writes a note.
+
+Humans own their notes; the system owns only the frontmatter keys in OWNED_KEYS. Edits
+rewrite just those keys' lines, so every other byte the human wrote (key order, quoting,
+comments, BOM, CRLF, the body) survives. Every write is an atomic compare-and-swap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+import yaml
+
+from vault_memory.errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
+
+OWNED_KEYS: frozenset[str] = frozenset({
+    "node_id", "revision", "last_accessed", "access_count", "pinned", "tier", "created",
+    "status", "expires", "needs_review", "conflicts_with", "supersedes", "superseded_by",
+    "rehearsal_days",
+})
+
+_CHANGED = "changed on disk since it was read; re-read and retry — "
+TMP_PREFIX = ".vm-tmp-"  # temp files of in-flight writes; watchers must ignore these names
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
+_WIDE = 2**30  # emitter width: never fold a value onto a second line
+_BREAKS = "\n\r\x85\u2028\u2029"  # what YAML counts as line breaks
+_FENCE_OPEN = ("---",)
+_FENCE_CLOSE = ("---", "...")
+# A top-level `key:` at column 0, optionally quoted; only used to find owned keys.
+_TOP_KEY = re.compile(r"""^(["']?)([A-Za-z_][A-Za-z0-9_]*)\1[ \t]*:(?:[ \t]|$)""")
+# "Looks like a YAML key line" for telling broken frontmatter from a thematic break.
+_KEYISH = re.compile(r"""^(?:"[^"]*"|'[^']*'|[^\s#:\-?!&*{}\[\]|>%@`"'][^:]{0,60}?)[ \t]*:(?:\s|$)""")
+
+
+@dataclass(frozen=True)
+class ParsedNote:
+    """One note as read from disk (or as just written)."""
+
+    path: str  # vault-relative, forward slashes
+    file_hash: str  # sha256 hex of the raw bytes on disk
+    meta: dict[str, Any]  # frontmatter mapping, {} if none, values as yaml.safe_load gives them
+    body: str  # everything after the frontmatter, BOM removed, newlines "\n"
+    body_hash: str  # sha256 hex of body: the content identity used for embedding
+    has_frontmatter: bool
+    newline: str  # "\r\n" if the file uses CRLF else "\n"
+    size: int
+    mtime: float  # st_mtime when read, 0.0 if parsed from bytes only
+
+
+@dataclass
+class _Layout:
+    """The decoded file split into lines (line ends kept) and where the frontmatter is."""
+
+    bom: bool
+    lines: list[str]
+    close: int | None  # index of the closing fence line; None = no frontmatter
+    meta: dict[str, Any]
+    newline: str
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _split_lines(text: str) -> list[str]:
+    # Split on "\n" only: str.splitlines() also splits on \x0c, \u2028 etc. and would move bytes.
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _bare(line: str) -> str:
+    """The line without its "\n" or "\r\n"."""
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def _ending(line: str) -> str:
+    return line[len(_bare(line)):]
+
+
+def _looks_like_yaml(block: str) -> bool:
+    """Whether a fenced block that failed to parse was meant as YAML (vs. prose between rules)."""
+    lines = [ln for ln in block.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines or not _KEYISH.match(lines[0]):
+        return False
+    yamlish = sum(1 for ln in lines if _KEYISH.match(ln) or ln[0] in " \t-")
+    return yamlish * 2 > len(lines)
+
+
+def _key_str(key: Any) -> str:
+    # YAML turns keys like `yes:` or `2025-01-01:` into non-strings; meta keys must be str.
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, date):
+        return key.isoformat()
+    return str(key)
+
+
+def _yaml_error(rel_path: str, exc: Exception) -> NoteParseError:
+    where = ""
+    problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:  # +2: mark lines are 0-based and the block starts after the fence
+        where = f" at line {mark.line + 2}"
+    ctx, ctx_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if ctx and ctx_mark is not None:
+        where += f" ({ctx} started at line {ctx_mark.line + 2})"
+    return NoteParseError(
+        rel_path,
+        f"invalid YAML in frontmatter{where}: {problem}; "
+        "fix the YAML between the --- lines; the note is skipped until then",
+    )
+
+
+def _layout(rel_path: str, raw: bytes) -> _Layout:
+    """Decode and locate the frontmatter; shared by reading and editing so both agree."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise NoteParseError(rel_path, "file is UTF-16 encoded; re-save the file as UTF-8")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        msg = f"binary file (NUL byte at byte {nul}), not a Markdown note; move it out of the vault or rename it"
+        raise NoteParseError(rel_path, msg)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NoteParseError(rel_path, f"not valid UTF-8 at byte {exc.start}; re-save the file as UTF-8") from None
+    bom = text.startswith("\ufeff")
+    lines = _split_lines(text[1:] if bom else text)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    close = None
+    if lines and _bare(lines[0]).rstrip(" \t") in _FENCE_OPEN:
+        close = next((i for i in range(1, len(lines)) if _bare(lines[i]).rstrip(" \t") in _FENCE_CLOSE), None)
+    meta: dict[str, Any] = {}
+    if close is not None:
+        block = "".join(lines[1:close]).replace("\r\n", "\n")
+        try:
+            data = yaml.load(block, Loader=_LOADER)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            # ValueError etc.: PyYAML raises them for e.g. `date: 2025-02-30`.
+            if _looks_like_yaml(block):
+                raise _yaml_error(rel_path, exc) from None
+            data = "not frontmatter"
+        if isinstance(data, dict):
+            meta = {k if isinstance(k, str) else _key_str(k): v for k, v in data.items()}
+        elif data is not None:  # a thematic break followed by prose: it is all body
+            close = None
+    return _Layout(bom, lines, close, meta, newline)
+
+
+def _parsed(rel_path: str, raw: bytes, lay: _Layout, mtime: float) -> ParsedNote:
+    start = 0 if lay.close is None else lay.close + 1
+    body = "".join(lay.lines[start:]).replace("\r\n", "\n")
+    return ParsedNote(
+        path=rel_path.replace("\\", "/"), file_hash=_sha(raw), meta=lay.meta, body=body,
+        body_hash=_sha(body.encode("utf-8")), has_frontmatter=lay.close is not None,
+        newline=lay.newline, size=len(raw), mtime=mtime,
+    )
+
+
+def parse_note(rel_path: str, raw: bytes, mtime: float = 0.0) -> ParsedNote:
+    """Parse a note's raw bytes; raise NoteParseError if it cannot be read as a note."""
+    return _parsed(rel_path, raw, _layout(rel_path, raw), mtime)
+
+
+def _clean_rel(rel_path: str) -> str:
+    return "/".join(p for p in rel_path.replace("\\", "/").split("/") if p not in ("", "."))
+
+
+def safe_path(vault_root: Path, rel_path: str) -> Path:
+    """Resolve an untrusted vault-relative path; raise UnsafePathError if it could leave the vault."""
+    win = PureWindowsPath(rel_path)
+    if not rel_path or "\x00" in rel_path:
+        raise UnsafePathError(rel_path, "empty path or NUL byte; give a path relative to the vault")
+    if rel_path.replace("\\", "/").startswith("/") or win.drive or win.root:
+        raise UnsafePathError(rel_path, "absolute path; give a path relative to the vault")
+    parts = _clean_rel(rel_path).split("/")
+    if ".." in parts:  # refused outright: lexical '..' and symlinks disagree about where it goes
+        raise UnsafePathError(rel_path, "path contains '..'; give a path inside the vault")
+    if parts == [""]:
+        raise UnsafePathError(rel_path, "path names the vault folder itself, not a note")
+    root = vault_root.resolve()
+    try:
+        target = root.joinpath(*parts).resolve()
+    except (OSError, RuntimeError) as exc:  # symlink loop
+        raise UnsafePathError(rel_path, f"cannot resolve path ({exc})") from None
+    if target == root or not target.is_relative_to(root):
+        raise UnsafePathError(rel_path, f"a symlink leads outside the vault (to {target}); refusing to touch it")
+    return target
+
+
+def _read_bytes(path: Path, rel: str) -> tuple[bytes, float]:
+    try:
+        with open(path, "rb") as f:
+            return f.read(), os.fstat(f.fileno()).st_mtime
+    except FileNotFoundError:
+        raise NoteNotFoundError(rel, "no such note file") from None
+    except OSError as exc:
+        raise NoteError(rel, f"cannot read note: {exc.strerror or exc}") from None
+
+
+def read_note(vault_root: Path, rel_path: str) -> ParsedNote:
+    """Read and parse one note by vault-relative path."""
+    rel = _clean_rel(rel_path)
+    raw, mtime = _read_bytes(safe_path(vault_root, rel_path), rel)
+    return parse_note(rel, raw, mtime)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same type (True != 1 and date != datetime here; NaN equals NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _scalar(key: str, value: Any, in_flow: bool) -> tuple[str, Any]:
+    """One-line YAML for a scalar, and the value safe_load will give back."""
+    if isinstance(value, datetime):
+        if value.utcoffset() is None:
+            raise ValueError(f"{key}: naive datetime {value!r}; pass a timezone-aware datetime")
+        return value.isoformat(timespec="seconds"), value.replace(microsecond=0)
+    if isinstance(value, bool):
+        return ("true" if value else "false"), value
+    if value is None:
+        return "null", None
+    if not isinstance(value, (str, int, float, date)):
+        raise TypeError(f"{key}: cannot write a {type(value).__name__} to frontmatter")
+    # PyYAML's emitter already quotes strings that would resolve to another type ('yes', '1.10').
+    data = [value] if in_flow else value
+    out = yaml.safe_dump(data, default_flow_style=True, allow_unicode=True, width=_WIDE)
+    if any(c in _BREAKS for c in out.removesuffix("\n...\n").rstrip("\n")):  # escape onto one line
+        out = yaml.safe_dump(data, default_flow_style=True, allow_unicode=True, width=_WIDE, default_style='"')
+    out = out.removesuffix("\n...\n").rstrip("\n")
+    return (out[1:-1] if in_flow else out), value
+
+
+def _render(key: str, value: Any) -> tuple[str, Any]:
+    """`value` as one line of YAML plus the value it loads back as; ValueError if it would not round-trip."""
+    if isinstance(value, (list, tuple)):
+        items = [_scalar(key, v, True) for v in value]
+        text, expected = "[" + ", ".join(t for t, _ in items) + "]", [e for _, e in items]
+    else:
+        text, expected = _scalar(key, value, False)
+    loaded = yaml.load(f"k: {text}", Loader=_LOADER)
+    if any(c in _BREAKS for c in text) or not _same(loaded.get("k"), expected):
+        raise ValueError(f"{key}: value {value!r} does not round-trip through YAML as {text!r}")
+    return text, expected
+
+
+def _value_end(block: list[str], i: int) -> int:
+    """Index just past key line i and its continuation lines (indented, `- ` items, inner blanks)."""
+    end = j = i + 1
+    while j < len(block):
+        b = _bare(block[j])
+        if b.strip() and not (b[0] in " \t" or b == "-" or b.startswith(("- ", "-\t"))):
+            break  # a column-0 key or comment: the old value is over
+        j += 1
+        if b.strip():
+            end = j  # trailing blank lines separate keys; they are not the value's
+    return end
+
+
+def _edit_text(lay: _Layout, rendered: dict[str, tuple[str, Any]], removed: set[str], body: str | None) -> str:
+    """The new file text (without BOM): owned lines swapped in place, everything else kept."""
+    nl = lay.newline
+    new_body = None if body is None else _split_lines(body.replace("\r\n", "\n").replace("\n", nl))
+    added = [f"{k}: {text}{nl}" for k, (text, _) in rendered.items()]
+    if lay.close is None:
+        head = [f"---{nl}", *added, f"---{nl}"] if added else []
+        return "".join(head + (lay.lines if new_body is None else new_body))
+    block, kept, done = lay.lines[1 : lay.close], [], set()
+    i = 0
+    while i < len(block):
+        m = _TOP_KEY.match(_bare(block[i]))
+        key = m.group(2) if m else None
+        if key is None or (key not in rendered and key not in removed):
+            kept.append(block[i])
+            i += 1
+            continue
+        if key in rendered and key not in done:
+            kept.append(f"{key}: {rendered[key][0]}{_ending(block[i])}")
+            done.add(key)
+        i = _value_end(block, i)  # removed keys and later duplicates are dropped
+    kept += [f"{k}: {t}{nl}" for k, (t, _) in rendered.items() if k not in done]
+    fence, tail = lay.lines[lay.close], lay.lines[lay.close + 1:]
+    if new_body is not None:
+        tail = new_body
+        if new_body and not _ending(fence):
+            fence += nl
+    return "".join([lay.lines[0], *kept, fence, *tail])
+
+
+def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[str, tuple[str, Any]],
+            removed: set[str], body: str) -> ParsedNote:
+    """Re-parse what we are about to write and prove only the intended keys changed."""
+    why = "the edit would break its YAML"
+    try:
+        new = parse_note(rel, new_raw)
+    except NoteParseError:
+        new = None
+    if new is not None:
+        want = {k: v for k, v in old_meta.items() if k not in removed and k not in rendered}
+        want.update({k: e for k, (_, e) in rendered.items()})
+        keys = want.keys() | new.meta.keys()
+        bad = sorted(k for k in keys if k not in new.meta or not _same(new.meta[k], want.get(k)))
+        if new.body != body:
+            bad.append("(body)")
+        if not bad:
+            return new
+        why = f"the edit would also change {', '.join(bad)}"
+    raise NoteError(
+        rel,
+        f"cannot edit the frontmatter in place: {why} (unusual layout such as flow style, "
+        "anchors or multi-line quoted values); the note was not changed, edit it by hand",
+    )
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Make the rename itself durable; directories cannot be opened on every OS, so best effort.
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _rename_no_overwrite(src: Path, dst: Path) -> None:
+    """Rename src to dst; FileExistsError if dst exists.
+
+    A hard link is the portable atomic "create only if absent"; where links are unsupported
+    fall back to check-then-rename (tiny race) rather than fail.
+    """
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        raise
+    except OSError:
+        if os.path.lexists(dst):
+            raise FileExistsError(str(dst)) from None
+        os.rename(src, dst)
+        return
+    os.unlink(src)
+
+
+def _atomic_write(path: Path, rel: str, data: bytes, expected_hash: str | None, mode: int | None) -> None:
+    """Write via a hidden temp file + fsync, then swap it in only if the file is still as we read it."""
+    tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        if expected_hash is None:
+            try:
+                _rename_no_overwrite(tmp, path)
+            except FileExistsError:
+                raise NoteError(rel, "a file already exists at this path; the new note was not written") from None
+        else:  # compare-and-swap: re-hash right before the swap so the race window is tiny
+            if _sha(_read_bytes(path, rel)[0]) != expected_hash:
+                raise ConcurrentEditError(rel, _CHANGED + "your edit was not written")
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
+               set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
+               body: str | None = None) -> ParsedNote:
+    """The single write path. expected_hash=None creates a new note; otherwise edits in place.
+
+    An edit may only touch OWNED_KEYS (and the body if `body` is given); it is refused with
+    ConcurrentEditError if the file's sha256 is no longer `expected_hash`.
+    """
+    fields, removed = dict(set_fields or {}), set(remove_fields)
+    if any(not isinstance(k, str) for k in [*fields, *removed]):
+        raise TypeError("frontmatter keys must be str")
+    if fields.keys() & removed:
+        raise ValueError(f"keys both set and removed: {sorted(fields.keys() & removed)}")
+    rel, path = _clean_rel(rel_path), safe_path(vault_root, rel_path)
+    if expected_hash is None:
+        # New note: any keys, written through the emitter so odd keys are quoted too.
+        rendered = {k: _render(k, v) for k, v in fields.items()}
+        lines = [f"{_scalar('key', k, False)[0]}: {t}\n" for k, (t, _) in rendered.items()]
+        new_body = (body or "").replace("\r\n", "\n")
+        raw = ("---\n" + "".join(lines) + "---\n" + new_body).encode("utf-8")
+        new = _verify(rel, raw, {}, rendered, set(), new_body)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, rel, raw, None, None)
+        return replace(new, mtime=os.stat(path).st_mtime)
+    alien = sorted((fields.keys() | removed) - OWNED_KEYS)
+    if alien:
+        raise ValueError(f"{rel}: refusing to edit keys the system does not own: {alien}")
+    rendered = {k: _render(k, v) for k, v in fields.items()}
+    raw, mtime = _read_bytes(path, rel)
+    if _sha(raw) != expected_hash:
+        raise ConcurrentEditError(rel, _CHANGED + "your edit was not written")
+    lay = _layout(rel, raw)  # NoteParseError: a broken note is never edited
+    old = _parsed(rel, raw, lay, mtime)
+    # Keys already holding the value are left alone: keeps the human's spelling (`pinned: yes`).
+    changed = {k: r for k, r in rendered.items() if k not in old.meta or not _same(old.meta[k], r[1])}
+    text = _edit_text(lay, changed, removed & old.meta.keys(), body)
+    new_raw = (("\ufeff" if lay.bom else "") + text).encode("utf-8")
+    want_body = old.body if body is None else body.replace("\r\n", "\n")
+    new = _verify(rel, new_raw, old.meta, rendered, removed, want_body)
+    if new_raw == raw:
+        return old  # nothing to change: do not touch the file (no mtime churn for watchers)
+    _atomic_write(path, rel, new_raw, expected_hash, stat.S_IMODE(os.stat(path).st_mode))
+    return replace(new, mtime=os.stat(path).st_mtime)
+
+
+def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: str | None) -> str:
+    """Atomically move a note within the vault, never overwriting: `x.md` taken → `x (2).md` …
+
+    Returns the vault-relative path it ended up at.
+    """
+    src_clean, dst_clean = _clean_rel(src_rel), _clean_rel(dst_rel)
+    src, dst = safe_path(vault_root, src_rel), safe_path(vault_root, dst_rel)
+    if (vault_root / src_clean).is_symlink():  # safe_path resolved it: we would move the target instead
+        raise NoteError(src_clean, "is a symlink; move it by hand")
+    raw, _ = _read_bytes(src, src_clean)
+    if expected_hash is not None and _sha(raw) != expected_hash:
+        raise ConcurrentEditError(src_clean, _CHANGED + "it was not moved")
+    if src == dst:
+        return dst_clean
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    pure = PurePosixPath(dst_clean)
+    for n in range(1, 1000):
+        cand_rel = dst_clean if n == 1 else str(pure.with_name(f"{pure.stem} ({n}){pure.suffix}"))
+        try:
+            _rename_no_overwrite(src, safe_path(vault_root, cand_rel))
+        except FileExistsError:
+            continue
+        _fsync_dir(dst.parent)
+        return cand_rel
+    raise NoteError(dst_clean, "too many files with this name; the note was not moved")
