@@ -1,0 +1,198 @@
+"""Decay as pure functions of frontmatter and `now`: properties and edge cases."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import NOW
+from vault_memory.decay import DecayModel, MemoryState, parse_time, state_from_meta
+
+UTC = dt.UTC
+MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1, promote_after_days=3)
+
+ages = st.floats(min_value=0.0, max_value=20_000.0, allow_nan=False, allow_infinity=False)
+tiers = st.sampled_from(["short", "long"])
+half_lives = st.floats(min_value=0.01, max_value=10_000.0, allow_nan=False, allow_infinity=False)
+
+
+def state(age_days: float | None, tier: str = "long", pinned: bool = False, **kw: object) -> MemoryState:
+    meta: dict[str, object] = {"tier": tier, "pinned": pinned, **kw}
+    if age_days is not None:
+        meta["last_accessed"] = NOW - dt.timedelta(days=age_days)
+    return state_from_meta(meta)
+
+
+@given(age=ages, tier=tiers)
+def test_strength_is_in_unit_interval(age: float, tier: str) -> None:
+    s = MODEL.strength(state(age, tier), NOW)
+    assert 0.0 <= s <= 1.0
+
+
+@given(tier=tiers, short=half_lives, long=half_lives)
+def test_strength_is_one_at_age_zero(tier: str, short: float, long: float) -> None:
+    model = DecayModel(short, long)
+    assert model.strength(state(0.0, tier), NOW) == 1.0
+
+
+@given(a=ages, b=ages, tier=tiers)
+def test_strength_never_rises_with_age(a: float, b: float, tier: str) -> None:
+    younger, older = sorted((a, b))
+    assert MODEL.strength(state(older, tier), NOW) <= MODEL.strength(state(younger, tier), NOW)
+
+
+@given(tier=tiers, short=st.floats(min_value=0.5, max_value=1000), long=st.floats(min_value=0.5, max_value=1000))
+def test_half_strength_after_one_half_life(tier: str, short: float, long: float) -> None:
+    model = DecayModel(short, long)
+    half_life = short if tier == "short" else long
+    # whole seconds: the anchor is a datetime, so the age is as exact as a timedelta can be
+    st_ = state_from_meta({"tier": tier, "last_accessed": NOW - dt.timedelta(seconds=round(half_life * 86400))})
+    assert model.strength(st_, NOW) == pytest.approx(0.5, abs=1e-5)
+
+
+@pytest.mark.parametrize(("tier", "days"), [("short", 7), ("long", 60)])
+def test_default_half_lives(tier: str, days: int) -> None:
+    assert MODEL.strength(state(days, tier), NOW) == pytest.approx(0.5)
+    assert MODEL.strength(state(2 * days, tier), NOW) == pytest.approx(0.25)
+
+
+@given(age=ages, tier=tiers)
+def test_pinned_is_always_full_strength_and_never_dormant(age: float, tier: str) -> None:
+    s = state(age, tier, pinned=True)
+    assert MODEL.strength(s, NOW) == 1.0
+    assert not MODEL.dormant(s, NOW)
+
+
+@given(age=ages, tier=tiers)
+def test_dormant_exactly_below_threshold(age: float, tier: str) -> None:
+    s = state(age, tier)
+    assert MODEL.dormant(s, NOW) == (MODEL.strength(s, NOW) < MODEL.dormant_below)
+
+
+def test_future_anchor_counts_as_age_zero() -> None:
+    # A clock skew (note written "in the future") must not give strength > 1.
+    assert MODEL.strength(state(-3.0), NOW) == 1.0
+
+
+def test_no_anchor_at_all_is_full_strength() -> None:
+    s = state_from_meta({})
+    assert s.anchor is None and s.anchor_source == "none"
+    assert MODEL.strength(s, NOW) == 1.0
+
+
+def test_human_note_without_tier_counts_as_long() -> None:
+    assert state_from_meta({}).tier == "long"
+    assert state_from_meta({"tier": "weird"}).tier == "long"
+    assert state_from_meta({"tier": " Short "}).tier == "short"
+
+
+# -- promotion ----------------------------------------------------------------------------
+
+def rehearse_at(meta: dict[str, object], when: dt.datetime) -> dict[str, object]:
+    """One rehearsal as Memory.rehearse applies it (fields merged into the frontmatter)."""
+    fields = MODEL.rehearse(state_from_meta(meta), when)
+    return {**meta, **fields}
+
+
+def test_promotion_after_three_distinct_days() -> None:
+    meta: dict[str, object] = {"tier": "short", "created": NOW - dt.timedelta(days=10)}
+    for day in range(3):
+        meta = rehearse_at(meta, NOW + dt.timedelta(days=day))
+        assert meta["rehearsal_days"] == day + 1
+        assert meta["tier"] == ("long" if day == 2 else "short")
+    assert meta["access_count"] == 3
+
+
+def test_no_promotion_after_three_recalls_on_one_day() -> None:
+    meta: dict[str, object] = {"tier": "short", "created": NOW - dt.timedelta(days=10)}
+    for minutes in (0, 30, 300):
+        meta = rehearse_at(meta, NOW + dt.timedelta(minutes=minutes))
+    assert meta["tier"] == "short"
+    assert meta["rehearsal_days"] == 1
+    assert meta["access_count"] == 3
+
+
+@given(offsets=st.lists(st.integers(min_value=0, max_value=24 * 30), min_size=1, max_size=12))
+def test_promotion_iff_enough_distinct_days(offsets: list[int]) -> None:
+    meta: dict[str, object] = {"tier": "short", "created": NOW - dt.timedelta(days=60)}
+    hours = sorted(offsets)
+    for h in hours:
+        meta = rehearse_at(meta, NOW + dt.timedelta(hours=h))
+    days = {(NOW + dt.timedelta(hours=h)).date() for h in hours}
+    assert (meta["tier"] == "long") == (len(days) >= 3)
+    assert meta["access_count"] == len(hours)
+
+
+def test_rehearsal_restarts_the_curve() -> None:
+    old = state(30.0, "short")
+    assert MODEL.dormant(old, NOW)
+    fields = MODEL.rehearse(old, NOW)
+    assert MODEL.strength(state_from_meta({"tier": "short", **fields}), NOW) == 1.0
+
+
+# -- anchors and time formats -------------------------------------------------------------
+
+T1 = dt.datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
+T2 = dt.datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
+T3 = dt.date(2025, 1, 1)
+MTIME = dt.datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(("meta", "source", "anchor"), [
+    ({"last_accessed": T1, "created": T2, "date": T3}, "last_accessed", T1),
+    ({"created": T2, "date": T3}, "created", T2),
+    ({"date": T3}, "date", dt.datetime(2025, 1, 1, tzinfo=UTC)),
+    ({}, "mtime", dt.datetime(2024, 1, 1, tzinfo=UTC)),
+    ({"last_accessed": "garbage", "created": T2}, "created", T2),  # unreadable value: next source
+    ({"last_accessed": None, "created": "", "date": T3}, "date", dt.datetime(2025, 1, 1, tzinfo=UTC)),
+])  # fmt: skip
+def test_anchor_precedence(meta: dict[str, object], source: str, anchor: dt.datetime) -> None:
+    s = state_from_meta(meta, MTIME)
+    assert s.anchor_source == source
+    assert s.anchor == anchor
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (dt.date(2026, 11, 29), dt.datetime(2026, 11, 29, tzinfo=UTC)),
+    (dt.datetime(2026, 11, 29, 12, 30), dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),  # naive: UTC
+    (dt.datetime(2026, 11, 29, 12, 30, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+     dt.datetime(2026, 11, 29, 10, 30, tzinfo=UTC)),
+    ("2026-11-29", dt.datetime(2026, 11, 29, tzinfo=UTC)),
+    ("2026-11-29T12:30:00+02:00", dt.datetime(2026, 11, 29, 10, 30, tzinfo=UTC)),
+    ("2026-11-29T12:30:00Z", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
+    ("2026-11-29 12:30", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
+    ("  2026-11-29T12:30:00+00:00  ", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
+    ("yesterday", None), ("", None), (None, None), (True, None), (20261129, None), ([T1], None),
+])  # fmt: skip
+def test_parse_time_forms(value: object, expected: dt.datetime | None) -> None:
+    got = parse_time(value)
+    assert got == expected
+    if got is not None:
+        assert got.tzinfo is not None
+
+
+def test_yaml_forms_give_the_same_anchor() -> None:
+    """The same instant written as YAML date, datetime or quoted string decays identically."""
+    import yaml
+
+    strengths = set()
+    for text in ("last_accessed: 2026-11-01", "last_accessed: 2026-11-01T00:00:00Z",
+                 "last_accessed: 2026-11-01 00:00:00+00:00", 'last_accessed: "2026-11-01T00:00:00+00:00"',
+                 "last_accessed: '2026-11-01'"):
+        meta = yaml.safe_load(text)
+        strengths.add(MODEL.strength(state_from_meta(meta), NOW))
+    assert len(strengths) == 1
+    assert math.isclose(strengths.pop(), 0.5 ** (28.5 / 60))  # NOW is 2026-11-29T12:00Z
+
+
+@settings(max_examples=50)
+@given(age=ages, tier=tiers)
+def test_strength_matches_formula(age: float, tier: str) -> None:
+    s = state_from_meta({"tier": tier, "last_accessed": NOW - dt.timedelta(days=age)})
+    half = 7.0 if tier == "short" else 60.0
+    exact_age = (NOW - s.anchor).total_seconds() / 86400 if s.anchor else 0.0
+    assert MODEL.strength(s, NOW) == pytest.approx(0.5 ** (exact_age / half), rel=1e-9, abs=1e-300)
