@@ -1,0 +1,201 @@
+"""`doctor`: compare the vault with its derived index and say what has drifted.
+
+Read-only: the vault is scanned without assigning ids, the index is only read. `fix`
+reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import VaultMemoryError
+from .indexer import Indexer, file_node_id
+from .lock import LOCK_NAME
+from .notefile import TMP_PREFIX
+from .planner import Kind
+from .vectorstore import describe_target
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+TMP_GRACE_SECONDS = 60.0  # a temp file younger than this may be a write in flight in another process
+
+
+@dataclass
+class DoctorReport:
+    """Drift between vault and index. `ok` is False when the index does not match the vault."""
+
+    notes_in_vault: int = 0
+    notes_in_index: int = 0
+    missing: list[str] = field(default_factory=list)  # notes in the vault, not in the index
+    stale: dict[str, str] = field(default_factory=dict)  # path -> modified | moved | meta (index hash differs)
+    orphans: list[str] = field(default_factory=list)  # index rows whose note is gone from the vault
+    vectors_orphaned: int = 0  # ids in Chroma with no chunk in the catalog
+    vectors_missing: int = 0  # catalog chunks with no vector in Chroma
+    store_dirty: bool = False  # a write was interrupted (a crash); the next reconcile repairs it
+    store_error: str | None = None
+    vector_store: dict[str, Any] = field(default_factory=dict)  # backend, server URL, collection
+    embedder_index: str | None = None
+    embedder_configured: str = ""
+    duplicate_ids: dict[str, list[str]] = field(default_factory=dict)  # node_id -> paths sharing it
+    unreadable: dict[str, str] = field(default_factory=dict)  # path -> why (a property of the vault, not drift)
+    stale_lock_pid: int | None = None  # a lock file naming a process that no longer holds it
+    writer_pid: int | None = None  # a live writer (e.g. `watch`), for information
+    temp_files: list[str] = field(default_factory=list)  # leftover .vm-tmp-* files of interrupted writes
+
+    @property
+    def embedder_mismatch(self) -> bool:
+        return self.embedder_index is not None and self.embedder_index != self.embedder_configured
+
+    @property
+    def ok(self) -> bool:
+        """True when the index matches the vault. Unreadable notes are reported but are not drift:
+        the index records them, and only the human can repair them."""
+        return not (self.missing or self.stale or self.orphans or self.vectors_orphaned or self.vectors_missing
+                    or self.store_dirty or self.store_error or self.embedder_mismatch or self.duplicate_ids
+                    or self.stale_lock_pid or self.temp_files)
+
+    def problems(self) -> list[str]:
+        """One line per finding, drift first."""
+        out: list[str] = []
+
+        def some(items: list[str]) -> str:
+            return ", ".join(items[:5]) + (f" (+{len(items) - 5} more)" if len(items) > 5 else "")
+
+        if self.embedder_mismatch:
+            out.append(f"index built with embedder '{self.embedder_index}', configured '{self.embedder_configured}': "
+                       "run `vault-memory index --rebuild` or pass the matching --embedder")
+        if self.missing:
+            out.append(f"{len(self.missing)} note(s) not in the index: {some(self.missing)}")
+        if self.stale:
+            out.append(f"{len(self.stale)} note(s) changed since indexed: "
+                       f"{some([f'{p} ({k})' for p, k in sorted(self.stale.items())])}")
+        if self.orphans:
+            out.append(f"{len(self.orphans)} index row(s) for notes gone from the vault: {some(self.orphans)}")
+        if self.vectors_orphaned or self.vectors_missing:
+            out.append(f"vector store out of step with the catalog: {self.vectors_orphaned} orphan vector(s), "
+                       f"{self.vectors_missing} missing")
+        if self.store_dirty:
+            out.append("an indexing run was interrupted (store_dirty); the next reconcile repairs it")
+        if self.store_error:
+            out.append(f"vector store unavailable: {self.store_error}")
+        for nid, paths in sorted(self.duplicate_ids.items()):
+            out.append(f"node_id {nid} is used by {len(paths)} notes: {', '.join(paths)} (copies?)")
+        if self.stale_lock_pid:
+            out.append(f"stale writer lock left by process {self.stale_lock_pid} (no longer running); "
+                       "recovered automatically by the next writer")
+        if self.temp_files:
+            out.append(f"{len(self.temp_files)} leftover temp file(s) of interrupted writes: {some(self.temp_files)}")
+        for path, why in sorted(self.unreadable.items()):
+            out.append(f"unreadable (skipped, not drift): {why if why.startswith(path) else f'{path}: {why}'}")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "ok": self.ok, "embedder_mismatch": self.embedder_mismatch,
+                "problems": self.problems()}
+
+
+def diagnose(mem: Memory) -> DoctorReport:
+    """Compare vault and index without writing to either."""
+    cat = mem.catalog
+    report = DoctorReport(embedder_index=cat.get_meta("embedder"), embedder_configured=mem.embedder.identity)
+    indexer = Indexer(mem.vault, cat, None, mem.embedder, mem.rules, assign_ids=False)
+    scan = indexer.scan()
+    plan = indexer.plan(scan)
+    rows = cat.notes()
+    report.notes_in_vault = len(scan.entries) + len(scan.failures)
+    report.notes_in_index = len(rows)
+    for change in plan.changes:
+        if change.kind is Kind.NEW:
+            report.missing.append(change.entry.path)
+        elif change.kind is Kind.DELETED:
+            report.orphans.append(change.entry.path)
+        elif change.kind is not Kind.UNCHANGED:
+            report.stale[change.entry.path] = change.kind.value
+    report.unreadable = dict(scan.failures)
+    # Duplicate ids, as the files say (the scan renames losers, so ask the files themselves).
+    by_path = {r.path: r for r in rows}
+    claims: dict[str, list[str]] = {}
+    for entry in scan.entries:
+        parsed = scan.parsed.get(entry.path)
+        if parsed is not None:
+            nid = file_node_id(parsed)
+        else:  # unchanged since indexed: the file's id is the row's
+            row = by_path.get(entry.path)
+            nid = row.node_id if row is not None and row.id_in_file else None
+        if nid:
+            claims.setdefault(nid, []).append(entry.path)
+    report.duplicate_ids = {nid: sorted(ps) for nid, ps in claims.items() if len(ps) > 1}
+    report.store_dirty = cat.get_meta("store_dirty") == "1"
+    report.vector_store = describe_target(vault=mem.vault, index_dir=mem.index_dir,
+                                          embedder_identity=mem.embedder.identity, url=mem.config.chroma_url)
+    if not report.embedder_mismatch:
+        try:
+            store = mem.store
+        except VaultMemoryError as exc:
+            store, report.store_error = None, str(exc)
+        if store is None and report.store_error is None:
+            report.store_error = mem._store_failed  # lexical fallback is serving: still say the server is down
+        if store is not None:
+            want, have = cat.chunk_ids(), store.ids()
+            report.vectors_orphaned = len(have - want)
+            report.vectors_missing = len(want - have)
+    report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
+    report.temp_files = _leftover_temp_files(mem)
+    return report
+
+
+def _probe_lock(mem: Memory) -> tuple[int | None, int | None]:
+    """(stale pid, live writer pid). Probes the flock without taking ownership of the file."""
+    if mem.lock.held:
+        return None, None
+    path = mem.index_dir / LOCK_NAME
+    pid = mem.lock.holder_pid()
+    if not path.exists():
+        return None, None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None, pid  # someone holds it: a live writer
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    return pid, None  # nobody holds it, yet a pid was left behind: that process died
+
+
+def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[str]:
+    now = time.time()
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(mem.vault, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".obsidian", ".trash")]
+        for name in filenames:
+            if name.startswith(TMP_PREFIX):
+                full = os.path.join(dirpath, name)
+                try:
+                    if now - os.lstat(full).st_mtime >= grace:
+                        out.append(os.path.relpath(full, mem.vault).replace(os.sep, "/"))
+                except OSError:
+                    continue
+    return sorted(out)
+
+
+def fix(mem: Memory) -> DoctorReport:
+    """Reconcile the index with the vault (re-syncing Chroma) and remove leftovers; returns a fresh diagnosis."""
+    with mem.writing():
+        mem.index()
+        store = mem.store
+        if store is not None:
+            mem._indexer().resync_store()
+        for rel in _leftover_temp_files(mem):
+            (mem.vault / rel).unlink(missing_ok=True)
+        # Holding the lock rewrote the pid file; releasing it (below) clears a stale pid.
+    return diagnose(mem)
+
+
+__all__ = ["DoctorReport", "diagnose", "fix"]

@@ -1,0 +1,446 @@
+"""Live sync: follow the vault with watchdog and apply changes incrementally.
+
+Events arrive on watchdog's thread and only become vault-relative paths in a pending
+set; everything that touches the index runs in the thread that calls `run()`. A batch
+is applied once no event has come for `debounce` seconds (but at most `max_wait` after
+its first event, so a continuous stream still makes progress), through
+`Memory.sync_paths`. Our own writes (node ids, rehearsal, the edit record below) are
+frontmatter-only, so their echo is a META sync that writes nothing: no loop.
+
+"A human edit is a rehearsal": when a sync sees a note's *body* change (content hash,
+never mtime) and the file then stays quiet for `quiet` seconds, the edit is recorded in
+frontmatter (`revision` + 1, `last_accessed`) with a compare-and-swap write.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from .config import IGNORE_FILE_NAME
+from .decay import parse_int
+from .errors import ConcurrentEditError, NoteError, VaultMemoryError
+from .indexer import IndexReport
+from .notefile import read_note, write_note
+from .vault import IgnoreRules
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+
+MAX_WAIT = 2.0  # a batch is applied at most this long after its first event, even under a stream
+IDLE_TICK = 1.0  # the loop wakes this often when idle, to notice a stop request
+RETRY_SECONDS = (1.0, 5.0, 30.0)  # back-off when a batch fails (embedder down, disk full)
+REHEARSE_MAX_BATCH = 10  # more body edits than this in one batch is a bulk change (git pull), not a human edit
+
+
+@dataclass
+class BatchResult:
+    """What one applied batch did (passed to `on_batch`)."""
+
+    paths: int
+    report: IndexReport | None = None
+    seconds: float = 0.0
+    full: bool = False
+    edits_seen: list[str] = field(default_factory=list)  # notes whose body changed (rehearsal candidates)
+    rehearsed: list[str] = field(default_factory=list)  # edits recorded in frontmatter in this step
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        counts = self.report.counts if self.report else {}
+        return bool(any(v for k, v in counts.items() if k != "unchanged") or self.rehearsed or self.error
+                    or (self.report and (self.report.failures or self.report.ids_assigned)))
+
+    def line(self) -> str:
+        """One human line for stderr."""
+        if self.error:
+            return f"sync of {self.paths} paths failed: {self.error}; retrying"
+        if self.report is None:
+            return f"recorded {len(self.rehearsed)} edit(s) as rehearsal: {', '.join(self.rehearsed)}"
+        c = self.report.counts
+        parts = [f"{c.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted") if c.get(k)]
+        extra = []
+        if self.report.texts_embedded:
+            extra.append(f"embedded {self.report.texts_embedded}")
+        if self.report.ids_assigned:
+            extra.append(f"{len(self.report.ids_assigned)} node_id(s) assigned")
+        if self.report.failures:
+            extra.append(f"{len(self.report.failures)} unreadable: {', '.join(sorted(self.report.failures)[:3])}")
+        what = ", ".join(parts) or "no changes"
+        scope = "full reconcile" if self.full else f"{self.paths} path(s)"
+        tail = f"; {'; '.join(extra)}" if extra else ""
+        return f"synced {scope}: {what}{tail} in {self.seconds * 1000:.0f} ms"
+
+
+@dataclass
+class _Edit:
+    node_id: str
+    body_hash: str
+    seen: float  # monotonic time the sync saw the body change
+
+
+class _Handler:
+    """Runs on watchdog's thread: turns events into vault-relative paths, nothing else."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.w = watcher
+        self.root = str(watcher.mem.vault)
+
+    def _rel(self, raw: bytes | str) -> str | None:
+        path = os.fsdecode(raw)
+        if not path.startswith(self.root + os.sep):
+            return None
+        return path[len(self.root) + 1 :].replace(os.sep, "/")
+
+    def dispatch(self, event: Any) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write", "attrib"):
+            return
+        if event.is_directory and kind == "modified":
+            return  # a folder's listing changed: the file events say what
+        rules = self.w.rules
+        src = self._rel(event.src_path)
+        dest = self._rel(event.dest_path) if kind == "moved" and event.dest_path else None
+        if IGNORE_FILE_NAME in (src, dest):
+            self.w._push(full=True)
+            return
+        if event.is_directory:
+            # Expanded later, in the main thread, against the catalog (old path) and the disk (new path).
+            self.w._push(dirs=[d for d in (src, dest) if d and not rules.ignored(d, is_dir=True)])
+        else:
+            # A temp file renamed onto a note (atomic save) counts for the note; a note moved into
+            # .trash/ counts as its deletion: each side is kept only if it is a note path.
+            self.w._push(files=[p for p in (src, dest) if p and rules.is_note(p)])
+
+
+class Watcher:
+    """Keeps `mem`'s index in step with its vault. `start()`, then `run()` until `stop()`."""
+
+    def __init__(self, mem: Memory, *, debounce: float | None = None, quiet: float | None = None,
+                 max_wait: float = MAX_WAIT, rehearse_edits: bool = True,
+                 rehearse_max_batch: int = REHEARSE_MAX_BATCH,
+                 on_batch: Callable[[BatchResult], None] | None = None) -> None:
+        self.mem = mem
+        self.debounce = mem.config.debounce_seconds if debounce is None else debounce
+        self.quiet = mem.config.quiet_seconds if quiet is None else quiet
+        self.max_wait = max(max_wait, self.debounce)
+        self.rehearse_edits = rehearse_edits and not mem.config.read_only
+        self.rehearse_max_batch = rehearse_max_batch
+        self.on_batch = on_batch
+        self._cond = threading.Condition()
+        self._files: set[str] = set()
+        self._dirs: set[str] = set()
+        self._full = False
+        self._inflight = False
+        self._first = 0.0  # monotonic time of the first / last event of the pending batch
+        self._last = 0.0
+        self._touched: dict[str, float] = {}  # path -> monotonic time of its last event
+        self._not_before = 0.0  # retry back-off after a failed batch
+        self._failures = 0
+        self._stop = threading.Event()
+        self._edits: dict[str, _Edit] = {}  # node_id -> body edit waiting for quiet
+        self._observer: Any = None
+        self._saved_level = logging.NOTSET
+        self.batches = 0  # applied batches, for tests and logs
+
+    @property
+    def rules(self) -> IgnoreRules:
+        return self.mem.rules
+
+    # -- lifecycle ------------------------------------------------------------
+    def start(self, wait: float = 3.0) -> IndexReport:
+        """Take the writer lock for good, start observing, then reconcile everything once."""
+        self.mem.hold_writer_lock(wait)
+        self._start_observer()
+        # Observing first: a change made during the initial reconcile is not lost.
+        return self.mem.index()
+
+    def _start_observer(self) -> None:
+        from watchdog.events import (
+            DirCreatedEvent,
+            DirDeletedEvent,
+            DirMovedEvent,
+            FileClosedEvent,
+            FileCreatedEvent,
+            FileDeletedEvent,
+            FileModifiedEvent,
+            FileMovedEvent,
+        )
+        from watchdog.observers import Observer
+
+        overflow_log = logging.getLogger("watchdog.observers.inotify_c")
+        self._saved_level = overflow_log.level
+        overflow_log.setLevel(logging.WARNING)  # the CLI quiets watchdog; we need to hear this one
+        overflow_log.addFilter(self._overflow_filter)
+        observer = Observer()
+        # No open/close-without-write events: our own reads of notes must not wake us.
+        kinds = [FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileDeletedEvent, FileMovedEvent,
+                 DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+        observer.schedule(_Handler(self), str(self.mem.vault), recursive=True, event_filter=kinds,  # type: ignore[arg-type]
+                          follow_symlink=False)
+        try:
+            observer.start()
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EMFILE):
+                raise VaultMemoryError(
+                    f"cannot watch {self.mem.vault}: the system limit on watched folders is reached ({exc}); "
+                    "raise it, e.g. `sudo sysctl fs.inotify.max_user_watches=524288`"
+                ) from exc
+            raise
+        self._observer = observer
+
+    def _overflow_filter(self, record: logging.LogRecord) -> bool:
+        # watchdog only logs a kernel queue overflow; events were lost, so reconcile everything.
+        if "overflow" in record.getMessage().lower():
+            self._push(full=True)
+        return True
+
+    def stop(self) -> None:
+        """Ask `run()` to return after the batch in flight (safe from a signal handler)."""
+        self._stop.set()
+        with self._cond:  # a re-entrant lock: fine even if the handler interrupted our own `with`
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """Stop observing. The writer lock is released when the Memory closes."""
+        self.stop()
+        if self._observer is not None:
+            overflow_log = logging.getLogger("watchdog.observers.inotify_c")
+            overflow_log.removeFilter(self._overflow_filter)
+            overflow_log.setLevel(self._saved_level)
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+
+    def __enter__(self) -> Watcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the event side (watchdog's thread) -------------------------------------
+    def _push(self, files: Iterable[str] = (), dirs: Iterable[str] = (), full: bool = False) -> None:
+        files, dirs = list(files), list(dirs)
+        if not (files or dirs or full):
+            return
+        now = time.monotonic()
+        with self._cond:
+            if not (self._files or self._dirs or self._full):
+                self._first = now
+            self._last = now
+            self._files.update(files)
+            self._dirs.update(dirs)
+            self._full = self._full or full
+            for p in [*files, *dirs]:
+                self._touched[p] = now
+            self._cond.notify()
+
+    def pending(self) -> bool:
+        """True while events wait to be applied or a batch is being applied."""
+        with self._cond:
+            return bool(self._files or self._dirs or self._full or self._inflight)
+
+    # -- the main loop (the caller's thread) -------------------------------------
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Apply batches until `stop()` (or `stop` is set). A batch in flight is finished first."""
+        while not (self._stop.is_set() or (stop is not None and stop.is_set())):
+            batch = self._next_batch()
+            if batch is not None:
+                try:
+                    self._apply(*batch)
+                finally:
+                    with self._cond:
+                        self._inflight = False
+            self._record_edits()
+
+    def _next_batch(self) -> tuple[set[str], set[str], bool] | None:
+        with self._cond:
+            now = time.monotonic()
+            if self._files or self._dirs or self._full:
+                due = max(min(self._last + self.debounce, self._first + self.max_wait), self._not_before)
+                if now < due:
+                    self._cond.wait(min(due - now, IDLE_TICK))
+                    return None
+                batch = (self._files, self._dirs, self._full)
+                self._files, self._dirs, self._full = set(), set(), False
+                self._inflight = True
+                return batch
+            wake = IDLE_TICK
+            if self._edits:
+                soonest = min(e.seen for e in self._edits.values()) + self.quiet
+                wake = min(wake, max(0.05, soonest - now))
+            self._cond.wait(wake)
+            return None
+
+    def _expand(self, folder: str) -> set[str]:
+        """Notes under a folder: as the catalog knows them (old path) and as the disk has them (new path)."""
+        prefix = folder + "/"
+        found = {p for p in self.mem.catalog.path_hashes() if p.startswith(prefix)}
+        root = self.mem.vault / folder
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            rel_dir = os.path.relpath(dirpath, self.mem.vault).replace(os.sep, "/")
+            dirnames[:] = [d for d in dirnames if not self.rules.ignored(f"{rel_dir}/{d}", is_dir=True)]
+            found.update(f"{rel_dir}/{n}" for n in filenames if self.rules.is_note(f"{rel_dir}/{n}"))
+        return found
+
+    def _apply(self, files: set[str], dirs: set[str], full: bool) -> BatchResult:
+        started = time.perf_counter()
+        paths = set(files)
+        for d in dirs:
+            paths |= self._expand(d)
+        result = BatchResult(paths=len(paths), full=full)
+        try:
+            if full:
+                self.mem.rules = IgnoreRules.for_vault(self.mem.vault, self.mem.config.ignore)
+                result.report = self.mem.index()
+            elif paths:
+                before = self._bodies(paths)
+                result.report = self.mem.sync_paths(sorted(paths))
+                result.edits_seen = self._note_edits(paths, before, result.report)
+        except (VaultMemoryError, OSError) as exc:
+            # Keep the paths and retry later; the index is crash-safe, so a half-applied batch is fine.
+            delay = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            self._failures += 1
+            with self._cond:
+                self._files |= paths
+                self._full = self._full or full
+                self._first = self._last = time.monotonic()
+                self._not_before = time.monotonic() + delay
+            result.error = str(exc)
+            log.error("sync failed (%s); retrying in %.0f s", exc, delay)
+        else:
+            self._failures = 0
+            self._not_before = 0.0
+        result.seconds = time.perf_counter() - started
+        self.batches += 1
+        if self.on_batch is not None:
+            self.on_batch(result)
+        return result
+
+    # -- a human edit is a rehearsal ------------------------------------------------
+    def _bodies(self, paths: set[str]) -> dict[str, tuple[str, int]]:
+        """node_id -> (body_hash, revision) of the notes at these paths, before the sync."""
+        out: dict[str, tuple[str, int]] = {}
+        if not self.rehearse_edits:
+            return out
+        for p in paths:
+            row = self.mem.catalog.note_by_path(p)
+            if row is not None:
+                out[row.node_id] = (row.body_hash, parse_int(row.meta.get("revision")))
+        return out
+
+    def _note_edits(self, paths: set[str], before: dict[str, tuple[str, int]], report: IndexReport) -> list[str]:
+        if not before or not report.counts.get("modified"):
+            return []
+        edited: list[tuple[str, str, str]] = []
+        for p in sorted(paths):
+            row = self.mem.catalog.note_by_path(p)
+            if row is None or not row.id_in_file or row.node_id not in before:
+                continue
+            old_body, old_rev = before[row.node_id]
+            if old_body == row.body_hash:
+                continue  # unchanged body: our own frontmatter writes never count
+            if parse_int(row.meta.get("revision")) != old_rev:
+                continue  # whoever wrote it recorded the revision already (an agent's update)
+            edited.append((row.node_id, row.path, row.body_hash))
+        if len(edited) > self.rehearse_max_batch:
+            log.info("%d notes changed at once (a pull or sync?); not recording them as edits", len(edited))
+            return []
+        now = time.monotonic()
+        for node_id, _, body_hash in edited:
+            self._edits[node_id] = _Edit(node_id, body_hash, now)
+        return [p for _, p, _ in edited]
+
+    def _record_edits(self) -> None:
+        """Write `revision` + 1 and `last_accessed` for body edits whose file has been quiet long enough."""
+        if not self._edits:
+            return
+        now = time.monotonic()
+        written: list[str] = []
+        for node_id, edit in list(self._edits.items()):
+            if now - edit.seen < self.quiet:
+                continue
+            row = self.mem.catalog.note_by_id(node_id)
+            if row is None:
+                del self._edits[node_id]
+                continue
+            with self._cond:
+                if row.path in self._files or self._dirs or self._full:
+                    continue  # more events to apply first
+                touched = self._touched.get(row.path, 0.0)
+            if now - touched < self.quiet:
+                continue  # still being written
+            try:
+                note = read_note(self.mem.vault, row.path)
+            except (NoteError, OSError):
+                del self._edits[node_id]
+                continue
+            if note.body_hash != edit.body_hash:
+                del self._edits[node_id]  # edited again: the sync of that edit makes a new candidate
+                continue
+            if note.file_hash != row.file_hash:
+                edit.seen = now  # a frontmatter change the index has not applied yet: wait for it
+                continue
+            del self._edits[node_id]
+            fields = {"revision": parse_int(note.meta.get("revision"), 1) + 1, "last_accessed": self.mem.clock()}
+            try:
+                write_note(self.mem.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
+            except ConcurrentEditError:
+                continue  # an editor saved meanwhile: theirs wins; a new body change is seen anew
+            except NoteError as exc:
+                log.warning("could not record the edit of %s: %s", row.path, exc)
+                continue
+            written.append(row.path)
+        with self._cond:
+            horizon = now - max(self.quiet, self.max_wait) * 4
+            for p in [p for p, t in self._touched.items() if t < horizon]:
+                del self._touched[p]
+        if written and self.on_batch is not None:
+            self.on_batch(BatchResult(paths=len(written), rehearsed=written))
+
+
+@dataclass
+class _Signals:
+    """SIGINT/SIGTERM ask the watcher to stop after the batch in flight; a second one abandons it."""
+
+    watcher: Watcher
+    saved: dict[int, Any] = field(default_factory=dict)
+    count: int = 0
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt  # abandon the batch: the index is crash-safe
+        self.watcher.stop()
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self.handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+
+
+def serve(watcher: Watcher) -> None:
+    """Run the watcher in this thread until Ctrl-C or SIGTERM, then stop observing."""
+    with _Signals(watcher):
+        try:
+            watcher.run()
+        finally:
+            watcher.close()
+
+
+__all__ = ["BatchResult", "Watcher", "serve"]
