@@ -204,7 +204,10 @@ class Indexer:
         started = time.perf_counter()
         self.check_embedder()
         report = IndexReport()
-        if self.store is not None and self.catalog.get_meta("store_dirty") == "1":
+        # Dirty: a run died mid-way. Count mismatch: the store is not the one this catalog filled
+        # (first run against a server, a server that lost or dropped its data, a recreated catalog).
+        if self.store is not None and (self.catalog.get_meta("store_dirty") == "1"
+                                       or self.store.count() != self.catalog.chunk_count()):
             report.store_resynced = self.resync_store()
         scan = self.scan(paths)
         plan = self.plan(scan)
@@ -234,11 +237,12 @@ class Indexer:
             else:
                 cat.clear_failures(set(cat.failures()) - (scan.scope - set(scan.failures)))
         # Deletions first, so a path freed by a delete can be taken by a new note.
+        removed: list[str] = []
         for change in plan.of(Kind.DELETED):
             with cat.transaction():
-                removed = cat.delete_note(change.entry.node_id)
-            if self.store is not None and removed:
-                self.store.delete(removed)
+                removed += cat.delete_note(change.entry.node_id)
+        if self.store is not None and removed:
+            self.store.delete(removed)
         for change in plan.of(Kind.MOVED, Kind.META):
             note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
             if note is None:
@@ -248,7 +252,8 @@ class Indexer:
         self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress)
         with cat.transaction():
             cat.prune_vectors()
-            cat.set_meta("store_dirty", "0")
+            # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
+            cat.set_meta("store_dirty", "0" if self.store is not None else "1")
 
     def _parse(self, rel: str) -> ParsedNote | None:
         try:
@@ -287,9 +292,15 @@ class Indexer:
             done += self._embed_missing(missing, lambda n: progress(done + n, total) if progress else None)
             cached.update(missing)
             report.texts_embedded += len(missing)
+            # One store write per wave, not per note: a Chroma call has a fixed cost of ~15 ms
+            # (embedded or server), which capped indexing at ~60 chunks/s (bench/server_mode.py).
+            # store_dirty covers the gap between the catalog's commits and the flush.
+            batch = StoreBatch()
             for change, note, chunks in wave:
-                self._write_note(change, note, chunks)
+                self._write_note(change, note, chunks, batch)
                 report.chunks_written += len(chunks)
+            if self.store is not None:
+                batch.flush(self.store)
             wave, wave_size = [], 0
 
     def _embed_missing(self, missing: dict[str, str], tick: Callable[[int], None]) -> int:
@@ -304,7 +315,8 @@ class Indexer:
             tick(embedded)
         return embedded
 
-    def _write_note(self, change: Change, note: ParsedNote, chunks: list[ChunkRow]) -> None:
+    def _write_note(self, change: Change, note: ParsedNote, chunks: list[ChunkRow],
+                    batch: StoreBatch | None = None) -> None:
         row = note_row(change.entry, note)
         vectors = self.catalog.get_vectors([c.text_hash for c in chunks])
         with self.catalog.transaction():
@@ -316,10 +328,13 @@ class Indexer:
             self.catalog.upsert_note(row)
             stale = self.catalog.replace_chunks(row, chunks)
         if self.store is not None:
+            out = batch if batch is not None else StoreBatch()
             if chunks:
-                self.store.upsert([c.chunk_id for c in chunks], np.vstack([vectors[c.text_hash] for c in chunks]))
+                out.upsert([c.chunk_id for c in chunks], np.vstack([vectors[c.text_hash] for c in chunks]))
             if stale:
-                self.store.delete(stale)
+                out.delete(stale)
+            if batch is None:
+                out.flush(self.store)
 
     def chunk_note(self, node_id: str, note: ParsedNote) -> list[ChunkRow]:
         chunks = chunk_body(note.body, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)
@@ -344,6 +359,30 @@ class Indexer:
         with self.catalog.transaction():
             self.catalog.set_meta("store_dirty", "0")
         return len(extra) + len(missing)
+
+
+@dataclass
+class StoreBatch:
+    """Vector-store writes gathered over several notes. Their ids are disjoint (chunk ids carry
+    the note's node_id, and a note's stale ids are not among its new ones), so the order is free."""
+
+    ids: list[str] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        self.ids += ids
+        self.vectors.append(vectors)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        self.stale += ids
+
+    def flush(self, store: VectorStore) -> None:
+        if self.stale:
+            store.delete(self.stale)
+        if self.ids:
+            store.upsert(self.ids, np.vstack(self.vectors))
+        self.ids, self.vectors, self.stale = [], [], []
 
 
 def file_node_id(note: ParsedNote) -> str | None:

@@ -4,20 +4,34 @@ Chroma holds one row per chunk (id = chunk id, vector we computed, no documents 
 metadata: the catalog has those). It is an accelerator of the catalog: every vector
 it holds is also in the catalog's cache, so it can always be rebuilt without
 embedding anything.
+
+Embedded (`PersistentClient`, a folder inside the index folder) or server mode
+(`HttpClient`, `--chroma-url`). In server mode the collection belongs to one index
+folder, like the embedded folder does: its name carries the vault and embedder (for
+people reading the server's collection list) and a random key kept in the index
+folder, so several vaults, and several index folders of one vault (other machines,
+other users), share a server without touching each other's rows. Credentials come
+from the environment only, never from the command line or the vault.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import re
-from collections.abc import Sequence
+import secrets
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import numpy as np
 
-from .errors import IndexStateError, VectorStoreUnavailableError
+from .errors import ConfigError, IndexStateError, VectorStoreUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -26,21 +40,130 @@ log = logging.getLogger(__name__)
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32}
 _BATCH = 1000
 
+# Server mode: seconds to wait for a connection / for an answer (Chroma's own client waits forever).
+# VAULT_MEMORY_CHROMA_TIMEOUT overrides the second.
+CONNECT_TIMEOUT = 5.0
+REQUEST_TIMEOUT = 60.0
+TOKEN_ENV = ("VAULT_MEMORY_CHROMA_TOKEN", "CHROMA_TOKEN")
+HEADERS_ENV = "VAULT_MEMORY_CHROMA_HEADERS"
+TIMEOUT_ENV = "VAULT_MEMORY_CHROMA_TIMEOUT"
+KEY_FILE = "chroma-collection.key"
 
-def collection_name(vault: Path, embedder_identity: str) -> str:
-    """Unique per vault and embedder, so several vaults can share one server."""
+_CHECK = ("Check that the server is running and reachable (`curl {url}/api/v2/heartbeat`; start one with "
+          "`chroma run --path DIR --host HOST --port PORT`), that --chroma-url / VAULT_MEMORY_CHROMA_URL is right, "
+          "and that VAULT_MEMORY_CHROMA_TOKEN / VAULT_MEMORY_CHROMA_HEADERS match the server's auth; or pass "
+          "--lexical-fallback to recall with BM25 only meanwhile. The vault is not affected, and the index "
+          "catches up on the next run once the server is back.")
+
+
+def _slug(text: str, limit: int) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:limit].strip("-")
+
+
+def collection_name(vault: Path, embedder_identity: str, key: str | None = None) -> str:
+    """Unique per vault and embedder (and, on a server, per index folder via `key`)."""
     digest = hashlib.sha1(str(vault.expanduser().resolve()).encode()).hexdigest()[:10]
-    model = re.sub(r"[^A-Za-z0-9]+", "-", embedder_identity).strip("-")[:40]
-    return f"vm-{digest}-{model}"
+    model = _slug(embedder_identity, 40) or "model"
+    if key is None:
+        return f"vm-{digest}-{model}"
+    name = _slug(vault.expanduser().resolve().name, 24) or "vault"
+    return f"vm-{name}-{digest}-{key}-{model}"
+
+
+def collection_key(index_dir: Path) -> str:
+    """The random key that ties a server collection to this index folder (created on first use)."""
+    path = index_dir / KEY_FILE
+    try:
+        key = path.read_text(encoding="ascii").strip()
+        if re.fullmatch(r"[0-9a-f]{8,32}", key):
+            return key
+        log.warning("%s is not a collection key; making a new one", path)
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IndexStateError(f"cannot read {path} ({exc}); fix its permissions or delete it") from exc
+    index_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(4)
+    tmp = path.with_name(f"{KEY_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(key + "\n", encoding="ascii")
+    try:
+        os.link(tmp, path)  # first writer wins; a concurrent one reads the winner's key
+    except FileExistsError:
+        return collection_key(index_dir)
+    except OSError:
+        os.replace(tmp, path)  # no hard links on this filesystem
+    finally:
+        tmp.unlink(missing_ok=True)
+    return key
+
+
+def server_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """HTTP headers for the Chroma server, from the environment only.
+
+    `VAULT_MEMORY_CHROMA_TOKEN` (or `CHROMA_TOKEN`) becomes `Authorization: Bearer ...`;
+    `VAULT_MEMORY_CHROMA_HEADERS` is a JSON object of extra headers (e.g.
+    `{"X-Chroma-Token": "..."}`), which win over the token. Values never appear in messages.
+    """
+    env = os.environ if env is None else env
+    headers: dict[str, str] = {}
+    token = next((env[k].strip() for k in TOKEN_ENV if env.get(k, "").strip()), None)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    raw = env.get(HEADERS_ENV, "").strip()
+    if raw:
+        try:
+            extra = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{HEADERS_ENV} is not valid JSON ({exc.msg} at char {exc.pos}); "
+                              'use an object such as {"X-Chroma-Token": "..."}') from None
+        if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
+            raise ConfigError(f"{HEADERS_ENV} must be a JSON object of string header names to string values")
+        for k, v in extra.items():
+            for old in [h for h in headers if h.lower() == k.lower()]:
+                del headers[old]
+            headers[k] = v
+    return headers
+
+
+def parse_url(url: str) -> tuple[str, int, bool]:
+    """(host, port, ssl) of a Chroma server URL, or a ConfigError saying what is wrong with it."""
+    parts = urlparse(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--chroma-url {url!r} is not an http(s) URL; use e.g. http://127.0.0.1:8000")
+    if parts.path not in ("", "/") or parts.query or parts.username or parts.password:
+        raise ConfigError(f"--chroma-url {url!r}: give only scheme, host and port (e.g. http://127.0.0.1:8000); "
+                          "put credentials in VAULT_MEMORY_CHROMA_TOKEN or VAULT_MEMORY_CHROMA_HEADERS")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"--chroma-url {url!r}: bad port ({exc})") from None
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 8000), ssl
+
+
+def _request_timeout(env: Mapping[str, str]) -> float:
+    raw = env.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return REQUEST_TIMEOUT
+    try:
+        value = float(raw)
+        if value <= 0:
+            raise ValueError("must be positive")
+    except ValueError as exc:
+        raise ConfigError(f"{TIMEOUT_ENV}={raw!r}: expected a number of seconds ({exc})") from None
+    return value
 
 
 class VectorStore:
     """A Chroma collection of chunk vectors, embedded on disk or on a server."""
 
-    def __init__(self, *, path: Path | None, url: str | None, name: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, *, path: Path | None, url: str | None, name: str, headers: dict[str, str] | None = None,
+                 timeout: float | None = None) -> None:
         self.name = name
-        self.url = url
+        self.url = url.strip().rstrip("/") if url else None
         self.path = path
+        self.timeout = REQUEST_TIMEOUT if timeout is None else timeout
+        self.client: Any = None
         try:
             import chromadb
             from chromadb.config import Settings
@@ -48,30 +171,69 @@ class VectorStore:
             raise IndexStateError("chromadb is not installed; pip install chromadb") from exc
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         try:
-            if url:
-                from urllib.parse import urlparse
-
-                parts = urlparse(url)
-                self.client: Any = chromadb.HttpClient(
-                    host=parts.hostname or "127.0.0.1", port=parts.port or (443 if parts.scheme == "https" else 8000),
-                    ssl=parts.scheme == "https", headers=headers or {}, settings=settings,
-                )
+            if self.url:
+                host, port, ssl = parse_url(self.url)
+                self._preflight(headers or {})
+                self.client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=dict(headers or {}),
+                                                  settings=settings)
+                self._set_timeouts()
             else:
                 assert path is not None
                 path.mkdir(parents=True, exist_ok=True)
                 self.client = chromadb.PersistentClient(path=str(path), settings=settings)
             self.collection: Any = self.client.get_or_create_collection(
-                name=name, embedding_function=None, configuration={"hnsw": dict(HNSW)}  # type: ignore[arg-type]
+                name=name, embedding_function=None, configuration={"hnsw": dict(HNSW)}
             )
+        except (ConfigError, VectorStoreUnavailableError):
+            self.close()
+            raise
         except Exception as exc:
+            self.close()
             raise self._translate(exc) from exc
+
+    # -- server mode plumbing --------------------------------------------------
+    def _preflight(self, headers: dict[str, str]) -> None:
+        """One heartbeat with a short timeout, so a dead or wrong server fails fast and clearly."""
+        req = urllib.request.Request(f"{self.url}/api/v2/heartbeat", headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=CONNECT_TIMEOUT) as resp:
+                body = resp.read()
+            json.loads(body)["nanosecond heartbeat"]
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise self._unavailable(f"rejected the credentials (HTTP {exc.code})") from None
+            raise self._unavailable(f"answered HTTP {exc.code} to a heartbeat; is it a Chroma >= 1.0 server?") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            kind = "did not answer" if isinstance(reason, TimeoutError) else "is not reachable"
+            raise self._unavailable(f"{kind} ({reason})") from None
+        except (ValueError, KeyError, TypeError):
+            raise self._unavailable("answered a heartbeat with something else; is it a Chroma >= 1.0 server?") from None
+
+    def _set_timeouts(self) -> None:
+        try:
+            import httpx
+
+            self.client._server._session.timeout = httpx.Timeout(self.timeout, connect=CONNECT_TIMEOUT)
+        except Exception as exc:  # pragma: no cover - chromadb internals moved
+            log.debug("cannot set Chroma client timeouts: %s", exc)
+
+    def _unavailable(self, problem: str) -> VectorStoreUnavailableError:
+        return VectorStoreUnavailableError(f"Chroma server at {self.url} {problem}. " + _CHECK.format(url=self.url))
 
     def _translate(self, exc: Exception) -> Exception:
         if self.url:
-            return VectorStoreUnavailableError(
-                f"Chroma server at {self.url} failed: {exc.__class__.__name__}: {exc}. Check that `chroma run` is up "
-                "and the URL/token are right, or use --lexical-fallback to serve BM25-only recall"
-            )
+            name = exc.__class__.__name__
+            text = str(exc).strip()
+            if "Timeout" in name:
+                problem = f"did not answer within {self.timeout:g}s ({name})"
+            elif "Connect" in name or "Could not connect" in text or isinstance(exc, ConnectionError):
+                problem = f"is not reachable ({name}: {text})"
+            elif "Auth" in name or "Forbidden" in text or "Unauthorized" in text:
+                problem = f"rejected the credentials ({name}: {text})"
+            else:
+                problem = f"failed ({name}: {text})"
+            return self._unavailable(problem)
         return IndexStateError(
             f"vector index at {self.path} is unreadable ({exc.__class__.__name__}: {exc}); "
             "run `vault-memory index --rebuild` (nothing in the vault is lost)"
@@ -83,6 +245,7 @@ class VectorStore:
         except Exception as exc:
             raise self._translate(exc) from exc
 
+    # -- rows ----------------------------------------------------------------
     def upsert(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         for start in range(0, len(ids), _BATCH):
             self._call(self.collection.upsert, ids=list(ids[start : start + _BATCH]),
@@ -104,22 +267,36 @@ class VectorStore:
         return int(self._call(self.collection.count))
 
     def query(self, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
-        """Nearest chunks as (chunk id, cosine similarity), best first."""
-        total = self.count()
-        if total == 0 or n <= 0:
+        """Nearest chunks as (chunk id, cosine similarity), best first.
+
+        Chroma returns fewer rows when the collection is smaller than n (or empty), so no
+        count() first: on a server that saves a round trip per recall.
+        """
+        if n <= 0:
             return []
         res = self._call(self.collection.query, query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                         n_results=min(n, total), include=["distances"])
+                         n_results=n, include=["distances"])
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0], strict=True)]
 
     def drop(self) -> None:
         """Delete the collection (a rebuild starts from nothing)."""
         try:
             self.client.delete_collection(self.name)
-        except Exception as exc:  # absent collection is fine
+        except Exception as exc:
+            if exc.__class__.__name__ != "NotFoundError":  # an absent collection is fine; anything else is not
+                raise self._translate(exc) from exc
             log.debug("delete_collection: %s", exc)
         self.collection = self._call(self.client.get_or_create_collection, name=self.name, embedding_function=None,
                                      configuration={"hnsw": dict(HNSW)})
+
+    def close(self) -> None:
+        """Release a server client's connections (embedded clients are shared per folder and kept)."""
+        if self.url and self.client is not None:
+            try:
+                self.client.close()
+            except Exception as exc:  # pragma: no cover - best effort
+                log.debug("closing Chroma client: %s", exc)
+            self.client = None
 
     @staticmethod
     def destroy(path: Path) -> None:
@@ -127,7 +304,7 @@ class VectorStore:
         import shutil
 
         try:
-            from chromadb.api.client import SharedSystemClient
+            from chromadb.api.shared_system_client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
         except Exception as exc:  # pragma: no cover - internal API moved
@@ -137,3 +314,25 @@ class VectorStore:
     def describe(self) -> dict[str, Any]:
         return {"backend": "chroma-http" if self.url else "chroma-embedded", "url": self.url,
                 "path": str(self.path) if self.path else None, "collection": self.name, "hnsw": HNSW}
+
+
+def open_store(*, vault: Path, index_dir: Path, embedder_identity: str, url: str | None,
+               env: Mapping[str, str] | None = None) -> VectorStore:
+    """The store for this vault and index folder: embedded under `index_dir`, or the server at `url`."""
+    env = os.environ if env is None else env
+    if url:
+        parse_url(url)  # a malformed URL is a config error, not an outage
+    target = describe_target(vault=vault, index_dir=index_dir, embedder_identity=embedder_identity, url=url)
+    if not url:
+        return VectorStore(path=index_dir / "chroma", url=None, name=target["collection"])
+    return VectorStore(path=None, url=url, name=target["collection"], headers=server_headers(env),
+                       timeout=_request_timeout(env))
+
+
+def describe_target(*, vault: Path, index_dir: Path, embedder_identity: str, url: str | None) -> dict[str, Any]:
+    """Where this index's vectors live (backend, server URL, folder, collection), without connecting."""
+    if not url:
+        return {"backend": "chroma-embedded", "url": None, "path": str(index_dir / "chroma"),
+                "collection": collection_name(vault, embedder_identity)}
+    return {"backend": "chroma-http", "url": url.strip().rstrip("/"), "path": None,
+            "collection": collection_name(vault, embedder_identity, collection_key(index_dir))}
