@@ -204,12 +204,13 @@ def test_interrupted_index_resumes_without_reembedding(make_memory: MemoryFactor
     with pytest.raises(Boom):
         mem.index()
     done_first = failing.texts_embedded
-    assert done_first == 24
+    assert done_first >= 8  # at least one slice was committed before the crash
     mem.close()
     fresh = FakeEmbedder()
     mem2 = make_memory(fresh)
     report = mem2.index()
     total = mem2.catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    assert done_first < total
     assert fresh.texts_embedded == total - done_first, "work done before the crash is not redone"
     assert mem2.store.ids() == mem2.catalog.chunk_ids()  # type: ignore[union-attr]
     assert report.counts["new"] + report.counts["unchanged"] == report.notes

@@ -1,0 +1,576 @@
+"""Tests for vault_memory.markdown: note info extraction and chunking."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from vault_memory.errors import ConfigError
+from vault_memory.markdown import Chunk, NoteInfo, approx_tokens, chunk_body, extract_info
+
+# --------------------------------------------------------------------------- #
+# extract_info: title
+# --------------------------------------------------------------------------- #
+
+
+def test_title_prefers_frontmatter() -> None:
+    info = extract_info({"title": "From YAML"}, "# From heading\n", "stem")
+    assert info.title == "From YAML"
+
+
+def test_title_frontmatter_non_string_is_stringified() -> None:
+    assert extract_info({"title": dt.date(2026, 10, 2)}, "# H\n", "s").title == "2026-10-02"
+    assert extract_info({"title": 42}, "", "s").title == "42"
+
+
+@pytest.mark.parametrize("empty", [None, "", "   "])
+def test_title_empty_frontmatter_falls_back_to_heading(empty: object) -> None:
+    assert extract_info({"title": empty}, "intro\n\n# Real Title\n", "s").title == "Real Title"
+
+
+def test_title_is_first_level_one_heading_outside_code() -> None:
+    body = (
+        "## Second level\n\n```\n# fenced, not a heading\n```\n\n    # indented code\n\n# The *Real* `One`\n\n# Later\n"
+    )
+    assert extract_info({}, body, "stem").title == "The Real One"
+
+
+def test_title_setext_heading_counts() -> None:
+    assert extract_info({}, "Big Title\n=========\n\ntext\n", "stem").title == "Big Title"
+
+
+def test_title_falls_back_to_stem() -> None:
+    assert extract_info({}, "just text\n\n## only h2\n", "2026-10-02").title == "2026-10-02"
+    assert extract_info({}, "", "Empty").title == "Empty"
+
+
+def test_title_ignores_heading_inside_blockquote() -> None:
+    assert extract_info({}, "> # quoted\n\ntext\n", "stem").title == "stem"
+
+
+# --------------------------------------------------------------------------- #
+# extract_info: tags
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        ({"tags": ["Project", "#home-lab", "ai/agents"]}, ("project", "home-lab", "ai/agents")),
+        ({"tags": "alpha, beta gamma"}, ("alpha", "beta", "gamma")),
+        ({"tags": "#one,#two"}, ("one", "two")),
+        ({"tag": "single"}, ("single",)),
+        ({"tags": ["a"], "tag": ["b", "A"]}, ("a", "b")),
+        ({"tags": None}, ()),
+        ({"tags": 2026}, ()),  # a pure number is not a tag
+        ({"tags": [None, True, "", "#", "ok", 7, ["nested"]]}, ("ok", "nested")),
+        ({"tags": {"weird": "mapping"}}, ()),
+    ],
+)
+def test_frontmatter_tag_forms(meta: dict[str, object], expected: tuple[str, ...]) -> None:
+    assert extract_info(meta, "", "s").tags == expected
+
+
+def test_inline_tags_positive_forms_in_order() -> None:
+    body = (
+        "#start of line and #Tag, #nested/deep/tag and #tag-with-dash.\n"
+        "- a list item #in_list\n"
+        "> quoted #quoted\n\n"
+        "## A heading #heading-tag\n\n"
+        "| col |\n|---|\n| cell #in-table |\n"
+        "#y1984 is a tag\n"
+    )
+    info = extract_info({"tags": ["tag"]}, body, "s")
+    assert info.tags == (
+        "tag",
+        "start",
+        "nested/deep/tag",
+        "tag-with-dash",
+        "in_list",
+        "quoted",
+        "heading-tag",
+        "in-table",
+        "y1984",
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "# Heading\n",
+        "### Heading three\n",
+        "use `#code` here\n",
+        "use ``a `#x` b`` here\n",
+        "```\n#fenced\n```\n",
+        "~~~md\n#tilde\n~~~\n",
+        "para\n\n    #indented code\n",
+        "see http://example.com/page#section\n",
+        "see https://example.com/#/route\n",
+        "issue #123 and #2026\n",
+        "foo#bar\n",
+        "a [link](#anchor)\n",
+        "escaped \\#nope\n",
+        "<div>\n#inhtml\n</div>\n",
+        "[[Note#Heading]]\n",
+        "[[Note|shown #alias]]\n",
+    ],
+)
+def test_inline_tag_negatives(body: str) -> None:
+    assert extract_info({}, body, "s").tags == ()
+
+
+def test_unclosed_backtick_does_not_hide_tags() -> None:
+    assert extract_info({}, "a ` stray backtick #real\n", "s").tags == ("real",)
+
+
+def test_tags_lowercased_and_deduplicated() -> None:
+    info = extract_info({"tags": "Eris"}, "#ERIS #eris #Other #other\n", "s")
+    assert info.tags == ("eris", "other")
+
+
+# --------------------------------------------------------------------------- #
+# extract_info: aliases
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        ({"aliases": ["Eris", "the agent"]}, ("Eris", "the agent")),
+        ({"aliases": "Eris"}, ("Eris",)),
+        ({"aliases": "Eris, Agent"}, ("Eris", "Agent")),
+        ({"alias": "Solo"}, ("Solo",)),
+        ({"aliases": ["A"], "alias": ["B", "A"]}, ("A", "B")),
+        ({"aliases": None}, ()),
+        ({"aliases": [None, "", 2026, "x"]}, ("2026", "x")),
+        ({}, ()),
+    ],
+)
+def test_aliases(meta: dict[str, object], expected: tuple[str, ...]) -> None:
+    assert extract_info(meta, "", "s").aliases == expected
+
+
+# --------------------------------------------------------------------------- #
+# extract_info: wikilinks
+# --------------------------------------------------------------------------- #
+
+
+def test_wikilink_forms() -> None:
+    body = (
+        "See [[Note]], [[Other Note|shown text]], [[Third#Some Heading]], "
+        "[[Fourth#^block|x]] and [[Folder/Fifth]].\n\n"
+        "![[diagram.png]] ![[Scan.PDF]] ![[Embedded Note]] ![[Sixth.md]]\n\n"
+        "[[#Local heading]] [[Note]] [[ Spaced ]]\n\n"
+        "| a | b |\n|---|---|\n| [[Table Link\\|alias]] | y |\n"
+    )
+    assert extract_info({}, body, "s").links == (
+        "Note",
+        "Other Note",
+        "Third",
+        "Fourth",
+        "Folder/Fifth",
+        "Embedded Note",
+        "Sixth.md",
+        "Spaced",
+        "Table Link",
+    )
+
+
+def test_wikilinks_inside_code_are_ignored() -> None:
+    body = "`[[InSpan]]`\n\n```\n[[InFence]]\n```\n\n    [[Indented]]\n\n- item [[Real]]\n\n> quote [[Quoted]]\n"
+    assert extract_info({}, body, "s").links == ("Real", "Quoted")
+
+
+def test_non_embed_link_to_file_is_kept() -> None:
+    assert extract_info({}, "[[report.pdf]]\n", "s").links == ("report.pdf",)
+
+
+def test_extract_info_returns_noteinfo_and_tolerates_crlf() -> None:
+    info = extract_info({}, "# Title\r\n\r\ntext #tag [[Link]]\r\n", "s")
+    assert info == NoteInfo(title="Title", tags=("tag",), aliases=(), links=("Link",))
+
+
+# --------------------------------------------------------------------------- #
+# chunk_body: helpers
+# --------------------------------------------------------------------------- #
+
+
+def content_of(chunk: Chunk) -> str:
+    """The chunk's own text, without its heading path line."""
+    if not chunk.heading:
+        return chunk.text
+    first, _, rest = chunk.text.partition("\n")
+    # The heading line is the path, or shortened: "… > Child" (ancestors dropped) or "Chi…" (cut).
+    dropped = first.startswith("… > ") and chunk.heading.endswith(" > " + first[len("… > ") :])
+    cut = first.endswith("…") and chunk.heading.split(" > ")[-1].startswith(first[:-1].rstrip())
+    assert first == chunk.heading or dropped or cut, (first, chunk.heading)
+    return rest
+
+
+def nonspace(text: str) -> str:
+    return "".join(ch for ch in text if not ch.isspace())
+
+
+def heading_lines(body: str) -> set[int]:
+    """Line numbers of top-level headings, by the same CommonMark parser (the oracle)."""
+    lines: set[int] = set()
+    for tok in MarkdownIt("commonmark").enable("table").parse(body):
+        if tok.type == "heading_open" and tok.level == 0 and tok.map:
+            lines.update(range(tok.map[0], tok.map[1]))
+    return lines
+
+
+def is_subsequence(needle: str, haystack: str) -> bool:
+    it = iter(haystack)
+    return all(ch in it for ch in needle)
+
+
+def check_chunks(body: str, chunks: list[Chunk], max_tokens: int, count: Callable[[str], int]) -> None:
+    """Every invariant chunk_body promises, for any body."""
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    for chunk in chunks:
+        assert count(chunk.text) <= max_tokens, chunk
+        assert chunk.text == chunk.text.strip()
+        assert content_of(chunk).strip()
+    starts = [c.start_line for c in chunks]
+    assert starts == sorted(starts)
+
+    lines = body.split("\n")
+    for chunk in chunks:
+        first_line = content_of(chunk).strip().split("\n")[0].strip()
+        assert first_line in lines[chunk.start_line]
+
+    heads = heading_lines(body)
+    expected = nonspace("\n".join(ln for i, ln in enumerate(lines) if i not in heads))
+    got = nonspace("".join(content_of(c) for c in chunks))
+    if not body.strip():
+        assert chunks == []
+        return
+    assert chunks
+    if not expected:  # only headings: the headings themselves are the content
+        expected = nonspace(body)
+    # Nothing lost, nothing invented, order kept.
+    assert is_subsequence(expected, got)
+    assert is_subsequence(got, nonspace(body))
+    if all(c.text.startswith(c.heading + "\n") for c in chunks if c.heading):
+        assert got == expected  # exact: no duplicates either
+
+
+def words(n: int, seed: int = 0) -> str:
+    vocab = ["garden", "valve", "sensor", "schedule", "water", "soil", "pump", "relay"]
+    return " ".join(vocab[(i * 7 + seed) % len(vocab)] for i in range(n))
+
+
+# --------------------------------------------------------------------------- #
+# chunk_body: structure
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("body", ["", "   ", "\n\n\t\n"])
+def test_blank_body_has_no_chunks(body: str) -> None:
+    assert chunk_body(body) == []
+
+
+def test_chunks_follow_heading_paths() -> None:
+    body = (
+        "Preamble line.\n\n"
+        "# Projects\n\nProjects intro.\n\n"
+        "## Eris\n\nThe agent.\n\n"
+        "### Decisions\n\n- use sqlite\n- keep markdown canonical\n\n"
+        "## Garden\n\nIrrigation.\n\n"
+        "#### Deep\n\nskipped levels\n\n"
+        "# Travel\n\nBike trip.\n"
+    )
+    chunks = chunk_body(body)
+    assert [(c.heading, content_of(c)) for c in chunks] == [
+        ("", "Preamble line."),
+        ("Projects", "Projects intro."),
+        ("Projects > Eris", "The agent."),
+        ("Projects > Eris > Decisions", "- use sqlite\n- keep markdown canonical"),
+        ("Projects > Garden", "Irrigation."),
+        ("Projects > Garden > Deep", "skipped levels"),
+        ("Travel", "Bike trip."),
+    ]
+    assert chunks[3].text == "Projects > Eris > Decisions\n- use sqlite\n- keep markdown canonical"
+    lines = body.split("\n")
+    assert [lines[c.start_line] for c in chunks] == [
+        "Preamble line.",
+        "Projects intro.",
+        "The agent.",
+        "- use sqlite",
+        "Irrigation.",
+        "skipped levels",
+        "Bike trip.",
+    ]
+    check_chunks(body, chunks, 256, approx_tokens)
+
+
+def test_empty_sections_are_skipped_and_small_sections_not_merged() -> None:
+    body = "# A\n\n## Empty\n\n## B\n\none\n\n## C\n\ntwo\n"
+    chunks = chunk_body(body)
+    assert [c.heading for c in chunks] == ["A > B", "A > C"]
+    assert [c.index for c in chunks] == [0, 1]
+
+
+def test_headings_only_note_gives_one_chunk() -> None:
+    body = "# Title\n\n## Section\n\n### Sub\n"
+    chunks = chunk_body(body)
+    assert len(chunks) == 1
+    assert chunks[0].heading == ""
+    assert chunks[0].text == body.strip()
+    assert chunks[0].start_line == 0
+
+
+def test_headings_in_code_fences_and_quotes_do_not_split() -> None:
+    body = "# Real\n\n```bash\n# comment, not a heading\necho hi\n```\n\n> # quoted heading\n> text\n"
+    chunks = chunk_body(body)
+    assert len(chunks) == 1
+    assert chunks[0].heading == "Real"
+    assert "# comment, not a heading" in chunks[0].text
+    assert "> # quoted heading" in chunks[0].text
+
+
+def test_setext_heading_and_inline_markup_in_path() -> None:
+    body = "The *Big* `Plan`\n================\n\nbody\n"
+    (chunk,) = chunk_body(body)
+    assert chunk.heading == "The Big Plan"
+    assert chunk.text == "The Big Plan\nbody"
+
+
+def test_sibling_heading_pops_the_stack() -> None:
+    body = "# A\n## B\nb\n### C\nc\n## D\nd\n# E\ne\n"
+    assert [c.heading for c in chunk_body(body)] == ["A > B", "A > B > C", "A > D", "E"]
+
+
+def test_deterministic() -> None:
+    body = "# H\n\n" + "\n\n".join(words(40, s) + "." for s in range(30))
+    assert chunk_body(body, max_tokens=80, target_tokens=60) == chunk_body(body, max_tokens=80, target_tokens=60)
+
+
+# --------------------------------------------------------------------------- #
+# chunk_body: splitting long sections
+# --------------------------------------------------------------------------- #
+
+
+def test_long_section_splits_on_list_items() -> None:
+    items = [f"- item {i}: {words(25, i)}" for i in range(30)]
+    body = "# Garden\n\n## Log\n\n" + "\n".join(items) + "\n"
+    chunks = chunk_body(body, max_tokens=120, target_tokens=100)
+    assert len(chunks) > 3
+    seen: list[str] = []
+    for chunk in chunks:
+        assert chunk.heading == "Garden > Log"
+        assert chunk.text.startswith("Garden > Log\n- item ")
+        assert approx_tokens(chunk.text) <= 120
+        body_lines = content_of(chunk).split("\n")
+        assert all(line in items for line in body_lines)  # no item cut in half
+        seen.extend(body_lines)
+    assert seen == items
+    check_chunks(body, chunks, 120, approx_tokens)
+
+
+def test_long_section_keeps_code_fence_and_table_intact() -> None:
+    fence = "```python\n" + "\n".join(f"x{i} = {i}  # step {i}" for i in range(12)) + "\n```"
+    table = "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | {words(3, i)} |" for i in range(6))
+    paras = [words(30, i) + "." for i in range(6)]
+    body = "# Notes\n\n" + "\n\n".join([paras[0], paras[1], fence, paras[2], table, *paras[3:]])
+    chunks = chunk_body(body, max_tokens=150, target_tokens=120)
+    assert len(chunks) > 1
+    assert sum(fence in c.text for c in chunks) == 1
+    assert sum(table in c.text for c in chunks) == 1
+    check_chunks(body, chunks, 150, approx_tokens)
+
+
+def test_giant_single_paragraph_splits_on_sentences() -> None:
+    sentences = [f"Sentence {i} talks about the {words(12, i)}." for i in range(200)]
+    body = "# Essay\n\n" + " ".join(sentences) + "\n"
+    chunks = chunk_body(body, max_tokens=100, target_tokens=80)
+    assert len(chunks) > 10
+    for chunk in chunks:
+        assert approx_tokens(chunk.text) <= 100
+        content = content_of(chunk)
+        assert content.startswith("Sentence ")
+        assert content.endswith(".")
+    assert " ".join(content_of(c) for c in chunks) == " ".join(sentences)
+    check_chunks(body, chunks, 100, approx_tokens)
+
+
+def test_giant_sentence_splits_on_whitespace() -> None:
+    text = words(2000)  # no sentence boundary at all
+    chunks = chunk_body(text, max_tokens=64, target_tokens=50)
+    assert len(chunks) > 10
+    assert all(approx_tokens(c.text) <= 64 for c in chunks)
+    assert " ".join(c.text for c in chunks) == text  # cut between words only
+
+
+def test_giant_word_splits_on_characters() -> None:
+    blob = "".join(chr(ord("a") + i % 26) for i in range(5000))
+    body = f"# Blob\n\n{blob}\n"
+    chunks = chunk_body(body, max_tokens=100, target_tokens=80, count_tokens=len)
+    assert all(len(c.text) <= 100 for c in chunks)
+    assert "".join(content_of(c) for c in chunks) == blob
+    assert len(chunks) == -(-len(blob) // (100 - len("Blob\n")))  # pieces are as long as allowed
+
+
+def test_giant_heading_is_shortened_without_losing_text() -> None:
+    title = words(300)
+    body = f"# {title}\n\nshort body\n"
+    chunks = chunk_body(body, max_tokens=64, target_tokens=50)
+    assert all(approx_tokens(c.text) <= 64 for c in chunks)
+    assert all(c.heading == title for c in chunks)
+    assert all(c.text.split("\n", 1)[0].endswith("…") for c in chunks)
+    assert is_subsequence(nonspace(body), nonspace("".join(content_of(c) for c in chunks)))
+
+
+def test_deep_heading_path_drops_ancestors_first() -> None:
+    body = "".join(f"{'#' * (i + 1)} {words(6, i)}\n" for i in range(6)) + "leaf text\n"
+    (chunk,) = chunk_body(body, max_tokens=40, target_tokens=30)
+    first, _, rest = chunk.text.partition("\n")
+    assert first.startswith("… > ")
+    assert first.endswith(words(6, 5))
+    assert rest == "leaf text"
+    assert approx_tokens(first) <= 20
+
+
+def test_long_section_inside_blockquote_splits_inside_it() -> None:
+    body = "# Q\n\n" + "\n>\n".join(f"> {words(30, i)}." for i in range(20)) + "\n"
+    chunks = chunk_body(body, max_tokens=90, target_tokens=70)
+    assert len(chunks) > 3
+    check_chunks(body, chunks, 90, approx_tokens)
+
+
+def test_target_larger_than_max_is_clamped() -> None:
+    body = "\n\n".join(words(20, i) for i in range(40))
+    chunks = chunk_body(body, max_tokens=60, target_tokens=1000)
+    check_chunks(body, chunks, 60, approx_tokens)
+
+
+def test_custom_counter_is_used() -> None:
+    body = "\n\n".join(f"para {i}" for i in range(10))
+    chunks = chunk_body(body, max_tokens=3, target_tokens=3, count_tokens=lambda t: len(t.split()))
+    assert [c.text for c in chunks] == [f"para {i}" for i in range(10)]
+
+
+@pytest.mark.parametrize(("max_tokens", "target"), [(0, 10), (10, 0), (-5, -5)])
+def test_bad_budgets_raise_config_error(max_tokens: int, target: int) -> None:
+    with pytest.raises(ConfigError):
+        chunk_body("text", max_tokens=max_tokens, target_tokens=target)
+
+
+def test_budget_too_small_for_one_character_raises() -> None:
+    with pytest.raises(ConfigError, match="max_tokens=3"):
+        chunk_body("word " * 50, max_tokens=3, target_tokens=3)
+
+
+def test_approx_tokens() -> None:
+    assert approx_tokens("") == 2
+    assert approx_tokens("hello") == 4  # ceil(1.3 + 2)
+    assert approx_tokens("hello, world!") == 8  # 4 tokens -> ceil(7.2)
+
+
+# --------------------------------------------------------------------------- #
+# chunk_body: properties over random Markdown
+# --------------------------------------------------------------------------- #
+
+_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzéß0123456789", min_size=1, max_size=12)
+_sentence = (
+    st.lists(_word, min_size=1, max_size=30)
+    .map(" ".join)
+    .flatmap(lambda s: st.sampled_from([".", "!", "?", "", ",", ":"]).map(lambda p: s + p))
+)
+_paragraph = st.lists(_sentence, min_size=1, max_size=15).map(" ".join)
+_heading = st.tuples(st.integers(1, 6), st.lists(_word, min_size=0, max_size=4)).map(
+    lambda t: "#" * t[0] + " " + " ".join(t[1])
+)
+_list = st.lists(
+    st.tuples(st.sampled_from(["- ", "* ", "1. ", "  - ", "    - "]), _paragraph),
+    min_size=1,
+    max_size=12,
+).map(lambda items: "\n".join(m + p for m, p in items))
+_fence = st.tuples(st.lists(st.one_of(_paragraph, _heading), max_size=8), st.booleans()).map(
+    lambda t: "```\n" + "\n".join(t[0]) + ("\n```" if t[1] else "")
+)
+_quote = st.lists(st.one_of(_paragraph, _heading), min_size=1, max_size=6).map(
+    lambda ps: "\n".join("> " + p for p in ps)
+)
+_table = st.lists(st.tuples(_word, _sentence), min_size=1, max_size=8).map(
+    lambda rows: "| a | b |\n|---|---|\n" + "\n".join(f"| {x} | {y} |" for x, y in rows)
+)
+_noise = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r", max_codepoint=0x2FFF)
+    | st.sampled_from("#`*_-=>|[]!\t    \n"),
+    max_size=120,
+)
+_block = st.one_of(_paragraph, _heading, _list, _fence, _quote, _table, _noise)
+markdown_bodies = st.lists(st.tuples(_block, st.sampled_from(["\n", "\n\n", "\n\n\n"])), max_size=20).map(
+    lambda parts: "".join(b + sep for b, sep in parts)
+)
+
+_counters: list[tuple[str, Callable[[str], int], int]] = [
+    ("approx", approx_tokens, 8),
+    ("chars", len, 30),
+    ("words", lambda t: len(t.split()) + 1, 6),
+    ("utf8", lambda t: len(t.encode()), 40),
+]
+
+
+@st.composite
+def budgets(draw: st.DrawFn) -> tuple[Callable[[str], int], int, int]:
+    _, count, low = draw(st.sampled_from(_counters))
+    max_tokens = draw(st.integers(low, low * 12))
+    target = draw(st.integers(1, max_tokens + 10))
+    return count, max_tokens, target
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=markdown_bodies, budget=budgets())
+def test_property_coverage_and_budget(body: str, budget: tuple[Callable[[str], int], int, int]) -> None:
+    count, max_tokens, target = budget
+    chunks = chunk_body(body, max_tokens=max_tokens, target_tokens=target, count_tokens=count)
+    check_chunks(body, chunks, max_tokens, count)
+    assert chunks == chunk_body(body, max_tokens=max_tokens, target_tokens=target, count_tokens=count)
+
+
+@settings(max_examples=100, deadline=None)
+@given(body=markdown_bodies)
+def test_property_default_budget(body: str) -> None:
+    check_chunks(body, chunk_body(body), 256, approx_tokens)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=400))
+def test_property_arbitrary_text_never_loses_characters(text: str) -> None:
+    body = text.replace("\r", "\n")
+    chunks = chunk_body(body, max_tokens=40, target_tokens=30, count_tokens=len)
+    check_chunks(body, chunks, 40, len)
+
+
+def test_coverage_check_can_fail() -> None:
+    """The invariant checker itself catches a dropped word (guards against a vacuous property)."""
+    body = "# H\n\nalpha beta gamma\n"
+    good = chunk_body(body)
+    check_chunks(body, good, 256, approx_tokens)
+    bad = [Chunk(0, "H", "H\nalpha gamma", 2)]
+    with pytest.raises(AssertionError):
+        check_chunks(body, bad, 256, approx_tokens)
+
+
+def test_start_line_points_at_content() -> None:
+    body = "\n\n# A\n\n\n   first para\n\n## B\nsecond\n"
+    chunks = chunk_body(body)
+    assert [c.start_line for c in chunks] == [5, 8]
+    assert re.sub(r"\s+", " ", chunks[0].text) == "A first para"
+
+
+def test_headings_only_with_shortened_header_keeps_every_heading() -> None:
+    # Found by Hypothesis: an empty heading, then one too long for the header budget.
+    body = "#\n# 0:\n"
+    chunks = chunk_body(body, max_tokens=8, target_tokens=1)
+    assert [c.text for c in chunks] == ["#\n# 0:"]
+    check_chunks(body, chunks, 8, approx_tokens)

@@ -1,0 +1,614 @@
+"""Pure functions over one note: what it is about and how it is cut into chunks.
+
+The parser (another module) hands us the YAML frontmatter as a mapping and the
+body as a string with the frontmatter removed. Nothing here touches the disk.
+
+* :func:`extract_info` reads title, tags, aliases and wikilinks, following the
+  rules Obsidian uses (tags and links inside code do not count).
+* :func:`chunk_body` cuts the body into heading-scoped chunks that each fit a
+  token budget, without ever dropping text: every non-whitespace character of
+  the body ends up in some chunk (headings appear as the heading path line).
+
+Both use markdown-it-py's CommonMark parser (plus GFM tables) for block
+structure, and work on raw source line ranges (``Token.map``) so that chunk
+text is the note's own Markdown, not a re-rendering of it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from vault_memory.errors import ConfigError
+
+__all__ = [
+    "Chunk",
+    "NoteInfo",
+    "approx_tokens",
+    "chunk_body",
+    "extract_info",
+]
+
+
+# --------------------------------------------------------------------------- #
+# Shared helpers
+# --------------------------------------------------------------------------- #
+
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+def approx_tokens(text: str) -> int:
+    """Cheap, tokenizer-free estimate of how many model tokens `text` costs.
+
+    Counts words and punctuation marks, adds 30 % for sub-word splits and 2
+    for special tokens, rounded up. Errs on the high side for prose.
+    """
+    return math.ceil(len(_TOKEN_RE.findall(text)) * 1.3 + 2)
+
+
+def _normalise(body: str) -> str:
+    # markdown-it normalises these too; doing it ourselves keeps its line
+    # numbers aligned with our character offsets.
+    return body.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _parse(body: str) -> list[_Node]:
+    # A fresh parser per call (~0.1 ms): no module-level mutable state.
+    return _block_tree(MarkdownIt("commonmark").enable("table").parse(body))
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in re.finditer("\n", text))
+    return starts
+
+
+def _inline_text(inline: Token | None) -> str:
+    """Plain text of an inline token: markup dropped, code spans kept."""
+    if inline is None or not inline.children:
+        return inline.content.strip() if inline is not None else ""
+    parts: list[str] = []
+    for child in inline.children:
+        if child.type in ("text", "code_inline", "text_special"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(_inline_text(child))
+    return re.sub(r"\s+", " ", "".join(parts)).strip()
+
+
+@dataclass
+class _Node:
+    """A block token with its nested block children (inline tokens are leaves)."""
+
+    token: Token
+    children: list[_Node] = field(default_factory=list)
+
+    @property
+    def inline(self) -> Token | None:
+        for child in self.children:
+            if child.token.type == "inline":
+                return child.token
+        return None
+
+
+def _block_tree(tokens: list[Token]) -> list[_Node]:
+    root: list[_Node] = []
+    stack: list[list[_Node]] = [root]
+    for tok in tokens:
+        if tok.nesting == 1:
+            node = _Node(tok)
+            stack[-1].append(node)
+            stack.append(node.children)
+        elif tok.nesting == -1:
+            if len(stack) > 1:
+                stack.pop()
+        else:
+            stack[-1].append(_Node(tok))
+    return root
+
+
+# --------------------------------------------------------------------------- #
+# Note info: title, tags, aliases, links
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    """What a note says about itself, derived from frontmatter and body."""
+
+    title: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    links: tuple[str, ...]
+
+
+_INLINE_TAG_RE = re.compile(r"(?<!\S)#([\w/-]+)")
+_WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
+_MASK = "\x00"
+
+
+def _flatten(value: Any) -> Iterator[Any]:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _flatten(item)
+    elif value is not None and not isinstance(value, (dict, bool)):
+        yield value
+
+
+def _clean_tag(raw: str) -> str | None:
+    tag = raw.strip().lstrip("#").strip("/").lower()
+    if not tag:
+        return None
+    # Obsidian: a tag needs at least one non-numeric character (#1984 is not one).
+    if not re.search(r"[^\d/]", tag):
+        return None
+    return tag
+
+
+def _frontmatter_tags(meta: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in ("tags", "tag"):
+        for item in _flatten(meta.get(key)):
+            for piece in re.split(r"[,\s]+", str(item)):
+                tag = _clean_tag(piece)
+                if tag is not None:
+                    out.append(tag)
+    return out
+
+
+def _frontmatter_aliases(meta: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in ("aliases", "alias"):
+        value = meta.get(key)
+        if isinstance(value, str):
+            items: list[Any] = value.split(",")
+        else:
+            items = list(_flatten(value))
+        for item in items:
+            alias = str(item).strip()
+            if alias:
+                out.append(alias)
+    return out
+
+
+def _mask_code_spans(text: str) -> str:
+    """Replace CommonMark code spans (`x`, ``x``) with mask characters."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] != "`":
+            i += 1
+            continue
+        j = i
+        while j < n and text[j] == "`":
+            j += 1
+        run = j - i
+        k = j
+        close = -1
+        while k < n:
+            if text[k] != "`":
+                k += 1
+                continue
+            m = k
+            while m < n and text[m] == "`":
+                m += 1
+            if m - k == run:
+                close = m
+                break
+            k = m
+        if close < 0:
+            i = j  # an unmatched backtick run is literal text
+            continue
+        for p in range(i, close):
+            if out[p] != "\n":
+                out[p] = _MASK
+        i = close
+    return "".join(out)
+
+
+def _prose_segments(body: str, tree: list[_Node]) -> list[str]:
+    """Source text of every paragraph, heading and table, with code spans masked.
+
+    Fenced/indented code and HTML blocks are left out entirely, so tags and
+    links inside them are ignored.
+    """
+    lines = body.split("\n")
+    segments: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    todo = list(reversed(tree))
+    while todo:
+        node = todo.pop()
+        tok = node.token
+        if tok.type in ("paragraph_open", "heading_open", "table_open") and tok.map:
+            span = (tok.map[0], tok.map[1])
+            if span not in seen:
+                seen.add(span)
+                segments.append(_mask_code_spans("\n".join(lines[span[0] : span[1]])))
+            continue  # a table's cells are covered by the table's own lines
+        todo.extend(reversed(node.children))
+    return segments
+
+
+def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _link_target(inner: str) -> str:
+    target = inner.split("|", 1)[0]
+    target = target.split("#", 1)[0]
+    return target.rstrip("\\").strip()  # `\|` is how tables escape the alias pipe
+
+
+def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
+    """Derive title, tags, aliases and wikilink targets for one note.
+
+    * title: frontmatter ``title`` if non-empty, else the first top-level
+      ``# heading``, else `stem`.
+    * tags: frontmatter ``tags``/``tag`` (list or comma/space separated string)
+      then inline ``#tags`` (Obsidian rules); lowercased, ``#`` stripped,
+      de-duplicated in order of first appearance.
+    * aliases: frontmatter ``aliases``/``alias`` (list or comma separated string).
+    * links: targets of ``[[wikilinks]]`` outside code, without ``|alias`` or
+      ``#heading``; ``![[embeds]]`` of non-Markdown files are excluded.
+    """
+    body = _normalise(body)
+    tree = _parse(body)
+
+    title = ""
+    raw_title = meta.get("title")
+    if raw_title is not None:
+        title = str(raw_title).strip()
+    if not title:
+        for node in tree:
+            if node.token.type == "heading_open" and node.token.tag == "h1":
+                title = _inline_text(node.inline)
+                if title:
+                    break
+    if not title:
+        title = stem
+
+    tags = _frontmatter_tags(meta)
+    links: list[str] = []
+    for segment in _prose_segments(body, tree):
+        for match in _WIKILINK_RE.finditer(segment):
+            target = _link_target(match.group(2))
+            if not target:
+                continue  # [[#Heading]] points into the same note
+            if match.group(1):
+                suffix = target.rsplit("/", 1)[-1]
+                if "." in suffix and not suffix.lower().endswith(".md"):
+                    continue  # ![[photo.png]] is an attachment, not a note
+            links.append(target)
+        without_links = _WIKILINK_RE.sub(lambda m: _MASK * len(m.group(0)), segment)
+        for match in _INLINE_TAG_RE.finditer(without_links):
+            tag = _clean_tag(match.group(1))
+            if tag is not None:
+                tags.append(tag)
+
+    return NoteInfo(
+        title=title,
+        tags=_dedupe(tags),
+        aliases=_dedupe(_frontmatter_aliases(meta)),
+        links=_dedupe(links),
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Chunking
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One embeddable piece of a note.
+
+    `text` is the heading path line (when `heading` is not empty) followed by
+    a newline and the chunk's own Markdown, stripped. `start_line` is the
+    0-based body line of the first non-whitespace character of that content.
+    """
+
+    index: int
+    heading: str
+    text: str
+    start_line: int
+
+
+_HEADING_SEP = " > "
+_ELLIPSIS = "…"
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_LINE_END_RE = re.compile(r"\n")
+_SPACE_RE = re.compile(r"\s+")
+_PROSE_BLOCKS = frozenset({"paragraph_open", "heading_open", "inline"})
+
+
+@dataclass(frozen=True)
+class _Unit:
+    start: int  # character offsets into the body: [start, end)
+    end: int
+    node: _Node | None = None  # the block this unit holds, if it is exactly one block
+    mode: str = "block"  # how it was produced: block | sentences | lines | words
+
+
+@dataclass(frozen=True)
+class _Section:
+    heading: str  # full heading path ("" before the first heading)
+    header: str  # the line put in front of the text (maybe shortened)
+    start: int  # content: the lines after the heading, up to the next heading
+    end: int
+    nodes: tuple[_Node, ...]
+    # Where chunk text starts: `start`, or the heading line itself when the header
+    # line had to cut the heading's own text (so that text is not lost).
+    chunk_start: int
+
+
+class _Chunker:
+    def __init__(
+        self,
+        body: str,
+        max_tokens: int,
+        target_tokens: int,
+        count_tokens: Callable[[str], int],
+    ) -> None:
+        self.body = body
+        self.max_tokens = max_tokens
+        self.target_tokens = target_tokens
+        self.count = count_tokens
+        self.line_starts = _line_starts(body)
+
+    # -- offsets ---------------------------------------------------------- #
+
+    def offset(self, line: int) -> int:
+        if line >= len(self.line_starts):
+            return len(self.body)
+        return self.line_starts[max(line, 0)]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    # -- budget ----------------------------------------------------------- #
+
+    def compose(self, header: str, start: int, end: int) -> str:
+        content = self.body[start:end].strip()
+        if not header:
+            return content
+        return f"{header}\n{content}".strip()
+
+    def fits(self, header: str, start: int, end: int, limit: int) -> bool:
+        return self.count(self.compose(header, start, end)) <= limit
+
+    def choose_header(self, parts: list[str]) -> tuple[str, bool]:
+        """Pick the heading line for a section; returns (line, own_heading_intact).
+
+        The line may use at most half of max_tokens. Ancestors are dropped
+        first ("… > Child"); if the section's own heading is still too long it
+        is cut, and the caller then keeps the full heading line in the content.
+        """
+        if not parts:
+            return "", True
+        budget = self.max_tokens // 2
+        full = _HEADING_SEP.join(parts)
+        if self.count(full) <= budget:
+            return full, True
+        for keep in range(len(parts) - 1, 0, -1):
+            line = _ELLIPSIS + _HEADING_SEP + _HEADING_SEP.join(parts[-keep:])
+            if self.count(line) <= budget:
+                return line, True
+        last = parts[-1]
+        lo, hi = 0, len(last)  # longest prefix whose "prefix…" fits (0: "…" alone)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.count(last[:mid].rstrip() + _ELLIPSIS) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return last[:lo].rstrip() + _ELLIPSIS, False
+
+    # -- sections --------------------------------------------------------- #
+
+    def sections(self, tree: list[_Node]) -> list[_Section]:
+        sections: list[_Section] = []
+        stack: list[tuple[int, str]] = []
+        heading = header = ""
+        start = chunk_start = 0
+        nodes: list[_Node] = []
+        for node in tree:
+            tok = node.token
+            if tok.type != "heading_open" or not tok.map:
+                if tok.map:
+                    nodes.append(node)
+                continue
+            end = self.offset(tok.map[0])
+            sections.append(_Section(heading, header, start, end, tuple(nodes), chunk_start))
+            level = int(tok.tag[1:]) if tok.tag[1:].isdigit() else 1
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, _inline_text(node.inline)))
+            parts = [text for _, text in stack if text]
+            heading = _HEADING_SEP.join(parts)
+            header, intact = self.choose_header(parts)
+            start = self.offset(tok.map[1])
+            chunk_start = start if intact else self.offset(tok.map[0])
+            nodes = []
+        sections.append(_Section(heading, header, start, len(self.body), tuple(nodes), chunk_start))
+        return sections
+
+    # -- splitting -------------------------------------------------------- #
+
+    def tile(self, start: int, end: int, nodes: Iterable[_Node]) -> list[_Unit]:
+        """Cut [start, end) at the first line of each block; units cover it all."""
+        by_start: dict[int, list[_Node]] = {}
+        for node in nodes:
+            if node.token.map and node.token.type != "inline":
+                at = self.offset(node.token.map[0])
+                by_start.setdefault(min(max(at, start), end), []).append(node)
+        cuts = sorted(at for at in by_start if start < at < end)
+        bounds = [start, *cuts, end]
+        units: list[_Unit] = []
+        for a, b in itertools.pairwise(bounds):
+            inside = by_start.get(a, [])  # every block starts exactly at a bound
+            units.append(_Unit(a, b, inside[0] if len(inside) == 1 else None, "block"))
+        return units
+
+    def split_text(self, start: int, end: int, pattern: re.Pattern[str], mode: str) -> list[_Unit]:
+        """Cut [start, end) after each match; whitespace-only pieces join the next one."""
+        cuts = [m.end() for m in pattern.finditer(self.body, start, end)]
+        pieces: list[_Unit] = []
+        pending = start
+        for cut in [*cuts, end]:
+            if cut > pending and self.body[pending:cut].strip():
+                pieces.append(_Unit(pending, cut, None, mode))
+                pending = cut
+        if pending < end and pieces:  # trailing whitespace joins the last piece
+            last = pieces.pop()
+            pieces.append(_Unit(last.start, end, None, mode))
+        return pieces
+
+    def split(self, unit: _Unit) -> list[_Unit]:
+        """Break a unit that is too long into smaller units ([] = go to characters)."""
+        order: tuple[tuple[re.Pattern[str], str], ...]
+        sentences = (_SENTENCE_END_RE, "sentences")
+        lines = (_LINE_END_RE, "lines")
+        words = (_SPACE_RE, "words")
+        if unit.node is not None:
+            kids = [c for c in unit.node.children if c.token.map and c.token.type != "inline"]
+            if kids:
+                tiles = self.tile(unit.start, unit.end, kids)
+                if len(tiles) >= 2:
+                    return tiles
+                if tiles[0].node is not None:  # a wrapper around one block: look inside
+                    return self.split(tiles[0])
+            if unit.node.token.type in _PROSE_BLOCKS:
+                order = (sentences, words)
+            else:
+                order = (lines, words)
+        elif unit.mode == "block":
+            order = (lines, sentences, words)
+        elif unit.mode in ("sentences", "lines"):
+            order = (words,)
+        else:
+            order = ()
+        for pattern, mode in order:
+            pieces = self.split_text(unit.start, unit.end, pattern, mode)
+            if len(pieces) >= 2:
+                return pieces
+        return []
+
+    def char_pieces(self, header: str, unit: _Unit) -> list[tuple[int, int]]:
+        """Last resort: the longest runs of characters that fit max_tokens."""
+        out: list[tuple[int, int]] = []
+        pos, end = unit.start, unit.end
+        while pos < end:
+            while pos < end and self.body[pos].isspace():
+                pos += 1
+            if pos >= end:
+                break
+            if not self.fits(header, pos, pos + 1, self.max_tokens):
+                raise ConfigError(
+                    f"max_tokens={self.max_tokens} is too small: a single character "
+                    f"with its heading line does not fit; use a larger chunk size"
+                )
+            # Gallop, then bisect; `good` always fits, `bad` never does.
+            limit = end - pos
+            good, probe = 1, 2
+            while probe <= limit and self.fits(header, pos, pos + probe, self.max_tokens):
+                good, probe = probe, probe * 2
+            bad = min(probe, limit + 1)
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                if self.fits(header, pos, pos + mid, self.max_tokens):
+                    good = mid
+                else:
+                    bad = mid
+            out.append((pos, pos + good))
+            pos += good
+        return out
+
+    def pack(self, header: str, units: list[_Unit]) -> list[tuple[int, int]]:
+        """Greedily group consecutive units up to target_tokens."""
+        out: list[tuple[int, int]] = []
+        cur: tuple[int, int] | None = None
+        for unit in units:
+            if cur is not None:
+                if self.fits(header, cur[0], unit.end, self.target_tokens):
+                    cur = (cur[0], unit.end)
+                    continue
+                out.append(cur)
+                cur = None
+            if self.fits(header, unit.start, unit.end, self.max_tokens):
+                cur = (unit.start, unit.end)
+                continue
+            smaller = self.split(unit)
+            if smaller:
+                out.extend(self.pack(header, smaller))
+            else:
+                out.extend(self.char_pieces(header, unit))
+        if cur is not None:
+            out.append(cur)
+        return out
+
+    def section_ranges(self, section: _Section) -> list[tuple[int, int]]:
+        start, end = section.chunk_start, section.end
+        if self.fits(section.header, start, end, self.max_tokens):
+            return [(start, end)]
+        return self.pack(section.header, self.tile(start, end, section.nodes))
+
+    def run(self) -> list[Chunk]:
+        tree = _parse(self.body)
+        sections = [s for s in self.sections(tree) if self.body[s.start : s.end].strip()]
+        if not sections:
+            # Only headings: the headings themselves are the content.
+            sections = [_Section("", "", 0, len(self.body), tuple(tree), 0)]
+        made: list[tuple[str, str, int, int]] = []
+        for section in sections:
+            for start, end in self.section_ranges(section):
+                if self.body[start:end].strip():
+                    made.append((section.heading, section.header, start, end))
+        chunks: list[Chunk] = []
+        for heading, header, start, end in made:
+            text = self.compose(header, start, end)
+            first = start + (len(self.body[start:end]) - len(self.body[start:end].lstrip()))
+            chunks.append(Chunk(len(chunks), heading, text, self.line_of(first)))
+        return chunks
+
+
+def chunk_body(
+    body: str,
+    *,
+    max_tokens: int = 256,
+    target_tokens: int = 200,
+    count_tokens: Callable[[str], int] | None = None,
+) -> list[Chunk]:
+    """Cut a note body into heading-scoped chunks of at most `max_tokens`.
+
+    Sections start at every top-level heading; a section that fits is one
+    chunk. Longer sections are split on block boundaries (list items, quote
+    children, paragraphs, code blocks), packed greedily up to `target_tokens`;
+    a block that alone exceeds `max_tokens` is split on sentences (or lines for
+    code and tables), then whitespace, then characters. Nothing is dropped:
+    chunk contents together hold every non-whitespace character of the body,
+    except heading lines, which are carried by each chunk's heading path line.
+    Deterministic; a blank body gives ``[]``.
+
+    Raises ConfigError if the budgets are not positive or so small that a
+    single character cannot fit.
+    """
+    if max_tokens < 1 or target_tokens < 1:
+        raise ConfigError(f"chunk sizes must be positive (max_tokens={max_tokens}, target_tokens={target_tokens})")
+    body = _normalise(body)
+    if not body.strip():
+        return []
+    counter = count_tokens if count_tokens is not None else approx_tokens
+    return _Chunker(body, max_tokens, min(target_tokens, max_tokens), counter).run()
