@@ -56,7 +56,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 """
 
 # Words too common to help a lexical match; dropping them keeps FTS5 OR-queries fast.
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     """a an and are as at be but by can could did do does for from had has have how i if in into is it its
     me my of on or our she he her his they them their so than that the this those to was we were what when
     where which who whom why will with would you your about after all also any been being both each just
@@ -91,7 +91,7 @@ class ChunkRow:
 
 def fts_query(text: str) -> str | None:
     """Turn free text into a safe FTS5 OR-query of its meaningful words (None if none)."""
-    words = [w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS]
+    words = [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
     if not words:
         words = re.findall(r"\w+", text.lower())
     seen: dict[str, None] = dict.fromkeys(words)

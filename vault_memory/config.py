@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 import re
 import tomllib
@@ -41,7 +42,8 @@ class Config:
     half_life_short_days: float = 7.0
     half_life_long_days: float = 60.0
     dormant_below: float = 0.1
-    reactivate_similarity: float = 0.62
+    reactivate_similarity: float = 0.1  # cosine to reactivate a note just below dormancy
+    reactivate_slope: float = 0.12  # ... plus this per half-life beyond (calibrated on LoCoMo)
     promote_after_days: int = 3
     rehearsal_coalesce_seconds: float = 600.0
     # Agent write path.
@@ -49,11 +51,12 @@ class Config:
     staging_folder: str = "Memory/Staged"
     episodes_folder: str = "Memory/Episodes"
     staged_ttl_days: float = 7.0
-    conflict_similarity: float = 0.80
+    conflict_similarity: float = 0.72  # MiniLM spot check: contradictions 0.70-0.90, related facts <= 0.66
     # Prefetch.
     prefetch_budget: int = 1200
     prefetch_entry_cap: int = 400
     prefetch_min_score: float = 0.35
+    prefetch_staged_similarity: float = 0.30  # turn-to-staged cosine that refreshes its expiry
     # Watcher.
     debounce_seconds: float = 0.3
     quiet_seconds: float = 5.0
@@ -78,6 +81,7 @@ def default_index_dir(vault: Path) -> Path:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+_NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
 _ENV_PREFIX = "VAULT_MEMORY_"
 
 
@@ -153,6 +157,12 @@ def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str,
     vault = Path(vault_value).expanduser()
     vault_file = vault / VAULT_CONFIG_NAME
     from_vault = _load_toml(vault_file) if vault_file.is_file() else {}
+    # A vault may be shared or synced from elsewhere: it must not point our credentials or
+    # our index at a place of its choosing.
+    for key in sorted(set(from_vault) & _NOT_FROM_VAULT):
+        logging.getLogger(__name__).warning("%s: ignoring %s (set it with a flag, the environment or %s)",
+                                            vault_file, key, user_file)
+        from_vault.pop(key)
 
     merged: dict[str, Any] = {}
     for layer in (from_user, from_vault, from_env, explicit):

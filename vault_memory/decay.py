@@ -112,6 +112,20 @@ class DecayModel:
     half_life_long_days: float = 60.0
     dormant_below: float = 0.1
     promote_after_days: int = 3
+    reactivate_similarity: float = 0.1
+    reactivate_slope: float = 0.12
+    reactivate_cap: float = 0.9
+
+    def reactivation_threshold(self, strength: float) -> float:
+        """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.
+
+        `reactivate_similarity` at the dormancy threshold, plus `reactivate_slope` per half-life
+        beyond it, capped. Calibrated on LoCoMo (bench/calibrate.py, README "Ranking").
+        """
+        if strength >= self.dormant_below:
+            return 0.0
+        halvings = math.log2(self.dormant_below / max(strength, 1e-300))
+        return min(self.reactivate_cap, self.reactivate_similarity + self.reactivate_slope * halvings)
 
     def half_life(self, tier: str) -> float:
         return self.half_life_short_days if tier == "short" else self.half_life_long_days

@@ -39,8 +39,10 @@ def normalise(scores: Mapping[str, float]) -> dict[str, float]:
     return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
 
 
-def convex(lexical: Mapping[str, float], dense: Mapping[str, float], alpha: float = 0.5) -> dict[str, float]:
+def convex(lexical: Mapping[str, float], dense: Mapping[str, float], alpha: float = 0.5,
+           prenormalised_lexical: bool = False) -> dict[str, float]:
     """alpha * dense + (1 - alpha) * lexical on min-max normalised scores; missing counts as 0."""
-    lx, dn = normalise(lexical), normalise(dense)
+    lx = dict(lexical) if prenormalised_lexical else normalise(lexical)
+    dn = normalise(dense)
     keys = set(lx) | set(dn)
     return {k: alpha * dn.get(k, 0.0) + (1 - alpha) * lx.get(k, 0.0) for k in keys}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -25,8 +25,10 @@ Mode = Literal["hybrid", "bm25", "dense"]
 Granularity = Literal["note", "chunk"]
 
 # Measured on SciFact/LoCoMo/updates (bench/, README): see `rank` for the formula.
-FUSION_ALPHA = 0.5
-STRENGTH_WEIGHT = 0.15
+FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; see calibrate.json)
+STRENGTH_WEIGHT = 0.0  # strength is not mixed into relevance: it orders same-subject notes (rank)
+SAME_SUBJECT_COSINE = 0.5
+RELEVANCE_BAND = 0.2
 
 
 @dataclass
@@ -117,19 +119,29 @@ class Searcher:
         pool = sorted(set(lexical) | set(dense))
         chunks = self.catalog.chunks_by_ids(pool)
         pool = [c for c in pool if c in chunks]
-        if mode == "hybrid":
-            # Fill in each side's score for the other side's candidates, so fusion sees real
-            # numbers instead of "absent": exact cosine from cached vectors, BM25 via FTS5.
+        if mode in ("hybrid", "dense"):
+            # Exact cosine from the catalog's cached vectors, for every candidate: fusion sees real
+            # numbers instead of "absent", and scores do not depend on which store (embedded, a
+            # server, none) found the candidates or on its float arithmetic.
             vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
             assert qvec is not None
             dense = {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
+        if mode == "hybrid":
+            # ... and BM25 via FTS5 for the dense side's candidates.
             missing = [c for c in pool if c not in lexical]
             lexical.update(self._lexical_for(query, missing))
         notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
         pool = [c for c in pool if chunks[c].node_id in notes
                 and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)]
         if mode == "hybrid":
-            fused = convex({c: lexical.get(c, 0.0) for c in pool}, {c: dense.get(c, 0.0) for c in pool}, FUSION_ALPHA)
+            # BM25 is scaled to [0, 1] among the candidates, which makes the best lexical match
+            # worth 1 even when it only shares an everyday word with the query; weighting it by
+            # the share of query terms the chunk contains keeps such matches from outranking a
+            # clear semantic match (a paraphrase shares no words at all).
+            terms = query_terms(query)
+            lex = normalise({c: lexical.get(c, 0.0) for c in pool})
+            lex = {c: v * coverage(terms, chunks[c].text) for c, v in lex.items()}
+            fused = convex(lex, {c: dense.get(c, 0.0) for c in pool}, FUSION_ALPHA, prenormalised_lexical=True)
         elif mode == "bm25":
             fused = normalise({c: lexical[c] for c in pool if c in lexical})
         else:
@@ -145,17 +157,25 @@ class Searcher:
 
 
 def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayModel, now: dt.datetime,
-         decay: bool, reactivate_similarity: float, k: int,
-         strength_weight: float = STRENGTH_WEIGHT) -> list[tuple[Candidate, MemoryState, float, float, bool, bool]]:
-    """Order candidates: score = (1 - w) * relevance + w * strength.
+         decay: bool, k: int,
+         vectors: Mapping[str, np.ndarray] | None = None,
+         same_subject: float = SAME_SUBJECT_COSINE, band: float = RELEVANCE_BAND,
+         ) -> list[tuple[Candidate, MemoryState, float, float, bool, bool]]:
+    """Decide relevance first, then let strength order what says the same thing.
 
-    Relevance is the fused score scaled to [0, 1] among the candidates; strength only
-    moves a note past others whose relevance is within w of its own, so a fresher
-    statement beats an older one that says nearly the same thing, but cannot bury a
-    clearly better match. Dormant notes (strength < threshold, not pinned) are left out
-    unless their best chunk's cosine to the query reaches `reactivate_similarity`.
+    1. Dormant notes (strength < threshold, not pinned) drop out unless their best chunk's
+       cosine to the query reaches `model.reactivation_threshold(strength)` (then they are
+       `reactivated`): the longer a note has been forgotten, the closer the cue must be.
+    2. The k most relevant remaining notes are chosen by relevance alone, so decay never
+       costs recall: a multiplicative decay factor buys recency with recall (FINDINGS.md).
+    3. Among those k, notes about the same subject (best chunks' cosine >= `same_subject`)
+       and comparably relevant (relevance within `band`) trade places so the stronger
+       (fresher, rehearsed, pinned) one comes first; a clearly better match is never moved
+       below a weak fresh one.
+    4. A superseded note never ranks above its successor.
+    Chosen on bench/calibrate.py: see README "Ranking".
     """
-    out = []
+    kept = []
     for c in cands:
         note = notes[c.node_id]
         state = state_from_meta(note.meta, note.mtime)
@@ -163,15 +183,51 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
         dormant = model.dormant(state, now)
         reactivated = False
         if decay and dormant:
-            if c.similarity < reactivate_similarity:
+            if c.similarity < model.reactivation_threshold(strength):
                 continue
             reactivated = True
-        score = (1 - strength_weight) * c.relevance + strength_weight * strength if decay else c.relevance
-        out.append((c, state, strength, score, dormant, reactivated))
-    out.sort(key=lambda t: (-t[3], t[0].key))
+        kept.append((c, state, strength, c.relevance, dormant, reactivated))
+    kept.sort(key=lambda t: (-t[3], t[0].key))
+    top = kept[:k]
     if decay:
-        out = _successors_first(out)
-    return out[:k]
+        if vectors is not None:
+            top = _fresher_first(top, vectors, same_subject, band)
+        top = _successors_first(top)
+    return top
+
+
+def _fresher_first(items: list[Any], vectors: Mapping[str, np.ndarray], same_subject: float,
+                   band: float) -> list[Any]:
+    """Group same-subject, comparably relevant items; refill each group's positions strongest first."""
+    n = len(items)
+    keys = [t[0].chunk.text_hash for t in items]
+    if n < 2 or any(h not in vectors for h in keys):
+        return items
+    mat = np.vstack([vectors[h] for h in keys]).astype(np.float32)
+    sims = mat @ mat.T
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if (sims[i, j] >= same_subject and items[i][3] - items[j][3] <= band
+                    and items[i][0].node_id != items[j][0].node_id):
+                parent[find(j)] = find(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    out = list(items)
+    for members in groups.values():
+        if len(members) > 1:
+            order = sorted(members, key=lambda m: (-items[m][2], m))
+            for pos, src in zip(members, order, strict=True):
+                out[pos] = items[src]
+    return out
 
 
 def _successors_first(items: list[Any]) -> list[Any]:
@@ -185,6 +241,8 @@ def _successors_first(items: list[Any]) -> list[Any]:
         pos = {t[0].node_id: i for i, t in enumerate(order)}
         for i, t in enumerate(order):
             succ = [pos[s] for s in t[1].superseded_by if s in pos and pos[s] > i]
+            # a human may record the link only on the new note (`supersedes`)
+            succ += [j for j, u in enumerate(order) if j > i and t[0].node_id in u[1].supersedes]
             if succ:
                 j = max(succ)
                 order.insert(j, order.pop(i))
@@ -194,6 +252,24 @@ def _successors_first(items: list[Any]) -> list[Any]:
 
 
 _WORD = re.compile(r"\w+")
+
+
+def _stem(word: str) -> str:
+    return word[:5]  # crude but symmetric; FTS5 does the real (porter) matching
+
+
+def query_terms(query: str) -> set[str]:
+    from .catalog import STOPWORDS
+
+    return {_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def coverage(terms: set[str], text: str) -> float:
+    """Share of the query's content terms that occur in the text."""
+    if not terms:
+        return 1.0
+    words = {_stem(w) for w in _WORD.findall(text.lower())}
+    return len(terms & words) / len(terms)
 
 
 def snippet(text: str, query: str, width: int = 240) -> str:

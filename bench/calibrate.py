@@ -1,0 +1,295 @@
+"""Calibrate fusion and the decay ranking on real data, offline from one candidate dump.
+
+`python -m bench.calibrate collect` runs every query once through the real pipeline
+(hybrid candidates with their raw BM25 and cosine scores, and each note's strength at
+`now`) and saves them to bench/.cache/calibrate/*.pkl; `python -m bench.calibrate sweep`
+replays the fusion/decay variants over the dump and writes bench/results/calibrate.json.
+This is how FUSION_ALPHA, STRENGTH_WEIGHT and reactivate_similarity were chosen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from vault_memory.config import Config
+from vault_memory.decay import DecayModel, state_from_meta
+from vault_memory.memory import Memory
+from vault_memory.recall import Searcher
+
+from . import metrics
+from .datasets import build_locomo, build_scifact, load_scifact_qrels, turn_ids  # noqa: F401
+from .updates import build_updates
+
+ROOT = Path(__file__).resolve().parent
+CACHE = ROOT / ".cache"
+OUT = CACHE / "calibrate"
+DATA = ROOT.parent.parent / "shared" / "bench-data"
+
+
+def _dump_queries(mem: Memory, queries: list[tuple[Any, str]], now: Any) -> list[dict[str, Any]]:
+    searcher = Searcher(mem.catalog, mem.store, mem.embedder)
+    model = DecayModel()
+    rows = []
+    for qid, text in queries:
+        cands = searcher.search(text, mode="hybrid", granularity="chunk", candidates=100)
+        notes = mem.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
+        vecs = mem.catalog.get_vectors([c.chunk.text_hash for c in cands])
+        items = []
+        for c in cands:
+            note = notes[c.node_id]
+            st = state_from_meta(note.meta, note.mtime)
+            items.append({"chunk": c.chunk.chunk_id, "node": c.node_id, "path": note.path, "lex": c.lexical,
+                          "cos": c.similarity, "strength": model.strength(st, now),
+                          "superseded": bool(st.superseded_by), "turns": turn_ids(c.chunk.text), "text": c.chunk.text,
+                          "vec": vecs[c.chunk.text_hash].astype("float16")})
+        rows.append({"qid": qid, "items": items})
+    return rows
+
+
+def collect() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    # LoCoMo
+    convs = build_locomo(DATA, CACHE / "vaults" / "locomo-full")
+    dump = []
+    for conv in convs:
+        cfg = Config(vault=conv.vault, index_dir=CACHE / "index" / "locomo-full-minilm" / conv.sample_id,
+                     embedder="minilm", read_only=True)
+        with Memory(cfg) as mem:
+            mem.index()
+            qs = [(q, q.question) for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence]
+            for (q, _), row in zip(qs, _dump_queries(mem, qs, conv.last_date + __import__("datetime").timedelta(hours=1)), strict=True):
+                row.update(category=q.category, evidence=list(q.evidence))
+                dump.append(row)
+        print(f"locomo {conv.sample_id}: {len(dump)}", file=sys.stderr)
+    (OUT / "locomo.pkl").write_bytes(pickle.dumps(dump))
+    # Update order
+    bench = build_updates(CACHE / "vaults" / "updates-full")
+    cfg = Config(vault=bench.vault, index_dir=CACHE / "index" / "updates-full-minilm", embedder="minilm", read_only=True)
+    with Memory(cfg) as mem:
+        mem.index()
+        rows = _dump_queries(mem, [(c, c.query) for c in bench.cases], bench.now)
+    udump = [dict(r, statements=list(c.statements)) for c, r in zip(bench.cases, rows, strict=True)]
+    for r in udump:
+        r.pop("qid")
+    (OUT / "updates.pkl").write_bytes(pickle.dumps(udump))
+    # SciFact (only if its index is built: it takes ~20 min)
+    sci_index = CACHE / "index" / "scifact-full-minilm"
+    if (sci_index / "catalog.sqlite").exists():
+        ds = build_scifact(DATA, CACHE / "vaults" / "scifact-full")
+        cfg = Config(vault=ds.vault, index_dir=sci_index, embedder="minilm", read_only=True)
+        with Memory(cfg) as mem:
+            rows = _dump_queries(mem, list(ds.queries.items()), ds_now(ds))
+        sdump = [dict(r, qrels=ds.qrels.get(r["qid"], {})) for r in rows]
+        for r in sdump:
+            for it in r["items"]:
+                it["doc"] = ds.path_to_doc.get(it["path"], "")
+        (OUT / "scifact.pkl").write_bytes(pickle.dumps(sdump))
+
+
+def ds_now(ds: Any) -> Any:
+    import datetime as dt
+
+    from .datasets import SCIFACT_CREATED
+
+    return SCIFACT_CREATED + dt.timedelta(days=1)
+
+
+# ---- replay -------------------------------------------------------------------------------------
+
+def fuse(items: list[dict[str, Any]], method: str, alpha: float) -> list[float]:
+    lex = [i["lex"] for i in items]
+    cos = [i["cos"] for i in items]
+    if method == "rrf":
+        out = [0.0] * len(items)
+        for scores in (lex, cos):
+            order = sorted(range(len(items)), key=lambda j: -scores[j])
+            for rank, j in enumerate(order, 1):
+                out[j] += 1 / (60 + rank)
+        top = max(out) if out else 1
+        return [o / top for o in out]
+
+    def mm(xs: list[float]) -> list[float]:
+        lo, hi = min(xs), max(xs)
+        return [1.0] * len(xs) if hi - lo < 1e-12 else [(x - lo) / (hi - lo) for x in xs]
+
+    def zs(xs: list[float]) -> list[float]:
+        m = sum(xs) / len(xs)
+        sd = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) or 1.0
+        return [(x - m) / sd for x in xs]
+
+    if not items:
+        return []
+    if method == "convex":
+        a, b = mm(lex), mm(cos)
+    elif method == "zscore":
+        a, b = zs(lex), zs(cos)
+    else:  # "maxnorm": bm25 / max, cosine raw
+        top = max(lex) or 1.0
+        a, b = [x / top for x in lex], cos
+    return [alpha * y + (1 - alpha) * x for x, y in zip(a, b, strict=True)]
+
+
+def regroup(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float,
+            top: int = 30) -> list[tuple[float, dict[str, Any]]]:
+    """Among the top items, notes about the same subject (cosine >= theta, relevance within delta)
+    trade places so the stronger (fresher) one comes first; the set of positions is unchanged."""
+    import numpy as np
+
+    head = scored[:top]
+    n = len(head)
+    if n < 2:
+        return scored
+    mat = np.vstack([it["vec"].astype("float32") for _, it in head])
+    sims = mat @ mat.T
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if sims[i, j] >= theta and head[i][0] - head[j][0] <= delta and head[i][1]["node"] != head[j][1]["node"]:
+                parent[find(j)] = find(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    out = list(head)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        by_strength = sorted(members, key=lambda i: (-head[i][1]["strength"], i))
+        for pos, src in zip(members, by_strength, strict=True):
+            out[pos] = head[src]
+    return out + scored[top:]
+
+
+def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float,
+                 top: int = 10) -> list[tuple[float, dict[str, Any]]]:
+    """Star groups (no chaining): each unassigned item, in relevance order, gathers the later
+    unassigned items similar to it (cosine >= theta) and nearly as relevant (gap <= delta);
+    each group's positions are refilled strongest first. Only the top `top` items move."""
+    import numpy as np
+
+    head = scored[:top]
+    n = len(head)
+    if n < 2:
+        return scored
+    mat = np.vstack([it["vec"].astype("float32") for _, it in head])
+    sims = mat @ mat.T
+    taken = [False] * n
+    out = list(head)
+    for i in range(n):
+        if taken[i]:
+            continue
+        members = [i] + [j for j in range(i + 1, n) if not taken[j] and sims[i, j] >= theta
+                         and head[i][0] - head[j][0] <= delta and head[i][1]["node"] != head[j][1]["node"]]
+        for m in members:
+            taken[m] = True
+        if len(members) > 1:
+            order = sorted(members, key=lambda m: (-head[m][1]["strength"], m))
+            for pos, src in zip(members, order, strict=True):
+                out[pos] = head[src]
+    return out + scored[top:]
+
+
+def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau: float | None,
+           dormant_below: float = 0.1, by: str = "chunk", theta: float | None = None,
+           delta: float = 0.3, star: int | None = None) -> list[dict[str, Any]]:
+    rel = fuse(items, method, alpha)
+    if rel:
+        lo, hi = min(rel), max(rel)
+        rel = [1.0] * len(rel) if hi - lo < 1e-12 else [(r - lo) / (hi - lo) for r in rel]
+    scored = []
+    for it, r in zip(items, rel, strict=True):
+        if tau is not None and it["strength"] < dormant_below and it["cos"] < tau:
+            continue
+        scored.append((((1 - w) * r + w * it["strength"]), it))
+    scored.sort(key=lambda t: -t[0])
+    if theta is not None:
+        scored = regroup(scored, theta, delta) if star is None else regroup_star(scored, theta, delta, star)
+    if by == "note":
+        seen: set[str] = set()
+        out = []
+        for _, it in scored:
+            if it["node"] not in seen:
+                seen.add(it["node"])
+                out.append(it)
+        return out
+    return [it for _, it in scored]
+
+
+def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
+    per: dict[int, list[float]] = defaultdict(list)
+    for q in dump:
+        units = [it["turns"] for it in ranked(q["items"], **kw)]
+        per[q["category"]].append(metrics.evidence_recall(units, q["evidence"], 10))
+    pooled = [x for v in per.values() for x in v]
+    return {"r@10": round(sum(pooled) / len(pooled), 4), **{f"c{c}": round(sum(v) / len(v), 4) for c, v in per.items()}}
+
+
+def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
+    newer = both = allin = 0
+    for q in dump:
+        paths = [it["path"] for it in ranked(q["items"], by="note", **kw)]
+        st = q["statements"]
+        top5 = paths[:5]
+        all_in = all(s in top5 for s in st)
+        pos = [paths.index(s) if s in paths else 10**6 for s in st]
+        first = pos[-1] == min(pos) and pos[-1] < 10**6
+        newer += first
+        allin += all_in
+        both += first and all_in
+    n = len(dump)
+    return {"newer_first": round(newer / n, 4), "recall_all@5": round(allin / n, 4), "both": round(both / n, 4)}
+
+
+def eval_scifact(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
+    nd = []
+    for q in dump:
+        docs = [it["doc"] for it in ranked(q["items"], by="note", **kw)]
+        nd.append(metrics.ndcg_at_k(docs, q["qrels"], 10))
+    return {"ndcg@10": round(sum(nd) / len(nd), 4)}
+
+
+def sweep() -> None:
+    results: dict[str, Any] = {}
+    loaded = {name: pickle.loads((OUT / f"{name}.pkl").read_bytes())
+              for name in ("locomo", "updates", "scifact") if (OUT / f"{name}.pkl").exists()}
+    evals = {"locomo": eval_locomo, "updates": eval_updates, "scifact": eval_scifact}
+    fusions = [("convex", a) for a in (0.3, 0.4, 0.5, 0.6, 0.7)] + [("zscore", a) for a in (0.4, 0.5, 0.6)] + \
+              [("maxnorm", a) for a in (0.4, 0.5, 0.6)] + [("rrf", 0.5)]
+    for name, dump in loaded.items():
+        results[name] = {"fusion": {f"{m}:{a}": evals[name](dump, method=m, alpha=a, w=0.0, tau=None)
+                                    for m, a in fusions}}
+    for name in ("locomo", "updates"):
+        if name not in loaded:
+            continue
+        grid = {}
+        for w in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3):
+            for tau in (None, 0.3, 0.4, 0.5, 0.6, 2.0):
+                grid[f"w={w} tau={tau}"] = evals[name](loaded[name], method="convex", alpha=0.5, w=w, tau=tau)
+        for theta in (0.4, 0.5, 0.6):
+            for delta in (0.05, 0.1, 0.2):
+                for star in (10, 30):
+                    grid[f"star theta={theta} delta={delta} top={star}"] = evals[name](
+                        loaded[name], method="convex", alpha=0.5, w=0.0, tau=None, theta=theta, delta=delta,
+                        star=star)
+        for tau in (0.1, 0.15, 0.2, 0.25):
+            grid[f"tau={tau}"] = evals[name](loaded[name], method="convex", alpha=0.5, w=0.0, tau=tau)
+        results[name]["decay"] = grid
+    (ROOT / "results").mkdir(exist_ok=True)
+    (ROOT / "results" / "calibrate.json").write_text(json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    {"collect": collect, "sweep": sweep}[sys.argv[1]]()
