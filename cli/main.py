@@ -175,8 +175,9 @@ def status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     typer.echo(f"index:     {info['index_dir']}")
     typer.echo(f"embedder:  {info['embedder']}")
     store = info["vector_store"]
-    typer.echo(f"vectors:   {store.get('backend', 'unavailable')} {store.get('collection', '')} "
-               f"({store.get('vectors', store.get('error', '?'))})")
+    where = f" at {store['url']}" if store.get("url") else ""
+    typer.echo(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
+               f"({store['vectors'] if 'vectors' in store else 'unavailable: ' + str(store.get('error', '?'))})")
     typer.echo(f"notes:     {info['notes']}   chunks: {info['chunks']}")
     pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
     typer.echo(f"pending:   {pending}")
@@ -209,6 +210,10 @@ def run() -> None:
             raise SystemExit(exc.exit_code) from None
         raise
 
+
+from vault_memory_cli import lifecycle as _lifecycle  # noqa: E402,F401
+from vault_memory_cli import sync as _sync  # noqa: E402,F401
+from vault_memory_cli import agent as _agent  # noqa: E402,F401
 
 if __name__ == "__main__":
     run()

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from . import staging
 from .catalog import Catalog, NoteRow
 from .config import Config, resolve_config
 from .decay import DecayModel, state_from_meta
@@ -31,13 +32,16 @@ from .errors import (
 from .indexer import IndexReport, Indexer, jsonable
 from .lock import WriterLock
 from .notefile import read_note, write_note
+from .prefetch import PrefetchResult
 from .recall import Granularity, Hit, Mode, Searcher, rank, snippet
+from .staging import CommitReport, Committed, Left, PinResult, StagedMemory
 from .vault import IgnoreRules
-from .vectorstore import VectorStore, collection_name
+from .vectorstore import VectorStore, describe_target, open_store
 
 log = logging.getLogger(__name__)
 
 CATALOG_NAME = "catalog.sqlite"
+STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only before trying the server again
 
 
 def utcnow() -> dt.datetime:
@@ -45,10 +49,26 @@ def utcnow() -> dt.datetime:
 
 
 class Memory:
-    """A vault and its derived index. Use as a context manager."""
+    """A vault and its derived index: the API the CLI and the MCP server are thin layers over.
 
-    def __init__(self, config: Config | None = None, *, embedder: Embedder | None = None,
+        with Memory(vault="~/notes") as mem:          # keyword overrides, resolved like CLI flags
+            block = mem.prefetch(user_turn).block     # "" when nothing is relevant
+            hits = mem.recall("which editor do I use?", k=5)
+            mem.remember("The user switched to Helix in November.")
+
+    Settings not given come from `VAULT_MEMORY_*` variables and the config files (config.py).
+    Closing releases the index and the writer lock; use it as a context manager.
+    """
+
+    def __init__(self, config: Config | None = None, *, embedder: Embedder | str | None = None,
                  clock: Callable[[], dt.datetime] = utcnow, **overrides: Any) -> None:
+        """`Memory(config)`, or `Memory(vault=..., **settings)` resolved like CLI flags (config.py).
+
+        `embedder` is an Embedder instance, or a spec string ("minilm", "fake", "ollama:MODEL")
+        taken as the `embedder` setting.
+        """
+        if isinstance(embedder, str):  # Memory(vault=..., embedder="fake"): the setting, not an instance
+            overrides["embedder"], embedder = embedder, None
         self.config = config if config is not None else resolve_config(overrides)
         if not self.config.vault.is_dir():
             raise VaultNotFoundError(f"vault folder {self.config.vault} does not exist; pass --vault PATH")
@@ -59,11 +79,13 @@ class Memory:
         self._catalog: Catalog | None = None
         self._store: VectorStore | None = None
         self._store_failed: str | None = None
+        self._store_failed_at = 0.0
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self.rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
         self.decay = DecayModel(self.config.half_life_short_days, self.config.half_life_long_days,
-                                self.config.dormant_below, self.config.promote_after_days)
+                                self.config.dormant_below, self.config.promote_after_days,
+                                self.config.reactivate_similarity, self.config.reactivate_slope)
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -73,15 +95,19 @@ class Memory:
         self.close()
 
     def close(self) -> None:
+        """Close the index and release the writer lock (the context manager calls this)."""
         if self._catalog is not None:
             self._catalog.close()
             self._catalog = None
+        if self._store is not None:
+            self._store.close()
         self._store = None
         self._hold = False
         self.lock.release()
 
     @property
     def embedder(self) -> Embedder:
+        """The embedder (created on first use, from `config.embedder`)."""
         if self._embedder is None:
             self._embedder = make_embedder(self.config.embedder, ollama_host=self.config.ollama_host,
                                            timeout=self.config.embed_timeout)
@@ -89,6 +115,7 @@ class Memory:
 
     @property
     def catalog(self) -> Catalog:
+        """The SQLite catalog (opened on first use; an unreadable one is set aside and rebuilt)."""
         if self._catalog is None:
             path = self.index_dir / CATALOG_NAME
             try:
@@ -112,26 +139,41 @@ class Memory:
                         self.lock.release()
         return self._catalog
 
-    def _headers(self) -> dict[str, str]:
-        import os
-
-        token = os.environ.get("VAULT_MEMORY_CHROMA_TOKEN") or os.environ.get("CHROMA_TOKEN")
-        return {"Authorization": f"Bearer {token}"} if token else {}
-
     @property
     def store(self) -> VectorStore | None:
-        """The vector store, or None when it is unreachable and lexical fallback was asked for."""
-        if self._store is None and self._store_failed is None:
-            name = collection_name(self.vault, self.embedder.identity)
+        """The vector store, or None when it is unreachable and lexical fallback was asked for.
+
+        Server mode: URL from config, credentials from the environment only (vectorstore.open_store).
+        After a failure with fallback on, the server is tried again every STORE_RETRY_SECONDS.
+        """
+        if self._store is None and (self._store_failed is None
+                                    or time.monotonic() - self._store_failed_at >= STORE_RETRY_SECONDS):
             try:
-                self._store = VectorStore(path=None if self.config.chroma_url else self.index_dir / "chroma",
-                                          url=self.config.chroma_url, name=name, headers=self._headers())
+                self._store = open_store(vault=self.vault, index_dir=self.index_dir,
+                                         embedder_identity=self.embedder.identity, url=self.config.chroma_url)
+                self._store_failed = None
             except VectorStoreUnavailableError as exc:
-                if not self.config.lexical_fallback:
-                    raise
-                self._store_failed = str(exc)
-                log.warning("%s; serving lexical (BM25) recall only", exc)
+                self._store_unavailable(exc)
         return self._store
+
+    def _store_unavailable(self, exc: VectorStoreUnavailableError) -> None:
+        """The server failed (at open or mid-run): raise, or with lexical fallback go BM25-only and warn."""
+        if not self.config.lexical_fallback:
+            raise exc
+        if self._store is not None:
+            self._store.close()
+        self._store = None
+        self._store_failed, self._store_failed_at = str(exc), time.monotonic()
+        log.warning("vector store unavailable, serving lexical (BM25) recall only: %s", exc)
+
+    def _reconcile(self, progress: Callable[[int, int], None] | None = None,
+                   paths: Sequence[str] | None = None) -> IndexReport:
+        try:
+            return self._indexer().reconcile(progress, paths=paths)
+        except VectorStoreUnavailableError as exc:
+            # The catalog is consistent (store_dirty stays set); with fallback, finish it without the store.
+            self._store_unavailable(exc)
+            return self._indexer().reconcile(progress, paths=paths)
 
     def _indexer(self) -> Indexer:
         return Indexer(self.vault, self.catalog, self.store, self.embedder, self.rules,
@@ -144,7 +186,7 @@ class Memory:
         with self.writing(wait):
             if rebuild:
                 self._drop_index()
-            report = self._indexer().reconcile(progress)
+            report = self._reconcile(progress)
         report.rebuilt = rebuild
         return report
 
@@ -182,15 +224,15 @@ class Memory:
     def sync_paths(self, paths: Sequence[str]) -> IndexReport:
         """Reconcile only these vault-relative paths (the watcher's incremental step)."""
         with self.writing():
-            return self._indexer().reconcile(None, paths=paths)
+            return self._reconcile(None, paths=paths)
 
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Reconcile if no other process is writing the index; otherwise read what is there."""
         if self.lock.held:
-            return self._indexer().reconcile(progress)
+            return self._reconcile(progress)
         if self.lock.try_acquire():
             try:
-                return self._indexer().reconcile(progress)
+                return self._reconcile(progress)
             finally:
                 self.lock.release()
         log.info("index is being written by process %s; reading it as it is", self.lock.holder_pid())
@@ -208,11 +250,17 @@ class Memory:
             mode = "bm25"
         searcher = Searcher(self.catalog, self.store, self.embedder)
         exclude = () if include_staged else (self.config.staging_folder.rstrip("/") + "/",)
-        cands = searcher.search(query, mode=mode, granularity=granularity,
-                                candidates=max(100, 4 * k), exclude_prefixes=exclude)
+        try:
+            cands = searcher.search(query, mode=mode, granularity=granularity,
+                                    candidates=max(100, 4 * k), exclude_prefixes=exclude)
+        except VectorStoreUnavailableError as exc:  # the server died mid-run
+            self._store_unavailable(exc)
+            cands = Searcher(self.catalog, None, self.embedder).search(
+                query, mode="bm25", granularity=granularity, candidates=max(100, 4 * k), exclude_prefixes=exclude)
         notes = self.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
-        ranked = rank(cands, notes, model=self.decay, now=now, decay=decay,
-                      reactivate_similarity=self.config.reactivate_similarity, k=k)
+        head = cands[: 4 * k + 20]
+        vectors = self.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
+        ranked = rank(cands, notes, model=self.decay, now=now, decay=decay, k=k, vectors=vectors)
         hits = [self._hit(query, c, notes[c.node_id], st, strength, score, dormant, react)
                 for c, st, strength, score, dormant, react in ranked]
         if touch and not self.config.read_only:
@@ -228,6 +276,20 @@ class Memory:
                    pinned=state.pinned, dormant=dormant, reactivated=reactivated,
                    superseded_by=list(state.superseded_by), chunk_id=c.chunk.chunk_id, text=c.chunk.text,
                    date=anchor)
+
+    def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
+                 refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
+        """The `[RELEVANT_LEARNED_MEMORY]` block for this turn, at most `budget` characters in all.
+
+        Entries are the notes whose decayed cosine to `text` reaches `prefetch_min_score`, best
+        first, one per note, near-duplicates merged; dormant (unless strongly matched),
+        superseded and staged memories stay out. `result.block` is "" when nothing is relevant.
+        Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
+        notes are rehearsed only with `touch=True`. Logic and rationale: prefetch.py.
+        """
+        from . import prefetch
+
+        return prefetch.prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch)
 
     # -- rehearsal ------------------------------------------------------------
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
@@ -277,6 +339,50 @@ class Memory:
             if not held:
                 self.lock.release()
 
+    # -- the agent's write path (logic in staging.py) -------------------------
+    def stage(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
+              now: dt.datetime | None = None) -> StagedMemory:
+        """Write a staged memory (flagged needs_review if it conflicts with a committed note)."""
+        return staging.stage(self, text, title=title, tags=tags, now=now)
+
+    def staged(self, now: dt.datetime | None = None) -> list[StagedMemory]:
+        """The staged memories, oldest first; expired ones are moved to .trash/ first."""
+        return staging.staged(self, now)
+
+    def expire_staged(self, now: dt.datetime | None = None) -> list[Left]:
+        """Move expired staged memories to .trash/ (never deleted); returns what was moved."""
+        return staging.expire_staged(self, now)
+
+    def commit(self, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None,
+               now: dt.datetime | None = None) -> CommitReport:
+        """Commit these staged memories (by node_id or staged path) to the memory folder."""
+        return staging.commit(self, ids, supersedes=supersedes, now=now)
+
+    def commit_all(self, now: dt.datetime | None = None) -> CommitReport:
+        """Commit every staged memory not flagged needs_review; report the rest and why."""
+        return staging.commit_all(self, now)
+
+    def discard(self, id: str) -> str:
+        """Move a staged memory to .trash/; returns its path there."""
+        return staging.discard(self, id)
+
+    def remember(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
+                 now: dt.datetime | None = None) -> Committed:
+        """Stage and commit in one step (commits even on a conflict, and reports it)."""
+        return staging.remember(self, text, title=title, tags=tags, now=now)
+
+    def pin(self, target: str) -> PinResult:
+        """Pin a note (node_id or vault path): strength 1, never dormant."""
+        return staging.set_pinned(self, target, True)
+
+    def unpin(self, target: str) -> PinResult:
+        """Unpin a note (node_id or vault path): it decays like any other again."""
+        return staging.set_pinned(self, target, False)
+
+    def log(self, text: str, now: dt.datetime | None = None) -> str:
+        """Append a timestamped line to today's episodic note; returns its path."""
+        return staging.log_entry(self, text, now)
+
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """Counts, locations, embedder, and what a reconcile would do (without doing it)."""
@@ -292,6 +398,10 @@ class Memory:
             store_info = store.describe() | {"vectors": store.count()} if store else {"error": self._store_failed}
         except VectorStoreUnavailableError as exc:
             store_info = {"error": str(exc)}
+        if "error" in store_info:  # still say which server and collection this index uses
+            store_info = describe_target(vault=self.vault, index_dir=self.index_dir,
+                                         embedder_identity=self.embedder.identity,
+                                         url=self.config.chroma_url) | store_info
         return {
             "vault": str(self.vault),
             "index_dir": str(self.index_dir),

@@ -1,0 +1,230 @@
+"""The MCP server: end to end over stdio (a real subprocess), and in-process for the edge cases."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import SAMPLE, snapshot
+from vault_memory.config import Config
+from vault_memory.embedders import FakeEmbedder
+from vault_memory.mcp_server import Service, build_server
+
+TOOLS = {"recall", "prefetch", "remember", "stage", "staged_list", "commit", "commit_all", "pin", "log", "status"}
+
+
+def cli_command() -> tuple[str, list[str]]:
+    script = Path(sys.executable).parent / "vault-memory"
+    if script.exists():
+        return str(script), []
+    return sys.executable, ["-m", "vault_memory_cli.main"]
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_stdio_server_end_to_end(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE, vault, symlinks=True)
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\ntitle: not yours\n---\nsecret\n")
+    command, prefix = cli_command()
+    params = StdioServerParameters(
+        command=command,
+        args=[*prefix, "--vault", str(vault), "--index-dir", str(tmp_path / "index"), "--embedder", "fake", "mcp"],
+        env={"VAULT_MEMORY_CONFIG": str(tmp_path / "no-user-config.toml"), "PATH": os.environ.get("PATH", "")},
+        cwd=str(tmp_path),
+    )
+    latencies: list[float] = []
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            tools = await client.list_tools()
+            assert {t.name for t in tools.tools} == TOOLS
+            assert all(t.description and len(t.description) < 400 for t in tools.tools)
+
+            fact = "The user's bicycle is a green Brompton folding bike bought in Utrecht."
+            saved = await client.call_tool("remember", {"text": fact})
+            assert not saved.is_error, text_of(saved)
+            memory = saved.structured_content
+            assert memory is not None and memory["path"].startswith("Memory/") and memory["indexed"] is True
+
+            found = await client.call_tool("recall", {"query": "which folding bike does the user ride?", "k": 3})
+            assert not found.is_error, text_of(found)
+            assert found.structured_content is not None
+            hits = found.structured_content["hits"]
+            assert hits and hits[0]["node_id"] == memory["node_id"] and "Brompton" in hits[0]["snippet"]
+
+            for target in ("../../etc/passwd", "../outside.md", str(outside), "/etc/passwd"):
+                refused = await client.call_tool("pin", {"target": target})
+                assert refused.is_error and "refused" in text_of(refused), text_of(refused)
+
+            bad = await client.call_tool("recall", {"query": "bike", "k": 0})
+            assert bad.is_error and "from 1 to 50" in text_of(bad)
+
+            still = await client.call_tool("status", {})  # the server is still serving
+            assert not still.is_error and still.structured_content is not None
+            assert still.structured_content["server"]["keeps_index_current"] is True
+
+            for _ in range(20):
+                started = time.perf_counter()
+                r = await client.call_tool("recall", {"query": "folding bike", "k": 5})
+                latencies.append(time.perf_counter() - started)
+                assert not r.is_error
+
+    anyio.run(session)
+    assert outside.read_text() == "---\ntitle: not yours\n---\nsecret\n"
+    print(f"\nMCP recall round trip over stdio (fake embedder, sample vault): median "
+          f"{statistics.median(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms over 20 calls")
+
+
+# -- in-process: the same server object, without a subprocess --------------------------------
+
+def _service(vault: Path, index_dir: Path, **overrides: Any) -> Service:
+    cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", **overrides)
+    return Service(cfg, embedder=FakeEmbedder(), lock_retry=0.2, index_wait=3.0)
+
+
+def run_with(service: Service, body: Callable[[Client], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with Client(build_server(service), read_timeout_seconds=60) as client:
+            await body(client)
+
+    anyio.run(main)
+
+
+@pytest.fixture()
+def served(vault: Path, tmp_path: Path) -> Service:
+    return _service(vault, tmp_path / "index")
+
+
+def test_inputs_are_validated_with_a_message_saying_what_to_do(served: Service) -> None:
+    async def body(c: Client) -> None:
+        cases = [
+            ("recall", {"query": "x", "k": 51}, "from 1 to 50"),
+            ("recall", {"query": "   "}, "is empty"),
+            ("prefetch", {"text": "hello", "budget": 99}, "from 100 to 20000"),
+            ("prefetch", {"text": "hello", "budget": 20001}, "from 100 to 20000"),
+            ("remember", {"text": ""}, "is empty"),
+            ("remember", {"text": "x" * 20001}, "limit is 20000"),
+            ("stage", {"text": " "}, "is empty"),
+            ("commit", {"ids": []}, "ids"),
+            ("commit", {"ids": ["ok", ""]}, "non-empty"),
+            ("commit", {"ids": ["no-such-id"]}, "no staged memory"),
+            ("pin", {"target": ""}, "is empty"),
+            ("pin", {"target": "no-such-note"}, "no note"),
+            ("log", {"text": ""}, "is empty"),
+        ]
+        for name, args, expected in cases:
+            r = await c.call_tool(name, args)
+            assert r.is_error, (name, args)
+            assert expected in text_of(r), (name, args, text_of(r))
+        ok = await c.call_tool("status", {})
+        assert not ok.is_error
+
+    run_with(served, body)
+
+
+def test_paths_cannot_leave_the_vault(served: Service, vault: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\nnode_id: abc\n---\nsecret\n")
+    (vault / "link-out.md").symlink_to(secret)
+    (vault / "dir-out").symlink_to(tmp_path)
+
+    async def body(c: Client) -> None:
+        for target in ("link-out.md", "dir-out/secret.md", "../secret.md", str(secret), "Inbox/../../secret.md",
+                       "C:\\Windows\\win.ini", "\\\\server\\share\\x.md"):
+            r = await c.call_tool("pin", {"target": target})
+            assert r.is_error, target
+        r = await c.call_tool("commit", {"ids": ["../secret.md"]})
+        assert r.is_error and "refused" in text_of(r)
+
+    run_with(served, body)
+    assert secret.read_text() == "---\nnode_id: abc\n---\nsecret\n"
+
+
+def test_no_tool_deletes_a_note(served: Service, vault: Path) -> None:
+    async def body(c: Client) -> None:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert names == TOOLS and not {"discard", "delete", "unpin"} & names
+        staged = await c.call_tool("stage", {"text": "The user waters the ficus on Mondays."})
+        assert not staged.is_error and staged.structured_content is not None
+        listed = await c.call_tool("staged_list", {})
+        assert listed.structured_content is not None and listed.structured_content["count"] == 1
+        committed = await c.call_tool("commit", {"ids": staged.structured_content["node_id"]})  # one id, no list
+        assert not committed.is_error and committed.structured_content is not None
+        assert [x["node_id"] for x in committed.structured_content["committed"]] == [
+            staged.structured_content["node_id"]]
+        assert not (await c.call_tool("commit_all", {})).is_error
+        logged = await c.call_tool("log", {"text": "Talked about the ficus."})
+        assert not logged.is_error
+
+    before = {p for p in snapshot(vault) if not p.startswith(".")}
+    run_with(served, body)
+    after = set(snapshot(vault))
+    assert before <= after  # every note that was there is still there
+
+
+def test_a_crash_inside_a_tool_is_a_tool_error_and_the_server_goes_on(served: Service) -> None:
+    def boom(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("disk on fire")
+
+    async def body(c: Client) -> None:
+        original = served.mem.recall
+        served.mem.recall = boom  # type: ignore[method-assign]
+        r = await c.call_tool("recall", {"query": "anything"})
+        assert r.is_error and "internal error" in text_of(r) and "still running" in text_of(r)
+        served.mem.recall = original  # type: ignore[method-assign]
+        r = await c.call_tool("recall", {"query": "ollama keep alive"})
+        assert not r.is_error
+
+    run_with(served, body)
+
+
+def test_prefetch_tool_returns_the_block(served: Service) -> None:
+    async def body(c: Client) -> None:
+        r = await c.call_tool("prefetch", {"text": "GPU driver for CUDA on the Windows box", "budget": 400})
+        assert not r.is_error and r.structured_content is not None
+        block = r.structured_content["block"]
+        assert block.startswith("[RELEVANT_LEARNED_MEMORY]") and len(block) <= 400
+        assert r.structured_content["entries"][0]["path"] == "Inbox/GPU setup on the Windows box.md"
+
+    run_with(served, body)
+
+
+def test_second_server_on_the_same_index_serves_reads(vault: Path, tmp_path: Path) -> None:
+    first = _service(vault, tmp_path / "index")
+    second = _service(vault, tmp_path / "index")
+
+    async def main() -> None:
+        async with Client(build_server(first)) as a:
+            assert not (await a.call_tool("recall", {"query": "ollama"})).is_error
+            deadline = time.monotonic() + 30
+            while not first.writer and time.monotonic() < deadline:
+                await anyio.sleep(0.05)
+            assert first.writer
+            async with Client(build_server(second)) as b:
+                while not second.indexed_once.is_set():
+                    await anyio.sleep(0.05)
+                assert not second.writer  # the lock is taken: it reads instead of fighting for it
+                r = await b.call_tool("recall", {"query": "ollama keep alive", "k": 2})
+                assert not r.is_error and r.structured_content is not None and r.structured_content["hits"]
+                saved = await b.call_tool("remember", {"text": "The reader server wrote this about kayaks."})
+                assert not saved.is_error and saved.structured_content is not None
+                assert saved.structured_content["indexed"] is True  # the first server's watcher indexed it
+                s = await b.call_tool("status", {})
+                assert s.structured_content is not None
+                assert s.structured_content["server"]["keeps_index_current"] is False
+
+    anyio.run(main)
