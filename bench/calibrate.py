@@ -48,7 +48,7 @@ def _dump_queries(mem: Memory, queries: list[tuple[Any, str]], now: Any) -> list
                           "cos": c.similarity, "strength": model.strength(st, now),
                           "superseded": bool(st.superseded_by), "turns": turn_ids(c.chunk.text), "text": c.chunk.text,
                           "vec": vecs[c.chunk.text_hash].astype("float16")})
-        rows.append({"qid": qid, "items": items})
+        rows.append({"qid": qid, "query": text, "items": items})
     return rows
 
 
@@ -125,7 +125,13 @@ def fuse(items: list[dict[str, Any]], method: str, alpha: float) -> list[float]:
 
     if not items:
         return []
-    if method == "convex":
+    if method == "ours":  # what recall.py does: BM25 weighted by query-term coverage
+        from vault_memory.recall import coverage, query_terms
+
+        terms = query_terms(QUERY[0])
+        a = [x * coverage(terms, i["text"]) for x, i in zip(mm(lex), items, strict=True)]
+        b = mm(cos)
+    elif method == "convex":
         a, b = mm(lex), mm(cos)
     elif method == "zscore":
         a, b = zs(lex), zs(cos)
@@ -201,9 +207,13 @@ def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta
     return out + scored[top:]
 
 
+QUERY = [""]  # the query text of the row being replayed (for coverage)
+
+
 def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau: float | None,
            dormant_below: float = 0.1, by: str = "chunk", theta: float | None = None,
-           delta: float = 0.3, star: int | None = None) -> list[dict[str, Any]]:
+           delta: float = 0.3, star: int | None = None,
+           rising: tuple[float, float] | None = None) -> list[dict[str, Any]]:
     rel = fuse(items, method, alpha)
     if rel:
         lo, hi = min(rel), max(rel)
@@ -212,10 +222,19 @@ def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau
     for it, r in zip(items, rel, strict=True):
         if tau is not None and it["strength"] < dormant_below and it["cos"] < tau:
             continue
+        if rising is not None and it["strength"] < dormant_below:
+            need = min(0.9, rising[0] + rising[1] * math.log2(dormant_below / max(it["strength"], 1e-300)))
+            if it["cos"] < need:
+                continue
         scored.append((((1 - w) * r + w * it["strength"]), it))
     scored.sort(key=lambda t: -t[0])
     if theta is not None:
-        scored = regroup(scored, theta, delta) if star is None else regroup_star(scored, theta, delta, star)
+        if star == -1:  # what recall.py does: union of same-subject pairs inside the top k (k = 10)
+            scored = regroup(scored, theta, delta, top=10)
+        elif star is None:
+            scored = regroup(scored, theta, delta)
+        else:
+            scored = regroup_star(scored, theta, delta, star)
     if by == "note":
         seen: set[str] = set()
         out = []
@@ -230,6 +249,7 @@ def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau
 def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
     per: dict[int, list[float]] = defaultdict(list)
     for q in dump:
+        QUERY[0] = q["query"]
         units = [it["turns"] for it in ranked(q["items"], **kw)]
         per[q["category"]].append(metrics.evidence_recall(units, q["evidence"], 10))
     pooled = [x for v in per.values() for x in v]
@@ -239,6 +259,7 @@ def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
 def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
     newer = both = allin = 0
     for q in dump:
+        QUERY[0] = q["query"]
         paths = [it["path"] for it in ranked(q["items"], by="note", **kw)]
         st = q["statements"]
         top5 = paths[:5]
@@ -255,37 +276,55 @@ def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
 def eval_scifact(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
     nd = []
     for q in dump:
+        QUERY[0] = q["query"]
         docs = [it["doc"] for it in ranked(q["items"], by="note", **kw)]
         nd.append(metrics.ndcg_at_k(docs, q["qrels"], 10))
     return {"ndcg@10": round(sum(nd) / len(nd), 4)}
 
 
-def sweep() -> None:
-    results: dict[str, Any] = {}
+def _load() -> dict[str, list[dict[str, Any]]]:
     loaded = {name: pickle.loads((OUT / f"{name}.pkl").read_bytes())
               for name in ("locomo", "updates", "scifact") if (OUT / f"{name}.pkl").exists()}
+    for q in loaded.get("locomo", []):
+        q.setdefault("query", q["qid"].question)
+    if "updates" in loaded:
+        bench = build_updates(CACHE / "vaults" / "updates-full")
+        for q, case in zip(loaded["updates"], bench.cases, strict=True):
+            q.setdefault("query", case.query)
+    if "scifact" in loaded:
+        from .datasets import read_jsonl
+
+        texts = {str(r["_id"]): r["text"] for r in read_jsonl(DATA / "scifact" / "queries.jsonl")}
+        for q in loaded["scifact"]:
+            q.setdefault("query", texts.get(str(q["qid"]), ""))
+    return loaded
+
+
+def sweep() -> None:
+    loaded = _load()
     evals = {"locomo": eval_locomo, "updates": eval_updates, "scifact": eval_scifact}
-    fusions = [("convex", a) for a in (0.3, 0.4, 0.5, 0.6, 0.7)] + [("zscore", a) for a in (0.4, 0.5, 0.6)] + \
-              [("maxnorm", a) for a in (0.4, 0.5, 0.6)] + [("rrf", 0.5)]
+    results: dict[str, Any] = {}
+    fusions = [("ours", 0.5), ("ours", 0.4), ("convex", 0.5), ("zscore", 0.5), ("maxnorm", 0.6), ("rrf", 0.5)]
     for name, dump in loaded.items():
         results[name] = {"fusion": {f"{m}:{a}": evals[name](dump, method=m, alpha=a, w=0.0, tau=None)
                                     for m, a in fusions}}
+    ranking = {
+        "relevance only": dict(w=0.0),
+        "+0.1 x strength": dict(w=0.1),
+        "+0.3 x strength": dict(w=0.3),
+        "grouping across the top 30 (chains)": dict(w=0.0, theta=0.5, delta=0.3),
+        "same-subject ordering inside the k (ours)": dict(w=0.0, theta=0.5, delta=0.3, star=-1),
+    }
     for name in ("locomo", "updates"):
-        if name not in loaded:
-            continue
-        grid = {}
-        for w in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3):
-            for tau in (None, 0.3, 0.4, 0.5, 0.6, 2.0):
-                grid[f"w={w} tau={tau}"] = evals[name](loaded[name], method="convex", alpha=0.5, w=w, tau=tau)
-        for theta in (0.4, 0.5, 0.6):
-            for delta in (0.05, 0.1, 0.2):
-                for star in (10, 30):
-                    grid[f"star theta={theta} delta={delta} top={star}"] = evals[name](
-                        loaded[name], method="convex", alpha=0.5, w=0.0, tau=None, theta=theta, delta=delta,
-                        star=star)
-        for tau in (0.1, 0.15, 0.2, 0.25):
-            grid[f"tau={tau}"] = evals[name](loaded[name], method="convex", alpha=0.5, w=0.0, tau=tau)
-        results[name]["decay"] = grid
+        if name in loaded:
+            results[name]["ranking"] = {label: evals[name](loaded[name], method="ours", alpha=0.5, tau=None, **kw)
+                                        for label, kw in ranking.items()}
+    if "locomo" in loaded:
+        results["locomo"]["dormancy_flat_cosine"] = {
+            str(tau): eval_locomo(loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=tau)["r@10"]
+            for tau in (0.1, 0.2, 0.3, 0.4, 0.6)}
+        results["locomo"]["dormancy_rising(0.1+0.12/half-life)"] = eval_locomo(
+            loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12))["r@10"]
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results" / "calibrate.json").write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1))

@@ -28,7 +28,7 @@ Granularity = Literal["note", "chunk"]
 FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; see calibrate.json)
 STRENGTH_WEIGHT = 0.0  # strength is not mixed into relevance: it orders same-subject notes (rank)
 SAME_SUBJECT_COSINE = 0.5
-RELEVANCE_BAND = 0.2
+RELEVANCE_BAND = 0.3
 
 
 @dataclass
