@@ -9,6 +9,7 @@ This is how FUSION_ALPHA, STRENGTH_WEIGHT and reactivate_similarity were chosen.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import pickle
@@ -63,14 +64,16 @@ def collect() -> None:
         with Memory(cfg) as mem:
             mem.index()
             qs = [(q, q.question) for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence]
-            for (q, _), row in zip(qs, _dump_queries(mem, qs, conv.last_date + __import__("datetime").timedelta(hours=1)), strict=True):
+            now = conv.last_date + dt.timedelta(hours=1)
+            for (q, _), row in zip(qs, _dump_queries(mem, qs, now), strict=True):
                 row.update(category=q.category, evidence=list(q.evidence))
                 dump.append(row)
         print(f"locomo {conv.sample_id}: {len(dump)}", file=sys.stderr)
     (OUT / "locomo.pkl").write_bytes(pickle.dumps(dump))
     # Update order
     bench = build_updates(CACHE / "vaults" / "updates-full")
-    cfg = Config(vault=bench.vault, index_dir=CACHE / "index" / "updates-full-minilm", embedder="minilm", read_only=True)
+    cfg = Config(vault=bench.vault, index_dir=CACHE / "index" / "updates-full-minilm", embedder="minilm",
+                 read_only=True)
     with Memory(cfg) as mem:
         mem.index()
         rows = _dump_queries(mem, [(c, c.query) for c in bench.cases], bench.now)

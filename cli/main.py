@@ -44,8 +44,10 @@ def main(
                                           help="Index folder (default: per vault, in the user cache dir) "
                                                "[env: VAULT_MEMORY_INDEX_DIR]"),
     embedder: str | None = typer.Option(None, "--embedder",
-                                        help="minilm (default, offline) | ollama:MODEL | fake [env: VAULT_MEMORY_EMBEDDER]"),
-    ollama_host: str | None = typer.Option(None, "--ollama-host", help="Ollama server URL [env: VAULT_MEMORY_OLLAMA_HOST]"),
+                                        help="minilm (default, offline) | ollama:MODEL | fake "
+                                             "[env: VAULT_MEMORY_EMBEDDER]"),
+    ollama_host: str | None = typer.Option(None, "--ollama-host",
+                                           help="Ollama server URL [env: VAULT_MEMORY_OLLAMA_HOST]"),
     chroma_url: str | None = typer.Option(None, "--chroma-url",
                                           help="Use a Chroma server at this URL [env: VAULT_MEMORY_CHROMA_URL]"),
     lexical_fallback: bool | None = typer.Option(None, "--lexical-fallback/--no-lexical-fallback",
@@ -79,7 +81,7 @@ def parse_now(value: str | None) -> dt.datetime | None:
         out = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise ConfigError(f"--now {value!r} is not ISO 8601; use e.g. 2026-11-29T12:00:00+00:00") from exc
-    return out if out.tzinfo else out.replace(tzinfo=dt.timezone.utc)
+    return out if out.tzinfo else out.replace(tzinfo=dt.UTC)
 
 
 class Progress:
@@ -211,9 +213,9 @@ def run() -> None:
         raise
 
 
+from vault_memory_cli import agent as _agent  # noqa: E402,F401
 from vault_memory_cli import lifecycle as _lifecycle  # noqa: E402,F401
 from vault_memory_cli import sync as _sync  # noqa: E402,F401
-from vault_memory_cli import agent as _agent  # noqa: E402,F401
 
 if __name__ == "__main__":
     run()

@@ -16,7 +16,7 @@ from vault_memory.memory import Memory
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_vault"
-NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture()

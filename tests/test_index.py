@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import MemoryFactory, snapshot
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import EmbedderMismatchError, LockHeldError
-from vault_memory.notefile import read_note, write_note
+from vault_memory.notefile import read_note
 
 
 def index_state(mem: object) -> dict[str, tuple[str, str]]:
@@ -286,3 +286,23 @@ def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory,
     partial = {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()}
     assert mem.index().counts["unchanged"] == len(partial), "a full reconcile finds nothing left to do"
     assert {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()} == partial
+
+
+def test_changed_chunking_rules_rechunk_without_reembedding_known_text(make_memory: MemoryFactory,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import vault_memory.indexer as indexer
+
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    chunks_before = mem.catalog.chunk_count()
+    monkeypatch.setattr(indexer, "CHUNKER_VERSION", "test-2")
+    original = indexer.chunk_body
+    monkeypatch.setattr(indexer, "chunk_body",
+                        lambda body, **kw: original(body, **{**kw, "max_tokens": 80, "target_tokens": 60}))
+    before = fake.texts_embedded
+    report = mem.index()
+    assert report.counts["modified"] == report.notes  # every note re-chunked
+    assert mem.catalog.chunk_count() > chunks_before
+    assert fake.texts_embedded - before == report.texts_embedded <= mem.catalog.chunk_count()
+    assert mem.index().counts["unchanged"] == report.notes  # and then it is settled

@@ -184,7 +184,8 @@ class Catalog:
                 json.dumps(row.meta, default=str, sort_keys=True), row.mtime, int(row.id_in_file),
             ),
         )
-        self.db.execute("UPDATE chunks_fts SET title = ? WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE node_id = ?)",
+        self.db.execute("UPDATE chunks_fts SET title = ? "
+                        "WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE node_id = ?)",
                         (_fts_title(row), row.node_id))
 
     def delete_note(self, node_id: str) -> list[str]:
@@ -258,7 +259,8 @@ class Catalog:
         for start in range(0, len(hs), 500):
             part = hs[start : start + 500]
             marks = ",".join("?" * len(part))
-            found.update(r[0] for r in self.db.execute(f"SELECT text_hash FROM vectors WHERE text_hash IN ({marks})", part))
+            rows = self.db.execute(f"SELECT text_hash FROM vectors WHERE text_hash IN ({marks})", part)
+            found.update(r[0] for r in rows)
         return found
 
     def put_vectors(self, hashes: Sequence[str], vectors: np.ndarray) -> None:

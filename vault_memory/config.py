@@ -168,7 +168,8 @@ def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str,
     for layer in (from_user, from_vault, from_env, explicit):
         merged.update(layer)
     merged["vault"] = vault
-    values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, (Path, tuple, bool, int, float)) else v)
+    typed = (Path, tuple, bool, int, float)
+    values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, typed) else v)
               for k, v in merged.items()}
     cfg = Config(**values)
     if cfg.read_only:

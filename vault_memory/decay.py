@@ -36,7 +36,7 @@ def parse_time(value: Any) -> dt.datetime | None:
             return None
     else:
         return None
-    return out if out.tzinfo is not None else out.replace(tzinfo=dt.timezone.utc)
+    return out if out.tzinfo is not None else out.replace(tzinfo=dt.UTC)
 
 
 def parse_bool(value: Any) -> bool:
@@ -90,7 +90,7 @@ def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> Memo
             source = key
             break
     if anchor is None and mtime:
-        anchor, source = dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc), "mtime"
+        anchor, source = dt.datetime.fromtimestamp(mtime, tz=dt.UTC), "mtime"
     tier = str(meta.get("tier") or "long").strip().lower()
     return MemoryState(
         anchor=anchor, anchor_source=source,
@@ -144,7 +144,7 @@ class DecayModel:
     def rehearse(self, state: MemoryState, now: dt.datetime) -> dict[str, Any]:
         """The frontmatter fields a rehearsal at `now` writes (promotion included)."""
         last = state.anchor if state.anchor_source == "last_accessed" else None
-        new_day = last is None or last.astimezone(dt.timezone.utc).date() != now.astimezone(dt.timezone.utc).date()
+        new_day = last is None or last.astimezone(dt.UTC).date() != now.astimezone(dt.UTC).date()
         days = state.rehearsal_days + (1 if new_day else 0)
         fields: dict[str, Any] = {
             "last_accessed": now.replace(microsecond=0),

@@ -21,7 +21,7 @@ import numpy as np
 from .catalog import Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
 from .errors import ConcurrentEditError, EmbedderMismatchError, NoteParseError
-from .markdown import chunk_body, extract_info
+from .markdown import CHUNKER_VERSION, chunk_body, extract_info
 from .notefile import ParsedNote, parse_note, write_note
 from .planner import Change, Entry, Kind, Plan, plan_changes
 from .vault import IgnoreRules, iter_note_paths
@@ -211,6 +211,12 @@ class Indexer:
             report.store_resynced = self.resync_store()
         scan = self.scan(paths)
         plan = self.plan(scan)
+        recorded = self.catalog.get_meta("chunker")
+        if recorded is not None and recorded != self.chunker_identity:
+            log.warning("chunking rules changed (%s -> %s): re-chunking every note; only new text is embedded",
+                        recorded, self.chunker_identity)
+            plan = Plan(tuple(c if c.kind in (Kind.NEW, Kind.DELETED) else Change(Kind.MODIFIED, c.entry, c.previous)
+                              for c in plan.changes))
         report.counts = plan.counts()
         report.failures = dict(scan.failures)
         report.busy = scan.busy
@@ -229,6 +235,7 @@ class Indexer:
         cat = self.catalog
         with cat.transaction():
             cat.set_meta("embedder", self.embedder.identity)
+            cat.set_meta("chunker", self.chunker_identity)
             cat.set_meta("store_dirty", "1")
             for rel, err in scan.failures.items():
                 cat.set_failure(rel, "", err)
@@ -289,7 +296,7 @@ class Indexer:
             if not wave:
                 break
             missing = {c.text_hash: c.text for _, _, chunks in wave for c in chunks if c.text_hash not in cached}
-            done += self._embed_missing(missing, lambda n: progress(done + n, total) if progress else None)
+            done += self._embed_missing(missing, self._ticker(progress, done, total))
             cached.update(missing)
             report.texts_embedded += len(missing)
             # One store write per wave, not per note: a Chroma call has a fixed cost of ~15 ms
@@ -302,6 +309,14 @@ class Indexer:
             if self.store is not None:
                 batch.flush(self.store)
             wave, wave_size = [], 0
+
+    @staticmethod
+    def _ticker(progress: Progress | None, base: int, total: int) -> Callable[[int], None]:
+        """Progress for one wave: `n` texts embedded in it, after `base` in earlier waves."""
+        def tick(n: int) -> None:
+            if progress:
+                progress(base + n, total)
+        return tick
 
     def _embed_missing(self, missing: dict[str, str], tick: Callable[[int], None]) -> int:
         items = sorted(missing.items(), key=lambda kv: len(kv[1]))
@@ -335,6 +350,10 @@ class Indexer:
                 out.delete(stale)
             if batch is None:
                 out.flush(self.store)
+
+    @property
+    def chunker_identity(self) -> str:
+        return f"{CHUNKER_VERSION}/{self.embedder.max_tokens}"
 
     def chunk_note(self, node_id: str, note: ParsedNote) -> list[ChunkRow]:
         chunks = chunk_body(note.body, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)

@@ -584,6 +584,11 @@ class _Chunker:
         return chunks
 
 
+# Bump when chunk_body's output changes for the same input: the index re-chunks every note
+# (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+CHUNKER_VERSION = "1"
+
+
 def chunk_body(
     body: str,
     *,

@@ -29,7 +29,7 @@ from .errors import (
     VaultNotFoundError,
     VectorStoreUnavailableError,
 )
-from .indexer import IndexReport, Indexer, jsonable
+from .indexer import Indexer, IndexReport, jsonable
 from .lock import WriterLock
 from .notefile import read_note, write_note
 from .prefetch import PrefetchResult
@@ -45,7 +45,7 @@ STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 class Memory:
@@ -251,7 +251,7 @@ class Memory:
         searcher = Searcher(self.catalog, self.store, self.embedder)
         exclude = () if include_staged else (self.config.staging_folder.rstrip("/") + "/",)
         try:
-            cands = searcher.search(query, mode=mode, granularity=granularity,
+            cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=decay,
                                     candidates=max(100, 4 * k), exclude_prefixes=exclude)
         except VectorStoreUnavailableError as exc:  # the server died mid-run
             self._store_unavailable(exc)

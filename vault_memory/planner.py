@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     NEW = "new"
     MODIFIED = "modified"  # body changed (maybe moved too)
     MOVED = "moved"  # path changed, body unchanged

@@ -8,6 +8,7 @@ and a superseded note never ranks above its successor.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -18,8 +19,11 @@ import numpy as np
 from .catalog import Catalog, ChunkRow, NoteRow, fts_query
 from .decay import DecayModel, MemoryState, state_from_meta
 from .embedders import Embedder
-from .fusion import convex, normalise, rrf
+from .errors import EmbedderError
+from .fusion import convex, normalise
 from .vectorstore import VectorStore
+
+log = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "bm25", "dense"]
 Granularity = Literal["note", "chunk"]
@@ -107,7 +111,8 @@ class Searcher:
         return out
 
     def search(self, query: str, *, mode: Mode = "hybrid", granularity: Granularity = "note",
-               candidates: int = 100, exclude_prefixes: Sequence[str] = ()) -> list[Candidate]:
+               candidates: int = 100, exclude_prefixes: Sequence[str] = (),
+               with_similarity: bool = True) -> list[Candidate]:
         lexical: dict[str, float] = {}
         dense: dict[str, float] = {}
         qvec: np.ndarray | None = None
@@ -116,15 +121,20 @@ class Searcher:
         if mode in ("hybrid", "dense"):
             qvec = self.embedder.embed([query])[0]
             dense = dict(self._dense(qvec, candidates))
+        elif with_similarity:
+            # Lexical-only candidates still need a cosine: dormancy and reactivation are judged on it.
+            try:
+                qvec = self.embedder.embed([query])[0]
+            except EmbedderError as exc:
+                log.warning("no query vector (%s): dormant notes cannot be reactivated in this recall", exc)
         pool = sorted(set(lexical) | set(dense))
         chunks = self.catalog.chunks_by_ids(pool)
         pool = [c for c in pool if c in chunks]
-        if mode in ("hybrid", "dense"):
+        if qvec is not None:
             # Exact cosine from the catalog's cached vectors, for every candidate: fusion sees real
             # numbers instead of "absent", and scores do not depend on which store (embedded, a
             # server, none) found the candidates or on its float arithmetic.
             vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
-            assert qvec is not None
             dense = {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
         if mode == "hybrid":
             # ... and BM25 via FTS5 for the dense side's candidates.

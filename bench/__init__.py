@@ -1,0 +1,1 @@
+"""Benchmarks for vault-memory: datasets, metrics and runners (`python -m bench --help`)."""

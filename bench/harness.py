@@ -1,0 +1,372 @@
+"""Shared plumbing for the runners: paths, vault syncing, run metadata and result files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+CACHE = BENCH / ".cache"
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data"
+DEFAULT_OUT = BENCH / "results"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every runner receives from the command line."""
+
+    quick: bool = False
+    data: Path = DEFAULT_DATA
+    out: Path = DEFAULT_OUT
+    cache: Path = CACHE
+    embedder: str | None = None  # None -> "fake" in quick mode, "minilm" otherwise
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def embedder_name(self) -> str:
+        return self.embedder or ("fake" if self.quick else "minilm")
+
+    @property
+    def suffix(self) -> str:
+        return "quick" if self.quick else "full"
+
+
+# --------------------------------------------------------------------------- vault files
+
+
+def sync_vault(root: Path, files: Mapping[str, str]) -> dict[str, int]:
+    """Make `root` hold exactly `files` ({relative path: text}) among its .md files.
+
+    Files whose bytes already match are left alone so their mtimes stay put and a cached
+    index reconciles as a no-op. Other .md files under root are removed (dot-folders are
+    never touched).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    written = unchanged = removed = 0
+    for rel, text in files.items():
+        path = root / rel
+        data = text.encode("utf-8")
+        try:
+            if path.read_bytes() == data:
+                unchanged += 1
+                continue
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        written += 1
+    wanted = {(root / rel).resolve() for rel in files}
+    for path in root.rglob("*.md"):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if path.resolve() not in wanted:
+            path.unlink()
+            removed += 1
+    return {"written": written, "unchanged": unchanged, "removed": removed}
+
+
+def iso(ts: dt.datetime) -> str:
+    """ISO 8601 with an explicit offset (UTC when the value is naive)."""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=dt.UTC)
+    return ts.isoformat()
+
+
+# --------------------------------------------------------------------------- run metadata
+
+
+def machine_info() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "python": sys.version.split()[0],
+    }
+    try:
+        import psutil
+
+        info["ram_gb"] = round(psutil.virtual_memory().total / 2**30, 1)
+    except Exception:  # psutil is a bench nicety, not a requirement
+        pass
+    return info
+
+
+def git_info() -> dict[str, Any]:
+    """Commit and dirty flag, read-only git calls; None when not a repo or no commit yet."""
+
+    def run(*args: str) -> str | None:
+        try:
+            out = subprocess.run(
+                ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = run("rev-parse", "HEAD")
+    status = run("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def library_info() -> dict[str, Any]:
+    try:
+        import vault_memory
+    except Exception as exc:  # pragma: no cover - only when the core is broken
+        return {"error": repr(exc)}
+    return {"version": getattr(vault_memory, "__version__", None), "chunking_fingerprint": chunking_fingerprint()}
+
+
+def peak_rss_mb() -> float | None:
+    try:
+        import resource
+
+        # ru_maxrss is KiB on Linux.
+        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    except Exception:
+        return None
+
+
+# --------------------------------------------------------------------------- result files
+
+
+@dataclass
+class Result:
+    """One runner's output: JSON for machines, a Markdown section for the README."""
+
+    name: str
+    opts: RunOptions
+    params: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    markdown: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "quick": self.opts.quick,
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "seconds": round(time.time() - self.started, 1),
+            "machine": machine_info(),
+            "git": git_info(),
+            "library": library_info(),
+            "peak_rss_mb": peak_rss_mb(),
+            "params": {"embedder": self.opts.embedder_name, **self.params},
+            "results": self.results,
+        }
+
+    def write(self) -> tuple[Path, Path]:
+        out = self.opts.out
+        out.mkdir(parents=True, exist_ok=True)
+        stem = f"{self.name}.quick" if self.opts.quick else self.name
+        payload = self.payload()
+        json_path = out / f"{stem}.json"
+        md_path = out / f"{stem}.md"
+        _atomic_write(
+            json_path,
+            json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n",
+        )
+        _atomic_write(md_path, self.render_markdown(payload))
+        return json_path, md_path
+
+    def render_markdown(self, payload: Mapping[str, Any]) -> str:
+        m = payload["machine"]
+        g = payload["git"]
+        commit = (g.get("commit") or "uncommitted")[:10] + (
+            " (dirty)" if g.get("dirty") else ""
+        )
+        params = ", ".join(f"{k}={v}" for k, v in payload["params"].items())
+        head = [
+            f"### {self.name}{' (quick)' if self.opts.quick else ''}",
+            "",
+            f"_{payload['date']} · commit {commit} · {m.get('cpu_count')} CPUs · {m.get('platform')} · "
+            f"Python {m.get('python')} · {payload['seconds']} s_",
+            "",
+            f"Parameters: {params}",
+            "",
+        ]
+        return "\n".join(head + self.markdown).rstrip() + "\n"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """A Markdown table; floats print with three decimals."""
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3f}"
+        return "" if v is None else str(v)
+
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+# --------------------------------------------------------------------------- library access
+
+
+# The index reconciles by file hash, so a cached index built by an older chunker would keep its
+# old chunks for unchanged notes. Before reusing one we re-chunk a sample of the vault with the
+# current code and compare; only a real change in chunk output forces a rebuild (re-embedding
+# SciFact costs half an hour, so a comment edit in markdown.py must not).
+CHUNKING_SOURCES = ("vault_memory/markdown.py", "vault_memory/notefile.py")
+FINGERPRINT_FILE = "bench-fingerprint.json"
+PROBE_NOTES = 40
+PROBE_BODIES = (
+    "\n".join(f"D1:{i} Ann: Turn number {i} of a long paragraph. It has two sentences." for i in range(60)),
+    "# Title\n\nIntro.\n\n## Part\n\n- item one\n- item two\n\n```py\nprint(1)\n```\n\n" + "word " * 600,
+)
+
+
+def chunking_fingerprint() -> str:
+    """Hash of the chunking sources (recorded in results; a fallback when probing fails)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for rel in CHUNKING_SOURCES:
+        path = REPO / rel
+        h.update(rel.encode())
+        h.update(path.read_bytes() if path.is_file() else b"missing")
+    return h.hexdigest()[:16]
+
+
+def chunking_probe(vault: Path, embedder: str) -> str:
+    """Hash of the current code's chunks for a fixed sample of the vault's notes."""
+    import hashlib
+
+    try:
+        from vault_memory.embedders import make_embedder
+        from vault_memory.markdown import chunk_body
+        from vault_memory.notefile import parse_note
+
+        emb = make_embedder(embedder)
+        files = sorted(p for p in vault.rglob("*.md")
+                       if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+        sample = files[:: max(1, len(files) // PROBE_NOTES)][:PROBE_NOTES]
+        bodies = [parse_note(p.relative_to(vault).as_posix(), p.read_bytes()).body for p in sample]
+        h = hashlib.sha256()
+        for body in [*bodies, *PROBE_BODIES]:
+            for chunk in chunk_body(body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens):
+                h.update(repr(chunk).encode())
+        return "probe:" + h.hexdigest()[:16]
+    except Exception as exc:  # the internals moved: fall back to hashing the sources
+        log(f"  chunking probe failed ({exc!r}); using the source hash")
+        return "source:" + chunking_fingerprint()
+
+
+def ensure_fresh_index(index_dir: Path, vault: Path, embedder: str) -> bool:
+    """Wipe a cached index whose chunks the current code would cut differently; True when wiped."""
+    want = {"chunking": chunking_fingerprint(), "probe": chunking_probe(vault, embedder), "embedder": embedder}
+    marker = index_dir / FINGERPRINT_FILE
+    wiped = False
+    if index_dir.exists():
+        try:
+            have = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            have = {}
+        same = have.get("embedder") == embedder and (
+            have.get("probe") == want["probe"]
+            # markers written before probing existed: trust an identical source hash
+            or ("probe" not in have and have.get("chunking") == want["chunking"]))
+        if not same:
+            log(f"  index {index_dir.name}: chunked by other code or another embedder; rebuilding from scratch")
+            import shutil
+
+            shutil.rmtree(index_dir)
+            wiped = True
+    index_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(want) + "\n", encoding="utf-8")
+    return wiped
+
+
+@contextmanager
+def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
+    """Open a read-only Memory over a generated vault with its cached index."""
+    from vault_memory import Config, Memory
+
+    ensure_fresh_index(index_dir, vault, embedder)
+    cfg = Config(
+        vault=vault,
+        index_dir=index_dir,
+        embedder=embedder,
+        assign_ids=False,
+        read_only=True,
+    )
+    with Memory(cfg) as mem:
+        yield mem
+
+
+def index_report(rep: Any) -> dict[str, Any]:
+    """The scalar fields of an IndexReport (lists become counts), whatever its exact shape."""
+    raw = rep.to_dict() if hasattr(rep, "to_dict") else {
+        n: getattr(rep, n) for n in dir(rep) if not n.startswith("_") and not callable(getattr(rep, n, None))}
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        if isinstance(value, float):
+            out[name] = round(value, 3)
+        elif isinstance(value, (int, str, bool)) or value is None:
+            out[name] = value
+        elif isinstance(value, dict) and all(isinstance(v, (int, float, str)) for v in value.values()):
+            out[name] = dict(value)
+        elif isinstance(value, (list, tuple, set, dict)):
+            out[name] = len(value)
+    return out
+
+
+def chunk_sanity(vault: Path, report: Mapping[str, Any], max_words: int = 250) -> dict[str, Any]:
+    """Words per indexed chunk; warns when chunks could not hold the vault's text (text was dropped)."""
+    words = sum(len(p.read_text(encoding="utf-8").split()) for p in vault.rglob("*.md"))
+    chunks = int(report.get("chunks") or report.get("chunks_written") or 0)
+    per = round(words / chunks, 1) if chunks else None
+    if per is not None and per > max_words:
+        log(f"  WARNING: {vault.name}: {per} words per chunk (> {max_words}); the chunker may be dropping text")
+    return {"vault_words": words, "words_per_chunk": per}
+
+
+def cache_key(*parts: str) -> str:
+    """A folder name from parts such as dataset, slice and embedder ("ollama:nomic" is made safe)."""
+    import re
+
+    return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", p) for p in parts)
+
+
+def progress_printer(label: str) -> Any:
+    """A progress callback that prints to stderr at most every 5 s; tolerant of any signature."""
+    last = [0.0]
+
+    def cb(*args: Any, **kwargs: Any) -> None:
+        now = time.time()
+        if now - last[0] < 5:
+            return
+        last[0] = now
+        if len(args) == 2 and all(isinstance(a, int) for a in args) and args[1]:
+            shown = f"{args[0]:,}/{args[1]:,} ({100 * args[0] / args[1]:.0f}%)"
+        else:
+            shown = " ".join([*(str(a) for a in args), *(f"{k}={v}" for k, v in kwargs.items())])
+        print(f"  [{label}] {shown}", file=sys.stderr, flush=True)
+
+    return cb
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

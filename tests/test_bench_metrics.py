@@ -1,0 +1,102 @@
+"""Hand-computed cases for bench/metrics.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bench import metrics
+
+
+def test_ndcg_perfect_and_empty():
+    assert metrics.ndcg_at_k(["a", "b"], {"a": 1, "b": 1}, 10) == pytest.approx(1.0)
+    assert metrics.ndcg_at_k([], {"a": 1}, 10) == 0.0
+    assert metrics.ndcg_at_k(["x", "y"], {}, 10) == 0.0
+
+
+def test_ndcg_single_relevant_at_rank_3():
+    # DCG = 1/log2(4) = 0.5; IDCG = 1/log2(2) = 1.
+    assert metrics.ndcg_at_k(["x", "y", "a"], {"a": 1}, 10) == pytest.approx(0.5)
+
+
+def test_ndcg_graded_gain_is_linear_like_trec_eval():
+    # qrels a=2, b=1. Run: b, a.
+    # DCG = 1/1 + 2/log2(3); IDCG = 2/1 + 1/log2(3).
+    dcg = 1 + 2 / math.log2(3)
+    idcg = 2 + 1 / math.log2(3)
+    assert metrics.ndcg_at_k(["b", "a"], {"a": 2, "b": 1}, 10) == pytest.approx(dcg / idcg)
+
+
+def test_ndcg_cutoff_and_ideal_from_qrels():
+    # Two relevant docs, only one retrieved within k=2: DCG = 1/log2(3); IDCG = 1 + 1/log2(3).
+    got = metrics.ndcg_at_k(["x", "a", "b"], {"a": 1, "b": 1}, 2)
+    assert got == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+
+
+def test_ndcg_ignores_zero_judgements_and_duplicates():
+    assert metrics.ndcg_at_k(["n", "a"], {"a": 1, "n": 0}, 10) == pytest.approx(1 / math.log2(3))
+    # A duplicate id must not earn gain twice.
+    assert metrics.ndcg_at_k(["a", "a"], {"a": 1}, 10) == pytest.approx(1.0)
+
+
+def test_ndcg_rejects_bad_k():
+    with pytest.raises(ValueError):
+        metrics.ndcg_at_k(["a"], {"a": 1}, 0)
+
+
+def test_recall_at_k():
+    assert metrics.recall_at_k(["a", "x", "b"], {"a", "b", "c"}, 2) == pytest.approx(1 / 3)
+    assert metrics.recall_at_k(["a", "x", "b"], {"a", "b", "c"}, 3) == pytest.approx(2 / 3)
+    assert metrics.recall_at_k(["a"], {"a": 1, "z": 0}, 5) == 1.0  # qrels mapping: zero is not relevant
+    assert metrics.recall_at_k(["a"], set(), 5) == 0.0
+
+
+def test_evidence_recall():
+    units = [["D1:1", "D1:2"], ["D2:5"], ["D3:1", "D1:3"]]
+    gold = ["D1:2", "D1:3", "D4:4"]
+    assert metrics.evidence_recall(units, gold, 1) == pytest.approx(1 / 3)
+    assert metrics.evidence_recall(units, gold, 2) == pytest.approx(1 / 3)
+    assert metrics.evidence_recall(units, gold, 3) == pytest.approx(2 / 3)
+    assert metrics.evidence_recall(units, ["D1:1", "D1:1"], 1) == 1.0  # duplicates in gold count once
+    assert metrics.evidence_recall(units, [], 3) == 0.0
+
+
+def test_flatten_units_budget():
+    units = [["D1:1", "D1:2"], ["D1:2", "D2:5"], ["D3:1"]]
+    flat = metrics.flatten_units(units)
+    assert flat == ["D1:1", "D1:2", "D2:5", "D3:1"]
+    assert metrics.recall_at_k(flat, ["D2:5", "D3:1"], 3) == pytest.approx(0.5)
+
+
+def test_newer_first():
+    st = ["old", "mid", "new"]
+    assert metrics.newer_first(["new", "x", "old", "mid"], st)
+    assert not metrics.newer_first(["old", "new", "mid"], st)
+    assert metrics.newer_first(["x", "new"], st)  # older ones not retrieved do not count against it
+    assert not metrics.newer_first(["old", "mid"], st)  # newest missing
+    with pytest.raises(ValueError):
+        metrics.newer_first(["a"], [])
+
+
+def test_all_in_top_k():
+    assert metrics.all_in_top_k(["a", "b", "c"], ["b", "a"], 2)
+    assert not metrics.all_in_top_k(["a", "x", "b"], ["b", "a"], 2)
+
+
+def test_percentiles_match_numpy_linear():
+    vals = [5, 1, 4, 2, 3]
+    assert metrics.median(vals) == 3
+    assert metrics.median([1, 2, 3, 4]) == pytest.approx(2.5)
+    # numpy.percentile(range(1, 21), 95) == 19.05
+    assert metrics.p95(range(1, 21)) == pytest.approx(19.05)
+    assert metrics.percentile([7], 95) == 7
+    assert metrics.percentile(vals, 0) == 1 and metrics.percentile(vals, 100) == 5
+    with pytest.raises(ValueError):
+        metrics.median([])
+
+
+def test_mean():
+    assert metrics.mean([1, 2, 3]) == 2
+    assert metrics.mean([]) == 0.0
+    assert metrics.mean([True, False, False, True]) == 0.5
