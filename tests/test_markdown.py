@@ -574,3 +574,40 @@ def test_headings_only_with_shortened_header_keeps_every_heading() -> None:
     chunks = chunk_body(body, max_tokens=8, target_tokens=1)
     assert [c.text for c in chunks] == ["#\n# 0:"]
     check_chunks(body, chunks, 8, approx_tokens)
+
+
+def test_giant_paragraph_of_lines_splits_on_lines() -> None:
+    # A log / day's notes: one entry per source line, no blank lines, several sentences per line.
+    entries = [f"E{i} note: the {words(8, i)} was checked. Then the {words(5, i + 1)} ran." for i in range(120)]
+    body = "# Log\n\n" + "\n".join(entries) + "\n"
+    chunks = chunk_body(body, max_tokens=100, target_tokens=80)
+    assert len(chunks) > 10
+    for chunk in chunks:
+        assert all(line in entries for line in content_of(chunk).split("\n"))  # no line cut in half
+    assert "\n".join(content_of(c) for c in chunks) == "\n".join(entries)
+    check_chunks(body, chunks, 100, approx_tokens)
+
+
+def test_giant_line_of_a_line_paragraph_falls_back_to_sentences() -> None:
+    long_line = " ".join(f"Sentence {i} talks about the {words(12, i)}." for i in range(40))
+    body = "first line\n" + long_line + "\nLast line\n"
+    chunks = chunk_body(body, max_tokens=100, target_tokens=80)
+    assert all(c.text.startswith(("Sentence ", "first line", "Last line")) for c in chunks)
+    assert any(c.text.startswith("Sentence 0 ") for c in chunks)  # the long line starts its own chunk
+    check_chunks(body, chunks, 100, approx_tokens)
+
+
+def test_hard_wrapped_prose_still_splits_on_sentences() -> None:
+    import textwrap
+
+    sentences = [f"Sentence {i} talks about the {words(12, i)} again." for i in range(100)]
+    wrapped = textwrap.fill(" ".join(sentences), 72)
+    assert "\n" in wrapped
+    body = "# Essay\n\n" + wrapped + "\n"
+    chunks = chunk_body(body, max_tokens=100, target_tokens=80)
+    assert len(chunks) > 5
+    for chunk in chunks:
+        content = " ".join(content_of(chunk).split())  # a sentence may start just before a wrap
+        assert content.startswith("Sentence ")
+        assert content.endswith(".")
+    check_chunks(body, chunks, 100, approx_tokens)

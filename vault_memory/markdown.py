@@ -32,6 +32,7 @@ from vault_memory.errors import ConfigError
 __all__ = [
     "Chunk",
     "NoteInfo",
+    "TARGET_TOKENS",
     "approx_tokens",
     "chunk_body",
     "extract_info",
@@ -326,12 +327,39 @@ class Chunk:
     start_line: int
 
 
+# Chunks are packed up to this many tokens (max_tokens stays the hard cap). On LoCoMo
+# (bench/chunk_experiment.py, MiniLM) 96 rather than 200 widened hybrid's lead over BM25
+# at evidence R@10 from +0.024 to +0.051, but halved the text per hit (chunk-level R@10 of
+# every mode dropped, 0.817 -> 0.740 hybrid) and is untested on SciFact: 200 stays until it is.
+TARGET_TOKENS = 200
+
 _HEADING_SEP = " > "
 _ELLIPSIS = "…"
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 _LINE_END_RE = re.compile(r"\n")
 _SPACE_RE = re.compile(r"\s+")
+_QUOTE_INDENT_RE = re.compile(r"^[\s>]*")  # blockquote markers and indentation in front of a line
 _PROSE_BLOCKS = frozenset({"paragraph_open", "heading_open", "inline"})
+
+
+def _line_structured(text: str) -> bool:
+    """Are the source lines of this paragraph units of meaning, not just a wrap width?
+
+    A paragraph with soft line breaks is either a list of lines (a log, a daily note, a
+    list without markers) or hard-wrapped prose. A break looks like wrapping when the next
+    line's first word would not have fitted on the line (against the longest line) and the
+    next line carries on in lower case; when at least half of the breaks look like that,
+    the lines are treated as wrapping and the paragraph is split on sentences instead.
+    """
+    lines = [_QUOTE_INDENT_RE.sub("", ln).rstrip() for ln in text.split("\n")]
+    lines = [ln for ln in lines if ln]
+    if len(lines) < 2:
+        return False
+    width = max(len(ln) for ln in lines)
+    wrapped = sum(
+        len(a) + 1 + len(b.split(None, 1)[0]) > width and b[0].islower() for a, b in itertools.pairwise(lines)
+    )
+    return 2 * wrapped < len(lines) - 1
 
 
 @dataclass(frozen=True)
@@ -339,7 +367,7 @@ class _Unit:
     start: int  # character offsets into the body: [start, end)
     end: int
     node: _Node | None = None  # the block this unit holds, if it is exactly one block
-    mode: str = "block"  # how it was produced: block | sentences | lines | words
+    mode: str = "block"  # how it was produced: block | sentences | lines | text_lines | words
 
 
 @dataclass(frozen=True)
@@ -490,12 +518,16 @@ class _Chunker:
                     return tiles
                 if tiles[0].node is not None:  # a wrapper around one block: look inside
                     return self.split(tiles[0])
-            if unit.node.token.type in _PROSE_BLOCKS:
-                order = (sentences, words)
-            else:
+            if unit.node.token.type not in _PROSE_BLOCKS:
                 order = (lines, words)
+            elif _line_structured(self.body[unit.start : unit.end]):
+                order = ((_LINE_END_RE, "text_lines"), sentences, words)
+            else:
+                order = (sentences, words)
         elif unit.mode == "block":
             order = (lines, sentences, words)
+        elif unit.mode == "text_lines":
+            order = (sentences, words)
         elif unit.mode in ("sentences", "lines"):
             order = (words,)
         else:
@@ -586,14 +618,14 @@ class _Chunker:
 
 # Bump when chunk_body's output changes for the same input: the index re-chunks every note
 # (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"  # 2: multi-line paragraphs split at lines before sentences
 
 
 def chunk_body(
     body: str,
     *,
     max_tokens: int = 256,
-    target_tokens: int = 200,
+    target_tokens: int = TARGET_TOKENS,
     count_tokens: Callable[[str], int] | None = None,
 ) -> list[Chunk]:
     """Cut a note body into heading-scoped chunks of at most `max_tokens`.
@@ -602,7 +634,9 @@ def chunk_body(
     chunk. Longer sections are split on block boundaries (list items, quote
     children, paragraphs, code blocks), packed greedily up to `target_tokens`;
     a block that alone exceeds `max_tokens` is split on sentences (or lines for
-    code and tables), then whitespace, then characters. Nothing is dropped:
+    code and tables, and for a paragraph whose soft line breaks are not just
+    hard wrapping, e.g. a log or a day's notes one per line), then whitespace,
+    then characters. Nothing is dropped:
     chunk contents together hold every non-whitespace character of the body,
     except heading lines, which are carried by each chunk's heading path line.
     Deterministic; a blank body gives ``[]``.
