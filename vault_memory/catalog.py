@@ -169,6 +169,10 @@ class Catalog:
                 out[row.node_id] = row
         return out
 
+    def entries(self) -> list[tuple[str, str, str, str]]:
+        """(node_id, path, file_hash, body_hash) of every note: what planning needs, nothing decoded."""
+        return [tuple(r) for r in self.db.execute("SELECT node_id, path, file_hash, body_hash FROM notes")]
+
     def path_hashes(self) -> dict[str, tuple[str, str, str]]:
         """path -> (file_hash, body_hash, node_id): all a no-op reconcile needs."""
         return {p: (f, b, n) for p, f, b, n in self.db.execute("SELECT path, file_hash, body_hash, node_id FROM notes")}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -103,15 +104,17 @@ class Indexer:
         entries: dict[str, Entry] = {}
         parsed: dict[str, ParsedNote] = {}
         failures: dict[str, str] = {}
+        vault_dir = str(self.vault)
         if paths is None:
             candidates: Iterable[str] = iter_note_paths(self.vault, self.rules)
         else:
             candidates = sorted(p for p in set(paths) if self.rules.is_note(p) and self._is_vault_file(p))
         for rel in candidates:
-            full = self.vault / rel
+            full = os.path.join(vault_dir, rel)
             try:
-                raw = full.read_bytes()
-                mtime = full.stat().st_mtime
+                with open(full, "rb") as fh:
+                    raw = fh.read()
+                    mtime = os.fstat(fh.fileno()).st_mtime
             except OSError as exc:
                 failures[rel] = f"cannot read: {exc.strerror or exc}"
                 continue
@@ -191,12 +194,11 @@ class Indexer:
 
     # -- plan + execute -------------------------------------------------------
     def plan(self, scan: Scan) -> Plan:
-        rows = self.catalog.notes()
+        indexed = [Entry(*r) for r in self.catalog.entries()]
         if scan.scope is not None:
             # A partial scan speaks only for its paths and for the identities it found (moves).
             ids = {e.node_id for e in scan.entries}
-            rows = [r for r in rows if r.path in scan.scope or r.node_id in ids]
-        indexed = [Entry(r.node_id, r.path, r.file_hash, r.body_hash) for r in rows]
+            indexed = [e for e in indexed if e.path in scan.scope or e.node_id in ids]
         return plan_changes(scan.entries, indexed, keep=[*scan.failures, *scan.busy])
 
     def reconcile(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> IndexReport:

@@ -54,23 +54,30 @@ def iter_note_paths(vault: Path, rules: IgnoreRules) -> Iterator[str]:
     """Vault-relative paths ('/'-separated) of every note, sorted; symlinks leaving the vault are not followed."""
     root = vault.resolve()
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = [d for d in dirnames if not rules.ignored(rel_dir + d, is_dir=True)]
-        for name in filenames:
-            rel = rel_dir + name
+    # os.scandir's entries carry their type, so a no-op reconcile of 10k notes costs no extra stat per file.
+    stack: list[tuple[str, str]] = [(str(root), "")]
+    while stack:
+        path, rel_dir = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = rel_dir + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if not rules.ignored(rel, is_dir=True):
+                    stack.append((entry.path, rel + "/"))
+                continue
             if not rules.is_note(rel):
                 continue
-            full = Path(dirpath) / name
-            if full.is_symlink():
+            if entry.is_symlink():
                 try:
-                    target = full.resolve(strict=True)
+                    target = Path(entry.path).resolve(strict=True)
                 except OSError:
                     continue  # dangling link
                 if not target.is_relative_to(root) or not target.is_file():
                     continue  # never follow a link out of the vault
-            elif not full.is_file():
+            elif not entry.is_file(follow_symlinks=False):
                 continue
             found.append(rel)
     found.sort()
