@@ -88,7 +88,9 @@ def test_unrelated_turn_gives_no_block(make_memory: MemoryFactory, mini: Path, t
 
 def test_dormant_note_comes_back_only_when_matched_strongly(make_memory: MemoryFactory, mini: Path,
                                                             tmp_path: Path) -> None:
-    mem = make_memory(vault=mini, index_dir=tmp_path / "ix", prefetch_min_score=0.05)
+    # The fake embedder's cosines run high for short texts (a two-word query scores ~0.6), so
+    # the cap calibrated for MiniLM (0.5) is raised to keep "loose" loose on this scale.
+    mem = make_memory(vault=mini, index_dir=tmp_path / "ix", prefetch_min_score=0.05, reactivate_cap=0.9)
     mem.index()
     loose = mem.prefetch("espresso morning", now=NOW)
     assert "Memory/espresso-machine.md" not in [e.path for e in loose.entries]

@@ -44,6 +44,7 @@ class Config:
     dormant_below: float = 0.1
     reactivate_similarity: float = 0.1  # cosine to reactivate a note just below dormancy
     reactivate_slope: float = 0.12  # ... plus this per half-life beyond (calibrated on LoCoMo)
+    reactivate_cap: float = 0.5  # ... but never more: a strong match (MiniLM) always brings a note back
     promote_after_days: int = 3
     rehearsal_coalesce_seconds: float = 600.0
     # Agent write path.

@@ -114,7 +114,7 @@ class DecayModel:
     promote_after_days: int = 3
     reactivate_similarity: float = 0.1
     reactivate_slope: float = 0.12
-    reactivate_cap: float = 0.9
+    reactivate_cap: float = 0.5  # a strong match (MiniLM cosine >= 0.5) always reactivates, however old
 
     def reactivation_threshold(self, strength: float) -> float:
         """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.

@@ -85,7 +85,8 @@ class Memory:
         self.rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
         self.decay = DecayModel(self.config.half_life_short_days, self.config.half_life_long_days,
                                 self.config.dormant_below, self.config.promote_after_days,
-                                self.config.reactivate_similarity, self.config.reactivate_slope)
+                                self.config.reactivate_similarity, self.config.reactivate_slope,
+                                self.config.reactivate_cap)
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
