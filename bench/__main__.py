@@ -1,7 +1,8 @@
 """python -m bench <name|all> [--quick] [--data DIR] [--out DIR] [--embedder NAME] [--notes N]
 
 Runners: scifact, locomo (third-party data, read in place from --data), updates and scale
-(generated here). `all --quick` runs every runner on small slices with the fake embedder;
+(generated here), ann (HNSW vs exact search) and cold (fresh-process CLI recall).
+`all --quick` runs every runner on small slices with the fake embedder;
 CI runs that. Results go to <out>/<name>.json and <name>.md (<name>.quick.* in quick mode).
 """
 
@@ -21,6 +22,8 @@ RUNNERS = {
     "locomo": ("bench.run_locomo", "locomo"),
     "updates": ("bench.run_updates", None),
     "scale": ("bench.run_scale", None),
+    "ann": ("bench.run_ann", None),
+    "cold": ("bench.run_cold", None),
 }
 
 
@@ -36,10 +39,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default bench/results)")
     parser.add_argument("--cache", type=Path, default=CACHE, help="generated vaults and indexes (default bench/.cache)")
     parser.add_argument("--embedder", default=None, help='embedder spec (default "fake" with --quick, else "minilm")')
-    parser.add_argument("--notes", type=int, default=None, help="scale runner: notes in the synthetic vault")
+    parser.add_argument("--notes", default=None,
+                        help="scale runner: notes in the synthetic vault, or a comma list (1000,10000)")
+    parser.add_argument("--vectors", type=int, default=None, help="ann runner: add a synthetic set of N vectors")
+    parser.add_argument("--noise", type=float, default=None,
+                        help="ann runner: spread of the synthetic clusters "
+                             "(0.9 default; about 3-4 is near-uniform, hard)")
+    parser.add_argument("--repeats", type=int, default=None, help="scale/cold runners: repeats per measurement")
     args = parser.parse_args(argv)
 
-    extra = {"notes": str(args.notes)} if args.notes else {}
+    extra = {k: str(v) for k, v in (("notes", args.notes), ("vectors", args.vectors), ("repeats", args.repeats),
+                                                  ("noise", args.noise))
+             if v}
     opts = RunOptions(quick=args.quick, data=args.data.resolve(), out=args.out, cache=args.cache,
                       embedder=args.embedder, extra=extra)
     names = list(RUNNERS) if args.name == "all" else [args.name]

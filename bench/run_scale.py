@@ -1,90 +1,287 @@
-"""Indexing and query cost on a synthetic vault: first index, no-op reconcile, 1% edits, latency.
+"""Indexing and query cost on synthetic vaults of several sizes: first index, no-op reconcile,
+1% edits, warm recall latency, peak RSS, and a plot of how they grow.
 
-Relevance is not measured here (the text is random words); use scifact/locomo/updates for that.
+`python -m bench scale --notes 1000,10000`. By default the vectors are FAKE (`fake:384`: the
+feature-hashing test embedder at MiniLM's dimension), so index times measure the pipeline
+(scan, parse, chunk, catalog, Chroma HNSW inserts) without model cost; MiniLM's own throughput
+is reported next to them from bench/results/embed_compare.json (pass `--embedder minilm` to
+pay it for real). Relevance is not measured here (the text is random words).
+
+Each size runs in two fresh subprocesses so their peak RSS figures are separate: one indexes
+(first index, 3 no-op reconciles, a 1% edit reconcile), the other serves recall (opens the
+index, reconciles as the CLI would, then times warm recall with the modes interleaved per
+query so machine load hits them alike).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import json
+import os
+import resource
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from . import metrics
-from .harness import Result, RunOptions, cache_key, index_report, log, open_memory, peak_rss_mb, progress_printer, table
+from .harness import BENCH, REPO, Result, RunOptions, cache_key, index_report, log, table
 from .synth import build_synth, edit_notes, sample_queries
 
 MODES = ("bm25", "dense", "hybrid")
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+NOOP_REPEATS = 3
 
 
 def _dir_mb(path: Path) -> float:
     return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20, 2)
 
 
-def run(opts: RunOptions) -> Result:
-    res = Result("scale", opts)
-    n = int(opts.extra.get("notes") or (200 if opts.quick else 1000))
-    n_queries = 30 if opts.quick else 100
-    vault = opts.cache / "vaults" / cache_key("synth", str(n))
-    index_dir = opts.cache / "index" / cache_key("synth", str(n), opts.embedder_name, "scale")
-    synth = build_synth(vault, n)  # restores any notes a previous run edited
-    shutil.rmtree(index_dir, ignore_errors=True)  # the first index is what we time
-    res.params.update(notes=n, words=synth.words, queries=n_queries, edit_fraction=0.01, vault=str(vault))
+def _rss_peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _rss_now_mb() -> float:
+    try:
+        import psutil
+
+        return round(psutil.Process().memory_info().rss / 2**20, 1)
+    except Exception:
+        return float("nan")
+
+
+def _open(vault: Path, index_dir: Path, embedder: Any) -> Any:
+    from vault_memory import Config, Memory
+
+    cfg = Config(vault=vault, index_dir=index_dir, embedder=embedder if isinstance(embedder, str) else "fake",
+                 assign_ids=False, read_only=True)
+    return Memory(cfg) if isinstance(embedder, str) else Memory(cfg, embedder=embedder)
+
+
+class Recording:
+    """Wraps an embedder and records every text it is asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: Any) -> Any:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+# --------------------------------------------------------------------------- workers (subprocesses)
+
+
+def worker_index(vault: Path, index_dir: Path, embedder: str, repeats: int) -> dict[str, Any]:
+    """First index from nothing, no-op reconciles, and a reconcile after editing 1% of notes."""
+    from vault_memory.embedders import make_embedder
+
     out: dict[str, Any] = {}
-
+    shutil.rmtree(index_dir, ignore_errors=True)
     t = time.perf_counter()
-    with open_memory(vault, index_dir, opts.embedder_name) as mem:
-        out["open_seconds_cold"] = round(time.perf_counter() - t, 3)
-        rep = mem.index(progress=progress_printer("scale index"))
+    with _open(vault, index_dir, embedder) as mem:
+        rep = mem.index(progress=None)
         out["first_index"] = index_report(rep)
-        out["first_index_wall_seconds"] = round(time.perf_counter() - t, 2)
-    log(f"scale: first index {out['first_index']}")
+        out["chunks"] = mem.catalog.chunk_count()
+        out["notes"] = len(mem.catalog.notes())
+    out["first_index_seconds"] = round(time.perf_counter() - t, 2)
+    out["peak_rss_index_mb"] = _rss_peak_mb()
+    log(f"  [index worker] first index {out['first_index_seconds']}s, {out['chunks']} chunks, "
+        f"peak RSS {out['peak_rss_index_mb']} MB")
 
-    t = time.perf_counter()
-    with open_memory(vault, index_dir, opts.embedder_name) as mem:
-        out["open_seconds_warm"] = round(time.perf_counter() - t, 3)
+    noop, noop_open = [], []
+    for _ in range(repeats):
         t = time.perf_counter()
-        out["noop_reconcile"] = index_report(mem.index(progress=None))
-        out["noop_reconcile_wall_seconds"] = round(time.perf_counter() - t, 3)
+        with _open(vault, index_dir, embedder) as mem:
+            t1 = time.perf_counter()
+            r = index_report(mem.index(progress=None))
+            noop.append(time.perf_counter() - t1)
+            noop_open.append(t1 - t)
+            assert r.get("texts_embedded") == 0, r
+    out["noop_reconcile_seconds"] = [round(x, 3) for x in noop]
+    out["noop_reconcile_median"] = round(metrics.median(noop), 3)
+    out["open_seconds_median"] = round(metrics.median(noop_open), 3)
 
+    rec = Recording(make_embedder(embedder))
+    with _open(vault, index_dir, rec) as mem:
+        before_cached = {h for (h,) in mem.catalog.db.execute("SELECT text_hash FROM vectors")}
         edited = edit_notes(vault, 0.01, seed=1)
         t = time.perf_counter()
-        out["edit_reconcile"] = index_report(mem.index(progress=None))
-        out["edit_reconcile_wall_seconds"] = round(time.perf_counter() - t, 3)
-        out["edited_notes"] = len(edited)
+        rep = index_report(mem.index(progress=None))
+        out["edit_reconcile_seconds"] = round(time.perf_counter() - t, 3)
+        want: list[str] = []
+        for rel in edited:
+            row = mem.catalog.note_by_path(rel)
+            assert row is not None, rel
+            want += [c.text for c in mem.catalog.chunks_of(row.node_id) if c.text_hash not in before_cached]
+    # duplicates within one call are embedded once, so compare as sets and count
+    out["edit_reconcile"] = rep
+    out["edited_notes"] = len(edited)
+    out["edit_texts_embedded"] = len(rec.texts)
+    out["edit_changed_chunks"] = len(set(want))
+    out["edit_embedded_exactly_changed"] = sorted(rec.texts) == sorted(set(want))
+    out["peak_rss_index_worker_mb"] = _rss_peak_mb()
+    return out
 
-        lat: dict[str, list[float]] = {m: [] for m in MODES}
+
+def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) -> dict[str, Any]:
+    """A fresh serving process: open, reconcile (no-op), then warm recall latency per mode."""
+    out: dict[str, Any] = {"rss_start_mb": _rss_now_mb()}
+    t = time.perf_counter()
+    with _open(vault, index_dir, embedder) as mem:
+        r = index_report(mem.index(progress=None))
+        out["open_and_reconcile_seconds"] = round(time.perf_counter() - t, 3)
+        out["reconcile_texts_embedded"] = r.get("texts_embedded")
         queries = sample_queries(n_queries)
-        for mode in MODES:
-            mem.recall(queries[0], k=10, mode=mode, decay=False, now=NOW, touch=False)  # warm-up
-            for q in queries:
+        for mode in MODES:  # warm-up
+            mem.recall(queries[-1], k=10, mode=mode, decay=True, now=NOW, touch=False)
+        lat: dict[str, list[float]] = {m: [] for m in MODES}
+        for q in queries:
+            for mode in MODES:  # interleaved: load spikes hit every mode alike
                 t = time.perf_counter()
                 mem.recall(q, k=10, mode=mode, decay=True, now=NOW, touch=False)
                 lat[mode].append((time.perf_counter() - t) * 1000)
-        out["latency_ms"] = {m: {"median": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)}
+        out["latency_ms"] = {m: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)}
                              for m, v in lat.items()}
-    out["index_mb"] = _dir_mb(index_dir)
-    out["vault_mb"] = _dir_mb(vault)
-    out["peak_rss_mb"] = peak_rss_mb()
-    res.results.update(out)
+        out["rss_serving_mb"] = _rss_now_mb()
+    out["peak_rss_serve_mb"] = _rss_peak_mb()
+    return out
 
-    first = out["first_index"]
-    rows = [
-        ["first index", out["first_index_wall_seconds"], first.get("texts_embedded", first.get("chunks_embedded"))],
-        ["no-op reconcile", out["noop_reconcile_wall_seconds"],
-         out["noop_reconcile"].get("texts_embedded", out["noop_reconcile"].get("chunks_embedded"))],
-        [f"reconcile after editing {len(edited)} notes", out["edit_reconcile_wall_seconds"],
-         out["edit_reconcile"].get("texts_embedded", out["edit_reconcile"].get("chunks_embedded"))],
-    ]
-    lat_rows = [[m, v["median"], v["p95"]] for m, v in out["latency_ms"].items()]
-    res.markdown += [
-        f"Synthetic vault: {n} notes, {synth.words:,} words; index {out['index_mb']} MB on disk; "
-        f"peak RSS {out['peak_rss_mb']} MB.",
+
+def _subprocess(kind: str, *args: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench.run_scale", kind, *args]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{kind} worker failed:\n{proc.stderr[-3000:]}")
+    sys.stderr.write(proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def _minilm_throughput() -> dict[str, Any] | None:
+    path = BENCH / "results" / "embed_compare.json"
+    try:
+        ours = json.loads(path.read_text(encoding="utf-8"))["ours"]
+        return {"chunks_per_s": ours["chunks_per_s"], "tokens_per_s": ours["tokens_per_s"], "source": str(path)}
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _plot(points: list[dict[str, Any]], path: Path, embedder: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    xs = [p["notes"] for p in points]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.plot(xs, [p["first_index_seconds"] for p in points], "o-", label="first index")
+    a.plot(xs, [p["noop_reconcile_median"] for p in points], "s-", label="no-op reconcile")
+    a.plot(xs, [p["edit_reconcile_seconds"] for p in points], "^-", label="1% edit reconcile")
+    a.set(xscale="log", yscale="log", xlabel="notes", ylabel="seconds", title=f"Indexing ({embedder} vectors)")
+    a.legend()
+    for mode in MODES:
+        b.plot(xs, [p["latency_ms"][mode]["p50"] for p in points], "o-", label=f"{mode} p50")
+    b.axhline(50, color="grey", ls=":", label="target 50 ms @10k")
+    b.set(xscale="log", xlabel="notes", ylabel="ms", title="Warm recall latency (k=10)")
+    b.legend()
+    for ax in (a, b):
+        ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def run(opts: RunOptions) -> Result:
+    embedder = opts.embedder or ("fake" if opts.quick else "fake:384")
+    opts = dataclasses.replace(opts, embedder=embedder)
+    res = Result("scale", opts)
+    sizes = [int(x) for x in str(opts.extra.get("notes") or ("200" if opts.quick else "1000,10000")).split(",")]
+    repeats = int(opts.extra.get("repeats") or NOOP_REPEATS)
+    n_queries = 30 if opts.quick else 100
+    res.params.update(notes=sizes, queries=n_queries, edit_fraction=0.01, noop_repeats=repeats,
+                      vectors="FAKE (feature hashing, no model)" if embedder.startswith("fake") else embedder,
+                      load_at_start=_load())
+    points: list[dict[str, Any]] = []
+    for n in sizes:
+        vault = opts.cache / "vaults" / cache_key("synth", str(n))
+        index_dir = opts.cache / "index" / cache_key("synth", str(n), embedder, "scale")
+        t = time.perf_counter()
+        synth = build_synth(vault, n)  # restores any notes a previous run edited
+        log(f"scale: {n} notes ({synth.words:,} words) synced in {time.perf_counter() - t:.1f}s; indexing")
+        p: dict[str, Any] = {"notes": n, "words": synth.words}
+        p.update(_subprocess("index", str(vault), str(index_dir), embedder, str(repeats)))
+        log(f"scale: {n} notes indexed; serving")
+        p.update(_subprocess("serve", str(vault), str(index_dir), embedder, str(n_queries)))
+        p["index_mb"] = _dir_mb(index_dir)
+        p["vault_mb"] = _dir_mb(vault)
+        points.append(p)
+        res.results["points"] = points  # partial results survive a later failure
+        shown = {k: p[k] for k in ("first_index_seconds", "noop_reconcile_median", "latency_ms")}
+        log(f"scale: {n} notes: {json.dumps(shown)}")
+    res.results["load_at_end"] = _load()
+    mini = _minilm_throughput()
+    res.results["minilm_throughput"] = mini
+
+    rows = []
+    for p in points:
+        rows.append([p["notes"], p["chunks"], p["first_index_seconds"], p["noop_reconcile_median"],
+                     f"{p['edit_reconcile_seconds']} ({p['edit_texts_embedded']} texts for {p['edited_notes']} notes"
+                     f"{', exactly the changed chunks' if p['edit_embedded_exactly_changed'] else ', MISMATCH'})",
+                     p["peak_rss_index_mb"], p["peak_rss_serve_mb"], p["index_mb"]])
+    lat_rows = [[p["notes"], p["chunks"], *(p["latency_ms"][m][s] for m in MODES for s in ("p50", "p95"))]
+                for p in points]
+    fake = embedder.startswith("fake")
+    md = [
+        f"Synthetic vaults (bench/synth.py); vectors from `{embedder}`"
+        + (" — **fake vectors** (feature hashing, 384-d), so index times exclude model cost." if fake else ".")
+        + f" No-op reconcile: median of {repeats}. Each size runs in two fresh subprocesses (index; serve), "
+        "so the RSS peaks are separate. Machine: 2 cores shared with other benchmarks "
+        f"(load {res.params['load_at_start']} "
+        f"at start, {res.results['load_at_end']} at end).",
         "",
-        *table(["step", "seconds", "texts embedded"], rows),
+        *table(["notes", "chunks", "first index s", "no-op reconcile s", "1% edit reconcile s",
+                "peak RSS indexing MB", "peak RSS serving MB", "index MB"], rows),
         "",
-        *table(["recall mode (k=10, decay on)", "ms p50", "ms p95"], lat_rows),
+        *table(["notes", "chunks", *(f"{m} {s} ms" for m in MODES for s in ("p50", "p95"))], lat_rows),
     ]
+    if fake and mini:
+        md += ["", f"MiniLM embedding (from embed_compare.json, same machine): {mini['chunks_per_s']} chunks/s, "
+               f"{mini['tokens_per_s']} tokens/s; a real first index adds about chunks / {mini['chunks_per_s']} s "
+               + "(" + ", ".join(f"{p['notes']} notes: ~{p['chunks'] / mini['chunks_per_s'] / 60:.0f} min"
+                                for p in points) + "). Dense/hybrid latency above excludes the MiniLM query "
+               "embedding (one short query: a few ms once the model is loaded)."]
+    if len(points) > 1 and not opts.quick:
+        png = opts.out / "scale.png"
+        opts.out.mkdir(parents=True, exist_ok=True)
+        if _plot(points, png, embedder):
+            md += ["", "![index time and recall latency against vault size](scale.png)"]
+            res.results["plot"] = str(png)
+    res.markdown += md
     return res
+
+
+if __name__ == "__main__":  # worker entry: python -m bench.run_scale index|serve ...
+    kind, vault_s, index_s, emb, arg = sys.argv[1:6]
+    fn = worker_index if kind == "index" else worker_serve
+    result = fn(Path(vault_s), Path(index_s), emb, int(arg))
+    print(json.dumps(result, default=str))
