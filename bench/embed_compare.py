@@ -149,6 +149,8 @@ def _row(name: str, runs: list[float], n_chunks: int, n_tokens: int, **extra: An
         "median_s": round(med, 3),
         "chunks_per_s": round(n_chunks / med, 1),
         "tokens_per_s": round(n_tokens / med, 0),
+        # The fastest pass: on a shared machine, the closest to what an idle one does.
+        "best_tokens_per_s": round(n_tokens / min(runs), 0),
         **extra,
     }
 
@@ -254,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--peak-of", help=argparse.SUPPRESS)  # internal: one memory measurement
     args = ap.parse_args(argv)
     sweep = [int(b) for b in args.sweep.split(",") if b.strip()]
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
 
     ours = MiniLMEmbedder()
     chunks = make_chunks(args.chunks, ours.count_tokens)  # loads only the tokenizer
@@ -325,6 +328,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "onnxruntime": importlib.metadata.version("onnxruntime"),
             "tokenizers": importlib.metadata.version("tokenizers"),
             "chromadb": importlib.metadata.version("chromadb"),
+            "load_average_at_start": load_at_start,
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         },
         "chunks": {
@@ -349,13 +353,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp_out, args.out)
 
-    print(f"\n{'embedder':<96} {'median s':>8} {'chunks/s':>8} {'tokens/s':>8} {'peak MB':>8}")
+    print(f"\n{'embedder':<96} {'median s':>8} {'chunks/s':>8} {'tokens/s':>8} {'best t/s':>8} {'peak MB':>8}")
     for row in rows:
         peak = row.get("rss_peak_mb", float("nan"))
         print(
             f"{row['name']:<96} {row['median_s']:>8.2f} {row['chunks_per_s']:>8.1f} "
-            f"{row['tokens_per_s']:>8.0f} {peak:>8.0f}"
+            f"{row['tokens_per_s']:>8.0f} {row['best_tokens_per_s']:>8.0f} {peak:>8.0f}"
         )
+    print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs)")
     print(
         f"\nspeedup ours vs chroma-style: {speedup:.2f}x; cosine ours vs chroma-style "
         f"min {agreement.min():.5f}; wrote {args.out}"

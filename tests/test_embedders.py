@@ -231,7 +231,7 @@ def test_minilm_paraphrase_beats_unrelated(minilm: MiniLMEmbedder) -> None:
 @pytest.mark.model
 def test_minilm_batch_equals_one_by_one(minilm: MiniLMEmbedder) -> None:
     """Dynamic padding and sorting must not change any vector."""
-    small_batches = MiniLMEmbedder(batch_size=3)
+    small_batches = MiniLMEmbedder(batch_size=3, max_batch_tokens=200)
     together = small_batches.embed(MIXED)
     whole = minilm.embed(MIXED)
     for i, text in enumerate(MIXED):

@@ -434,6 +434,9 @@ def _open_session(model_path: str | os.PathLike[str] | None, num_threads: int | 
     # Use every core: embedding is the slowest step of first indexing.
     options.intra_op_num_threads = num_threads or os.cpu_count() or 1
     options.inter_op_num_threads = 1
+    # No busy-waiting between operators: the indexer shares the machine with the agent, and
+    # on 2 busy cores spinning threads cost ~30% throughput (1.4k vs 2.0k tokens/s measured).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # Errors only: onnxruntime's warnings are noise to users.
     options.log_severity_level = 3
