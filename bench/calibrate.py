@@ -226,7 +226,7 @@ def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau
         if tau is not None and it["strength"] < dormant_below and it["cos"] < tau:
             continue
         if rising is not None and it["strength"] < dormant_below:
-            need = min(0.9, rising[0] + rising[1] * math.log2(dormant_below / max(it["strength"], 1e-300)))
+            need = min(0.5, rising[0] + rising[1] * math.log2(dormant_below / max(it["strength"], 1e-300)))
             if it["cos"] < need:
                 continue
         scored.append((((1 - w) * r + w * it["strength"]), it))

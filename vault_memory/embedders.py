@@ -220,10 +220,11 @@ MINILM_DIM = 384
 #: sentence-transformers runs all-MiniLM-L6-v2 with max_seq_length 256 ([CLS] and [SEP] included).
 MINILM_MAX_TOKENS = 256
 #: Batches hold at most this many texts and at most MINILM_MAX_BATCH_TOKENS padded tokens.
-#: bench/embed_compare.py on 2 cores: once texts are sorted by length, throughput (tokens/s)
-#: is flat across batch sizes 4-64, while peak memory grows with batch x length
-#: (onnxruntime keeps its arena at the peak): ~0.45 GB at 8 x 256 tokens, ~1.0 GB at
-#: 32 x 256, ~1.4 GB at 64 x 256. So short texts go 32 at a time and long ones 8.
+#: bench/embed_compare.py (300 chunks of 20-250 tokens, 2 cores): once texts are sorted by
+#: length, tokens/s is flat across batch sizes 8-64 within noise, while peak memory grows
+#: with batch x length (onnxruntime's arena keeps the peak): 0.48 GB at batch 8, 0.67 GB at
+#: 16, 1.07 GB at 32, 1.40 GB at 64. With the token cap short texts still go 32 at a time,
+#: 250-token ones 8 at a time, and the peak stays at 0.46 GB.
 MINILM_BATCH_SIZE = 32
 MINILM_MAX_BATCH_TOKENS = 2048
 
