@@ -150,35 +150,15 @@ def regroup(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: flo
     trade places so the stronger (fresher) one comes first; the set of positions is unchanged."""
     import numpy as np
 
+    from vault_memory.recall import same_subject_order
+
     head = scored[:top]
-    n = len(head)
-    if n < 2:
+    if len(head) < 2:
         return scored
     mat = np.vstack([it["vec"].astype("float32") for _, it in head])
-    sims = mat @ mat.T
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i in range(n):
-        for j in range(i + 1, n):
-            if sims[i, j] >= theta and head[i][0] - head[j][0] <= delta and head[i][1]["node"] != head[j][1]["node"]:
-                parent[find(j)] = find(i)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(find(i), []).append(i)
-    out = list(head)
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        by_strength = sorted(members, key=lambda i: (-head[i][1]["strength"], i))
-        for pos, src in zip(members, by_strength, strict=True):
-            out[pos] = head[src]
-    return out + scored[top:]
+    order = same_subject_order(mat, [score for score, _ in head], [it["strength"] for _, it in head],
+                               [it["node"] for _, it in head], theta, delta)
+    return [head[i] for i in order] + scored[top:]
 
 
 def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float,

@@ -209,12 +209,26 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
 def _fresher_first(items: list[Any], vectors: Mapping[str, np.ndarray], same_subject: float,
                    band: float) -> list[Any]:
     """Group same-subject, comparably relevant items; refill each group's positions strongest first."""
-    n = len(items)
     keys = [t[0].chunk.text_hash for t in items]
-    if n < 2 or any(h not in vectors for h in keys):
+    if len(items) < 2 or any(h not in vectors for h in keys):
         return items
     mat = np.vstack([vectors[h] for h in keys]).astype(np.float32)
-    sims = mat @ mat.T
+    order = same_subject_order(mat, [t[3] for t in items], [t[2] for t in items],
+                               [t[0].node_id for t in items], same_subject, band)
+    return [items[i] for i in order]
+
+
+def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength: Sequence[float],
+                       owners: Sequence[str], same_subject: float, band: float) -> list[int]:
+    """The permutation `rank` applies (pure; bench/calibrate.py replays it).
+
+    Items i < j (in relevance order) are about the same subject when their vectors' cosine is
+    >= `same_subject`, their relevance differs by <= `band` and they belong to different notes;
+    groups are the connected components, and each group's positions are refilled strongest
+    first. Returns `order` such that output position p holds input item order[p].
+    """
+    n = len(relevance)
+    sims = vectors @ vectors.T
     parent = list(range(n))
 
     def find(x: int) -> int:
@@ -225,19 +239,17 @@ def _fresher_first(items: list[Any], vectors: Mapping[str, np.ndarray], same_sub
 
     for i in range(n):
         for j in range(i + 1, n):
-            if (sims[i, j] >= same_subject and items[i][3] - items[j][3] <= band
-                    and items[i][0].node_id != items[j][0].node_id):
+            if sims[i, j] >= same_subject and relevance[i] - relevance[j] <= band and owners[i] != owners[j]:
                 parent[find(j)] = find(i)
     groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(find(i), []).append(i)
-    out = list(items)
+    order = list(range(n))
     for members in groups.values():
         if len(members) > 1:
-            order = sorted(members, key=lambda m: (-items[m][2], m))
-            for pos, src in zip(members, order, strict=True):
-                out[pos] = items[src]
-    return out
+            for pos, src in zip(members, sorted(members, key=lambda m: (-strength[m], m)), strict=True):
+                order[pos] = src
+    return order
 
 
 def _successors_first(items: list[Any]) -> list[Any]:
