@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import IndexStateError
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: FTS rows share their chunk's rowid
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS notes (
     id_in_file INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
-    chunk_id TEXT PRIMARY KEY,
+    rid INTEGER PRIMARY KEY,  -- also the chunks_fts rowid, so FTS rows are found without a scan
+    chunk_id TEXT NOT NULL UNIQUE,
     node_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
     heading TEXT NOT NULL,
@@ -188,8 +189,7 @@ class Catalog:
                 json.dumps(row.meta, default=str, sort_keys=True), row.mtime, int(row.id_in_file),
             ),
         )
-        self.db.execute("UPDATE chunks_fts SET title = ? "
-                        "WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE node_id = ?)",
+        self.db.execute("UPDATE chunks_fts SET title = ? WHERE rowid IN (SELECT rid FROM chunks WHERE node_id = ?)",
                         (_fts_title(row), row.node_id))
 
     def delete_note(self, node_id: str) -> list[str]:
@@ -226,23 +226,24 @@ class Catalog:
         """Set a note's chunks; returns chunk ids that no longer exist."""
         old = {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks WHERE node_id = ?", (note.node_id,))}
         self._delete_chunks(list(old))
-        self.db.executemany(
-            "INSERT INTO chunks VALUES (?,?,?,?,?,?)",
-            [(c.chunk_id, c.node_id, c.idx, c.heading, c.text, c.text_hash) for c in chunks],
-        )
         title = _fts_title(note)
-        self.db.executemany(
-            "INSERT INTO chunks_fts(chunk_id, body, title) VALUES (?,?,?)",
-            [(c.chunk_id, c.text, title) for c in chunks],
-        )
+        for c in chunks:
+            cur = self.db.execute(
+                "INSERT INTO chunks(chunk_id, node_id, idx, heading, text, text_hash) VALUES (?,?,?,?,?,?)",
+                (c.chunk_id, c.node_id, c.idx, c.heading, c.text, c.text_hash),
+            )
+            self.db.execute("INSERT INTO chunks_fts(rowid, chunk_id, body, title) VALUES (?,?,?,?)",
+                            (cur.lastrowid, c.chunk_id, c.text, title))
         return sorted(old - {c.chunk_id for c in chunks})
 
     def _delete_chunks(self, ids: list[str]) -> None:
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
+            # FTS rows go by rowid (chunk_id is UNINDEXED there: matching on it scans the table)
+            self.db.execute(
+                f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", part)
             self.db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({marks})", part)
-            self.db.execute(f"DELETE FROM chunks_fts WHERE chunk_id IN ({marks})", part)
 
     def lexical_search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better."""

@@ -106,7 +106,7 @@ class Searcher:
             marks = ",".join("?" * len(part))
             for cid, s in self.catalog.db.execute(
                 f"SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                f"AND chunk_id IN ({marks})", [q, *part]):
+                f"AND rowid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", [q, *part]):
                 out[cid] = -float(s)
         return out
 
