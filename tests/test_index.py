@@ -306,3 +306,19 @@ def test_changed_chunking_rules_rechunk_without_reembedding_known_text(make_memo
     assert mem.catalog.chunk_count() > chunks_before
     assert fake.texts_embedded - before == report.texts_embedded <= mem.catalog.chunk_count()
     assert mem.index().counts["unchanged"] == report.notes  # and then it is settled
+
+
+def test_old_schema_is_upgraded_keeping_cached_vectors(make_memory: MemoryFactory, index_dir: Path) -> None:
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    with mem.catalog.transaction():
+        mem.catalog.set_meta("schema", "0-old")
+    mem.close()
+    fresh = FakeEmbedder()
+    again = make_memory(fresh)
+    report = again.index()
+    assert report.counts["new"] == report.notes  # rebuilt from the vault ...
+    assert fresh.texts_embedded == 0  # ... without embedding anything again
+    assert again.store.ids() == again.catalog.chunk_ids()  # type: ignore[union-attr]
+    assert again.recall("ollama keep alive", k=1, touch=False)[0].path == "Inbox/ollama keep-alive.md"

@@ -10,6 +10,7 @@ Everything here is derived from the vault and can be deleted.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from .errors import IndexStateError
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "4"  # 4: FTS rows share their chunk's rowid
 
@@ -113,6 +116,7 @@ class Catalog:
                 self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
+                self._migrate()
                 self.db.executescript(_SCHEMA)
                 if self.get_meta("schema") is None:
                     self.set_meta("schema", SCHEMA_VERSION)
@@ -127,6 +131,23 @@ class Catalog:
                 f"index catalog {path} has schema {version}, this version needs {SCHEMA_VERSION}; "
                 "run `vault-memory index --rebuild`"
             )
+
+    def _migrate(self) -> None:
+        """An index from another schema version keeps only its embedding cache (the costly part):
+        everything else is rebuilt from the vault by the next reconcile, embedding nothing known."""
+        has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        if not has_meta:
+            return
+        old = self.get_meta("schema")
+        if old in (None, SCHEMA_VERSION):
+            return
+        log.warning("index catalog %s has schema %s; upgrading to %s (cached vectors are kept)",
+                    self.path, old, SCHEMA_VERSION)
+        for table in ("chunks_fts", "chunks", "notes", "failures"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self.db.execute("DELETE FROM meta WHERE key NOT IN ('embedder')")
+        self.db.execute("INSERT INTO meta(key, value) VALUES ('store_dirty', '1')")  # re-sync Chroma's ids
+        self.db.commit()
 
     def close(self) -> None:
         self.db.close()
