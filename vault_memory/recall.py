@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .catalog import Catalog, ChunkRow, NoteRow, fts_query
+from .catalog import Catalog, ChunkRow, NoteRow
 from .decay import DecayModel, MemoryState, state_from_meta
 from .embedders import Embedder
 from .errors import EmbedderError
@@ -96,28 +96,19 @@ class Searcher:
         top = np.argsort(-sims)[:n]
         return [(ids[i], float(sims[i])) for i in top]
 
-    def _lexical_for(self, query: str, chunk_ids: Sequence[str]) -> dict[str, float]:
-        q = fts_query(query)
-        if q is None or not chunk_ids:
-            return {}
-        out: dict[str, float] = {}
-        for start in range(0, len(chunk_ids), 500):
-            part = list(chunk_ids[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for cid, s in self.catalog.db.execute(
-                f"SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                f"AND rowid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", [q, *part]):
-                out[cid] = -float(s)
-        return out
-
     def search(self, query: str, *, mode: Mode = "hybrid", granularity: Granularity = "note",
                candidates: int = 100, exclude_prefixes: Sequence[str] = (),
                with_similarity: bool = True) -> list[Candidate]:
         lexical: dict[str, float] = {}
         dense: dict[str, float] = {}
         qvec: np.ndarray | None = None
+        lexical_wide: dict[str, float] = {}
         if mode in ("hybrid", "bm25"):
-            lexical = dict(self.catalog.lexical_search(query, candidates))
+            # FTS5 scores every match before it sorts, so asking for 10x the candidates costs about
+            # the same as asking for them, and gives the BM25 of most dense candidates for free.
+            ranked_lex = self.catalog.lexical_search(query, max(1000, 10 * candidates))
+            lexical = dict(ranked_lex[:candidates])
+            lexical_wide = dict(ranked_lex)
         if mode in ("hybrid", "dense"):
             qvec = self.embedder.embed([query])[0]
             dense = dict(self._dense(qvec, candidates))
@@ -137,9 +128,8 @@ class Searcher:
             vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
             dense = {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
         if mode == "hybrid":
-            # ... and BM25 via FTS5 for the dense side's candidates.
-            missing = [c for c in pool if c not in lexical]
-            lexical.update(self._lexical_for(query, missing))
+            # ... and BM25 for the dense side's candidates (0 beyond the wide lexical list).
+            lexical.update({c: lexical_wide[c] for c in pool if c not in lexical and c in lexical_wide})
         notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
         pool = [c for c in pool if chunks[c].node_id in notes
                 and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)]
