@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tests.chroma_server import ChromaServer, free_port
-from tests.conftest import NOW, MemoryFactory, snapshot
+from tests.conftest import MemoryFactory, snapshot
 from tests.test_index import (  # noqa: F401  (collected again, here against the server)
     test_body_edit_embeds_only_changed_chunks,
     test_copied_note_gets_fresh_id_with_warning,
@@ -37,7 +37,6 @@ from tests.test_index import (  # noqa: F401  (collected again, here against the
     test_second_writer_gets_clear_message,
 )
 from vault_memory import vectorstore
-from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import ConfigError, VectorStoreUnavailableError
 from vault_memory.memory import Memory
@@ -67,21 +66,14 @@ def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture()
-def make_memory(vault: Path, index_dir: Path, chroma: ChromaServer) -> Iterator[MemoryFactory]:
+def make_memory(make_memory: MemoryFactory, chroma: ChromaServer) -> MemoryFactory:
     """conftest's factory, on the module's server unless chroma_url is given (None: embedded)."""
-    opened: list[Memory] = []
 
     def factory(embedder: Any = None, **overrides: Any) -> Memory:
         overrides.setdefault("chroma_url", chroma.url)
-        cfg = Config(vault=overrides.pop("vault", vault), index_dir=overrides.pop("index_dir", index_dir),
-                     embedder="fake", **overrides)
-        mem = Memory(cfg, embedder=embedder or FakeEmbedder(), clock=lambda: NOW)
-        opened.append(mem)
-        return mem
+        return make_memory(embedder, **overrides)
 
-    yield factory
-    for mem in opened:
-        mem.close()
+    return factory
 
 
 def recall_json(mem: Memory, modes: tuple[str, ...] = ("hybrid", "dense", "bm25")) -> str:
