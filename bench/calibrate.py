@@ -21,7 +21,6 @@ from typing import Any
 from vault_memory.config import Config
 from vault_memory.decay import DecayModel, state_from_meta
 from vault_memory.memory import Memory
-from vault_memory.recall import Searcher
 
 from . import metrics
 from .datasets import build_locomo, build_scifact, load_scifact_qrels, turn_ids  # noqa: F401
@@ -34,7 +33,7 @@ DATA = ROOT.parent.parent / "shared" / "bench-data"
 
 
 def _dump_queries(mem: Memory, queries: list[tuple[Any, str]], now: Any) -> list[dict[str, Any]]:
-    searcher = Searcher(mem.catalog, mem.store, mem.embedder)
+    searcher = mem.searcher()
     model = DecayModel()
     rows = []
     for qid, text in queries:

@@ -255,7 +255,16 @@ class Catalog:
             )
             self.db.execute("INSERT INTO chunks_fts(rowid, chunk_id, body, title) VALUES (?,?,?,?)",
                             (cur.lastrowid, c.chunk_id, c.text, title))
+        self._bump_generation()
         return sorted(old - {c.chunk_id for c in chunks})
+
+    def _bump_generation(self) -> None:
+        self.db.execute("INSERT INTO meta VALUES ('vectors_gen', '1') "
+                        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+    def vectors_generation(self) -> str:
+        """Changes whenever the set of (chunk, vector) pairs may have changed, in any process."""
+        return self.get_meta("vectors_gen") or "0"
 
     def _delete_chunks(self, ids: list[str]) -> None:
         for start in range(0, len(ids), 500):
@@ -265,6 +274,8 @@ class Catalog:
             self.db.execute(
                 f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", part)
             self.db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({marks})", part)
+        if ids:
+            self._bump_generation()
 
     def lexical_search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better."""
@@ -294,6 +305,8 @@ class Catalog:
             "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
             [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)],
         )
+        if len(hashes):
+            self._bump_generation()
 
     def get_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -305,17 +318,15 @@ class Catalog:
         return out
 
     def all_chunk_vectors(self) -> tuple[list[str], np.ndarray]:
-        """Every chunk id with its vector (for exact search and ANN checks)."""
-        ids: list[str] = []
-        vecs: list[np.ndarray] = []
-        for cid, blob in self.db.execute(
-            "SELECT c.chunk_id, v.vec FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash ORDER BY c.chunk_id"
-        ):
-            ids.append(cid)
-            vecs.append(np.frombuffer(blob, dtype=np.float32))
-        if not vecs:
-            return ids, np.zeros((0, 0), dtype=np.float32)
-        return ids, np.vstack(vecs)
+        """Every chunk id with its vector (for exact search and ANN checks), in rowid order."""
+        rows = self.db.execute(
+            "SELECT c.chunk_id, v.vec FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash ORDER BY c.rid"
+        ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        ids = [r[0] for r in rows]
+        flat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return ids, flat.reshape(len(rows), -1)
 
     def prune_vectors(self) -> int:
         """Drop cached vectors no chunk uses any more."""

@@ -31,6 +31,7 @@ from .vectorstore import VectorStore
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+StoreSource = VectorStore | None | Callable[[], VectorStore | None]
 WAVE_CHUNKS = 1024  # notes are embedded in waves of about this many chunks, committed as they finish
 EMBED_SLICE = 128  # texts handed to the embedder per call (it sorts by length and batches inside)
 
@@ -78,14 +79,41 @@ class Scan:
 class Indexer:
     """Brings the catalog and the vector store in line with the vault."""
 
-    def __init__(self, vault: Path, catalog: Catalog, store: VectorStore | None, embedder: Embedder,
-                 rules: IgnoreRules, *, assign_ids: bool) -> None:
+    def __init__(self, vault: Path, catalog: Catalog, store: StoreSource, embedder: Embedder,
+                 rules: IgnoreRules, *, assign_ids: bool, lazy_store: bool = False) -> None:
+        """`store` is the vector store, None (catalog only), or a function that opens it.
+
+        With `lazy_store`, the store is opened (and checked against the catalog) only when a
+        reconcile has something to write: an unchanged vault never loads Chroma, which is most
+        of a one-shot CLI recall's start-up (README "Cold start").
+        """
         self.vault = vault
         self.catalog = catalog
-        self.store = store
+        self._store_source = store
+        self._store: VectorStore | None = None
+        self._store_checked = False
+        self.lazy_store = lazy_store
+        self.resynced = 0
         self.embedder = embedder
         self.rules = rules
         self.assign_ids = assign_ids
+
+    @property
+    def store(self) -> VectorStore | None:
+        """The vector store, brought in line with the catalog the first time it is used.
+
+        Dirty: a run died mid-way. Count mismatch: the store is not the one this catalog filled
+        (first run against a server, a server that lost or dropped its data, a recreated catalog,
+        a deleted chroma folder).
+        """
+        if not self._store_checked:
+            self._store_checked = True
+            source = self._store_source
+            self._store = source() if callable(source) else source
+            if self._store is not None and (self.catalog.get_meta("store_dirty") == "1"
+                                            or self._store.count() != self.catalog.chunk_count()):
+                self.resynced += self.resync_store()
+        return self._store
 
     # -- identity -----------------------------------------------------------
     def check_embedder(self) -> None:
@@ -206,11 +234,8 @@ class Indexer:
         started = time.perf_counter()
         self.check_embedder()
         report = IndexReport()
-        # Dirty: a run died mid-way. Count mismatch: the store is not the one this catalog filled
-        # (first run against a server, a server that lost or dropped its data, a recreated catalog).
-        if self.store is not None and (self.catalog.get_meta("store_dirty") == "1"
-                                       or self.store.count() != self.catalog.chunk_count()):
-            report.store_resynced = self.resync_store()
+        if not self.lazy_store:
+            _ = self.store  # opens and checks it
         scan = self.scan(paths)
         plan = self.plan(scan)
         recorded = self.catalog.get_meta("chunker")
@@ -226,8 +251,13 @@ class Indexer:
         report.ids_reassigned = scan.reassigned
         for rel, err in scan.failures.items():
             log.warning("%s", err if err.startswith(rel) else f"{rel}: {err}")
-        if not plan.is_noop or scan.failures or (paths is None and self.catalog.failures()):
+        if not plan.is_noop:
+            _ = self.store  # open and check it before this run marks the store dirty
             self._execute(plan, scan, report, progress)
+        elif scan.failures or (paths is None and self.catalog.failures()):
+            with self.catalog.transaction():
+                self._record_failures(scan)
+        report.store_resynced = self.resynced
         report.notes = len(scan.entries)
         report.chunks = self.catalog.chunk_count()
         report.seconds = time.perf_counter() - started
@@ -239,12 +269,7 @@ class Indexer:
             cat.set_meta("embedder", self.embedder.identity)
             cat.set_meta("chunker", self.chunker_identity)
             cat.set_meta("store_dirty", "1")
-            for rel, err in scan.failures.items():
-                cat.set_failure(rel, "", err)
-            if scan.scope is None:
-                cat.clear_failures(scan.failures)
-            else:
-                cat.clear_failures(set(cat.failures()) - (scan.scope - set(scan.failures)))
+            self._record_failures(scan)
         # Deletions first, so a path freed by a delete can be taken by a new note.
         removed: list[str] = []
         for change in plan.of(Kind.DELETED):
@@ -263,6 +288,15 @@ class Indexer:
             cat.prune_vectors()
             # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
             cat.set_meta("store_dirty", "0" if self.store is not None else "1")
+
+    def _record_failures(self, scan: Scan) -> None:
+        cat = self.catalog
+        for rel, err in scan.failures.items():
+            cat.set_failure(rel, "", err)
+        if scan.scope is None:
+            cat.clear_failures(scan.failures)
+        else:
+            cat.clear_failures(set(cat.failures()) - (scan.scope - set(scan.failures)))
 
     def _parse(self, rel: str) -> ParsedNote | None:
         try:
@@ -340,8 +374,10 @@ class Indexer:
             if change.previous is None:
                 # identity is new; a note previously indexed at this path under another id is replaced
                 old = self.catalog.note_by_path(row.path)
-                if old is not None and old.node_id != row.node_id and self.store is not None:
-                    self.store.delete(self.catalog.delete_note(old.node_id))
+                if old is not None and old.node_id != row.node_id:
+                    removed = self.catalog.delete_note(old.node_id)
+                    if self.store is not None:
+                        self.store.delete(removed)
             self.catalog.upsert_note(row)
             stale = self.catalog.replace_chunks(row, chunks)
         if self.store is not None:

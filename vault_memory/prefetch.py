@@ -274,7 +274,7 @@ def prefetch(mem: Memory, text: str, *, budget: int | None = None, now: dt.datet
     embedder = _Remembered(mem.embedder, query, qvec)
     pool = min(200, max(30, budget // 40))
     try:
-        cands = Searcher(mem.catalog, mem.store, embedder).search(
+        cands = mem.searcher(embedder).search(
             query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
         mem._store_unavailable(exc)

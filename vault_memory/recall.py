@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -74,26 +74,41 @@ class Candidate:
     lexical: float
 
 
+def _once(load: Callable[[], tuple[list[str], np.ndarray]]) -> Callable[[], tuple[list[str], np.ndarray]]:
+    cache: list[tuple[list[str], np.ndarray]] = []
+
+    def get() -> tuple[list[str], np.ndarray]:
+        if not cache:
+            cache.append(load())
+        return cache[0]
+    return get
+
+
 class Searcher:
     """Relevance only: no decay, no writes."""
 
-    def __init__(self, catalog: Catalog, store: VectorStore | None, embedder: Embedder) -> None:
+    def __init__(self, catalog: Catalog, store: VectorStore | None, embedder: Embedder, *,
+                 exact: Callable[[], tuple[list[str], np.ndarray]] | None = None) -> None:
+        """Dense candidates come from `store` (ANN), else from `exact` (all vectors, e.g. a
+        cache kept by Memory), else from the catalog's vectors loaded here."""
         self.catalog = catalog
         self.store = store
         self.embedder = embedder
-        self._exact: tuple[list[str], np.ndarray] | None = None
+        self.exact = exact
 
     def _dense(self, qvec: np.ndarray, n: int) -> list[tuple[str, float]]:
         if self.store is not None:
             return self.store.query(qvec, n)
-        # No vector store (e.g. lexical fallback): exact search over the catalog's vectors.
-        if self._exact is None:
-            self._exact = self.catalog.all_chunk_vectors()
-        ids, mat = self._exact
+        # Exact search over the catalog's vectors.
+        if self.exact is None:
+            self.exact = _once(self.catalog.all_chunk_vectors)
+        ids, mat = self.exact()
         if not ids:
             return []
         sims = mat @ qvec
-        top = np.argsort(-sims)[:n]
+        n = min(n, len(ids))
+        top = np.argpartition(-sims, n - 1)[:n]
+        top = top[np.argsort(-sims[top], kind="stable")]
         return [(ids[i], float(sims[i])) for i in top]
 
     def search(self, query: str, *, mode: Mode = "hybrid", granularity: Granularity = "note",

@@ -43,7 +43,6 @@ from .errors import (
 )
 from .indexer import file_node_id, new_node_id
 from .notefile import ParsedNote, move_note, read_note, safe_path, write_note
-from .recall import Searcher
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -455,7 +454,7 @@ def find_conflicts(mem: Memory, title: str, text: str) -> list[Conflict]:
         return []
     folders = (mem.config.staging_folder, mem.config.episodes_folder)
     exclude = tuple(f.strip("/") + "/" for f in folders if f.strip("/"))
-    searcher = Searcher(cat, mem.store, mem.embedder)
+    searcher = mem.searcher()
     cands = searcher.search(_fit(mem, f"{title}\n{text}"), mode="dense", candidates=20, exclude_prefixes=exclude)
     close = sorted((c for c in cands if c.similarity >= mem.config.conflict_similarity),
                    key=lambda c: (-c.similarity, c.node_id))[:MAX_CONFLICTS]
