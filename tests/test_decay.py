@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import NOW
-from vault_memory.decay import DecayModel, MemoryState, parse_time, state_from_meta
+from vault_memory.decay import DecayModel, MemoryState, is_episodic, parse_time, state_from_meta
 
 UTC = dt.UTC
 MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1, promote_after_days=3)
@@ -196,3 +196,26 @@ def test_strength_matches_formula(age: float, tier: str) -> None:
     half = 7.0 if tier == "short" else 60.0
     exact_age = (NOW - s.anchor).total_seconds() / 86400 if s.anchor else 0.0
     assert MODEL.strength(s, NOW) == pytest.approx(0.5 ** (exact_age / half), rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize(("meta", "episodic"), [
+    ({"type": "conversation"}, True), ({"type": "Meeting"}, True), ({"kind": "log"}, True),
+    ({"type": "transcript", "date": "2024-01-01"}, True),
+    ({"type": "fact"}, False), ({}, False), ({"tags": ["daily"], "date": "2024-01-01"}, False),
+])
+def test_episodic_is_a_label(meta: dict[str, object], episodic: bool) -> None:
+    assert is_episodic(state_from_meta(meta)) is episodic
+
+
+def test_same_subject_order_leaves_fixed_items_in_place() -> None:
+    import numpy as np
+
+    from vault_memory.recall import same_subject_order
+
+    vecs = np.tile(np.eye(1, 4, dtype=np.float32), (3, 1))  # three identical vectors: one subject
+    rel, strength, owners = [1.0, 0.9, 0.8], [0.1, 0.5, 0.9], ["a", "b", "c"]
+    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3) == [2, 1, 0]  # strongest first
+    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3, [False, True, False]) == [2, 1, 0]
+    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3, [True, False, False]) == [0, 2, 1]
+    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3, [True, True, True]) == [0, 1, 2]
+    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.05) == [0, 1, 2]  # not comparably relevant

@@ -734,6 +734,26 @@ def test_cli_newer_statement_ranks_first(cli: Cli, empty_vault: Path) -> None:
     assert [h["path"] for h in swapped[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
 
+def test_cli_transcripts_keep_relevance_order(cli: Cli, empty_vault: Path) -> None:
+    """Freshness orders statements of a fact, not records: labelled transcripts stay in relevance order."""
+    background(empty_vault)
+    old = "# Team chat\n\nThe team chat app is on Slack.\n"
+    new = "# Team chat\n\nThe team chat is on Discord.\n"
+    note(empty_vault, "chat 2026-08.md", old, created="2026-08-01")
+    note(empty_vault, "chat 2026-11.md", new, created="2026-11-20")
+    query = "which app is the team chat on"
+    plain = cli.json("recall", query, "--now", at(NOW), "--no-touch", "--no-decay")
+    assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
+    decayed = cli.json("recall", query, "--now", at(NOW), "--no-touch")
+    assert [h["path"] for h in decayed[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]  # facts: newest first
+    note(empty_vault, "chat 2026-08.md", old, created="2026-08-01", type="conversation",
+         node_id=plain[0]["node_id"])
+    note(empty_vault, "chat 2026-11.md", new, created="2026-11-20", type="Conversation",
+         node_id=plain[1]["node_id"])
+    records = cli.json("recall", query, "--now", at(NOW), "--no-touch")
+    assert [h["path"] for h in records[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
+
+
 def test_cli_old_pinned_note_still_comes_back(cli: Cli, empty_vault: Path) -> None:
     background(empty_vault)
     # long enough that the one-word query below is a loose match (cosine well under 0.62)

@@ -80,6 +80,24 @@ class MemoryState:
     status: str  # "" for ordinary notes, "staged" for staged memories
     expires: dt.datetime | None
     needs_review: bool
+    kind: str = ""  # the frontmatter's `type` (or `kind`), lower case
+
+
+# A note of one of these types records what happened at a time; a newer one does not update it.
+EPISODIC_TYPES = frozenset({"episode", "episodic", "log", "journal", "session", "meeting",
+                            "conversation", "transcript", "chat"})
+
+
+def is_episodic(state: MemoryState) -> bool:
+    """An episodic record (frontmatter `type` or `kind` in EPISODIC_TYPES), not a statement of fact.
+
+    Freshness decides between two statements of a fact ("I use Vim" / "I switched to Helix"),
+    not between the records of two different days: recall never reorders episodic notes by
+    strength (they still decay, go dormant and reactivate like any note). It is a label, not
+    a guess: daily notes and journals often state facts that do change ("switched to Helix
+    today"), so dated file names and folders do not make a note episodic.
+    """
+    return state.kind in EPISODIC_TYPES
 
 
 def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> MemoryState:
@@ -103,6 +121,7 @@ def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> Memo
         status=str(meta.get("status") or "").strip().lower(),
         expires=parse_time(meta.get("expires")),
         needs_review=parse_bool(meta.get("needs_review")),
+        kind=str(meta.get("type") or meta.get("kind") or "").strip().lower(),
     )
 
 

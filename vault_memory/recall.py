@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .catalog import Catalog, ChunkRow, NoteRow
-from .decay import DecayModel, MemoryState, state_from_meta
+from .decay import DecayModel, MemoryState, is_episodic, state_from_meta
 from .embedders import Embedder
 from .errors import EmbedderError
 from .fusion import convex, normalise
@@ -186,7 +186,8 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
     3. Among those k, notes about the same subject (best chunks' cosine >= `same_subject`)
        and comparably relevant (relevance within `band`) trade places so the stronger
        (fresher, rehearsed, pinned) one comes first; a clearly better match is never moved
-       below a weak fresh one.
+       below a weak fresh one. Notes labelled episodic (`type: conversation`, `log`,
+       `meeting`..., decay.is_episodic) keep their places: a newer record does not update them.
     4. A superseded note never ranks above its successor.
     Chosen on bench/calibrate.py: see README "Ranking".
     """
@@ -206,31 +207,34 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
     top = kept[:k]
     if decay:
         if vectors is not None:
-            top = _fresher_first(top, vectors, same_subject, band)
+            fixed = [is_episodic(t[1]) for t in top]
+            top = _fresher_first(top, vectors, same_subject, band, fixed)
         top = _successors_first(top)
     return top
 
 
 def _fresher_first(items: list[Any], vectors: Mapping[str, np.ndarray], same_subject: float,
-                   band: float) -> list[Any]:
+                   band: float, fixed: Sequence[bool]) -> list[Any]:
     """Group same-subject, comparably relevant items; refill each group's positions strongest first."""
     keys = [t[0].chunk.text_hash for t in items]
     if len(items) < 2 or any(h not in vectors for h in keys):
         return items
     mat = np.vstack([vectors[h] for h in keys]).astype(np.float32)
     order = same_subject_order(mat, [t[3] for t in items], [t[2] for t in items],
-                               [t[0].node_id for t in items], same_subject, band)
+                               [t[0].node_id for t in items], same_subject, band, fixed)
     return [items[i] for i in order]
 
 
 def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength: Sequence[float],
-                       owners: Sequence[str], same_subject: float, band: float) -> list[int]:
+                       owners: Sequence[str], same_subject: float, band: float,
+                       fixed: Sequence[bool] | None = None) -> list[int]:
     """The permutation `rank` applies (pure; bench/calibrate.py replays it).
 
     Items i < j (in relevance order) are about the same subject when their vectors' cosine is
-    >= `same_subject`, their relevance differs by <= `band` and they belong to different notes;
-    groups are the connected components, and each group's positions are refilled strongest
-    first. Returns `order` such that output position p holds input item order[p].
+    >= `same_subject`, their relevance differs by <= `band`, they belong to different notes
+    and neither is `fixed` (episodic: it keeps its place); groups are the connected
+    components, and each group's positions are refilled strongest first. Returns `order`
+    such that output position p holds input item order[p].
     """
     n = len(relevance)
     sims = vectors @ vectors.T
@@ -242,8 +246,11 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength
             x = parent[x]
         return x
 
+    fixed = fixed or [False] * n
     for i in range(n):
         for j in range(i + 1, n):
+            if fixed[i] or fixed[j]:
+                continue
             if sims[i, j] >= same_subject and relevance[i] - relevance[j] <= band and owners[i] != owners[j]:
                 parent[find(j)] = find(i)
     groups: dict[int, list[int]] = {}
