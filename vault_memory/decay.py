@@ -84,7 +84,7 @@ class MemoryState:
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
-EPISODIC_TYPES = frozenset({"episode", "episodic", "log", "journal", "session", "meeting",
+EPISODIC_TYPES = frozenset({"episode", "episodic", "log", "session", "meeting",
                             "conversation", "transcript", "chat"})
 
 
@@ -95,7 +95,7 @@ def is_episodic(state: MemoryState) -> bool:
     not between the records of two different days: recall never reorders episodic notes by
     strength (they still decay, go dormant and reactivate like any note). It is a label, not
     a guess: daily notes and journals often state facts that do change ("switched to Helix
-    today"), so dated file names and folders do not make a note episodic.
+    today"), so dated file names, folders and `type: journal` do not make a note episodic.
     """
     return state.kind in EPISODIC_TYPES
 
