@@ -195,7 +195,8 @@ QUERY = [""]  # the query text of the row being replayed (for coverage)
 def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau: float | None,
            dormant_below: float = 0.1, by: str = "chunk", theta: float | None = None,
            delta: float = 0.3, star: int | None = None,
-           rising: tuple[float, float] | None = None) -> list[dict[str, Any]]:
+           rising: tuple[float, float] | None = None, episodic: bool = False) -> list[dict[str, Any]]:
+    """`episodic`: every note is labelled episodic (LoCoMo's transcripts), so none is regrouped."""
     rel = fuse(items, method, alpha)
     if rel:
         lo, hi = min(rel), max(rel)
@@ -210,7 +211,7 @@ def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau
                 continue
         scored.append((((1 - w) * r + w * it["strength"]), it))
     scored.sort(key=lambda t: -t[0])
-    if theta is not None:
+    if theta is not None and not episodic:
         if star == -1:  # what recall.py does: union of same-subject pairs inside the top k (k = 10)
             scored = regroup(scored, theta, delta, top=10)
         elif star is None:
@@ -229,13 +230,18 @@ def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau
 
 
 def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
+    """Chunk-level evidence R@10 (pooled and per category) and `r@10t`, the evidence in the first
+    10 turns of the ranking: the chunk metric cannot see order inside the top 10, this one can."""
     per: dict[int, list[float]] = defaultdict(list)
+    turns: list[float] = []
     for q in dump:
         QUERY[0] = q["query"]
         units = [it["turns"] for it in ranked(q["items"], **kw)]
         per[q["category"]].append(metrics.evidence_recall(units, q["evidence"], 10))
+        turns.append(metrics.recall_at_k(metrics.flatten_units(units[:10]), q["evidence"], 10))
     pooled = [x for v in per.values() for x in v]
-    return {"r@10": round(sum(pooled) / len(pooled), 4), **{f"c{c}": round(sum(v) / len(v), 4) for c, v in per.items()}}
+    return {"r@10": round(sum(pooled) / len(pooled), 4), "r@10t": round(sum(turns) / len(turns), 4),
+            **{f"c{c}": round(sum(v) / len(v), 4) for c, v in per.items()}}
 
 
 def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
@@ -296,11 +302,19 @@ def sweep() -> None:
         "+0.3 x strength": dict(w=0.3),
         "grouping across the top 30 (chains)": dict(w=0.0, theta=0.5, delta=0.3),
         "same-subject ordering inside the k (ours)": dict(w=0.0, theta=0.5, delta=0.3, star=-1),
+        "... with transcripts labelled episodic (ours, LoCoMo)": dict(w=0.0, theta=0.5, delta=0.3, star=-1,
+                                                                      episodic=True),
     }
+    # No band or cosine threshold separates restated facts from look-alike chat chunks: star
+    # groups (no chaining) trade LoCoMo's turn order against newest-first (README "Ranking").
+    for theta in (0.5, 0.6, 0.7):
+        for delta in (0.05, 0.1, 0.2, 0.3):
+            ranking[f"star groups, cosine {theta}, band {delta}"] = dict(w=0.0, theta=theta, delta=delta, star=10)
     for name in ("locomo", "updates"):
         if name in loaded:
-            results[name]["ranking"] = {label: evals[name](loaded[name], method="ours", alpha=0.5, tau=None, **kw)
-                                        for label, kw in ranking.items()}
+            results[name]["ranking"] = {
+                label: evals[name](loaded[name], method="ours", alpha=0.5, tau=None, **kw)
+                for label, kw in ranking.items() if name == "locomo" or not kw.get("episodic")}
     if "locomo" in loaded:
         results["locomo"]["dormancy_flat_cosine"] = {
             str(tau): eval_locomo(loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=tau)["r@10"]

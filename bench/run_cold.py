@@ -10,7 +10,9 @@ a fresh *process*, not a cold disk.
 Each repeat runs, back to back in fresh interpreters (so machine load hits them alike):
 `python -c pass`, `python -c "import vault_memory_cli.main"`, `python -c "import chromadb"`,
 the full CLI command, and a phase worker that walks the CLI's path with timers (import CLI,
-open the catalog and Chroma, load the model with the first embed, no-op reconcile, recall).
+open the catalog, load the model with the first embed, no-op reconcile, recall) and records
+whether chromadb got imported on the way (it should not: below `exact_search_limit` chunks an
+unchanged vault is served from the catalog's vectors).
 Medians over repeats. `python -X importtime` is summarised once. Quick mode (CI): a small
 synthetic vault with the fake embedder, one repeat.
 """
