@@ -192,10 +192,19 @@ def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta
 QUERY = [""]  # the query text of the row being replayed (for coverage)
 
 
+def _full_cue(text: str) -> bool:
+    """recall's Candidate.full_cue: the chunk holds every content word of a 2+ word query."""
+    from vault_memory.recall import FULL_CUE_MIN_TERMS, coverage, query_terms
+
+    terms = query_terms(QUERY[0])
+    return len(terms) >= FULL_CUE_MIN_TERMS and coverage(terms, text) >= 1.0
+
+
 def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau: float | None,
            dormant_below: float = 0.1, by: str = "chunk", theta: float | None = None,
            delta: float = 0.3, star: int | None = None,
-           rising: tuple[float, float] | None = None, episodic: bool = False) -> list[dict[str, Any]]:
+           rising: tuple[float, float] | None = None, episodic: bool = False,
+           full_cue: bool = False) -> list[dict[str, Any]]:
     """`episodic`: every note is labelled episodic (LoCoMo's transcripts), so none is regrouped."""
     rel = fuse(items, method, alpha)
     if rel:
@@ -207,7 +216,7 @@ def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau
             continue
         if rising is not None and it["strength"] < dormant_below:
             need = min(0.5, rising[0] + rising[1] * math.log2(dormant_below / max(it["strength"], 1e-300)))
-            if it["cos"] < need:
+            if it["cos"] < need and not (full_cue and _full_cue(it["text"])):
                 continue
         scored.append((((1 - w) * r + w * it["strength"]), it))
     scored.sort(key=lambda t: -t[0])
@@ -321,6 +330,8 @@ def sweep() -> None:
             for tau in (0.1, 0.2, 0.3, 0.4, 0.6)}
         results["locomo"]["dormancy_rising(0.1+0.12/half-life)"] = eval_locomo(
             loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12))["r@10"]
+        results["locomo"]["dormancy_rising + every query word is a cue (ours)"] = eval_locomo(
+            loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12), full_cue=True)["r@10"]
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results" / "calibrate.json").write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1))

@@ -754,6 +754,22 @@ def test_cli_transcripts_keep_relevance_order(cli: Cli, empty_vault: Path) -> No
     assert [h["path"] for h in records[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
 
+def test_cli_every_query_word_is_a_cue_for_a_dormant_note(cli: Cli, empty_vault: Path) -> None:
+    background(empty_vault)
+    note(empty_vault, "spare key.md", "# Household\n\nThe spare key for the garden shed hangs behind the calendar "
+                                     "in the kitchen, next to the bicycle pump, the torch and the old radio.\n",
+         created="2023-01-01")
+    later = at(NOW + 30 * DAY)  # ~1,400 days on a 60-day half-life: deeply dormant
+    hits = cli.json("recall", "garden shed key", "--now", later, "--no-touch")
+    assert [h["path"] for h in hits][:1] == ["spare key.md"]
+    assert hits[0]["dormant"] and hits[0]["reactivated"] and hits[0]["similarity"] < 0.5
+    # one query word it does not contain: a loose cue, and the forgotten note stays forgotten
+    missed = cli.json("recall", "garden shed key lawnmower", "--now", later, "--no-touch")
+    assert "spare key.md" not in [h["path"] for h in missed]
+    assert "spare key.md" in [h["path"] for h in cli.json("recall", "garden shed key lawnmower", "--now", later,
+                                                           "--no-touch", "--no-decay")]
+
+
 def test_cli_old_pinned_note_still_comes_back(cli: Cli, empty_vault: Path) -> None:
     background(empty_vault)
     # long enough that the one-word query below is a loose match (cosine well under 0.62)

@@ -33,6 +33,7 @@ FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0
 STRENGTH_WEIGHT = 0.0  # strength is not mixed into relevance: it orders same-subject notes (rank)
 SAME_SUBJECT_COSINE = 0.5
 RELEVANCE_BAND = 0.3
+FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) content words comes back
 
 
 @dataclass
@@ -72,6 +73,13 @@ class Candidate:
     relevance: float  # fused, in [0, 1]
     similarity: float  # exact cosine of the best chunk to the query
     lexical: float
+    coverage: float = 0.0  # share of the query's content words in the chunk
+    query_terms: int = 0  # how many content words the query has
+
+    @property
+    def full_cue(self) -> bool:
+        """The chunk contains every content word of a query of two or more: a specific cue."""
+        return self.query_terms >= FULL_CUE_MIN_TERMS and self.coverage >= 1.0
 
 
 def _once(load: Callable[[], tuple[list[str], np.ndarray]]) -> Callable[[], tuple[list[str], np.ndarray]]:
@@ -148,14 +156,15 @@ class Searcher:
         notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
         pool = [c for c in pool if chunks[c].node_id in notes
                 and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)]
+        terms = query_terms(query)
+        cover = {c: coverage(terms, chunks[c].text) for c in pool}
         if mode == "hybrid":
             # BM25 is scaled to [0, 1] among the candidates, which makes the best lexical match
             # worth 1 even when it only shares an everyday word with the query; weighting it by
             # the share of query terms the chunk contains keeps such matches from outranking a
             # clear semantic match (a paraphrase shares no words at all).
-            terms = query_terms(query)
             lex = normalise({c: lexical.get(c, 0.0) for c in pool})
-            lex = {c: v * coverage(terms, chunks[c].text) for c, v in lex.items()}
+            lex = {c: v * cover[c] for c, v in lex.items()}
             fused = convex(lex, {c: dense.get(c, 0.0) for c in pool}, FUSION_ALPHA, prenormalised_lexical=True)
         elif mode == "bm25":
             fused = normalise({c: lexical[c] for c in pool if c in lexical})
@@ -165,7 +174,8 @@ class Searcher:
         for cid, rel in fused.items():
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
-            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0))
+            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0),
+                             cover[cid], len(terms))
             if key not in best or rel > best[key].relevance:
                 best[key] = cand
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
@@ -180,7 +190,9 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
 
     1. Dormant notes (strength < threshold, not pinned) drop out unless their best chunk's
        cosine to the query reaches `model.reactivation_threshold(strength)` (then they are
-       `reactivated`): the longer a note has been forgotten, the closer the cue must be.
+       `reactivated`): the longer a note has been forgotten, the closer the cue must be. A
+       chunk containing every content word of a query of two or more words is a specific
+       cue too (`Candidate.full_cue`): it comes back whatever its cosine.
     2. The k most relevant remaining notes are chosen by relevance alone, so decay never
        costs recall: a multiplicative decay factor buys recency with recall (FINDINGS.md).
     3. Among those k, notes about the same subject (best chunks' cosine >= `same_subject`)
@@ -199,7 +211,7 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
         dormant = model.dormant(state, now)
         reactivated = False
         if decay and dormant:
-            if c.similarity < model.reactivation_threshold(strength):
+            if c.similarity < model.reactivation_threshold(strength) and not c.full_cue:
                 continue
             reactivated = True
         kept.append((c, state, strength, c.relevance, dormant, reactivated))
