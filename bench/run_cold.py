@@ -148,6 +148,9 @@ def run(opts: RunOptions) -> Result:
         "import chromadb": [PY, "-c", "import chromadb"],
         "import onnxruntime, tokenizers": [PY, "-c", "import onnxruntime, tokenizers"],
         "CLI recall (full command)": cli,
+        # the same command on the ANN path (what every recall paid before exact search): ratio in one run
+        "CLI recall, Chroma path (VAULT_MEMORY_EXACT_SEARCH_LIMIT=0)":
+            ["env", "VAULT_MEMORY_EXACT_SEARCH_LIMIT=0", *cli],
     }
     if not opts.quick:
         warm_s, proc = _timed(cli, env)  # warm-up: page cache, and a reconcile if the copy lagged
