@@ -1,7 +1,8 @@
 """python -m bench <name|all> [--quick] [--data DIR] [--out DIR] [--embedder NAME] [--notes N]
 
 Runners: scifact, locomo (third-party data, read in place from --data), updates and scale
-(generated here), ann (HNSW vs exact search) and cold (fresh-process CLI recall).
+(generated here), ann (HNSW vs exact search), cold (fresh-process CLI recall) and pipeline
+(first-index throughput against the bare embedder).
 `all --quick` runs every runner on small slices with the fake embedder;
 CI runs that. Results go to <out>/<name>.json and <name>.md (<name>.quick.* in quick mode).
 """
@@ -24,6 +25,7 @@ RUNNERS = {
     "scale": ("bench.run_scale", None),
     "ann": ("bench.run_ann", None),
     "cold": ("bench.run_cold", None),
+    "pipeline": ("bench.run_pipeline", None),
 }
 
 
@@ -40,12 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help="generated vaults and indexes (default bench/.cache)")
     parser.add_argument("--embedder", default=None, help='embedder spec (default "fake" with --quick, else "minilm")')
     parser.add_argument("--notes", default=None,
-                        help="scale runner: notes in the synthetic vault, or a comma list (1000,10000)")
+                        help="scale runner: notes in the synthetic vault, or a comma list (1000,10000); "
+                             "pipeline runner: notes in its vault (400)")
     parser.add_argument("--vectors", type=int, default=None, help="ann runner: add a synthetic set of N vectors")
     parser.add_argument("--noise", type=float, default=None,
                         help="ann runner: spread of the synthetic clusters "
                              "(0.9 default; about 3-4 is near-uniform, hard)")
-    parser.add_argument("--repeats", type=int, default=None, help="scale/cold runners: repeats per measurement")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="scale/cold/pipeline runners: repeats per measurement")
     args = parser.parse_args(argv)
 
     extra = {k: str(v) for k, v in (("notes", args.notes), ("vectors", args.vectors), ("repeats", args.repeats),

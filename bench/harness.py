@@ -126,7 +126,14 @@ def library_info() -> dict[str, Any]:
         import vault_memory
     except Exception as exc:  # pragma: no cover - only when the core is broken
         return {"error": repr(exc)}
-    return {"version": getattr(vault_memory, "__version__", None), "chunking_fingerprint": chunking_fingerprint()}
+    chunker: str | None = None
+    try:
+        from vault_memory.markdown import CHUNKER_VERSION
+
+        chunker = CHUNKER_VERSION
+    except ImportError:  # pragma: no cover - the constant moved
+        pass
+    return {"version": getattr(vault_memory, "__version__", None), "chunker_version": chunker}
 
 
 def peak_rss_mb() -> float | None:
@@ -225,77 +232,30 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 # --------------------------------------------------------------------------- library access
 
 
-# The index reconciles by file hash, so a cached index built by an older chunker would keep its
-# old chunks for unchanged notes. Before reusing one we re-chunk a sample of the vault with the
-# current code and compare; only a real change in chunk output forces a rebuild (re-embedding
-# SciFact costs half an hour, so a comment edit in markdown.py must not).
-CHUNKING_SOURCES = ("vault_memory/markdown.py", "vault_memory/notefile.py")
-FINGERPRINT_FILE = "bench-fingerprint.json"
-PROBE_NOTES = 40
-PROBE_BODIES = (
-    "\n".join(f"D1:{i} Ann: Turn number {i} of a long paragraph. It has two sentences." for i in range(60)),
-    "# Title\n\nIntro.\n\n## Part\n\n- item one\n- item two\n\n```py\nprint(1)\n```\n\n" + "word " * 600,
-)
+# A cached index is reused across runs. Chunking changes need nothing from the harness: the library
+# records its chunker identity (markdown.CHUNKER_VERSION and the embedder's max_tokens), re-chunks every
+# note when it changes and embeds only text its vector cache (keyed by text hash) has not seen. An
+# embedder change it refuses (EmbedderMismatchError), so that, and only that, wipes the index here.
+MARKER_FILE = "bench-fingerprint.json"
 
 
-def chunking_fingerprint() -> str:
-    """Hash of the chunking sources (recorded in results; a fallback when probing fails)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for rel in CHUNKING_SOURCES:
-        path = REPO / rel
-        h.update(rel.encode())
-        h.update(path.read_bytes() if path.is_file() else b"missing")
-    return h.hexdigest()[:16]
-
-
-def chunking_probe(vault: Path, embedder: str) -> str:
-    """Hash of the current code's chunks for a fixed sample of the vault's notes."""
-    import hashlib
-
-    try:
-        from vault_memory.embedders import make_embedder
-        from vault_memory.markdown import chunk_body
-        from vault_memory.notefile import parse_note
-
-        emb = make_embedder(embedder)
-        files = sorted(p for p in vault.rglob("*.md")
-                       if not any(part.startswith(".") for part in p.relative_to(vault).parts))
-        sample = files[:: max(1, len(files) // PROBE_NOTES)][:PROBE_NOTES]
-        bodies = [parse_note(p.relative_to(vault).as_posix(), p.read_bytes()).body for p in sample]
-        h = hashlib.sha256()
-        for body in [*bodies, *PROBE_BODIES]:
-            for chunk in chunk_body(body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens):
-                h.update(repr(chunk).encode())
-        return "probe:" + h.hexdigest()[:16]
-    except Exception as exc:  # the internals moved: fall back to hashing the sources
-        log(f"  chunking probe failed ({exc!r}); using the source hash")
-        return "source:" + chunking_fingerprint()
-
-
-def ensure_fresh_index(index_dir: Path, vault: Path, embedder: str) -> bool:
-    """Wipe a cached index whose chunks the current code would cut differently; True when wiped."""
-    want = {"chunking": chunking_fingerprint(), "probe": chunking_probe(vault, embedder), "embedder": embedder}
-    marker = index_dir / FINGERPRINT_FILE
+def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
+    """Wipe a cached index built with another embedder (or with no readable marker); True when wiped."""
+    marker = index_dir / MARKER_FILE
     wiped = False
     if index_dir.exists():
         try:
-            have = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            have = {}
-        same = have.get("embedder") == embedder and (
-            have.get("probe") == want["probe"]
-            # markers written before probing existed: trust an identical source hash
-            or ("probe" not in have and have.get("chunking") == want["chunking"]))
-        if not same:
-            log(f"  index {index_dir.name}: chunked by other code or another embedder; rebuilding from scratch")
+            have = json.loads(marker.read_text(encoding="utf-8")).get("embedder")
+        except (OSError, ValueError, AttributeError):
+            have = None
+        if have != embedder:
+            log(f"  index {index_dir.name}: built with embedder {have!r}, not {embedder!r}; rebuilding from scratch")
             import shutil
 
             shutil.rmtree(index_dir)
             wiped = True
     index_dir.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(want) + "\n", encoding="utf-8")
+    marker.write_text(json.dumps({"embedder": embedder}) + "\n", encoding="utf-8")
     return wiped
 
 
@@ -304,7 +264,7 @@ def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
     """Open a read-only Memory over a generated vault with its cached index."""
     from vault_memory import Config, Memory
 
-    ensure_fresh_index(index_dir, vault, embedder)
+    ensure_fresh_index(index_dir, embedder)
     cfg = Config(
         vault=vault,
         index_dir=index_dir,
