@@ -151,7 +151,27 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
         out["latency_ms"] = {m: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)}
                              for m, v in lat.items()}
         out["rss_serving_mb"] = _rss_now_mb()
-    out["peak_rss_serve_mb"] = _rss_peak_mb()
+        out["peak_rss_serve_mb"] = _rss_peak_mb()
+        out["exact_search"] = mem.exact_search()
+        # The other dense backend on the same index, interleaved query by query: exact search
+        # over the catalog's vectors vs Chroma's HNSW (exact_search_limit=0).
+        from dataclasses import replace
+
+        from vault_memory import Memory
+
+        with Memory(replace(mem.config, exact_search_limit=0), embedder=mem.embedder) as ann:
+            for m in (mem, ann):
+                m.recall(queries[-1], k=10, mode="hybrid", decay=True, now=NOW, touch=False)
+            both: dict[str, list[float]] = {f"{b}:{mode}": [] for b in ("exact", "hnsw")
+                                            for mode in ("dense", "hybrid")}
+            for q in queries:
+                for mode in ("dense", "hybrid"):
+                    for name, m in (("exact", mem), ("hnsw", ann)):
+                        t = time.perf_counter()
+                        m.recall(q, k=10, mode=mode, decay=True, now=NOW, touch=False)
+                        both[f"{name}:{mode}"].append((time.perf_counter() - t) * 1000)
+        out["backends_ms"] = {k: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)}
+                              for k, v in both.items()}
     return out
 
 
@@ -263,6 +283,15 @@ def run(opts: RunOptions) -> Result:
                 "peak RSS indexing MB", "peak RSS serving MB", "index MB"], rows),
         "",
         *table(["notes", "chunks", *(f"{m} {s} ms" for m in MODES for s in ("p50", "p95"))], lat_rows),
+        "",
+        "Dense backend on the same index, interleaved query by query (`exact`: the catalog's vectors, what "
+        "recall uses up to `exact_search_limit` chunks; `hnsw`: Chroma, `exact_search_limit=0`), p50 / p95 ms:",
+        "",
+        *table(["notes", "chunks", "default backend", "exact dense", "hnsw dense", "exact hybrid", "hnsw hybrid"],
+               [[p["notes"], p["chunks"], "exact" if p.get("exact_search") else "hnsw",
+                 *(f"{p['backends_ms'][k]['p50']} / {p['backends_ms'][k]['p95']}"
+                   for k in ("exact:dense", "hnsw:dense", "exact:hybrid", "hnsw:hybrid"))]
+                for p in points if "backends_ms" in p]),
     ]
     if fake and mini:
         md += ["", f"MiniLM embedding (from embed_compare.json, same machine): {mini['chunks_per_s']} chunks/s, "
