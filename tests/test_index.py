@@ -6,7 +6,9 @@ import hashlib
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.conftest import MemoryFactory, snapshot
@@ -214,6 +216,61 @@ def test_interrupted_index_resumes_without_reembedding(make_memory: MemoryFactor
     assert fresh.texts_embedded == total - done_first, "work done before the crash is not redone"
     assert mem2.store.ids() == mem2.catalog.chunk_ids()  # type: ignore[union-attr]
     assert report.counts["new"] + report.counts["unchanged"] == report.notes
+
+
+def store_vectors(mem: Any, ids: list[str]) -> dict[str, np.ndarray]:
+    got = mem.store.collection.get(ids=ids, include=["embeddings"])
+    return {cid: np.asarray(v, dtype=np.float32) for cid, v in zip(got["ids"], got["embeddings"], strict=True)}
+
+
+def test_edit_writes_only_changed_chunks_and_a_crash_cannot_leave_an_old_vector(
+        make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vault_memory.indexer as indexer
+
+    mem = make_memory(exact_search_limit=0)  # the store is opened and written as on a large vault
+    mem.index()
+    note = vault / "Inbox/agent runbook.md"
+    node = mem.catalog.note_by_path("Inbox/agent runbook.md")
+    assert node is not None
+    before = mem.catalog.chunk_hashes_of(node.node_id)
+    assert len(before) > 1
+    text = note.read_text(encoding="utf-8")
+    first = mem.catalog.chunks_of(node.node_id)[0].text.split("\n")[-1].strip()
+    note.write_text(text.replace(first, first + " Edited once."), encoding="utf-8")
+    written: list[str] = []
+    real_upsert = mem.store.upsert  # type: ignore[union-attr]
+
+    def spy(ids: Any, vectors: Any) -> None:
+        written.extend(ids)
+        real_upsert(ids, vectors)
+
+    monkeypatch.setattr(mem.store, "upsert", spy)
+    mem.index()
+    after = mem.catalog.chunk_hashes_of(node.node_id)
+    changed = sorted(c for c in after if before.get(c) != after[c])
+    assert written == changed and 0 < len(changed) < len(after)
+    # Now the process dies after the catalog took the new text but before Chroma did.
+    monkeypatch.undo()
+    note.write_text(text.replace(first, first + " Edited twice."), encoding="utf-8")
+
+    def crash(self: Any, store: Any, catalog: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(indexer.StoreBatch, "flush", crash)
+    with pytest.raises(KeyboardInterrupt):
+        mem.index()
+    monkeypatch.undo()
+    mem.close()
+    again = make_memory(exact_search_limit=0)
+    report = again.index()
+    assert report.store_resynced >= 1 and again.catalog.get_meta("store_dirty") == "0"
+    assert not again.catalog.store_pending()
+    ids = sorted(again.catalog.chunk_hashes_of(node.node_id))
+    rows = again.catalog.chunks_by_ids(ids)
+    want = again.catalog.get_vectors([rows[c].text_hash for c in ids])
+    have = store_vectors(again, ids)
+    for c in ids:
+        assert np.allclose(have[c], want[rows[c].text_hash], atol=1e-6), f"{c} kept a stale vector in Chroma"
 
 
 def test_embedder_mismatch_is_refused_with_advice(make_memory: MemoryFactory) -> None:

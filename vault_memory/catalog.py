@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_node ON chunks(node_id);
 CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, error TEXT NOT NULL);
+-- chunks whose vector is in the catalog but not yet confirmed written to the vector store
+CREATE TABLE IF NOT EXISTS store_pending (chunk_id TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     chunk_id UNINDEXED, body, title, tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -143,7 +145,7 @@ class Catalog:
             return
         log.warning("index catalog %s has schema %s; upgrading to %s (cached vectors are kept)",
                     self.path, old, SCHEMA_VERSION)
-        for table in ("chunks_fts", "chunks", "notes", "failures"):
+        for table in ("chunks_fts", "chunks", "notes", "failures", "store_pending"):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self.db.execute("DELETE FROM meta WHERE key NOT IN ('embedder')")
         self.db.execute("INSERT INTO meta(key, value) VALUES ('store_dirty', '1')")  # re-sync Chroma's ids
@@ -236,6 +238,21 @@ class Catalog:
             ):
                 out[r[0]] = ChunkRow(*r)
         return out
+
+    def chunk_hashes_of(self, node_id: str) -> dict[str, str]:
+        return dict(self.db.execute("SELECT chunk_id, text_hash FROM chunks WHERE node_id = ?", (node_id,)))
+
+    def add_store_pending(self, chunk_ids: Iterable[str]) -> None:
+        self.db.executemany("INSERT OR IGNORE INTO store_pending VALUES (?)", [(c,) for c in chunk_ids])
+
+    def store_pending(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT chunk_id FROM store_pending")}
+
+    def clear_store_pending(self, chunk_ids: Iterable[str] | None = None) -> None:
+        if chunk_ids is None:
+            self.db.execute("DELETE FROM store_pending")
+        else:
+            self.db.executemany("DELETE FROM store_pending WHERE chunk_id = ?", [(c,) for c in chunk_ids])
 
     def chunk_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}

@@ -343,7 +343,7 @@ class Indexer:
                 self._write_note(change, note, chunks, batch)
                 report.chunks_written += len(chunks)
             if self.store is not None:
-                batch.flush(self.store)
+                batch.flush(self.store, self.catalog)
             wave, wave_size = [], 0
 
     @staticmethod
@@ -378,16 +378,23 @@ class Indexer:
                     removed = self.catalog.delete_note(old.node_id)
                     if self.store is not None:
                         self.store.delete(removed)
+            before = self.catalog.chunk_hashes_of(row.node_id)
             self.catalog.upsert_note(row)
             stale = self.catalog.replace_chunks(row, chunks)
+            # Only new or changed chunks go to the store (an edit touches one chunk of many, and
+            # Chroma updating an id it has costs ~10 ms per 1,000 at 100k). Until the store
+            # confirms them they are pending, so a crash in between cannot leave an id in the
+            # store with its old vector (resync_store rewrites them).
+            changed = [c for c in chunks if before.get(c.chunk_id) != c.text_hash]
+            self.catalog.add_store_pending(c.chunk_id for c in changed)
         if self.store is not None:
             out = batch if batch is not None else StoreBatch()
-            if chunks:
-                out.upsert([c.chunk_id for c in chunks], np.vstack([vectors[c.text_hash] for c in chunks]))
+            if changed:
+                out.upsert([c.chunk_id for c in changed], np.vstack([vectors[c.text_hash] for c in changed]))
             if stale:
                 out.delete(stale)
             if batch is None:
-                out.flush(self.store)
+                out.flush(self.store, self.catalog)
 
     @property
     def chunker_identity(self) -> str:
@@ -399,12 +406,13 @@ class Indexer:
 
     # -- repair ---------------------------------------------------------------
     def resync_store(self) -> int:
-        """Make Chroma's ids equal the catalog's (after a crash); returns rows fixed. Embeds nothing."""
+        """Make Chroma's ids equal the catalog's, and rewrite vectors a crash left unconfirmed
+        (store_pending); returns rows fixed. Embeds nothing."""
         assert self.store is not None
         want = self.catalog.chunk_ids()
         have = self.store.ids()
         extra = sorted(have - want)
-        missing = sorted(want - have)
+        missing = sorted((want - have) | (self.catalog.store_pending() & want))
         if extra:
             self.store.delete(extra)
         if missing:
@@ -414,6 +422,7 @@ class Indexer:
             if ok:
                 self.store.upsert(ok, np.vstack([vecs[rows[c].text_hash] for c in ok]))
         with self.catalog.transaction():
+            self.catalog.clear_store_pending()
             self.catalog.set_meta("store_dirty", "0")
         return len(extra) + len(missing)
 
@@ -434,11 +443,13 @@ class StoreBatch:
     def delete(self, ids: Sequence[str]) -> None:
         self.stale += ids
 
-    def flush(self, store: VectorStore) -> None:
+    def flush(self, store: VectorStore, catalog: Catalog) -> None:
         if self.stale:
             store.delete(self.stale)
         if self.ids:
             store.upsert(self.ids, np.vstack(self.vectors))
+            with catalog.transaction():
+                catalog.clear_store_pending(self.ids)
         self.ids, self.vectors, self.stale = [], [], []
 
 
