@@ -156,15 +156,19 @@ def test_read_only_mode_never_writes(make_memory: MemoryFactory, vault: Path) ->
     assert all(r.node_id.startswith("path:") or r.id_in_file for r in mem.catalog.notes())
 
 
-def test_rebuild_equals_incremental(make_memory: MemoryFactory, vault: Path, tmp_path: Path) -> None:
-    mem = make_memory()
-    mem.index()
-    # a history of edits, renames, deletes, new notes
+def edit_history(vault: Path) -> None:
+    """A history of edits, renames, deletes and new notes, for incremental-vs-rebuild tests."""
     (vault / "Inbox/ollama keep-alive.md").rename(vault / "Inbox/keepalive.md")
     (vault / "Inbox/weekly review.md").unlink()
     (vault / "new note.md").write_text("# Fresh\n\nA note about sourdough starters and rye.\n", encoding="utf-8")
     p = vault / "Inbox/agent runbook.md"
     p.write_text(p.read_text(encoding="utf-8").replace("Never", "Do not ever"), encoding="utf-8")
+
+
+def test_rebuild_equals_incremental(make_memory: MemoryFactory, vault: Path, tmp_path: Path) -> None:
+    mem = make_memory()
+    mem.index()
+    edit_history(vault)
     mem.index()
     queries = ["sourdough", "agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows"]
     incremental = [[h.to_dict() for h in mem.recall(q, k=5, touch=False)] for q in queries]

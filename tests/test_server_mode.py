@@ -26,6 +26,7 @@ import pytest
 from tests.chroma_server import ChromaServer, free_port
 from tests.conftest import MemoryFactory, snapshot
 from tests.test_index import (  # noqa: F401  (collected again, here against the server)
+    edit_history,
     test_body_edit_embeds_only_changed_chunks,
     test_copied_note_gets_fresh_id_with_warning,
     test_corrupt_catalog_is_rebuilt,
@@ -95,11 +96,7 @@ def in_sync(mem: Memory) -> bool:
 def test_rebuild_equals_incremental_on_the_server(make_memory: MemoryFactory, vault: Path, tmp_path: Path) -> None:
     mem = make_memory()
     mem.index()
-    (vault / "Inbox/ollama keep-alive.md").rename(vault / "Inbox/keepalive.md")
-    (vault / "Inbox/weekly review.md").unlink()
-    (vault / "new note.md").write_text("# Fresh\n\nA note about sourdough starters and rye.\n", encoding="utf-8")
-    p = vault / "Inbox/agent runbook.md"
-    p.write_text(p.read_text(encoding="utf-8").replace("Never", "Do not ever"), encoding="utf-8")
+    edit_history(vault)
     mem.index()
     rebuilt = make_memory(index_dir=tmp_path / "index2")
     rebuilt.index(rebuild=True)
