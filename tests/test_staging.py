@@ -734,6 +734,22 @@ def test_cli_newer_statement_ranks_first(cli: Cli, empty_vault: Path) -> None:
     assert [h["path"] for h in swapped[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
 
+def test_cli_newest_statement_stays_first_after_recall_rehearses_both(cli: Cli, empty_vault: Path) -> None:
+    """Recall rehearses what it returns, so both statements end up equally strong: the order
+    must come from when each was stated, not from strength."""
+    background(empty_vault)
+    note(empty_vault, "chat 2026-08.md", "# Team chat\n\nThe team chat app is on Slack.\n", created="2026-08-01")
+    note(empty_vault, "chat 2026-11.md", "# Team chat\n\nThe team chat is on Discord.\n", created="2026-11-20")
+    query = "which app is the team chat on"
+    plain = cli.json("recall", query, "--now", at(NOW), "--no-touch", "--no-decay")
+    assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
+    for _ in range(3):  # with rehearsal, as an agent recalls
+        hits = cli.json("recall", query, "--now", at(NOW))
+        assert [h["path"] for h in hits[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]
+    assert meta_of(empty_vault, "chat 2026-08.md")["last_accessed"] == NOW
+    assert hits[0]["strength"] == hits[1]["strength"] == 1.0
+
+
 def test_cli_transcripts_keep_relevance_order(cli: Cli, empty_vault: Path) -> None:
     """Freshness orders statements of a fact, not records: labelled transcripts stay in relevance order."""
     background(empty_vault)

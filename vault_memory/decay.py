@@ -81,6 +81,7 @@ class MemoryState:
     expires: dt.datetime | None
     needs_review: bool
     kind: str = ""  # the frontmatter's `type` (or `kind`), lower case
+    stated: dt.datetime | None = None  # when the content was stated: `created`, else `date`
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
@@ -122,6 +123,7 @@ def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> Memo
         expires=parse_time(meta.get("expires")),
         needs_review=parse_bool(meta.get("needs_review")),
         kind=str(meta.get("type") or meta.get("kind") or "").strip().lower(),
+        stated=parse_time(meta.get("created")) or parse_time(meta.get("date")),
     )
 
 

@@ -196,8 +196,8 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
     2. The k most relevant remaining notes are chosen by relevance alone, so decay never
        costs recall: a multiplicative decay factor buys recency with recall (FINDINGS.md).
     3. Among those k, notes about the same subject (best chunks' cosine >= `same_subject`)
-       and comparably relevant (relevance within `band`) trade places so the stronger
-       (fresher, rehearsed, pinned) one comes first; a clearly better match is never moved
+       and comparably relevant (relevance within `band`) trade places so the fresher one
+       (pinned, else stated later: `freshness`) comes first; a clearly better match is never moved
        below a weak fresh one. Notes labelled episodic (`type: conversation`, `log`,
        `meeting`..., decay.is_episodic) keep their places: a newer record does not update them.
     4. A superseded note never ranks above its successor.
@@ -220,24 +220,36 @@ def rank(cands: Sequence[Candidate], notes: dict[str, NoteRow], *, model: DecayM
     if decay:
         if vectors is not None:
             fixed = [is_episodic(t[1]) for t in top]
-            top = _fresher_first(top, vectors, same_subject, band, fixed)
+            fresh = [freshness(t[1], t[2], notes[t[0].node_id].mtime) for t in top]
+            top = _fresher_first(top, vectors, same_subject, band, fixed, fresh)
         top = _successors_first(top)
     return top
 
 
+def freshness(state: MemoryState, strength: float, mtime: float) -> tuple[int, float, float]:
+    """What decides between two statements of one subject: pinned first, then the one stated
+    later (`created`, else `date`, else the file's mtime), then the stronger.
+
+    Not strength first: recall rehearses every note it returns, so after one recall an old
+    and a new statement are equally strong, and the order would fall back to relevance.
+    """
+    stated = state.stated.timestamp() if state.stated is not None else mtime
+    return (int(state.pinned), stated, strength)
+
+
 def _fresher_first(items: list[Any], vectors: Mapping[str, np.ndarray], same_subject: float,
-                   band: float, fixed: Sequence[bool]) -> list[Any]:
-    """Group same-subject, comparably relevant items; refill each group's positions strongest first."""
+                   band: float, fixed: Sequence[bool], fresh: Sequence[tuple[int, float, float]]) -> list[Any]:
+    """Group same-subject, comparably relevant items; refill each group's positions freshest first."""
     keys = [t[0].chunk.text_hash for t in items]
     if len(items) < 2 or any(h not in vectors for h in keys):
         return items
     mat = np.vstack([vectors[h] for h in keys]).astype(np.float32)
-    order = same_subject_order(mat, [t[3] for t in items], [t[2] for t in items],
+    order = same_subject_order(mat, [t[3] for t in items], fresh,
                                [t[0].node_id for t in items], same_subject, band, fixed)
     return [items[i] for i in order]
 
 
-def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength: Sequence[float],
+def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength: Sequence[Any],
                        owners: Sequence[str], same_subject: float, band: float,
                        fixed: Sequence[bool] | None = None) -> list[int]:
     """The permutation `rank` applies (pure; bench/calibrate.py replays it).
@@ -245,7 +257,7 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength
     Items i < j (in relevance order) are about the same subject when their vectors' cosine is
     >= `same_subject`, their relevance differs by <= `band`, they belong to different notes
     and neither is `fixed` (episodic: it keeps its place); groups are the connected
-    components, and each group's positions are refilled strongest first. Returns `order`
+    components, and each group's positions are refilled freshest first. Returns `order`
     such that output position p holds input item order[p].
     """
     n = len(relevance)
@@ -271,7 +283,9 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength
     order = list(range(n))
     for members in groups.values():
         if len(members) > 1:
-            for pos, src in zip(members, sorted(members, key=lambda m: (-strength[m], m)), strict=True):
+            # freshest first (`strength` holds comparable keys: floats, or `freshness` tuples);
+            # the sort is stable, so equals keep their relevance order
+            for pos, src in zip(members, sorted(members, key=lambda m: strength[m], reverse=True), strict=True):
                 order[pos] = src
     return order
 
