@@ -194,10 +194,9 @@ QUERY = [""]  # the query text of the row being replayed (for coverage)
 
 def _full_cue(text: str) -> bool:
     """recall's Candidate.full_cue: the chunk holds every content word of a 2+ word query."""
-    from vault_memory.recall import FULL_CUE_MIN_TERMS, coverage, query_terms
+    from vault_memory.recall import is_full_cue, query_terms
 
-    terms = query_terms(QUERY[0])
-    return len(terms) >= FULL_CUE_MIN_TERMS and coverage(terms, text) >= 1.0
+    return is_full_cue(query_terms(QUERY[0]), text)
 
 
 def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau: float | None,

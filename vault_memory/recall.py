@@ -8,9 +8,10 @@ and a superseded note never ranks above its successor.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -73,23 +74,13 @@ class Candidate:
     relevance: float  # fused, in [0, 1]
     similarity: float  # exact cosine of the best chunk to the query
     lexical: float
-    coverage: float = 0.0  # share of the query's content words in the chunk
-    query_terms: int = 0  # how many content words the query has
+    terms: frozenset[str] = frozenset()  # the query's content words (query_terms)
 
     @property
     def full_cue(self) -> bool:
-        """The chunk contains every content word of a query of two or more: a specific cue."""
-        return self.query_terms >= FULL_CUE_MIN_TERMS and self.coverage >= 1.0
-
-
-def _once(load: Callable[[], tuple[list[str], np.ndarray]]) -> Callable[[], tuple[list[str], np.ndarray]]:
-    cache: list[tuple[list[str], np.ndarray]] = []
-
-    def get() -> tuple[list[str], np.ndarray]:
-        if not cache:
-            cache.append(load())
-        return cache[0]
-    return get
+        """The chunk contains every content word of a query of two or more: a specific cue.
+        Computed on demand: only dormant candidates are asked."""
+        return is_full_cue(self.terms, self.chunk.text)
 
 
 class Searcher:
@@ -109,7 +100,7 @@ class Searcher:
             return self.store.query(qvec, n)
         # Exact search over the catalog's vectors.
         if self.exact is None:
-            self.exact = _once(self.catalog.all_chunk_vectors)
+            self.exact = functools.cache(self.catalog.all_chunk_vectors)
         ids, mat = self.exact()
         if not ids:
             return []
@@ -156,15 +147,14 @@ class Searcher:
         notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
         pool = [c for c in pool if chunks[c].node_id in notes
                 and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)]
-        terms = query_terms(query)
-        cover = {c: coverage(terms, chunks[c].text) for c in pool}
+        terms = frozenset(query_terms(query))
         if mode == "hybrid":
             # BM25 is scaled to [0, 1] among the candidates, which makes the best lexical match
             # worth 1 even when it only shares an everyday word with the query; weighting it by
             # the share of query terms the chunk contains keeps such matches from outranking a
             # clear semantic match (a paraphrase shares no words at all).
             lex = normalise({c: lexical.get(c, 0.0) for c in pool})
-            lex = {c: v * cover[c] for c, v in lex.items()}
+            lex = {c: v * coverage(terms, chunks[c].text) for c, v in lex.items()}
             fused = convex(lex, {c: dense.get(c, 0.0) for c in pool}, FUSION_ALPHA, prenormalised_lexical=True)
         elif mode == "bm25":
             fused = normalise({c: lexical[c] for c in pool if c in lexical})
@@ -174,8 +164,7 @@ class Searcher:
         for cid, rel in fused.items():
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
-            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0),
-                             cover[cid], len(terms))
+            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0), terms)
             if key not in best or rel > best[key].relevance:
                 best[key] = cand
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
@@ -249,7 +238,7 @@ def _fresher_first(items: list[Any], vectors: Mapping[str, np.ndarray], same_sub
     return [items[i] for i in order]
 
 
-def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength: Sequence[Any],
+def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshness: Sequence[Any],
                        owners: Sequence[str], same_subject: float, band: float,
                        fixed: Sequence[bool] | None = None) -> list[int]:
     """The permutation `rank` applies (pure; bench/calibrate.py replays it).
@@ -283,9 +272,9 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], strength
     order = list(range(n))
     for members in groups.values():
         if len(members) > 1:
-            # freshest first (`strength` holds comparable keys: floats, or `freshness` tuples);
-            # the sort is stable, so equals keep their relevance order
-            for pos, src in zip(members, sorted(members, key=lambda m: strength[m], reverse=True), strict=True):
+            # freshest first (comparable keys: `freshness` tuples, or plain strengths in the
+            # calibration replay); the sort is stable, so equals keep their relevance order
+            for pos, src in zip(members, sorted(members, key=lambda m: freshness[m], reverse=True), strict=True):
                 order[pos] = src
     return order
 
@@ -324,7 +313,12 @@ def query_terms(query: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1}
 
 
-def coverage(terms: set[str], text: str) -> float:
+def is_full_cue(terms: Set[str], text: str) -> bool:
+    """Every content word of a query of two or more is in the text (rank's reactivation cue)."""
+    return len(terms) >= FULL_CUE_MIN_TERMS and coverage(terms, text) >= 1.0
+
+
+def coverage(terms: Set[str], text: str) -> float:
     """Share of the query's content terms that occur in the text."""
     if not terms:
         return 1.0
