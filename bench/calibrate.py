@@ -128,7 +128,7 @@ def fuse(items: list[dict[str, Any]], method: str, alpha: float) -> list[float]:
     if not items:
         return []
     if method == "ours":  # what recall.py does: BM25 weighted by query-term coverage
-        from vault_memory.recall import coverage, query_terms
+        from vault_memory.ranking import coverage, query_terms
 
         terms = query_terms(QUERY[0])
         a = [x * coverage(terms, i["text"]) for x, i in zip(mm(lex), items, strict=True)]
@@ -149,7 +149,7 @@ def regroup(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: flo
     trade places so the stronger (fresher) one comes first; the set of positions is unchanged."""
     import numpy as np
 
-    from vault_memory.recall import same_subject_order
+    from vault_memory.ranking import same_subject_order
 
     head = scored[:top]
     if len(head) < 2:
@@ -194,7 +194,7 @@ QUERY = [""]  # the query text of the row being replayed (for coverage)
 
 def _full_cue(text: str) -> bool:
     """recall's Candidate.full_cue: the chunk holds every content word of a 2+ word query."""
-    from vault_memory.recall import is_full_cue, query_terms
+    from vault_memory.ranking import is_full_cue, query_terms
 
     return is_full_cue(query_terms(QUERY[0]), text)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from vault_memory.recall import coverage, query_terms
+from vault_memory.ranking import coverage, query_terms
 
 from . import calibrate, metrics
 

@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from vault_memory.config import Config
-from vault_memory.fusion import convex, normalise
 from vault_memory.memory import Memory
-from vault_memory.recall import coverage, query_terms
+from vault_memory.ranking import coverage, fuse, query_terms
 
 from . import metrics
 from .datasets import build_locomo, turn_ids
@@ -103,9 +102,9 @@ def main(limits: list[int]) -> None:
                     pool = sorted({c for c, _ in ranked_lex[:100]} | {ids[i] for i in top_dense})
                     pos = {c: i for i, c in enumerate(ids)}
                     dense = {c: float(d[pos[c]]) for c in pool}
-                    lex = normalise({c: lex_all.get(c, 0.0) for c in pool})
-                    lex = {c: v * coverage(terms, rows[c].text) for c, v in lex.items()}
-                    fused = convex(lex, dense, 0.5, prenormalised_lexical=True)
+                    rel = fuse("hybrid", [lex_all.get(c, 0.0) for c in pool], [dense[c] for c in pool],
+                               [coverage(terms, rows[c].text) for c in pool])
+                    fused = dict(zip(pool, rel.tolist(), strict=True))
                     for mode, sc in (("hybrid", fused), ("dense", dense)):
                         order = sorted(pool, key=lambda c: (-sc[c], c))[:max(KS)]
                         units = [turn_ids(rows[c].text) for c in order]

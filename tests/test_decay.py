@@ -210,7 +210,7 @@ def test_episodic_is_a_label(meta: dict[str, object], episodic: bool) -> None:
 def test_same_subject_order_leaves_fixed_items_in_place() -> None:
     import numpy as np
 
-    from vault_memory.recall import same_subject_order
+    from vault_memory.ranking import same_subject_order
 
     vecs = np.tile(np.eye(1, 4, dtype=np.float32), (3, 1))  # three identical vectors: one subject
     rel, strength, owners = [1.0, 0.9, 0.8], [0.1, 0.5, 0.9], ["a", "b", "c"]

@@ -17,7 +17,8 @@ from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.memory import Memory
 from vault_memory.notefile import read_note
-from vault_memory.prefetch import CLOSE, OPEN, PrefetchEntry, is_pointer, render_block, shorten
+from vault_memory.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
+from vault_memory.staging import is_pointer
 
 DAY = dt.timedelta(days=1)
 

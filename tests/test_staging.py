@@ -569,7 +569,7 @@ def test_log_keeps_human_content_and_retries_a_race(mem: Memory, empty_vault: Pa
             p.write_text(p.read_text(encoding="utf-8") + "\n- 11:59 typed by the human\n", encoding="utf-8")
         return real(vault, path, **kw)
 
-    monkeypatch.setattr("vault_memory.staging.write_note", racing)
+    monkeypatch.setattr("vault_memory.edits.write_note", racing)
     mem.log("agent entry", now=NOW)
     assert calls["n"] == 2
     raw = (empty_vault / rel).read_bytes()  # (indexing then gave the note a node_id)
@@ -655,7 +655,7 @@ def test_human_edit_between_read_and_write_is_never_lost(make_memory: MemoryFact
         (vault / rel).write_bytes(human.replace(b"KEEP", str(parsed.meta["node_id"]).encode()))
         return parsed
 
-    monkeypatch.setattr("vault_memory.memory.read_note", read_then_human_saves)
+    monkeypatch.setattr("vault_memory.edits.read_note", read_then_human_saves)
     hits = mem.recall("boiler service", now=NOW)
     assert [h.path for h in hits] == ["a.md"]
     raw = (empty_vault / "a.md").read_bytes()

@@ -15,7 +15,7 @@ from .errors import VaultMemoryError
 from .memory import Memory, open_memory
 from .prefetch import PrefetchEntry, PrefetchResult
 from .recall import Hit
-from .staging import CommitReport, Committed, Left, PinResult, StagedMemory
+from .records import CommitReport, Committed, Left, PinResult, StagedMemory
 
 __all__ = ["CommitReport", "Committed", "Config", "Hit", "Left", "Memory", "PinResult", "PrefetchEntry",
            "PrefetchResult", "StagedMemory", "VaultMemoryError", "open_memory", "resolve_config"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 TIERS = ("short", "long")
 _DAY = 86400.0
@@ -127,6 +127,38 @@ def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> Memo
     )
 
 
+class DecaySettings(Protocol):
+    """The settings a DecayModel is built from (a Config has them all)."""
+
+    @property
+    def half_life_short_days(self) -> float: ...
+    @property
+    def half_life_long_days(self) -> float: ...
+    @property
+    def dormant_below(self) -> float: ...
+    @property
+    def promote_after_days(self) -> int: ...
+    @property
+    def reactivate_similarity(self) -> float: ...
+    @property
+    def reactivate_slope(self) -> float: ...
+    @property
+    def reactivate_cap(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the dormancy gate decided for one note and one query."""
+
+    strength: float
+    dormant: bool
+    admitted: bool  # not dormant, or dormant and cued strongly enough to come back (reactivated)
+
+    @property
+    def reactivated(self) -> bool:
+        return self.dormant and self.admitted
+
+
 @dataclass(frozen=True)
 class DecayModel:
     half_life_short_days: float = 7.0
@@ -136,6 +168,24 @@ class DecayModel:
     reactivate_similarity: float = 0.1
     reactivate_slope: float = 0.12
     reactivate_cap: float = 0.5  # a strong match (MiniLM cosine >= 0.5) always reactivates, however old
+
+    @classmethod
+    def from_settings(cls, s: DecaySettings) -> DecayModel:
+        """The model a Config (or anything with the same fields) describes."""
+        return cls(half_life_short_days=s.half_life_short_days, half_life_long_days=s.half_life_long_days,
+                   dormant_below=s.dormant_below, promote_after_days=s.promote_after_days,
+                   reactivate_similarity=s.reactivate_similarity, reactivate_slope=s.reactivate_slope,
+                   reactivate_cap=s.reactivate_cap)
+
+    def gate(self, state: MemoryState, now: dt.datetime, similarity: float,
+             cue: Callable[[], bool] | None = None) -> Gate:
+        """The one dormancy gate (recall and prefetch): a dormant note comes back only when the
+        query's cosine reaches `reactivation_threshold(strength)`, or `cue()` says the query
+        names it specifically (asked only then, since it may cost a text scan)."""
+        strength = self.strength(state, now)
+        dormant = not state.pinned and strength < self.dormant_below
+        admitted = not dormant or similarity >= self.reactivation_threshold(strength) or (cue is not None and cue())
+        return Gate(strength, dormant, admitted)
 
     def reactivation_threshold(self, strength: float) -> float:
         """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.

@@ -1,5 +1,7 @@
 """`doctor`: compare the vault with its derived index and say what has drifted.
 
+A tool over `Memory` (like watch, the MCP server and the CLI): it imports memory.py, never the reverse.
+
 Read-only: the vault is scanned without assigning ids, the index is only read. `fix`
 reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
 """
@@ -10,17 +12,15 @@ import fcntl
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import VaultMemoryError
-from .indexer import Indexer, file_node_id
+from .indexer import Indexer
 from .lock import LOCK_NAME
-from .notefile import TMP_PREFIX
+from .memory import Memory
+from .notefile import TMP_PREFIX, file_node_id
 from .planner import Kind
 from .vectorstore import describe_target
-
-if TYPE_CHECKING:
-    from .memory import Memory
 
 TMP_GRACE_SECONDS = 60.0  # a temp file younger than this may be a write in flight in another process
 
@@ -139,7 +139,7 @@ def diagnose(mem: Memory) -> DoctorReport:
         except VaultMemoryError as exc:
             store, report.store_error = None, str(exc)
         if store is None and report.store_error is None:
-            report.store_error = mem._store_failed  # lexical fallback is serving: still say the server is down
+            report.store_error = mem.store_error  # lexical fallback is serving: still say the server is down
         if store is not None:
             want, have = cat.chunk_ids(), store.ids()
             report.vectors_orphaned = len(have - want)
@@ -189,9 +189,7 @@ def fix(mem: Memory) -> DoctorReport:
     """Reconcile the index with the vault (re-syncing Chroma) and remove leftovers; returns a fresh diagnosis."""
     with mem.writing():
         mem.index()
-        store = mem.store
-        if store is not None:
-            mem._indexer().resync_store()
+        mem.resync_store()
         for rel in _leftover_temp_files(mem):
             (mem.vault / rel).unlink(missing_ok=True)
         # Holding the lock rewrote the pid file; releasing it (below) clears a stale pid.

@@ -7,6 +7,9 @@ to refuse mixing vectors from different models.
 No embedder truncates silently: a text longer than `max_tokens` is an error, because a
 vector of the first half of a chunk would be indexed as if it stood for the whole chunk.
 The chunker upstream uses `count_tokens` to make every chunk fit.
+
+Longer than most modules: it is one port (`Embedder`) with its three implementations,
+which share the checks and the normalisation; each is small on its own.
 """
 
 from __future__ import annotations

@@ -8,11 +8,9 @@ set, the next run re-syncs Chroma's ids with the catalog before anything else.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +20,9 @@ import numpy as np
 from .catalog import Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
 from .errors import ConcurrentEditError, EmbedderMismatchError, NoteParseError
+from .hashing import sha256_hex
 from .markdown import CHUNKER_VERSION, chunk_body, extract_info
-from .notefile import ParsedNote, parse_note, write_note
+from .notefile import ParsedNote, file_node_id, new_node_id, parse_note, write_note
 from .planner import Change, Entry, Kind, Plan, plan_changes
 from .vault import IgnoreRules, iter_note_paths
 from .vectorstore import VectorStore
@@ -34,14 +33,6 @@ Progress = Callable[[int, int], None]
 StoreSource = VectorStore | None | Callable[[], VectorStore | None]
 WAVE_CHUNKS = 1024  # notes are embedded in waves of about this many chunks, committed as they finish
 EMBED_SLICE = 128  # texts handed to the embedder per call (it sorts by length and batches inside)
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def new_node_id() -> str:
-    return uuid.uuid4().hex[:16]
 
 
 @dataclass
@@ -146,7 +137,7 @@ class Indexer:
             except OSError as exc:
                 failures[rel] = f"cannot read: {exc.strerror or exc}"
                 continue
-            file_hash = hashlib.sha256(raw).hexdigest()
+            file_hash = sha256_hex(raw)
             hit = known.get(rel)
             if hit is not None and hit[0] == file_hash and not (self.assign_ids and hit[2].startswith("path:")):
                 entries[rel] = Entry(hit[2], rel, file_hash, hit[1])
@@ -402,7 +393,8 @@ class Indexer:
 
     def chunk_note(self, node_id: str, note: ParsedNote) -> list[ChunkRow]:
         chunks = chunk_body(note.body, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)
-        return [ChunkRow(f"{node_id}#{c.index}", node_id, c.index, c.heading, c.text, sha256(c.text)) for c in chunks]
+        return [ChunkRow(f"{node_id}#{c.index}", node_id, c.index, c.heading, c.text, sha256_hex(c.text))
+                for c in chunks]
 
     # -- repair ---------------------------------------------------------------
     def resync_store(self) -> int:
@@ -451,14 +443,6 @@ class StoreBatch:
             with catalog.transaction():
                 catalog.clear_store_pending(self.ids)
         self.ids, self.vectors, self.stale = [], [], []
-
-
-def file_node_id(note: ParsedNote) -> str | None:
-    value = note.meta.get("node_id")
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    text = str(value).strip()
-    return text or None
 
 
 def note_row(entry: Entry, note: ParsedNote) -> NoteRow:

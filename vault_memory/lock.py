@@ -10,6 +10,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -65,6 +67,22 @@ class WriterLock:
                     pid=pid,
                 )
             time.sleep(0.1)
+
+    @contextmanager
+    def if_free(self) -> Iterator[bool]:
+        """Hold the lock for the block if it is free or already ours; yields whether we hold it.
+
+        The one "write the index if nobody else is" step: after a write to the vault, a
+        command re-indexes what it touched only if it may; otherwise the process holding
+        the lock (a watcher, the MCP server) picks the change up. Releases only what it took.
+        """
+        held = self.held
+        got = held or self.try_acquire()
+        try:
+            yield got
+        finally:
+            if got and not held:
+                self.release()
 
     def release(self) -> None:
         if self._fd is None:

@@ -12,6 +12,10 @@ body as a string with the frontmatter removed. Nothing here touches the disk.
 Both use markdown-it-py's CommonMark parser (plus GFM tables) for block
 structure, and work on raw source line ranges (``Token.map``) so that chunk
 text is the note's own Markdown, not a re-rendering of it.
+
+Longer than most modules: extraction and chunking share one parse tree and its
+line/offset helpers; split apart, each half would re-parse or re-export the other's
+internals.
 """
 
 from __future__ import annotations

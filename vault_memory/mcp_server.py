@@ -23,7 +23,6 @@ stderr while serving, so stray prints cannot corrupt the stream.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -41,6 +40,7 @@ from . import __version__
 from .config import Config
 from .embedders import Embedder, make_embedder
 from .errors import LockHeldError, NoteNotFoundError, UnsafePathError, VaultMemoryError
+from .hashing import sha256_hex
 from .memory import Memory
 
 log = logging.getLogger(__name__)
@@ -65,10 +65,6 @@ Long-term memory kept as Markdown notes in the user's vault.
 - Notes are never deleted by these tools."""
 
 T = TypeVar("T")
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class Service:
@@ -177,7 +173,7 @@ class Service:
                     continue  # moved or gone: nothing to wait for
                 with self.guard:
                     row = self.mem.catalog.note_by_path(rel)
-                if row is None or row.file_hash != _digest(raw):
+                if row is None or row.file_hash != sha256_hex(raw):
                     pending.append(rel)
             if not pending:
                 return True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -19,24 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from . import staging
-from .catalog import Catalog, NoteRow
+from . import edits, staging
+from .catalog import Catalog
 from .config import Config, resolve_config
-from .decay import DecayModel, state_from_meta
+from .decay import DecayModel
 from .embedders import Embedder, make_embedder
-from .errors import (
-    ConcurrentEditError,
-    IndexStateError,
-    NoteError,
-    VaultNotFoundError,
-    VectorStoreUnavailableError,
-)
+from .errors import IndexStateError, VaultMemoryError, VaultNotFoundError, VectorStoreUnavailableError
 from .indexer import Indexer, IndexReport, jsonable
 from .lock import WriterLock
-from .notefile import read_note, write_note
+from .notefile import ParsedNote
 from .prefetch import PrefetchResult
-from .recall import Granularity, Hit, Mode, Searcher, rank, snippet
-from .staging import CommitReport, Committed, Left, PinResult, StagedMemory
+from .prefetch import prefetch as _prefetch
+from .ranking import Mode
+from .recall import Hit
+from .recall import recall as _recall
+from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+from .search import Granularity, Searcher
 from .vault import IgnoreRules
 from .vectorstore import VectorStore, describe_target, open_store
 
@@ -85,11 +83,8 @@ class Memory:
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
-        self.rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
-        self.decay = DecayModel(self.config.half_life_short_days, self.config.half_life_long_days,
-                                self.config.dormant_below, self.config.promote_after_days,
-                                self.config.reactivate_similarity, self.config.reactivate_slope,
-                                self.config.reactivate_cap)
+        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
+        self.decay = DecayModel.from_settings(self.config)
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -126,10 +121,9 @@ class Memory:
             try:
                 self._catalog = Catalog(path)
             except IndexStateError:
-                held = self.lock.held
-                if not (held or self.lock.try_acquire()):
-                    raise
-                try:
+                with self.lock.if_free() as writer:
+                    if not writer:
+                        raise
                     # The index is disposable: set the broken one aside and start again.
                     aside = path.with_name(f"{CATALOG_NAME}.corrupt-{int(time.time())}")
                     log.warning("index catalog %s is unreadable; moved it to %s and rebuilding", path, aside)
@@ -139,10 +133,21 @@ class Memory:
                     self._store = None
                     VectorStore.destroy(self.index_dir / "chroma")
                     self._catalog = Catalog(path)
-                finally:
-                    if not held:
-                        self.lock.release()
         return self._catalog
+
+    @property
+    def rules(self) -> IgnoreRules:
+        """Which files are notes (dot-folders, `ignore` settings, `.vaultmemoryignore`)."""
+        return self._rules
+
+    def reload_rules(self) -> None:
+        """Read the ignore rules again (the watcher calls this when `.vaultmemoryignore` changes)."""
+        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
+
+    @property
+    def store_error(self) -> str | None:
+        """Why the vector store is not in use (lexical fallback serving), or None."""
+        return self._store_failed
 
     @property
     def store(self) -> VectorStore | None:
@@ -158,10 +163,10 @@ class Memory:
                                          embedder_identity=self.embedder.identity, url=self.config.chroma_url)
                 self._store_failed = None
             except VectorStoreUnavailableError as exc:
-                self._store_unavailable(exc)
+                self.lexical_only(exc)
         return self._store
 
-    def _store_unavailable(self, exc: VectorStoreUnavailableError) -> None:
+    def lexical_only(self, exc: VectorStoreUnavailableError) -> None:
         """The server failed (at open or mid-run): raise, or with lexical fallback go BM25-only and warn."""
         if not self.config.lexical_fallback:
             raise exc
@@ -174,13 +179,14 @@ class Memory:
     def _reconcile(self, progress: Callable[[int, int], None] | None = None,
                    paths: Sequence[str] | None = None) -> IndexReport:
         try:
-            return self._indexer().reconcile(progress, paths=paths)
+            return self.indexer().reconcile(progress, paths=paths)
         except VectorStoreUnavailableError as exc:
             # The catalog is consistent (store_dirty stays set); with fallback, finish it without the store.
-            self._store_unavailable(exc)
-            return self._indexer().reconcile(progress, paths=paths)
+            self.lexical_only(exc)
+            return self.indexer().reconcile(progress, paths=paths)
 
-    def _indexer(self) -> Indexer:
+    def indexer(self) -> Indexer:
+        """An Indexer over this vault and index (writing it needs the writer lock: see `writing`)."""
         # While recall is served from the catalog's vectors (`exact_search`), Chroma is opened
         # only when a reconcile has something to write; otherwise it is opened (and checked)
         # first thing, as the ANN path and server mode need it.
@@ -263,54 +269,60 @@ class Memory:
 
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Reconcile if no other process is writing the index; otherwise read what is there."""
-        if self.lock.held:
-            return self._reconcile(progress)
-        if self.lock.try_acquire():
-            try:
+        with self.lock.if_free() as writer:
+            if writer:
                 return self._reconcile(progress)
-            finally:
-                self.lock.release()
         log.info("index is being written by process %s; reading it as it is", self.lock.holder_pid())
         return None
 
-    # -- recall ---------------------------------------------------------------
+    def resync_store(self) -> int:
+        """Make the vector store's ids and vectors match the catalog (no embedding); returns rows fixed."""
+        with self.writing():
+            indexer = self.indexer()
+            return indexer.resync_store() if indexer.store is not None else 0
+
+    def index_paths(self, paths: Iterable[str]) -> bool:
+        """Re-index these paths if the writer lock can be had now; True if it was done.
+
+        The write itself already succeeded, so an indexing problem is logged, not raised: the
+        note is safe in the vault and the next `index` (or the watcher) picks it up. Raising
+        here would make an agent retry a write that already happened.
+        """
+        todo = sorted({p for p in paths if p})
+        if not todo:
+            return True
+        with self.lock.if_free() as writer:
+            if not writer:
+                log.info("index is being written by process %s; it will pick up %s", self.lock.holder_pid(),
+                         ", ".join(todo))
+                return False
+            try:
+                self.sync_paths(todo)
+                return True
+            except VaultMemoryError as exc:
+                log.warning("wrote %s but could not update the index (%s); run `vault-memory index`",
+                            ", ".join(todo), exc)
+                return False
+
+    def note_written(self, note: ParsedNote) -> None:
+        """Keep the catalog in step with a frontmatter-only write we just made, if we may write the index."""
+        with self.lock.if_free() as writer:
+            if not writer:
+                return  # the process holding the lock (a watcher) will see the change
+            row = self.catalog.note_by_path(note.path)
+            if row is None:
+                return
+            with self.catalog.transaction():
+                self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
+                                                 mtime=note.mtime))
+
+    # -- recall and prefetch ---------------------------------------------------
     def recall(self, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
                now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
                include_staged: bool = False) -> list[Hit]:
         """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False."""
-        if not query.strip():
-            return []
-        now = now or self.clock()
-        searcher = self.searcher()
-        if searcher.store is None and searcher.exact is None and mode != "bm25":
-            mode = "bm25"  # the server is unreachable and lexical fallback is on
-        exclude = () if include_staged else (self.config.staging_folder.rstrip("/") + "/",)
-        try:
-            cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=decay,
-                                    candidates=max(100, 4 * k), exclude_prefixes=exclude)
-        except VectorStoreUnavailableError as exc:  # the server died mid-run
-            self._store_unavailable(exc)
-            cands = Searcher(self.catalog, None, self.embedder).search(
-                query, mode="bm25", granularity=granularity, candidates=max(100, 4 * k), exclude_prefixes=exclude)
-        notes = self.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
-        head = cands[: 4 * k + 20]
-        vectors = self.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
-        ranked = rank(cands, notes, model=self.decay, now=now, decay=decay, k=k, vectors=vectors)
-        hits = [self._hit(query, c, notes[c.node_id], st, strength, score, dormant, react)
-                for c, st, strength, score, dormant, react in ranked]
-        if touch and not self.config.read_only:
-            self.rehearse([h.node_id for h in hits], now=now)
-        return hits
-
-    def _hit(self, query: str, c: Any, note: NoteRow, state: Any, strength: float, score: float,
-             dormant: bool, reactivated: bool) -> Hit:
-        anchor = state.anchor.isoformat() if state.anchor is not None else None
-        return Hit(path=note.path, node_id=note.node_id, title=note.title, heading=c.chunk.heading,
-                   snippet=snippet(c.chunk.text, query), score=round(score, 6), relevance=round(c.relevance, 6),
-                   similarity=round(c.similarity, 6), strength=round(strength, 6), tier=state.tier,
-                   pinned=state.pinned, dormant=dormant, reactivated=reactivated,
-                   superseded_by=list(state.superseded_by), chunk_id=c.chunk.chunk_id, text=c.chunk.text,
-                   date=anchor)
+        return _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch, granularity=granularity,
+                       include_staged=include_staged)
 
     def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
                  refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
@@ -322,59 +334,17 @@ class Memory:
         Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
         notes are rehearsed only with `touch=True`. Logic and rationale: prefetch.py.
         """
-        from . import prefetch
+        return _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch)
 
-        return prefetch.prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch)
-
-    # -- rehearsal ------------------------------------------------------------
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
         """Write `last_accessed`/`access_count` for these notes; returns the paths written.
 
         Recalls within `rehearsal_coalesce_seconds` of the last one coalesce into one write.
         Rehearsal never re-embeds and never bumps `revision`.
         """
-        if self.config.read_only:
-            return []
-        now = now or self.clock()
-        written: list[str] = []
-        rows = self.catalog.notes_by_ids(list(node_ids))
-        for nid in node_ids:
-            row = rows.get(nid)
-            if row is None or not row.id_in_file:
-                continue
-            try:
-                note = read_note(self.vault, row.path)
-            except (NoteError, OSError):
-                continue
-            state = state_from_meta(note.meta, note.mtime)
-            if (state.anchor_source == "last_accessed" and state.anchor is not None
-                    and 0 <= (now - state.anchor).total_seconds() < self.config.rehearsal_coalesce_seconds):
-                continue
-            fields = self.decay.rehearse(state, now)
-            if state.tier != "short":
-                fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
-            try:
-                new = write_note(self.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
-            except ConcurrentEditError:
-                continue  # a human is editing it: their edit wins, the rehearsal is dropped
-            written.append(row.path)
-            self._refresh_row(row, new)
-        return written
+        return edits.rehearse(self, node_ids, now=now)
 
-    def _refresh_row(self, row: NoteRow, note: Any) -> None:
-        """Keep the catalog in step with a write we just made, if we may write the index."""
-        held = self.lock.held
-        if not (held or self.lock.try_acquire()):
-            return  # the process holding the lock (a watcher) will see the change
-        try:
-            with self.catalog.transaction():
-                self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
-                                                 mtime=note.mtime))
-        finally:
-            if not held:
-                self.lock.release()
-
-    # -- the agent's write path (logic in staging.py) -------------------------
+    # -- the agent's write path (staging.py, edits.py) ------------------------
     def stage(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
               now: dt.datetime | None = None) -> StagedMemory:
         """Write a staged memory (flagged needs_review if it conflicts with a committed note)."""
@@ -408,15 +378,15 @@ class Memory:
 
     def pin(self, target: str) -> PinResult:
         """Pin a note (node_id or vault path): strength 1, never dormant."""
-        return staging.set_pinned(self, target, True)
+        return edits.set_pinned(self, target, True)
 
     def unpin(self, target: str) -> PinResult:
         """Unpin a note (node_id or vault path): it decays like any other again."""
-        return staging.set_pinned(self, target, False)
+        return edits.set_pinned(self, target, False)
 
     def log(self, text: str, now: dt.datetime | None = None) -> str:
         """Append a timestamped line to today's episodic note; returns its path."""
-        return staging.log_entry(self, text, now)
+        return edits.log_entry(self, text, now)
 
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -430,7 +400,7 @@ class Memory:
         store_info: dict[str, Any]
         try:
             store = self.store
-            store_info = store.describe() | {"vectors": store.count()} if store else {"error": self._store_failed}
+            store_info = store.describe() | {"vectors": store.count()} if store else {"error": self.store_error}
         except VectorStoreUnavailableError as exc:
             store_info = {"error": str(exc)}
         if "error" in store_info:  # still say which server and collection this index uses
@@ -455,4 +425,4 @@ def open_memory(vault: str | Path, **overrides: Any) -> Memory:
     return Memory(resolve_config({"vault": Path(vault), **overrides}))
 
 
-__all__ = ["Memory", "open_memory", "CATALOG_NAME", "Path"]
+__all__ = ["CATALOG_NAME", "Memory", "open_memory"]

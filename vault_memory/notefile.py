@@ -8,12 +8,12 @@ comments, BOM, CRLF, the body) survives. Every write is an atomic compare-and-sw
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import os
 import re
 import secrets
 import stat
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-from vault_memory.errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
+from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
+from .hashing import sha256_hex
 
 OWNED_KEYS: frozenset[str] = frozenset({
     "node_id", "revision", "last_accessed", "access_count", "pinned", "tier", "created",
@@ -68,10 +69,6 @@ class _Layout:
     close: int | None  # index of the closing fence line; None = no frontmatter
     meta: dict[str, Any]
     newline: str
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _split_lines(text: str) -> list[str]:
@@ -164,8 +161,8 @@ def _parsed(rel_path: str, raw: bytes, lay: _Layout, mtime: float) -> ParsedNote
     start = 0 if lay.close is None else lay.close + 1
     body = "".join(lay.lines[start:]).replace("\r\n", "\n")
     return ParsedNote(
-        path=rel_path.replace("\\", "/"), file_hash=_sha(raw), meta=lay.meta, body=body,
-        body_hash=_sha(body.encode("utf-8")), has_frontmatter=lay.close is not None,
+        path=rel_path.replace("\\", "/"), file_hash=sha256_hex(raw), meta=lay.meta, body=body,
+        body_hash=sha256_hex(body.encode("utf-8")), has_frontmatter=lay.close is not None,
         newline=lay.newline, size=len(raw), mtime=mtime,
     )
 
@@ -376,7 +373,7 @@ def _atomic_write(path: Path, rel: str, data: bytes, expected_hash: str | None, 
             except FileExistsError:
                 raise NoteError(rel, "a file already exists at this path; the new note was not written") from None
         else:  # compare-and-swap: re-hash right before the swap so the race window is tiny
-            if _sha(_read_bytes(path, rel)[0]) != expected_hash:
+            if sha256_hex(_read_bytes(path, rel)[0]) != expected_hash:
                 raise ConcurrentEditError(rel, _CHANGED + "your edit was not written")
             os.replace(tmp, path)
     finally:
@@ -413,7 +410,7 @@ def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
         raise ValueError(f"{rel}: refusing to edit keys the system does not own: {alien}")
     rendered = {k: _render(k, v) for k, v in fields.items()}
     raw, mtime = _read_bytes(path, rel)
-    if _sha(raw) != expected_hash:
+    if sha256_hex(raw) != expected_hash:
         raise ConcurrentEditError(rel, _CHANGED + "your edit was not written")
     lay = _layout(rel, raw)  # NoteParseError: a broken note is never edited
     old = _parsed(rel, raw, lay, mtime)
@@ -439,7 +436,7 @@ def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: st
     if (vault_root / src_clean).is_symlink():  # safe_path resolved it: we would move the target instead
         raise NoteError(src_clean, "is a symlink; move it by hand")
     raw, _ = _read_bytes(src, src_clean)
-    if expected_hash is not None and _sha(raw) != expected_hash:
+    if expected_hash is not None and sha256_hex(raw) != expected_hash:
         raise ConcurrentEditError(src_clean, _CHANGED + "it was not moved")
     if src == dst:
         return dst_clean
@@ -454,3 +451,19 @@ def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: st
         _fsync_dir(dst.parent)
         return cand_rel
     raise NoteError(dst_clean, "too many files with this name; the note was not moved")
+
+
+# -- identity -------------------------------------------------------------------------------
+
+def new_node_id() -> str:
+    """A fresh node_id: 16 hex characters of a random UUID."""
+    return uuid.uuid4().hex[:16]
+
+
+def file_node_id(note: ParsedNote) -> str | None:
+    """The note's own `node_id` from its frontmatter, or None (absent, empty, not a scalar)."""
+    value = note.meta.get("node_id")
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return text or None

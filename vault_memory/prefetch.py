@@ -34,25 +34,23 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .catalog import ChunkRow, NoteRow
-from .decay import parse_bool, parse_time, state_from_meta
+from .decay import parse_time, state_from_meta
+from .edits import rehearse
 from .embedders import Embedder, Vectors
-from .errors import ConcurrentEditError, NoteError, VectorStoreUnavailableError
-from .indexer import sha256
-from .markdown import chunk_body
-from .notefile import read_note, safe_path, write_note
-from .recall import Searcher, snippet
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .errors import VectorStoreUnavailableError
+from .ranking import Candidate
+from .search import Searcher
+from .staging import refresh_staged_memories
+from .text import snippet
+from .workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +67,6 @@ STRENGTH_WEIGHT = 0.15
 #: An entry shortened to fit the budget must keep at least this much text, or it is not shown.
 MIN_ENTRY_TEXT = 40
 
-# A turn that points at what was just said instead of naming it ("keep that", "save it",
-# "don't forget this"): it refreshes the newest staged memory. A false positive only
-# extends one expiry, so a small closed list of verbs is enough.
-_POINTER = re.compile(
-    r"\b(?:keep|save|store|remember|commit|record|write|note|stage|don'?t\s+forget|do\s+not\s+forget)"
-    r"\b[^.?!\n]{0,24}?\b(?:that|this|it|these|those|them)\b",
-    re.IGNORECASE,
-)
 _WS = re.compile(r"\s+")
 _WORDS = re.compile(r"\w+")
 
@@ -142,6 +132,17 @@ class PrefetchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"block": self.block, "chars": len(self.block), "budget": self.budget, "relevant": self.relevant,
                 "entries": [e.to_dict() for e in self.entries], "refreshed": list(self.refreshed)}
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """A note admitted to the block, with the chunk that admitted it."""
+
+    score: float
+    cand: Candidate
+    note: NoteRow
+    strength: float
+    reactivated: bool
 
 
 # -- pure parts ---------------------------------------------------------------------
@@ -216,11 +217,6 @@ def _jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def is_pointer(text: str) -> bool:
-    """Whether the turn points at something just said ("keep that", "save it")."""
-    return _POINTER.search(text) is not None
-
-
 def fit_query(text: str, embedder: Embedder) -> str:
     """The turn on one line, cut (keeping its start) to what the embedder accepts."""
     text = _WS.sub(" ", text).strip()
@@ -256,58 +252,56 @@ class _Remembered:
 
 # -- the edge: one call against a Memory ------------------------------------------------
 
-def prefetch(mem: Memory, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
+def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
              refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
     """See `Memory.prefetch`."""
-    cfg = mem.config
+    cfg = ws.config
     budget = cfg.prefetch_budget if budget is None else int(budget)
-    now = now or mem.clock()
-    query = fit_query(text, mem.embedder) if text.strip() else ""
+    now = now or ws.clock()
+    query = fit_query(text, ws.embedder) if text.strip() else ""
     if not query:
         return PrefetchResult("", [], budget)
-    qvec = np.asarray(mem.embedder.embed([query])[0], dtype=np.float32)
+    qvec = np.asarray(ws.embedder.embed([query])[0], dtype=np.float32)
     staged_prefix = cfg.staging_folder.strip("/") + "/"
 
     # Dense candidates only: admission is on cosine, so the nearest chunks *are* the best
     # candidates; BM25 cannot admit anything (no absolute scale) and costs O(matching
     # documents) per query (~100 ms on 10k notes), which the turn should not pay.
-    embedder = _Remembered(mem.embedder, query, qvec)
+    embedder = _Remembered(ws.embedder, query, qvec)
     pool = min(200, max(30, budget // 40))
     try:
-        cands = mem.searcher(embedder).search(
+        cands = ws.searcher(embedder).search(
             query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
-        mem._store_unavailable(exc)
-        cands = Searcher(mem.catalog, None, embedder).search(
+        ws.lexical_only(exc)
+        cands = Searcher(ws.catalog, None, embedder).search(
             query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
-    notes = mem.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
-    best: dict[str, tuple[float, Any, NoteRow, float, bool]] = {}
+    notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
+    best: dict[str, _Pick] = {}
     for c in cands:
         note = notes[c.node_id]
         state = state_from_meta(note.meta, note.mtime)
         if state.status == "staged" or state.superseded_by:
             continue
-        strength = mem.decay.strength(state, now)
-        reactivated = False
-        if mem.decay.dormant(state, now):
-            if c.similarity < mem.decay.reactivation_threshold(strength):
-                continue  # the same rule as recall: the longer forgotten, the closer the cue must be
-            reactivated = True
-        score = decayed(c.similarity, strength)
+        # the same gate as recall: the longer forgotten, the closer the cue must be
+        gate = ws.decay.gate(state, now, c.similarity)
+        if not gate.admitted:
+            continue
+        score = decayed(c.similarity, gate.strength)
         if score < cfg.prefetch_min_score:
             continue
         held = best.get(c.node_id)
-        if held is None or (-score, c.key) < (-held[0], held[1].key):  # its best chunk; ties by chunk id
-            best[c.node_id] = (score, c, note, strength, reactivated)
-    ranked = sorted(best.values(), key=lambda t: (-t[0], t[2].node_id))
+        if held is None or (-score, c.key) < (-held.score, held.cand.key):  # its best chunk; ties by chunk id
+            best[c.node_id] = _Pick(score, c, note, gate.strength, gate.reactivated)
+    ranked = sorted(best.values(), key=lambda t: (-t.score, t.note.node_id))
 
-    entries = _merge_duplicates(mem, query, ranked, cfg.prefetch_entry_cap)
+    entries = _merge_duplicates(ws, query, ranked, cfg.prefetch_entry_cap)
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(ranked))
     if refresh_staged and not cfg.read_only:
-        result.refreshed = refresh_staged_memories(mem, text, qvec, now=now)
+        result.refreshed = refresh_staged_memories(ws, text, qvec, now=now)
     if touch and shown and not cfg.read_only:
-        mem.rehearse([e.node_id for e in shown], now=now)
+        rehearse(ws, [e.node_id for e in shown], now=now)
     return result
 
 
@@ -318,12 +312,12 @@ def _chunk_body(chunk: ChunkRow) -> str:
     return chunk.text
 
 
-def _merge_duplicates(mem: Memory, query: str, ranked: Sequence[tuple[float, Any, NoteRow, float, bool]],
-                      cap: int) -> list[PrefetchEntry]:
-    chunks: list[ChunkRow] = [t[1].chunk for t in ranked]
-    vecs = mem.catalog.get_vectors(sorted({c.text_hash for c in chunks})) if chunks else {}
+def _merge_duplicates(ws: Workspace, query: str, ranked: Sequence[_Pick], cap: int) -> list[PrefetchEntry]:
+    chunks: list[ChunkRow] = [t.cand.chunk for t in ranked]
+    vecs = ws.catalog.get_vectors(sorted({c.text_hash for c in chunks})) if chunks else {}
     kept: list[tuple[PrefetchEntry, ChunkRow]] = []
-    for score, cand, note, strength, reactivated in ranked:
+    for pick in ranked:
+        score, cand, note, strength, reactivated = pick.score, pick.cand, pick.note, pick.strength, pick.reactivated
         chunk: ChunkRow = cand.chunk
         body = snippet("\n" + _chunk_body(chunk), query, width=cap)  # "\n": snippet drops a first line
         twin = None
@@ -346,110 +340,5 @@ def _merge_duplicates(mem: Memory, query: str, ranked: Sequence[tuple[float, Any
     return [e for e, _ in kept]
 
 
-# -- staged memories ----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Staged:
-    path: str
-    meta: dict[str, Any]
-    mtime: float
-    similarity: float
-
-
-def _staged_files(mem: Memory) -> list[tuple[str, float]]:
-    """(path, mtime) of the notes in the staging folder, from disk: the folder is the truth."""
-    folder = mem.config.staging_folder.strip("/")
-    try:
-        root = safe_path(mem.vault, folder)
-    except NoteError:
-        return []
-    if not root.is_dir():
-        return []
-    out: list[tuple[str, float]] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, mem.vault).replace(os.sep, "/")
-        dirnames[:] = [d for d in dirnames if not mem.rules.ignored(f"{rel_dir}/{d}", is_dir=True)]
-        for name in filenames:
-            rel = f"{rel_dir}/{name}"
-            full = os.path.join(dirpath, name)
-            if mem.rules.is_note(rel) and not os.path.islink(full):
-                try:
-                    out.append((rel, os.stat(full).st_mtime))
-                except OSError:
-                    continue
-    return sorted(out)
-
-
-def _max_similarity(vectors: Sequence[np.ndarray], qvec: np.ndarray) -> float:
-    return max((float(v @ qvec) for v in vectors), default=0.0)
-
-
-def _staged_memories(mem: Memory, qvec: np.ndarray) -> list[_Staged]:
-    """Every staged memory with its similarity to the turn.
-
-    Fast path: the index already has the note as it is on disk (same mtime), so its meta and
-    chunk vectors come from the catalog. Otherwise (staged a moment ago, index written by
-    another process) the file is read, chunked like the indexer does, and embedded.
-    """
-    out: list[_Staged] = []
-    emb = mem.embedder
-    for rel, mtime in _staged_files(mem):
-        row = mem.catalog.note_by_path(rel)
-        if row is not None and row.mtime == mtime:
-            chunks = mem.catalog.chunks_of(row.node_id)
-            vecs = mem.catalog.get_vectors([c.text_hash for c in chunks])
-            if len(vecs) == len({c.text_hash for c in chunks}):
-                out.append(_Staged(rel, row.meta, mtime, _max_similarity(list(vecs.values()), qvec)))
-                continue
-        try:
-            note = read_note(mem.vault, rel)
-        except (NoteError, OSError):
-            continue
-        texts = [c.text for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
-                 if c.text.strip()]
-        cached = mem.catalog.get_vectors([sha256(t) for t in texts])
-        missing = [t for t in texts if sha256(t) not in cached]
-        fresh = list(emb.embed(missing)) if missing else []
-        out.append(_Staged(rel, note.meta, note.mtime, _max_similarity([*cached.values(), *fresh], qvec)))
-    return out
-
-
-def refresh_staged_memories(mem: Memory, text: str, qvec: np.ndarray, *, now: dt.datetime,
-                            threshold: float | None = None) -> list[str]:
-    """Extend `expires` of the staged memories this turn is about; returns their paths."""
-    cfg = mem.config
-    threshold = cfg.prefetch_staged_similarity if threshold is None else threshold
-    new_expiry = (now + dt.timedelta(days=cfg.staged_ttl_days)).replace(microsecond=0)
-    staged = []
-    for sm in _staged_memories(mem, qvec):
-        state = state_from_meta(sm.meta, sm.mtime)
-        if not state.pinned and state.expires is not None:  # pinned or no `expires`: it does not expire
-            staged.append(sm)
-    chosen = {sm.path for sm in staged if sm.similarity >= threshold}
-    if staged and is_pointer(text):
-        def created(sm: _Staged) -> tuple[dt.datetime, str]:
-            when = parse_time(sm.meta.get("created")) or dt.datetime.fromtimestamp(sm.mtime, tz=dt.UTC)
-            return when, sm.path
-
-        chosen.add(max(staged, key=created).path)
-    refreshed: list[str] = []
-    for rel in sorted(chosen):
-        try:
-            note = read_note(mem.vault, rel)  # the bytes the compare-and-swap is against
-        except (NoteError, OSError):
-            continue
-        current = parse_time(note.meta.get("expires"))
-        if current is None or current >= new_expiry or parse_bool(note.meta.get("pinned")):
-            continue  # only ever extend, and never give a non-expiring note an expiry
-        try:
-            new = write_note(mem.vault, rel, expected_hash=note.file_hash, set_fields={"expires": new_expiry})
-        except ConcurrentEditError:
-            continue  # edited meanwhile: the human's edit wins; the next turn can refresh it
-        except (NoteError, ValueError, OSError) as exc:
-            log.warning("could not refresh the expiry of staged memory %s: %s", rel, exc)
-            continue
-        refreshed.append(rel)
-        row = mem.catalog.note_by_path(rel)
-        if row is not None:
-            mem._refresh_row(row, new)
-    return refreshed
+__all__ = ["CLOSE", "OPEN", "PrefetchEntry", "PrefetchResult", "entry_date", "prefetch", "render_block",
+           "shorten"]

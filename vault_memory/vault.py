@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import IGNORE_FILE_NAME
@@ -50,35 +51,69 @@ class IgnoreRules:
         return rel.lower().endswith(".md") and not self.ignored(rel)
 
 
-def iter_note_paths(vault: Path, rules: IgnoreRules) -> Iterator[str]:
-    """Vault-relative paths ('/'-separated) of every note, sorted; symlinks leaving the vault are not followed."""
+@dataclass
+class NoteWalk:
+    """The notes found under a folder, and what was passed over (reported, never followed)."""
+
+    notes: list[str] = field(default_factory=list)  # vault-relative, '/'-separated, sorted
+    skipped: dict[str, str] = field(default_factory=dict)  # path -> why (symlinks)
+
+
+def walk_notes(vault: Path, rules: IgnoreRules, under: str = "", *, recursive: bool = True) -> NoteWalk:
+    """Every note under `under` (the whole vault by default): the one walker.
+
+    One rule for symlinks: a symlink is never a note and a symlinked folder is never
+    entered. Following links would index one file twice (under two paths and, before this
+    rule, two ids), leave the vault, or loop; the link is reported in `skipped` instead
+    (index its target, which is a note of its own if it is in the vault).
+    os.scandir's entries carry their type, so a no-op reconcile of 10k notes costs no extra stat.
+    """
     root = vault.resolve()
-    found: list[str] = []
-    # os.scandir's entries carry their type, so a no-op reconcile of 10k notes costs no extra stat per file.
-    stack: list[tuple[str, str]] = [(str(root), "")]
+    walk = NoteWalk()
+    prefix = "/".join(p for p in under.replace("\\", "/").split("/") if p not in ("", "."))
+    if prefix and (".." in prefix.split("/") or rules.ignored(prefix, is_dir=True)):
+        return walk
+    start = root / prefix if prefix else root
+    stack: list[tuple[str, str]] = [(str(start), prefix + "/" if prefix else "")]
     while stack:
         path, rel_dir = stack.pop()
         try:
             entries = list(os.scandir(path))
         except OSError:
-            continue
+            continue  # not a folder (or gone, or unreadable): nothing to walk
         for entry in entries:
             rel = rel_dir + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if not rules.ignored(rel, is_dir=True):
+            try:
+                is_link = entry.is_symlink()
+                is_dir = not is_link and entry.is_dir(follow_symlinks=False)
+                is_file = not is_link and entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if recursive and not rules.ignored(rel, is_dir=True):
                     stack.append((entry.path, rel + "/"))
                 continue
-            if not rules.is_note(rel):
+            if is_link:
+                if rules.is_note(rel):
+                    walk.skipped[rel] = _link_reason(Path(entry.path), root)
                 continue
-            if entry.is_symlink():
-                try:
-                    target = Path(entry.path).resolve(strict=True)
-                except OSError:
-                    continue  # dangling link
-                if not target.is_relative_to(root) or not target.is_file():
-                    continue  # never follow a link out of the vault
-            elif not entry.is_file(follow_symlinks=False):
-                continue
-            found.append(rel)
-    found.sort()
-    return iter(found)
+            if is_file and rules.is_note(rel):
+                walk.notes.append(rel)
+    walk.notes.sort()
+    return walk
+
+
+def _link_reason(link: Path, root: Path) -> str:
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+        return "symlink that loops or dangles; not indexed (remove it or point it at a note)"
+    if not target.is_relative_to(root):
+        return "symlink leading outside the vault; not followed"
+    rel = target.relative_to(root).as_posix()
+    return f"symlink to {rel}; not indexed twice (the target is indexed as itself)"
+
+
+def iter_note_paths(vault: Path, rules: IgnoreRules) -> Iterator[str]:
+    """Vault-relative paths ('/'-separated) of every note, sorted (see `walk_notes`)."""
+    return iter(walk_notes(vault, rules).notes)

@@ -1,5 +1,7 @@
 """Live sync: follow the vault with watchdog and apply changes incrementally.
 
+A tool over `Memory` (like doctor, the MCP server and the CLI): it imports memory.py, never the reverse.
+
 Events arrive on watchdog's thread and only become vault-relative paths in a pending
 set; everything that touches the index runs in the thread that calls `run()`. A batch
 is applied once no event has come for `debounce` seconds (but at most `max_wait` after
@@ -23,17 +25,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .config import IGNORE_FILE_NAME
 from .decay import parse_int
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
 from .indexer import IndexReport
+from .memory import Memory
 from .notefile import read_note, write_note
-from .vault import IgnoreRules
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .vault import IgnoreRules, walk_notes
 
 log = logging.getLogger(__name__)
 
@@ -286,11 +286,7 @@ class Watcher:
         """Notes under a folder: as the catalog knows them (old path) and as the disk has them (new path)."""
         prefix = folder + "/"
         found = {p for p in self.mem.catalog.path_hashes() if p.startswith(prefix)}
-        root = self.mem.vault / folder
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            rel_dir = os.path.relpath(dirpath, self.mem.vault).replace(os.sep, "/")
-            dirnames[:] = [d for d in dirnames if not self.rules.ignored(f"{rel_dir}/{d}", is_dir=True)]
-            found.update(f"{rel_dir}/{n}" for n in filenames if self.rules.is_note(f"{rel_dir}/{n}"))
+        found.update(walk_notes(self.mem.vault, self.rules, folder).notes)
         return found
 
     def _apply(self, files: set[str], dirs: set[str], full: bool) -> BatchResult:
@@ -301,7 +297,7 @@ class Watcher:
         result = BatchResult(paths=len(paths), full=full)
         try:
             if full:
-                self.mem.rules = IgnoreRules.for_vault(self.mem.vault, self.mem.config.ignore)
+                self.mem.reload_rules()
                 result.report = self.mem.index()
             elif paths:
                 before = self._bodies(paths)

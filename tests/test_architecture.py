@@ -1,0 +1,121 @@
+"""The house: imports only go down, modules stay one concept each.
+
+Every import inside `vault_memory/` counts, including those under `TYPE_CHECKING` and
+inside functions: a lazy import is still a loop in the design.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "vault_memory"
+MAX_LINES = 500  # a module above this must say why at its top ("Longer than")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """vault_memory modules this file imports, anywhere in it."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("vault_memory"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if not mod.startswith("vault_memory"):
+                continue
+            for alias in node.names:  # `from . import staging` imports a module, not the package's names
+                sub = f"{mod}.{alias.name}"
+                out.add(sub if sub in modules else mod)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        graph[name] = {m for m in _imports(path, set(files)) if m in files and m != name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle (as a path that returns to its start), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_can_fail() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    graph = import_graph()
+    assert "vault_memory.memory" in graph and len(graph) > 20
+    # packages import their own modules (`__init__` re-exports); a cycle through a package
+    # __init__ is still a cycle, so nothing is excluded
+    cycle = find_cycle(graph)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_operations_take_a_workspace_not_memory() -> None:
+    graph = import_graph()
+    below = ["staging", "edits", "recall", "prefetch", "search", "ranking", "indexer", "catalog", "notefile",
+             "decay", "records", "text", "workspace", "vault"]
+    for mod in below:
+        assert "vault_memory.memory" not in graph[f"vault_memory.{mod}"], f"{mod} imports memory.py"
+
+
+def test_ranking_is_pure() -> None:
+    src = (PKG / "ranking.py").read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                 and not n.level}
+    assert not imported & {"os", "sqlite3", "chromadb", "pathlib", "time", "subprocess"}
+
+
+@pytest.mark.parametrize("path", sorted(PKG.rglob("*.py")), ids=lambda p: str(p.relative_to(PKG)))
+def test_long_modules_say_why(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    if text.count("\n") <= MAX_LINES:
+        return
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    assert "Longer than" in doc, f"{path.name} has {text.count(chr(10))} lines; split it or say why at its top"

@@ -1,0 +1,271 @@
+"""Edits of any note the system may make: pin, log, rehearse, link supersession, trash.
+
+Every edit goes through notefile.write_note / move_note (atomic, compare-and-swap on the
+hash that was read, owned keys only) and then asks the workspace to re-index what it
+touched. Targets given by a person or a model are resolved here (`resolve_note`), and
+paths are untrusted: `..`, absolute paths and symlinks out of the vault are refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from .decay import parse_bool, parse_list, state_from_meta
+from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
+from .records import PinResult
+from .text import folder_setting, join
+from .vault import walk_notes
+from .workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+TRASH_FOLDER = ".trash"
+FieldsFor = Callable[[ParsedNote], tuple[dict[str, Any], list[str]]]
+
+
+def writable(ws: Workspace) -> None:
+    """ConfigError in read-only mode: the commands that exist to write refuse at once."""
+    if ws.config.read_only:
+        raise ConfigError("read-only mode: vault-memory may not write to the vault; drop --read-only")
+
+
+def staging_folder(ws: Workspace) -> str:
+    return folder_setting(ws.config.staging_folder, "staging_folder")
+
+
+def memory_folder(ws: Workspace) -> str:
+    return folder_setting(ws.config.memory_folder, "memory_folder", allow_root=True)
+
+
+def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
+    """Read, compute (set, remove) from the note, write with compare-and-swap; one retry if
+    the file changed meanwhile (a second loss raises ConcurrentEditError)."""
+    for attempt in (1, 2):
+        note = read_note(ws.vault, rel)
+        set_fields, remove = fields_for(note)
+        try:
+            return write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields=set_fields,
+                              remove_fields=[k for k in remove if k in note.meta])
+        except ConcurrentEditError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+# -- resolving a note -------------------------------------------------------------------
+
+def _looks_like_path(target: str) -> bool:
+    return "/" in target or "\\" in target or target.lower().endswith(".md") or target.startswith(".")
+
+
+def has_id(ws: Workspace, rel: str, node_id: str) -> bool:
+    """Whether the file at `rel` carries this node_id now."""
+    try:
+        return file_node_id(read_note(ws.vault, rel)) == node_id
+    except (NoteError, OSError):
+        return False
+
+
+def resolve_note(ws: Workspace, target: str) -> str:
+    """The vault path of a note given by node_id or by (untrusted) vault-relative path."""
+    target = target.strip()
+    if not target:
+        raise ConfigError("no note given; pass a node_id or a vault path")
+    if not _looks_like_path(target):
+        row = None
+        try:
+            row = ws.catalog.note_by_id(target)
+        except VaultMemoryError:
+            pass
+        if row is not None and (has_id(ws, row.path, target) or not row.id_in_file):
+            return row.path
+        # Not indexed yet (the index is written by another process, or stale): look where
+        # the agent's memories live before giving up.
+        places = walk_notes(ws.vault, ws.rules, staging_folder(ws)).notes
+        places += walk_notes(ws.vault, ws.rules, memory_folder(ws), recursive=False).notes
+        for rel in places:
+            if has_id(ws, rel, target):
+                return rel
+    candidates = [target] if target.lower().endswith(".md") else [target, target + ".md"]
+    for cand in candidates:
+        full = safe_path(ws.vault, cand)  # raises UnsafePathError for '..', absolute, symlink out
+        clean = full.relative_to(ws.vault).as_posix()
+        if full.is_file():
+            if not ws.rules.is_note(clean):
+                raise NoteError(clean, "not a note vault-memory manages (not .md, or in an ignored/dot folder)")
+            return clean
+    raise NoteNotFoundError(target, "no note with this node_id or path (if it is new, run `vault-memory index`)")
+
+
+# -- pin ----------------------------------------------------------------------------------
+
+def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
+    """Pin (strength 1, never dormant, never expires) or unpin a note by node_id or vault path."""
+    writable(ws)
+    rel = resolve_note(ws, target)
+    before = read_note(ws.vault, rel)
+
+    def fields(note: ParsedNote) -> tuple[dict[str, Any], list[str]]:
+        if pinned:
+            return ({} if parse_bool(note.meta.get("pinned")) else {"pinned": True}), []
+        return {}, ["pinned"]
+
+    note = edit_note(ws, rel, fields)
+    ws.index_paths([rel])
+    nid = file_node_id(note)
+    if not nid:  # a note never indexed before: indexing it just now gave it an id
+        try:
+            nid = file_node_id(read_note(ws.vault, rel))
+        except (NoteError, OSError):
+            nid = None
+    return PinResult(nid or "", rel, pinned, note.file_hash != before.file_hash)
+
+
+# -- episodic log -------------------------------------------------------------------------
+
+def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
+    """Append `- HH:MM text` to `<episodes_folder>/YYYY-MM-DD.md` (created with `date:`); returns its path.
+
+    Date and time are those of `now` in its own offset (the local time when not given).
+    """
+    writable(ws)
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError("the log entry is empty")
+    when = (now if now is not None else ws.clock().astimezone())
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")]
+    entry = f"- {when:%H:%M} " + "\n  ".join(lines) + "\n"
+    folder = folder_setting(ws.config.episodes_folder, "episodes_folder")
+    rel = join(folder, f"{when.date().isoformat()}.md")
+    for attempt in (1, 2):
+        try:
+            note = read_note(ws.vault, rel)
+        except NoteNotFoundError:
+            try:
+                write_note(ws.vault, rel, expected_hash=None, set_fields={"date": when.date()}, body=entry)
+                break
+            except NoteError:
+                if not (ws.vault / rel).exists() or attempt == 2:
+                    raise
+                continue  # created by someone else a moment ago: append to theirs
+        body = note.body
+        if body and not body.endswith("\n"):
+            body += "\n"
+        try:
+            write_note(ws.vault, rel, expected_hash=note.file_hash, body=body + entry)
+            break
+        except ConcurrentEditError:
+            if attempt == 2:
+                raise
+    ws.index_paths([rel])
+    return rel
+
+
+# -- rehearsal ----------------------------------------------------------------------------
+
+def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
+    """Write `last_accessed`/`access_count` for these notes; returns the paths written.
+
+    Recalls within `rehearsal_coalesce_seconds` of the last one coalesce into one write.
+    Rehearsal never re-embeds and never bumps `revision`; a note being edited is skipped
+    (the human's edit wins: rehearsal is bookkeeping, never bought with their bytes).
+    """
+    if ws.config.read_only:
+        return []
+    now = now or ws.clock()
+    written: list[str] = []
+    rows = ws.catalog.notes_by_ids(list(node_ids))
+    for nid in node_ids:
+        row = rows.get(nid)
+        if row is None or not row.id_in_file:
+            continue
+        try:
+            note = read_note(ws.vault, row.path)
+        except (NoteError, OSError):
+            continue
+        state = state_from_meta(note.meta, note.mtime)
+        if (state.anchor_source == "last_accessed" and state.anchor is not None
+                and 0 <= (now - state.anchor).total_seconds() < ws.config.rehearsal_coalesce_seconds):
+            continue
+        fields = ws.decay.rehearse(state, now)
+        if state.tier != "short":
+            fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
+        try:
+            new = write_note(ws.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
+        except ConcurrentEditError:
+            continue  # a human is editing it: their edit wins, the rehearsal is dropped
+        written.append(row.path)
+        ws.note_written(new)
+    return written
+
+
+# -- supersession -------------------------------------------------------------------------
+
+def link_superseded(ws: Workspace, rel: str, new_ids: Sequence[str], *,
+                    unlink: bool = False) -> tuple[str, ParsedNote]:
+    """Add (or remove) new_ids to the old note's `superseded_by`; returns (old node_id, note)."""
+    assigned: dict[str, str] = {}
+
+    def fields(note: ParsedNote) -> tuple[dict[str, Any], list[str]]:
+        current = list(parse_list(note.meta.get("superseded_by")))
+        if unlink:
+            merged = [x for x in current if x not in new_ids]
+        else:
+            merged = current + [x for x in new_ids if x not in current]
+        out: dict[str, Any] = {}
+        remove: list[str] = []
+        if merged:
+            out["superseded_by"] = merged
+        else:
+            remove.append("superseded_by")
+        if not file_node_id(note):
+            out["node_id"] = assigned.setdefault("id", new_node_id())
+        return out, remove
+
+    note = edit_note(ws, rel, fields)
+    return file_node_id(note) or assigned.get("id", ""), note
+
+
+def unlink_superseded(ws: Workspace, rel: str, ids: Sequence[str]) -> None:
+    """Undo `link_superseded`, best effort (a failure is logged: the human can fix it by hand)."""
+    try:
+        link_superseded(ws, rel, ids, unlink=True)
+    except (NoteError, ValueError, OSError) as exc:
+        log.warning("%s: could not remove %s from superseded_by (%s); edit it by hand", rel, ", ".join(ids), exc)
+
+
+# -- trash --------------------------------------------------------------------------------
+
+def trash(ws: Workspace, note: ParsedNote, status: str) -> str:
+    """Move a note to the vault's .trash/ (never overwriting) and mark why; returns its new path."""
+    dst = join(TRASH_FOLDER, PurePosixPath(note.path).name)
+    new_rel = move_note(ws.vault, note.path, dst, expected_hash=note.file_hash)
+    try:
+        moved = read_note(ws.vault, new_rel)
+        write_note(ws.vault, new_rel, expected_hash=moved.file_hash, set_fields={"status": status})
+    except (NoteError, ValueError, OSError) as exc:  # it is in the trash either way
+        log.info("%s: moved to the trash but could not mark it %s: %s", new_rel, status, exc)
+    return new_rel
+
+
+def trashed_with_id(ws: Workspace, node_id: str) -> str | None:
+    """The path in .trash/ of the note with this node_id, if one is there."""
+    root = ws.vault / TRASH_FOLDER
+    if not root.is_dir() or not node_id:
+        return None
+    for path in sorted(root.glob("*.md")):
+        rel = f"{TRASH_FOLDER}/{path.name}"
+        if has_id(ws, rel, node_id):
+            return rel
+    return None
+
+
+__all__ = ["TRASH_FOLDER", "edit_note", "link_superseded", "log_entry", "memory_folder", "rehearse",
+           "resolve_note", "set_pinned", "staging_folder", "trash", "trashed_with_id", "unlink_superseded",
+           "writable"]

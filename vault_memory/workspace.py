@@ -1,0 +1,69 @@
+"""The narrow interface the operations below `Memory` work against.
+
+staging, edits, recall, prefetch, doctor and watch each need a few shared things — the
+vault, its settings, the catalog, the embedder, a searcher, the clock — and two ways of
+keeping the index in step with a write they just made. They take a `Workspace` (a
+Protocol that `Memory` satisfies) instead of `Memory` itself, so imports only go down:
+memory.py imports them; none of them imports memory.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from .catalog import Catalog
+from .config import Config
+from .decay import DecayModel
+from .embedders import Embedder
+from .errors import VectorStoreUnavailableError
+from .notefile import ParsedNote
+from .search import Searcher
+from .vault import IgnoreRules
+
+
+class Workspace(Protocol):
+    """What an operation may use of the memory it runs in (Memory implements it)."""
+
+    vault: Path  # absolute, resolved
+    config: Config
+    decay: DecayModel
+    clock: Callable[[], dt.datetime]
+
+    @property
+    def rules(self) -> IgnoreRules: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    def searcher(self, embedder: Embedder | None = None) -> Searcher:
+        """A relevance-only Searcher on the dense backend the index calls for."""
+        ...
+
+    def index_paths(self, paths: Iterable[str]) -> bool:
+        """Re-index these vault paths now if the writer lock is free (else its holder will); True if done."""
+        ...
+
+    def note_written(self, note: ParsedNote) -> None:
+        """We just wrote only owned frontmatter keys of this note: update its catalog row if we may write it."""
+        ...
+
+    def lexical_only(self, exc: VectorStoreUnavailableError) -> None:
+        """The vector store failed mid-call: re-raise, or (lexical fallback) go on BM25-only with a warning."""
+        ...
+
+
+def now_utc(ws: Workspace, now: dt.datetime | None) -> dt.datetime:
+    """`now` (or the workspace clock) as an aware time without microseconds."""
+    value = now or ws.clock()
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.replace(microsecond=0)
+
+
+__all__ = ["Workspace", "now_utc"]
