@@ -7,12 +7,11 @@ comments, BOM, CRLF, the body) survives. Every write is an atomic compare-and-sw
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
-import secrets
 import stat
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -22,17 +21,16 @@ from typing import Any
 
 import yaml
 
+from . import atomic
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from .hashing import sha256_hex
 
 OWNED_KEYS: frozenset[str] = frozenset({
     "node_id", "revision", "last_accessed", "access_count", "pinned", "tier", "created",
     "status", "expires", "needs_review", "conflicts_with", "supersedes", "superseded_by",
-    "rehearsal_days",
+    "rehearsal_days", "stated",
 })
 
-_CHANGED = "changed on disk since it was read; re-read and retry — "
-TMP_PREFIX = ".vm-tmp-"  # temp files of in-flight writes; watchers must ignore these names
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
 _WIDE = 2**30  # emitter width: never fold a value onto a second line
@@ -122,6 +120,48 @@ def _yaml_error(rel_path: str, exc: Exception) -> NoteParseError:
     )
 
 
+# Limits on frontmatter: a 1 KB "billion laughs" block of YAML aliases expands to gigabytes in
+# whatever walks the loaded value (PyYAML's loader has no limit), so a note over a limit is
+# refused before it is loaded, in milliseconds, naming the limit.
+MAX_FRONTMATTER_BYTES = 256 * 1024
+MAX_FRONTMATTER_NODES = 20_000  # values after expanding aliases (a large real frontmatter has hundreds)
+MAX_FRONTMATTER_DEPTH = 64
+
+
+def _check_limits(rel: str, block: str) -> None:
+    if len(block) > MAX_FRONTMATTER_BYTES:
+        raise NoteParseError(rel, f"frontmatter is {len(block) // 1024} KB, over the {MAX_FRONTMATTER_BYTES // 1024}"
+                                  " KB limit; move the bulk into the body; the note is skipped until then")
+    if "*" not in block and block.count("[") + block.count("{") < 2 * MAX_FRONTMATTER_DEPTH:
+        return  # no aliases and no deep flow nesting: nothing can blow up
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[None, 0]]
+    try:
+        for ev in yaml.parse(block, Loader=_LOADER):
+            if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                stack.append([ev.anchor, 1])
+                if len(stack) > MAX_FRONTMATTER_DEPTH:
+                    raise NoteParseError(rel, f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels; "
+                                              "flatten it; the note is skipped until then")
+                continue
+            if isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, n = stack.pop()
+            elif isinstance(ev, yaml.ScalarEvent):
+                anchor, n = ev.anchor, 1
+            elif isinstance(ev, yaml.AliasEvent):
+                anchor, n = None, sizes.get(ev.anchor or "", 1)
+            else:
+                continue
+            if anchor:
+                sizes[anchor] = n
+            stack[-1][1] += n
+            if stack[-1][1] > MAX_FRONTMATTER_NODES:
+                raise NoteParseError(rel, f"frontmatter expands to over {MAX_FRONTMATTER_NODES:,} values through "
+                                          "YAML aliases (*name); remove the aliases; the note is skipped until then")
+    except yaml.YAMLError:
+        return  # not valid YAML: the loader says so, with the line
+
+
 def _layout(rel_path: str, raw: bytes) -> _Layout:
     """Decode and locate the frontmatter; shared by reading and editing so both agree."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -140,9 +180,15 @@ def _layout(rel_path: str, raw: bytes) -> _Layout:
     close = None
     if lines and _bare(lines[0]).rstrip(" \t") in _FENCE_OPEN:
         close = next((i for i in range(1, len(lines)) if _bare(lines[i]).rstrip(" \t") in _FENCE_CLOSE), None)
+        first = next((_bare(ln) for ln in lines[1:] if _bare(ln).strip()), "")
+        if close is None and _KEYISH.match(first):
+            # Writing would put a second frontmatter above it; a half-saved note looks like this too.
+            raise NoteParseError(rel_path, "frontmatter opened with '---' is never closed; add a '---' line "
+                                           "after the properties; the note is skipped until then")
     meta: dict[str, Any] = {}
     if close is not None:
         block = "".join(lines[1:close]).replace("\r\n", "\n")
+        _check_limits(rel_path, block)
         try:
             data = yaml.load(block, Loader=_LOADER)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -328,66 +374,16 @@ def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[s
     )
 
 
-def _fsync_dir(folder: Path) -> None:
-    # Make the rename itself durable; directories cannot be opened on every OS, so best effort.
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _rename_no_overwrite(src: Path, dst: Path) -> None:
-    """Rename src to dst; FileExistsError if dst exists.
-
-    A hard link is the portable atomic "create only if absent"; where links are unsupported
-    fall back to check-then-rename (tiny race) rather than fail.
-    """
-    try:
-        os.link(src, dst)
-    except FileExistsError:
-        raise
-    except OSError:
-        if os.path.lexists(dst):
-            raise FileExistsError(str(dst)) from None
-        os.rename(src, dst)
-        return
-    os.unlink(src)
-
-
-def _atomic_write(path: Path, rel: str, data: bytes, expected_hash: str | None, mode: int | None) -> None:
-    """Write via a hidden temp file + fsync, then swap it in only if the file is still as we read it."""
-    tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        if expected_hash is None:
-            try:
-                _rename_no_overwrite(tmp, path)
-            except FileExistsError:
-                raise NoteError(rel, "a file already exists at this path; the new note was not written") from None
-        else:  # compare-and-swap: re-hash right before the swap so the race window is tiny
-            if sha256_hex(_read_bytes(path, rel)[0]) != expected_hash:
-                raise ConcurrentEditError(rel, _CHANGED + "your edit was not written")
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-
-
 def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
                set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
-               body: str | None = None) -> ParsedNote:
+               body: str | None = None, quiet: float | None = None, wait: float = 0.0) -> ParsedNote:
     """The single write path. expected_hash=None creates a new note; otherwise edits in place.
 
     An edit may only touch OWNED_KEYS (and the body if `body` is given); it is refused with
-    ConcurrentEditError if the file's sha256 is no longer `expected_hash`.
+    ConcurrentEditError if the file's sha256 is no longer `expected_hash`, or if the file was
+    written to in the last `quiet` seconds and is still not quiet after `wait` seconds (an
+    editor may be saving it: see "the in-place-save guard" in atomic.py). Bookkeeping passes
+    wait=0 and is simply skipped; a write a person asked for waits a little.
     """
     fields, removed = dict(set_fields or {}), set(remove_fields)
     if any(not isinstance(k, str) for k in [*fields, *removed]):
@@ -403,27 +399,42 @@ def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
         raw = ("---\n" + "".join(lines) + "---\n" + new_body).encode("utf-8")
         new = _verify(rel, raw, {}, rendered, set(), new_body)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, rel, raw, None, None)
+        atomic.create(path, rel, raw)
         return replace(new, mtime=os.stat(path).st_mtime)
     alien = sorted((fields.keys() | removed) - OWNED_KEYS)
     if alien:
         raise ValueError(f"{rel}: refusing to edit keys the system does not own: {alien}")
     rendered = {k: _render(k, v) for k, v in fields.items()}
-    raw, mtime = _read_bytes(path, rel)
-    if sha256_hex(raw) != expected_hash:
-        raise ConcurrentEditError(rel, _CHANGED + "your edit was not written")
-    lay = _layout(rel, raw)  # NoteParseError: a broken note is never edited
-    old = _parsed(rel, raw, lay, mtime)
-    # Keys already holding the value are left alone: keeps the human's spelling (`pinned: yes`).
-    changed = {k: r for k, r in rendered.items() if k not in old.meta or not _same(old.meta[k], r[1])}
-    text = _edit_text(lay, changed, removed & old.meta.keys(), body)
-    new_raw = (("\ufeff" if lay.bom else "") + text).encode("utf-8")
-    want_body = old.body if body is None else body.replace("\r\n", "\n")
-    new = _verify(rel, new_raw, old.meta, rendered, removed, want_body)
-    if new_raw == raw:
-        return old  # nothing to change: do not touch the file (no mtime churn for watchers)
-    _atomic_write(path, rel, new_raw, expected_hash, stat.S_IMODE(os.stat(path).st_mode))
-    return replace(new, mtime=os.stat(path).st_mtime)
+    quiet = atomic.QUIET_SECONDS if quiet is None else quiet
+    deadline = time.monotonic() + wait
+    while True:
+        fd, raw, seen = atomic.steady_read(path, rel)
+        try:
+            pause = 0.0 if atomic.is_ours(path, raw) else atomic.quiet_for(seen, quiet)
+            if pause == 0.0:
+                if sha256_hex(raw) != expected_hash:
+                    raise ConcurrentEditError(rel, atomic.CHANGED + "your edit was not written")
+                lay = _layout(rel, raw)  # NoteParseError: a broken note is never edited
+                old = _parsed(rel, raw, lay, seen.st_mtime)
+                # Keys already holding the value are left alone: keeps the human's spelling (`pinned: yes`).
+                changed = {k: r for k, r in rendered.items() if k not in old.meta or not _same(old.meta[k], r[1])}
+                text = _edit_text(lay, changed, removed & old.meta.keys(), body)
+                new_raw = (("\ufeff" if lay.bom else "") + text).encode("utf-8")
+                want_body = old.body if body is None else body.replace("\r\n", "\n")
+                new = _verify(rel, new_raw, old.meta, rendered, removed, want_body)
+                if new_raw == raw:
+                    return old  # nothing to change: do not touch the file (no mtime churn for watchers)
+                if os.name == "nt":  # Windows cannot replace a file that is open
+                    os.close(fd)
+                    fd = -1
+                atomic.guarded_replace(path, rel, fd, raw, seen, new_raw, stat.S_IMODE(seen.st_mode))
+                return replace(new, mtime=os.stat(path).st_mtime)
+            if time.monotonic() + pause > deadline:
+                raise atomic.busy(rel, f"saved {quiet - pause:.1f} s ago; it must be quiet for {quiet:g} s first")
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        time.sleep(min(pause, 0.25))
 
 
 def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: str | None) -> str:
@@ -437,7 +448,7 @@ def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: st
         raise NoteError(src_clean, "is a symlink; move it by hand")
     raw, _ = _read_bytes(src, src_clean)
     if expected_hash is not None and sha256_hex(raw) != expected_hash:
-        raise ConcurrentEditError(src_clean, _CHANGED + "it was not moved")
+        raise ConcurrentEditError(src_clean, atomic.CHANGED + "it was not moved")
     if src == dst:
         return dst_clean
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -445,10 +456,10 @@ def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: st
     for n in range(1, 1000):
         cand_rel = dst_clean if n == 1 else str(pure.with_name(f"{pure.stem} ({n}){pure.suffix}"))
         try:
-            _rename_no_overwrite(src, safe_path(vault_root, cand_rel))
+            atomic.rename_no_overwrite(src, safe_path(vault_root, cand_rel))
         except FileExistsError:
             continue
-        _fsync_dir(dst.parent)
+        atomic.fsync_dir(dst.parent)
         return cand_rel
     raise NoteError(dst_clean, "too many files with this name; the note was not moved")
 

@@ -1,0 +1,171 @@
+"""Editors that save in place, racing vault-memory's writes: are any human bytes lost?
+
+    python -m bench.save_race [--edits 600] [--recallers 2] [--watch] [--slow]
+
+One editor process rewrites a note again and again the way Node's fs.writeFile, nano and
+Obsidian do (open with truncate, write, close), sometimes slowly (half, a pause, the rest),
+sometimes by temp file + rename, and checks before every save that its previous save is
+still there (its marker line, the human frontmatter line, the whole body). Meanwhile
+`recallers` processes recall the note over and over with `now` a day later each time, so
+every recall wants to rehearse it (write `last_accessed` back), and optionally a
+`vault-memory watch` process records the edits. Counts: saves, rehearsals written, saves
+lost, human bytes changed. The guard that makes the answer 0 is described in
+vault_memory/notefile.py ("the in-place-save guard").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+HUMAN = "---\ntitle: Groceries\nmykey: human value\n---\n# Groceries\n\nBuy coffee beans and oat milk.\n"
+QUERY = "coffee beans and oat milk groceries"
+
+_EDITOR = textwrap.dedent('''
+    import os, random, sys, time, json
+    path, edits, slow, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+    HUMAN = sys.argv[5]
+    rng = random.Random(seed)
+    counts = {"saves": 0, "lost": 0, "human_changed": 0, "renames": 0, "slow_saves": 0, "examples": []}
+    last = None
+    for i in range(edits):
+        with open(path, "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+        if last is not None and last not in data:
+            counts["lost"] += 1
+            if len(counts["examples"]) < 3:
+                counts["examples"].append(data[:300])
+        if "mykey: human value" not in data or "Buy coffee beans and oat milk." not in data:
+            counts["human_changed"] += 1
+            # start again from a whole note, so one loss is not counted on every later save
+            data = HUMAN
+        lines = [ln for ln in data.split("\\n") if not ln.startswith("edit-marker ")]
+        last = f"edit-marker {i} {rng.random():.6f}"
+        new = ("\\n".join(lines).rstrip("\\n") + "\\n" + last + "\\n").encode("utf-8")
+        style = rng.random()
+        if style < 0.15:  # temp file + rename (most GUI editors)
+            tmp = path + ".editor-tmp"
+            with open(tmp, "wb") as f:
+                f.write(new)
+            os.replace(tmp, path)
+            counts["renames"] += 1
+        else:  # in place: truncate, then write (fs.writeFile, nano, Obsidian)
+            with open(path, "wb") as f:
+                if slow or style < 0.4:
+                    half = len(new) // 2
+                    f.write(new[:half]); f.flush()
+                    time.sleep(rng.uniform(0.05, 0.4) if slow else rng.uniform(0.001, 0.01))
+                    f.write(new[half:])
+                    counts["slow_saves"] += 1
+                else:
+                    f.write(new)
+        counts["saves"] += 1
+        # mostly typing bursts, sometimes a pause long enough for a rehearsal to be written
+        time.sleep(rng.uniform(1.05, 1.6) if rng.random() < 0.25 else rng.uniform(0.0, 0.05))
+    with open(path, "rb") as f:
+        final = f.read().decode("utf-8", "replace")
+    if last not in final:
+        counts["lost"] += 1
+    print(json.dumps(counts))
+''')
+
+_RECALLER = textwrap.dedent('''
+    import datetime as dt, sys, json
+    from pathlib import Path
+    from vault_memory import Memory, atomic
+    from vault_memory.config import Config
+    vault, index, stop, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+    if sys.argv[6] == "1":  # --no-quiet: drop step 1's quiet period, to see what the other steps hold
+        atomic.QUIET_SECONDS = 0.0
+    cfg = Config(vault=vault, index_dir=index, embedder="fake", rehearse_min_similarity=0.0,
+                 rehearsal_coalesce_seconds=0.0)
+    now = dt.datetime(2031, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=seed * 100000)
+    calls = written = 0
+    with Memory(cfg) as mem:
+        while not stop.exists():
+            now += dt.timedelta(days=1)
+            hits = mem.recall(sys.argv[5], k=3, now=now)
+            calls += 1
+            written += sum(1 for h in hits if h.rehearsed)
+    print(json.dumps({"recalls": calls, "rehearsals_written": written}))
+''')
+
+
+def run_race(workdir: Path, *, edits: int = 600, recallers: int = 2, slow: bool = False, watch: bool = False,
+             seed: int = 7, no_quiet: bool = False) -> dict[str, Any]:
+    """Race one in-place editor against recall processes (and a watcher); return the counts."""
+    vault, index = workdir / "vault", workdir / "index"
+    vault.mkdir(parents=True, exist_ok=True)
+    note = vault / "groceries.md"
+    note.write_text(HUMAN, encoding="utf-8")
+    (vault / "other.md").write_text("# Bike\n\nThe bike needs new tyres before spring.\n", encoding="utf-8")
+    py = sys.executable
+    exe = str(Path(py).parent / "vault-memory")
+    base = [exe, "--vault", str(vault), "--index-dir", str(index), "--embedder", "fake"]
+    subprocess.run([*base, "index"], check=True, capture_output=True, timeout=120)
+    stop = workdir / "stop"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    procs = []
+    watcher = None
+    if watch:
+        watcher = subprocess.Popen([*base, "watch", "--quiet-seconds", "0.5", "--debounce", "0.05"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        time.sleep(2.0)
+    for i in range(recallers):
+        procs.append(subprocess.Popen([py, "-c", _RECALLER, str(vault), str(index), str(stop), str(i), QUERY,
+                                       "1" if no_quiet else "0"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    started = time.monotonic()
+    editor = subprocess.run([py, "-c", _EDITOR, str(note), str(edits), "1" if slow else "0", str(seed), HUMAN],
+                            capture_output=True, text=True, timeout=max(600, edits * 3), env=env)
+    stop.touch()
+    out: dict[str, Any] = {"edits": edits, "slow": slow, "watch": watch, "recallers": recallers, "no_quiet": no_quiet,
+                           "seconds": round(time.monotonic() - started, 1)}
+    if editor.returncode != 0:
+        raise RuntimeError(f"editor failed: {editor.stderr}")
+    out.update(json.loads(editor.stdout))
+    totals = {"recalls": 0, "rehearsals_written": 0}
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError(f"recaller failed: {stderr[-2000:]}")
+        for k, v in json.loads(stdout.strip().splitlines()[-1]).items():
+            totals[k] += v
+    out.update(totals)
+    if watcher is not None:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    final = note.read_text(encoding="utf-8")
+    out["final_has_human_bytes"] = "mykey: human value" in final and "Buy coffee beans and oat milk." in final
+    leftovers = [p.name for p in vault.iterdir() if p.name.startswith(".vm-tmp-")]
+    out["temp_files_left"] = len(leftovers)
+    out["conflict_copies"] = len([p for p in vault.iterdir() if "(conflict " in p.name])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.save_race", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--edits", type=int, default=600)
+    parser.add_argument("--recallers", type=int, default=2)
+    parser.add_argument("--slow", action="store_true")
+    parser.add_argument("--watch", action="store_true")
+    parser.add_argument("--no-quiet", action="store_true", help="drop the quiet period (to watch the other steps)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="vm-race-") as tmp:
+        result = run_race(Path(tmp), edits=args.edits, recallers=args.recallers, slow=args.slow, watch=args.watch,
+                          seed=random.randrange(1 << 30), no_quiet=args.no_quiet)
+    print(json.dumps(result, indent=2))
+    return 0 if result["lost"] == 0 and result["human_changed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

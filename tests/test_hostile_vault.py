@@ -1,0 +1,75 @@
+"""Notes that misbehave never stop the vault (issue 12): alias bombs, symlink loops, links to notes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MemoryFactory
+from vault_memory.doctor import diagnose
+from vault_memory.errors import NoteParseError
+from vault_memory.notefile import parse_note
+
+EXE = str(Path(sys.executable).parent / "vault-memory")
+
+BOMB = ("---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+        "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+        "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+        "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n---\n# Laughs\n\nbody\n")
+
+
+def test_a_yaml_alias_bomb_is_skipped_in_milliseconds(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "bomb.md").write_text(BOMB, encoding="utf-8")
+    assert len(BOMB) < 1024
+    (vault / "fine.md").write_text("# Fine\n\nThe rest of the vault is indexed.\n", encoding="utf-8")
+    started = time.perf_counter()
+    with pytest.raises(NoteParseError, match="aliases"):
+        parse_note("bomb.md", BOMB.encode())
+    assert time.perf_counter() - started < 0.5  # milliseconds in fact; generous for a loaded CI machine
+    mem = make_memory(vault=vault)
+    report = mem.index()
+    assert "aliases" in report.failures["bomb.md"] and "bomb.md" not in {r.path for r in mem.catalog.notes()}
+    assert [h.path for h in mem.recall("rest of the vault", touch=False)] == ["fine.md"]
+
+
+def test_symlink_loops_and_links_to_notes_are_reported_once_and_settle(make_memory: MemoryFactory,
+                                                                       tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "real.md").write_text("# Real\n\nThe real note about lighthouses.\n", encoding="utf-8")
+    os.symlink(vault / "b.md", vault / "a.md")  # a -> b -> a
+    os.symlink(vault / "a.md", vault / "b.md")
+    os.symlink(vault / "self.md", vault / "self.md")
+    os.symlink(vault / "real.md", vault / "alias.md")  # a link to a note: the target is indexed, once
+    os.symlink(vault, vault / "loop-folder")
+    mem = make_memory(vault=vault)
+    first = mem.index()
+    assert {r.path for r in mem.catalog.notes()} == {"real.md"}
+    assert set(first.passed) == {"a.md", "b.md", "self.md", "alias.md"}
+    assert "loops" in first.passed["self.md"] and "real.md" in first.passed["alias.md"]
+    again = mem.index()
+    assert again.counts["unchanged"] == 1 and sum(again.counts.values()) == 1  # settled
+    assert (vault / "real.md").read_text(encoding="utf-8").startswith("# Real")  # no id written, ever
+    assert diagnose(mem).ok
+    assert [h.path for h in mem.recall("lighthouses", touch=False)] == ["real.md"]
+    assert set(mem.status()["passed_over"]) == {"a.md", "b.md", "self.md", "alias.md"}
+    mem.sync_paths(["a.md", "self.md", "alias.md"])  # the watcher's path: same rule, no crash
+
+
+def test_cli_survives_symlink_loops(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "n.md").write_text("# N\n\nnote\n", encoding="utf-8")
+    os.symlink(vault / "self.md", vault / "self.md")
+    base = [EXE, "--vault", str(vault), "--index-dir", str(tmp_path / "i"), "--embedder", "fake"]
+    for args in (["index"], ["status"], ["doctor"], ["recall", "note"], ["remember", "A fact to keep."]):
+        out = subprocess.run([*base, *args], capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in out.stderr, (args, out.stderr)
+        assert out.returncode == 0, (args, out.stderr)

@@ -1,0 +1,144 @@
+"""Never lose a human's byte: the write path against editors that save in place (issue 12).
+
+The guard is described in vault_memory/atomic.py. Each step gets a deterministic test here
+(a half-saved note, a save landing between our check and our swap, a save after the swap),
+and a small real race runs editors and recall processes against each other.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from vault_memory import atomic
+from vault_memory.errors import ConcurrentEditError, NoteParseError
+from vault_memory.hashing import sha256_hex
+from vault_memory.notefile import read_note, write_note
+
+pytestmark = pytest.mark.save_race
+
+HUMAN = "---\ntitle: Groceries\nmykey: human value\n---\n# Groceries\n\nBuy coffee beans and oat milk.\n"
+
+
+def old_note(tmp_path: Path, text: str = HUMAN) -> Path:
+    path = tmp_path / "g.md"
+    path.write_text(text, encoding="utf-8")
+    past = time.time() - 60
+    os.utime(path, (past, past))
+    return path
+
+
+def test_a_half_saved_note_is_never_written_over(tmp_path: Path) -> None:
+    path = old_note(tmp_path)
+    note = read_note(tmp_path, "g.md")
+    with open(path, "wb") as f:  # an editor truncated and wrote half: the mtime is fresh
+        f.write(HUMAN.encode()[: len(HUMAN) // 2])
+    partial = path.read_bytes()
+    with pytest.raises(ConcurrentEditError):  # our read was of the whole note: the hash differs
+        write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
+    # Even a caller that read the half (its hash matches) is refused: the file is not quiet.
+    with pytest.raises(ConcurrentEditError, match="being written right now"):
+        write_note(tmp_path, "g.md", expected_hash=sha256_hex(partial), set_fields={"access_count": 1})
+    assert path.read_bytes() == partial
+
+
+def test_a_busy_note_waits_when_asked_then_writes(tmp_path: Path) -> None:
+    path = old_note(tmp_path)
+    path.write_text(HUMAN, encoding="utf-8")  # just saved (whole)
+    note = read_note(tmp_path, "g.md")
+    started = time.monotonic()
+    new = write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"pinned": True}, quiet=0.5,
+                     wait=3.0)
+    assert 0.3 <= time.monotonic() - started < 3.0
+    assert new.meta["pinned"] is True and "mykey: human value" in path.read_text(encoding="utf-8")
+
+
+def test_our_own_fresh_write_does_not_wait(tmp_path: Path) -> None:
+    old_note(tmp_path)
+    first = write_note(tmp_path, "g.md", expected_hash=read_note(tmp_path, "g.md").file_hash,
+                       set_fields={"access_count": 1}, quiet=5.0)
+    started = time.monotonic()
+    write_note(tmp_path, "g.md", expected_hash=first.file_hash, set_fields={"access_count": 2}, quiet=5.0)
+    assert time.monotonic() - started < 1.0  # the bytes are ours: no save of anyone else is in progress
+
+
+def test_a_save_landing_between_check_and_swap_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = old_note(tmp_path)
+    note = read_note(tmp_path, "g.md")
+    edited = HUMAN.replace("oat milk.", "oat milk and bread.").encode()
+    real_replace = os.replace
+    done = threading.Event()
+
+    def editor_then_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if Path(dst) == path and not done.is_set():
+            fh = open(path, "r+b")  # the editor opens the (old) file and truncates it...
+            fh.truncate(0)
+            real_replace(src, dst)  # ...our swap happens...
+
+            def finish() -> None:  # ...and the editor's write lands in the replaced inode
+                time.sleep(0.05)
+                fh.write(edited)
+                fh.close()
+                done.set()
+
+            threading.Thread(target=finish).start()
+            return
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", editor_then_replace)
+    with pytest.raises(ConcurrentEditError, match="back in place"):
+        write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
+    assert done.wait(5)
+    assert path.read_bytes() == edited  # the human's whole save, ours dropped
+
+
+def test_a_rescued_save_is_kept_beside_when_the_path_changed_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    path = old_note(tmp_path)
+    note = read_note(tmp_path, "g.md")
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def racing(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            with open(path, "r+b") as fh:  # an in-place save into the old inode...
+                fh.truncate(0)
+                fh.write(b"in place save\n")
+            real_replace(src, dst)
+            (tmp_path / "other.tmp").write_bytes(b"a third save, by rename\n")
+            real_replace(tmp_path / "other.tmp", path)  # ...and another save after ours
+            return
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", racing)
+    with pytest.raises(ConcurrentEditError, match="conflict"):
+        write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
+    copies = [p for p in tmp_path.iterdir() if "(conflict " in p.name]
+    assert len(copies) == 1 and copies[0].read_bytes() == b"in place save\n"
+    assert path.read_bytes() == b"a third save, by rename\n"
+
+
+def test_unterminated_frontmatter_is_reported_and_never_rewritten(tmp_path: Path) -> None:
+    path = old_note(tmp_path, "---\ntitle: Draft\nmykey: v\n\n# Heading\nbody\n")
+    with pytest.raises(NoteParseError, match="never closed"):
+        read_note(tmp_path, "g.md")
+    with pytest.raises(NoteParseError):
+        write_note(tmp_path, "g.md", expected_hash=sha256_hex(path.read_bytes()), set_fields={"pinned": True})
+    assert path.read_text(encoding="utf-8").startswith("---\ntitle: Draft\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("slow", "watch"), [(False, False), (True, True)], ids=["fast-saves", "slow-saves+watch"])
+def test_editor_race_loses_nothing(tmp_path: Path, slow: bool, watch: bool) -> None:
+    from bench.save_race import run_race
+
+    result = run_race(tmp_path, edits=40, recallers=2, slow=slow, watch=watch, seed=11)
+    assert result["saves"] == 40
+    assert result["lost"] == 0 and result["human_changed"] == 0, result
+    assert result["final_has_human_bytes"] and result["temp_files_left"] == 0
+    assert result["recalls"] > 40  # the recallers really raced the editor
