@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import NOW
-from vault_memory.decay import DecayModel, MemoryState, is_episodic, parse_time, state_from_meta
+from vault_memory.decay import DecayModel, MemoryState, is_episodic, state_from_meta
+from vault_memory.fields import parse_time
 
 UTC = dt.UTC
 MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1, promote_after_days=3)
@@ -142,13 +143,19 @@ T3 = dt.date(2025, 1, 1)
 MTIME = dt.datetime(2024, 1, 1, tzinfo=UTC).timestamp()
 
 
+LOCAL = dt.datetime(2025, 1, 1).astimezone()  # a date is its local midnight
+
+
 @pytest.mark.parametrize(("meta", "source", "anchor"), [
     ({"last_accessed": T1, "created": T2, "date": T3}, "last_accessed", T1),
-    ({"created": T2, "date": T3}, "created", T2),
-    ({"date": T3}, "date", dt.datetime(2025, 1, 1, tzinfo=UTC)),
-    ({}, "mtime", dt.datetime(2024, 1, 1, tzinfo=UTC)),
-    ({"last_accessed": "garbage", "created": T2}, "created", T2),  # unreadable value: next source
-    ({"last_accessed": None, "created": "", "date": T3}, "date", dt.datetime(2025, 1, 1, tzinfo=UTC)),
+    ({"last_accessed": T3, "created": T2}, "property:created", T2),  # restated after the last rehearsal
+    ({"created": T2, "date": T3}, "property:created", T2),  # the latest of the note's own dates
+    ({"date": T3}, "property:date", LOCAL),
+    ({}, "mtime", dt.datetime.fromtimestamp(MTIME).astimezone().replace(hour=0)),  # to the day
+    ({"stated": T3}, "stated", LOCAL),  # ours, from a first write; below the note's own dates
+    ({"stated": T3, "date": T2}, "property:date", T2),
+    ({"last_accessed": "garbage", "created": T2}, "property:created", T2),  # unreadable value: next source
+    ({"last_accessed": None, "created": "", "date": T3}, "property:date", LOCAL),
 ])  # fmt: skip
 def test_anchor_precedence(meta: dict[str, object], source: str, anchor: dt.datetime) -> None:
     s = state_from_meta(meta, MTIME)
@@ -157,16 +164,18 @@ def test_anchor_precedence(meta: dict[str, object], source: str, anchor: dt.date
 
 
 @pytest.mark.parametrize(("value", "expected"), [
-    (dt.date(2026, 11, 29), dt.datetime(2026, 11, 29, tzinfo=UTC)),
-    (dt.datetime(2026, 11, 29, 12, 30), dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),  # naive: UTC
+    (dt.date(2026, 11, 29), dt.datetime(2026, 11, 29).astimezone()),  # a date: local midnight
+    (dt.datetime(2026, 11, 29, 12, 30), dt.datetime(2026, 11, 29, 12, 30).astimezone()),  # naive: local time
     (dt.datetime(2026, 11, 29, 12, 30, tzinfo=dt.timezone(dt.timedelta(hours=2))),
      dt.datetime(2026, 11, 29, 10, 30, tzinfo=UTC)),
-    ("2026-11-29", dt.datetime(2026, 11, 29, tzinfo=UTC)),
+    ("2026-11-29", dt.datetime(2026, 11, 29).astimezone()),
     ("2026-11-29T12:30:00+02:00", dt.datetime(2026, 11, 29, 10, 30, tzinfo=UTC)),
     ("2026-11-29T12:30:00Z", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
-    ("2026-11-29 12:30", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
+    ("2026-11-29 12:30", dt.datetime(2026, 11, 29, 12, 30).astimezone()),
+    ("[[2026-11-29]]", dt.datetime(2026, 11, 29).astimezone()),
+    ([["2026-11-29"]], dt.datetime(2026, 11, 29).astimezone()),
     ("  2026-11-29T12:30:00+00:00  ", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
-    ("yesterday", None), ("", None), (None, None), (True, None), (20261129, None), ([T1], None),
+    ("yesterday", None), ("", None), (None, None), (True, None), (20261129, None), ([T1], T1), ([T1, T2], None),
 ])  # fmt: skip
 def test_parse_time_forms(value: object, expected: dt.datetime | None) -> None:
     got = parse_time(value)

@@ -1,9 +1,10 @@
 """Forgetting, computed when reading: pure functions of frontmatter and `now`.
 
-strength = 0.5 ** (age / half_life), where age runs from the last rehearsal
-(`last_accessed`, else `created`, else a frontmatter `date`, else the file's mtime).
-Pinned notes have strength 1. Below `dormant_below` a note is dormant: left out of
-recall unless a query matches it strongly (then it is reactivated). Nothing is deleted.
+strength = 0.5 ** (age / half_life), where age runs from the later of the last rehearsal
+(`last_accessed`) and the time the note was stated (fields.stated_time: its own dates, a
+daily note's name, our `stated` record, the file's day). Pinned notes have strength 1.
+Below `dormant_below` a note is dormant: left out of recall unless a query matches it
+strongly (then it is reactivated). Nothing is deleted.
 """
 
 from __future__ import annotations
@@ -12,57 +13,14 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Protocol
+
+from .fields import Stated, parse_bool, parse_int, parse_list, parse_time, stated_time
+from .obsidian import DEFAULT_DAILY_FORMAT
 
 TIERS = ("short", "long")
 _DAY = 86400.0
-
-
-def parse_time(value: Any) -> dt.datetime | None:
-    """Read a frontmatter time in any form YAML gives us; naive times are taken as UTC."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, dt.datetime):
-        out = value
-    elif isinstance(value, dt.date):
-        out = dt.datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        try:
-            out = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    else:
-        return None
-    return out if out.tzinfo is not None else out.replace(tzinfo=dt.UTC)
-
-
-def parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "on", "1")
-    if isinstance(value, (int, float)):
-        return value != 0
-    return False
-
-
-def parse_int(value: Any, default: int = 0) -> int:
-    try:
-        return int(value) if value is not None and not isinstance(value, bool) else default
-    except (TypeError, ValueError):
-        return default
-
-
-def parse_list(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (list, tuple)):
-        return tuple(str(v) for v in value if v is not None and str(v).strip())
-    text = str(value).strip()
-    return (text,) if text else ()
 
 
 @dataclass(frozen=True)
@@ -70,7 +28,7 @@ class MemoryState:
     """The decay-relevant facts of one note, read from its frontmatter."""
 
     anchor: dt.datetime | None  # when the curve last restarted
-    anchor_source: str  # last_accessed | created | date | mtime | none
+    anchor_source: str  # last_accessed, or where `stated` came from (fields.Stated.source)
     tier: str
     pinned: bool
     access_count: int
@@ -81,7 +39,7 @@ class MemoryState:
     expires: dt.datetime | None
     needs_review: bool
     kind: str = ""  # the frontmatter's `type` (or `kind`), lower case
-    stated: dt.datetime | None = None  # when the content was stated: `created`, else `date`
+    stated: Stated = Stated(None, "none", False)  # when the content was stated (fields.stated_time)
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
@@ -101,15 +59,14 @@ def is_episodic(state: MemoryState) -> bool:
     return state.kind in EPISODIC_TYPES
 
 
-def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> MemoryState:
-    anchor, source = None, "none"
-    for key in ("last_accessed", "created", "date"):
-        anchor = parse_time(meta.get(key))
-        if anchor is not None:
-            source = key
-            break
-    if anchor is None and mtime:
-        anchor, source = dt.datetime.fromtimestamp(mtime, tz=dt.UTC), "mtime"
+def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None, stem: str = "",
+                    daily_format: str = DEFAULT_DAILY_FORMAT) -> MemoryState:
+    """The decay facts of a note from its frontmatter, its file name's stem and (last) its mtime."""
+    stated = stated_time(meta, mtime, stem, daily_format)
+    anchor, source = stated.when, stated.source
+    rehearsed = parse_time(meta.get("last_accessed"))
+    if rehearsed is not None and (anchor is None or rehearsed >= anchor):
+        anchor, source = rehearsed, "last_accessed"
     tier = str(meta.get("tier") or "long").strip().lower()
     return MemoryState(
         anchor=anchor, anchor_source=source,
@@ -123,7 +80,7 @@ def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None) -> Memo
         expires=parse_time(meta.get("expires")),
         needs_review=parse_bool(meta.get("needs_review")),
         kind=str(meta.get("type") or meta.get("kind") or "").strip().lower(),
-        stated=parse_time(meta.get("created")) or parse_time(meta.get("date")),
+        stated=stated,
     )
 
 
@@ -168,14 +125,19 @@ class DecayModel:
     reactivate_similarity: float = 0.1
     reactivate_slope: float = 0.12
     reactivate_cap: float = 0.5  # a strong match (MiniLM cosine >= 0.5) always reactivates, however old
+    daily_format: str = DEFAULT_DAILY_FORMAT  # the vault's daily-note file names date those notes
 
     @classmethod
-    def from_settings(cls, s: DecaySettings) -> DecayModel:
+    def from_settings(cls, s: DecaySettings, *, daily_format: str = DEFAULT_DAILY_FORMAT) -> DecayModel:
         """The model a Config (or anything with the same fields) describes."""
         return cls(half_life_short_days=s.half_life_short_days, half_life_long_days=s.half_life_long_days,
                    dormant_below=s.dormant_below, promote_after_days=s.promote_after_days,
                    reactivate_similarity=s.reactivate_similarity, reactivate_slope=s.reactivate_slope,
-                   reactivate_cap=s.reactivate_cap)
+                   reactivate_cap=s.reactivate_cap, daily_format=daily_format)
+
+    def state(self, meta: Mapping[str, Any], mtime: float | None = None, path: str = "") -> MemoryState:
+        """The decay facts of the note at `path` (its stem may be a daily note's date)."""
+        return state_from_meta(meta, mtime, PurePosixPath(path).stem if path else "", self.daily_format)
 
     def gate(self, state: MemoryState, now: dt.datetime, similarity: float,
              cue: Callable[[], bool] | None = None) -> Gate:

@@ -40,6 +40,7 @@ __all__ = [
     "approx_tokens",
     "chunk_body",
     "extract_info",
+    "strip_comments",
 ]
 
 
@@ -63,6 +64,55 @@ def _normalise(body: str) -> str:
     # markdown-it normalises these too; doing it ourselves keeps its line
     # numbers aligned with our character offsets.
     return body.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def strip_comments(body: str) -> str:
+    """The body without Obsidian `%% comments %%` (inline or across lines), which Obsidian hides
+    in reading view: a person writes there what is not for reading. Fenced code and inline code
+    are left alone (`%%` is literal there). Line breaks inside a comment are kept, so the text
+    around it keeps its lines; an unclosed `%%` comments out the rest of the note, as in Obsidian.
+    """
+    if "%%" not in body:
+        return body
+    out: list[str] = []
+    in_comment = False
+    fence: str | None = None
+    for line in body.split("\n"):
+        if not in_comment:
+            m = _FENCE.match(line)
+            if fence is not None:
+                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                    fence = None
+                out.append(line)
+                continue
+            if m:
+                fence = m.group(1)
+                out.append(line)
+                continue
+        kept: list[str] = []
+        i = 0
+        while i < len(line):
+            if not in_comment and line[i] == "`":  # an inline code span: copied as it is
+                j = i
+                while j < len(line) and line[j] == "`":
+                    j += 1
+                close = line.find(line[i:j], j)
+                end = len(line) if close < 0 else close + (j - i)
+                kept.append(line[i:end])
+                i = end
+                continue
+            if line.startswith("%%", i):
+                in_comment = not in_comment
+                i += 2
+                continue
+            if not in_comment:
+                kept.append(line[i])
+            i += 1
+        out.append("".join(kept))
+    return "\n".join(out)
 
 
 def _parse(body: str) -> list[_Node]:
@@ -269,7 +319,7 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
     * links: targets of ``[[wikilinks]]`` outside code, without ``|alias`` or
       ``#heading``; ``![[embeds]]`` of non-Markdown files are excluded.
     """
-    body = _normalise(body)
+    body = strip_comments(_normalise(body))
     tree = _parse(body)
 
     title = ""
@@ -622,7 +672,7 @@ class _Chunker:
 
 # Bump when chunk_body's output changes for the same input: the index re-chunks every note
 # (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
-CHUNKER_VERSION = "2"  # 2: multi-line paragraphs split at lines before sentences
+CHUNKER_VERSION = "3"  # 3: Obsidian %% comments %% are not indexed; 2: lines before sentences
 
 
 def chunk_body(
@@ -650,7 +700,7 @@ def chunk_body(
     """
     if max_tokens < 1 or target_tokens < 1:
         raise ConfigError(f"chunk sizes must be positive (max_tokens={max_tokens}, target_tokens={target_tokens})")
-    body = _normalise(body)
+    body = strip_comments(_normalise(body))
     if not body.strip():
         return []
     counter = count_tokens if count_tokens is not None else approx_tokens

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .catalog import STOPWORDS, ChunkRow, NoteRow
-from .decay import DecayModel, MemoryState, is_episodic, state_from_meta
+from .decay import DecayModel, MemoryState, is_episodic
 
 Mode = Literal["hybrid", "bm25", "dense"]
 FloatArray = npt.NDArray[np.float64]
@@ -158,7 +158,7 @@ def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: Dec
     kept: list[Ranked] = []
     for c in cands:
         note = notes[c.node_id]
-        state = state_from_meta(note.meta, note.mtime)
+        state = model.state(note.meta, note.mtime, note.path)
         gate = model.gate(state, now, c.similarity, cue=lambda: c.full_cue)  # noqa: B023 (called at once)
         if decay and not gate.admitted:
             continue
@@ -172,15 +172,24 @@ def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: Dec
     return top
 
 
-def freshness(state: MemoryState, strength: float, mtime: float) -> tuple[int, float, float]:
+def freshness(state: MemoryState, strength: float) -> tuple[int, int, float, float]:
     """What decides between two statements of one subject: pinned first, then the one stated
-    later (`created`, else `date`, else the file's mtime), then the stronger.
+    later, then the stronger.
 
     Not strength first: recall rehearses every note it returns, so after one recall an old
     and a new statement are equally strong, and the order would fall back to relevance.
+    When a note was stated is only as exact as its source (fields.stated_time): a note's
+    own time of day counts; a date, our `stated` record and a file's mtime count to the
+    day, so two files written seconds apart by a clone or a sync tie (relevance decides),
+    and strength (from the same times) only breaks ties to two decimals.
     """
-    stated = state.stated.timestamp() if state.stated is not None else mtime
-    return (int(state.pinned), stated, strength)
+    st = state.stated
+    if st.when is None:
+        return (int(state.pinned), 0, 0.0, round(strength, 2))
+    day = st.day()
+    assert day is not None
+    seconds = st.when.timestamp() - dt.datetime.combine(day, dt.time(), st.when.tzinfo).timestamp() if st.exact else 0
+    return (int(state.pinned), day.toordinal(), float(seconds), round(strength, 2))
 
 
 def fresher_first(items: list[Ranked], notes: Mapping[str, NoteRow], vectors: Mapping[str, np.ndarray],
@@ -191,7 +200,7 @@ def fresher_first(items: list[Ranked], notes: Mapping[str, NoteRow], vectors: Ma
         return items
     mat = np.vstack([vectors[h] for h in keys]).astype(np.float32)
     fixed = [is_episodic(r.state) for r in items]
-    fresh = [freshness(r.state, r.strength, notes[r.node_id].mtime) for r in items]
+    fresh = [freshness(r.state, r.strength) for r in items]
     order = same_subject_order(mat, [r.score for r in items], fresh, [r.node_id for r in items],
                                same_subject, band, fixed)
     return [items[i] for i in order]

@@ -2,50 +2,46 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pathspec
+
 from .config import IGNORE_FILE_NAME
+from .obsidian import ObsidianSettings, read_settings
 
 
 class IgnoreRules:
-    """Dot-folders and dot-files, `.trash/`, plus gitignore-style globs from config and `.vaultmemoryignore`."""
+    """Which paths are not our business.
 
-    def __init__(self, patterns: Iterable[str] = ()) -> None:
-        self.patterns = tuple(p.strip() for p in patterns if p.strip() and not p.strip().startswith("#"))
+    Always: dot-files and dot-folders (`.obsidian/`, `.trash/`, `.git/`, our `.vm-tmp-*`).
+    Obsidian's own settings (obsidian.py): template folders, the daily-notes template,
+    "Excluded files", `*.excalidraw.md` drawings. Then gitignore-style patterns from the
+    `ignore` setting and `.vaultmemoryignore`, with gitignore's semantics (negation with `!`,
+    a leading `/` anchors, `dir/*.md` does not reach into `dir/sub/`), via `pathspec`.
+    """
+
+    def __init__(self, patterns: Iterable[str] = (), obsidian: ObsidianSettings | None = None) -> None:
+        self.patterns = tuple(p.rstrip("\r\n") for p in patterns if p.strip() and not p.strip().startswith("#"))
+        self.obsidian = obsidian or ObsidianSettings()
+        self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
 
     @classmethod
-    def for_vault(cls, vault: Path, extra: Iterable[str] = ()) -> IgnoreRules:
+    def for_vault(cls, vault: Path, extra: Iterable[str] = (), *, use_obsidian: bool = True) -> IgnoreRules:
         patterns = list(extra)
         ignore_file = vault / IGNORE_FILE_NAME
         if ignore_file.is_file():
             patterns.extend(ignore_file.read_text(encoding="utf-8", errors="replace").splitlines())
-        return cls(patterns)
+        return cls(patterns, read_settings(vault) if use_obsidian else None)
 
     def ignored(self, rel: str, *, is_dir: bool = False) -> bool:
-        parts = rel.split("/")
-        if any(p.startswith(".") for p in parts):
-            return True  # .obsidian/, .trash/, .git/, our own .vm-tmp-* files
-        for pat in self.patterns:
-            dir_only = pat.endswith("/")
-            core = pat.rstrip("/").lstrip("/")
-            if dir_only and not is_dir:
-                # a file is ignored when one of its parent folders matches
-                if any(fnmatch.fnmatch("/".join(parts[: i + 1]), core) or fnmatch.fnmatch(parts[i], core)
-                       for i in range(len(parts) - 1)):
-                    return True
-                continue
-            if "/" in core:
-                if fnmatch.fnmatch(rel, core) or any(
-                    fnmatch.fnmatch("/".join(parts[: i + 1]), core) for i in range(len(parts))
-                ):
-                    return True
-            elif any(fnmatch.fnmatch(p, core) for p in parts):
-                return True
-        return False
+        if any(p.startswith(".") for p in rel.split("/")):
+            return True
+        if self.obsidian.excludes(rel, is_dir=is_dir):
+            return True
+        return bool(self._spec.match_file(rel + "/" if is_dir else rel))
 
     def is_note(self, rel: str) -> bool:
         return rel.lower().endswith(".md") and not self.ignored(rel)

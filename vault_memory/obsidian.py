@@ -1,0 +1,183 @@
+"""What a vault's own Obsidian settings say about its files (read from `.obsidian/`, never written).
+
+    templates      core Templates' folder (`templates.json`), Templater's folder
+                   (`plugins/templater-obsidian/data.json`), and Daily notes' template file
+                   (`daily-notes.json`) with the folder it lives in: templates are not notes
+                   (`{{date}}` is not a date, and a template's text answers no question)
+    excluded       "Excluded files" (`app.json` `userIgnoreFilters`): a `/regex/` or a path
+                   prefix, as Obsidian applies them
+    daily notes    folder and date format (moment.js tokens), so a daily note's file name dates it
+
+Everything is optional: a missing or unreadable settings file means "not configured".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SETTINGS_DIR = ".obsidian"
+DEFAULT_DAILY_FORMAT = "YYYY-MM-DD"
+EXCALIDRAW_SUFFIX = ".excalidraw.md"
+
+
+@dataclass(frozen=True)
+class ObsidianSettings:
+    """The parts of `.obsidian/` that decide which files are notes and how daily notes are named."""
+
+    template_folders: tuple[str, ...] = ()  # vault-relative, no trailing slash
+    template_files: tuple[str, ...] = ()  # vault-relative .md paths
+    excluded: tuple[str, ...] = ()  # userIgnoreFilters, verbatim
+    daily_folder: str = ""
+    daily_format: str = DEFAULT_DAILY_FORMAT
+    _regexes: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
+
+    def excludes(self, rel: str, *, is_dir: bool = False) -> bool:
+        """Whether Obsidian's own settings take this path out (templates, excluded files, drawings)."""
+        if not is_dir and rel.lower().endswith(EXCALIDRAW_SUFFIX):
+            return True
+        if rel in self.template_files:
+            return True
+        for folder in self.template_folders:
+            if rel == folder or rel.startswith(folder + "/"):
+                return True
+        probe = rel + "/" if is_dir else rel
+        for entry in self.excluded:
+            if not (entry.startswith("/") and entry.endswith("/") and len(entry) > 2):
+                # A plain entry is a path prefix ("Archive/" takes the folder, "Archive" also
+                # "Archived.md"), which is how Obsidian's Excluded files setting reads it.
+                if probe.startswith(entry):
+                    return True
+        return any(rx.search(probe) for rx in self._regexes)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.info("%s: not readable as JSON (%s); ignoring it", path, exc)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _clean(path: Any) -> str:
+    if not isinstance(path, str):
+        return ""
+    return "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
+
+
+def read_settings(vault: Path) -> ObsidianSettings:
+    """The vault's Obsidian settings (all empty when it has no `.obsidian/`)."""
+    root = vault / SETTINGS_DIR
+    if not root.is_dir():
+        return ObsidianSettings()
+    folders: list[str] = []
+    files: list[str] = []
+    core = _clean(_read_json(root / "templates.json").get("folder"))
+    if core:
+        folders.append(core)
+    templater = _clean(_read_json(root / "plugins" / "templater-obsidian" / "data.json").get("templates_folder"))
+    if templater:
+        folders.append(templater)
+    daily = _read_json(root / "daily-notes.json")
+    template = _clean(daily.get("template"))
+    if template:
+        files.append(template if template.lower().endswith(".md") else template + ".md")
+        parent = str(PurePosixPath(template).parent)
+        if parent not in (".", "") and parent != _clean(daily.get("folder")):
+            folders.append(parent)  # the daily template's folder holds the vault's other templates too
+    excluded = [e for e in _read_json(root / "app.json").get("userIgnoreFilters") or [] if isinstance(e, str) and e]
+    regexes = []
+    for entry in excluded:
+        if entry.startswith("/") and entry.endswith("/") and len(entry) > 2:
+            try:
+                regexes.append(re.compile(entry[1:-1]))
+            except re.error as exc:
+                log.warning("%s: Excluded files entry %r is not a valid regex (%s); ignoring it",
+                            root / "app.json", entry, exc)
+    fmt = daily.get("format")
+    return ObsidianSettings(
+        template_folders=tuple(dict.fromkeys(folders)), template_files=tuple(dict.fromkeys(files)),
+        excluded=tuple(excluded), daily_folder=_clean(daily.get("folder")),
+        daily_format=fmt if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAILY_FORMAT,
+        _regexes=tuple(regexes),
+    )
+
+
+# -- dates in file names ----------------------------------------------------------------
+
+_TOKENS = [  # moment.js tokens, longest first
+    ("YYYY", r"(?P<Y>\d{4})"), ("MMMM", r"(?P<MMMM>[A-Za-z]+)"), ("MMM", r"(?P<MMM>[A-Za-z]{3})"),
+    ("dddd", r"[A-Za-z]+"), ("ddd", r"[A-Za-z]{3}"), ("Do", r"(?P<D>\d{1,2})(?:st|nd|rd|th)"),
+    ("YY", r"(?P<YY>\d{2})"), ("MM", r"(?P<M>\d{2})"), ("DD", r"(?P<D>\d{2})"), ("M", r"(?P<M>\d{1,2})"),
+    ("D", r"(?P<D>\d{1,2})"), ("ww", r"\d{2}"), ("w", r"\d{1,2}"), ("E", r"\d"), ("d", r"\d"),
+]
+_MONTHS = {m.lower(): i for i, m in enumerate(
+    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+     "November", "December"], start=1)}
+
+
+def format_regex(fmt: str) -> re.Pattern[str] | None:
+    """A regex for a moment.js date format, or None when it cannot name a day (e.g. no day)."""
+    out, i, seen = [], 0, set()
+    while i < len(fmt):
+        if fmt[i] == "[":  # [literal]
+            j = fmt.find("]", i)
+            if j < 0:
+                return None
+            out.append(re.escape(fmt[i + 1:j]))
+            i = j + 1
+            continue
+        for tok, rx in _TOKENS:
+            if fmt.startswith(tok, i):
+                name = re.search(r"\?P<(\w+)>", rx)
+                if name and name.group(1) in seen:
+                    rx = re.sub(r"\?P<\w+>", "?:", rx)  # a repeated field: match, do not capture twice
+                elif name:
+                    seen.add(name.group(1))
+                out.append(rx)
+                i += len(tok)
+                break
+        else:
+            out.append(re.escape(fmt[i]))
+            i += 1
+    if "D" not in seen or not ({"Y", "YY"} & seen) or not ({"M", "MMM", "MMMM"} & seen):
+        return None
+    return re.compile("^" + "".join(out) + "$")
+
+
+_ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+
+
+def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None:
+    """The day a daily note's file name names (`2024-03-05`, or the vault's daily-notes format)."""
+    for rx in (_ISO_DAY, format_regex(fmt)):
+        m = rx.match(stem) if rx is not None else None
+        if m is None:
+            continue
+        try:
+            if rx is _ISO_DAY:
+                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            g = m.groupdict()
+            year = int(g["Y"]) if g.get("Y") else 2000 + int(g["YY"])
+            if g.get("M"):
+                month = int(g["M"])
+            else:
+                name = (g.get("MMMM") or g.get("MMM") or "").lower()
+                month = next((n for full, n in _MONTHS.items() if full.startswith(name) and len(name) >= 3), 0)
+            return dt.date(year, month, int(g["D"]))
+        except (ValueError, KeyError):
+            continue
+    return None
+
+
+__all__ = ["ObsidianSettings", "date_from_name", "format_regex", "read_settings"]
