@@ -111,8 +111,6 @@ def render_report(report: Any) -> str:
     parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
     lines = [f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
              f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"]
-    if report.ids_assigned:
-        lines.append(f"assigned node_id to {len(report.ids_assigned)} notes")
     if report.failures:
         lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from vault_memory import atomic
 from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.memory import Memory
@@ -17,6 +18,14 @@ from vault_memory.memory import Memory
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_vault"
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_files_are_quiet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests write a note and edit it a moment later; the in-place-save guard would make each of
+    them wait `QUIET_SECONDS`. Tests of the guard itself are marked `save_race` and keep it."""
+    if request.node.get_closest_marker("save_race") is None:
+        monkeypatch.setattr(atomic, "QUIET_SECONDS", 0.0)
 
 
 @pytest.fixture()

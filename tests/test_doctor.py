@@ -16,17 +16,18 @@ import pytest
 from typer.testing import CliRunner
 from vault_memory_cli.main import app
 
+from vault_memory.atomic import TMP_PREFIX
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.lock import LOCK_NAME
 from vault_memory.memory import Memory
-from vault_memory.notefile import TMP_PREFIX
+from vault_memory.notefile import read_note
 
 NOTES = {
-    "a.md": "# A\n\nApples and pears.\n",
+    "a.md": "---\nnode_id: aaaa0000aaaa0000\n---\n# A\n\nApples and pears.\n",
     "b.md": "---\ntags: [x]\n---\n# B\n\nBananas.\n",
-    "sub/c.md": "# C\n\nCherries, two chunks.\n\n## More\n\nCherry stones.\n",
+    "sub/c.md": "---\nnode_id: cccc0000cccc0000\n---\n# C\n\nCherries, two chunks.\n\n## More\n\nCherry stones.\n",
 }
 
 
@@ -104,13 +105,17 @@ def test_embedder_mismatch(mem: Memory, dvault: Path, tmp_path: Path) -> None:
 
 def test_duplicate_ids_and_unreadable_notes(mem: Memory, dvault: Path) -> None:
     shutil.copy(dvault / "a.md", dvault / "copy of a.md")
+    later = time.time() + 5
+    os.utime(dvault / "copy of a.md", (later, later))
     (dvault / "broken.md").write_bytes(b"\x00\x01\x02 binary")
     report = diagnose(mem)
     [(nid, paths)] = report.duplicate_ids.items()
     assert paths == ["a.md", "copy of a.md"]
     assert "broken.md" in report.unreadable
-    after = fix(mem)  # the copy gets a fresh id
+    after = fix(mem)  # the copy (the younger file) gets a fresh id; the original keeps its own
     assert after.ok and not after.duplicate_ids
+    assert read_note(dvault, "a.md").meta["node_id"] == nid == "aaaa0000aaaa0000"
+    assert read_note(dvault, "copy of a.md").meta["node_id"] != nid
     assert "broken.md" in after.unreadable, "unreadable notes are reported but are not drift"
 
 

@@ -16,6 +16,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from vault_memory.atomic import TMP_PREFIX
 from vault_memory.errors import (
     ConcurrentEditError,
     NoteError,
@@ -25,7 +26,6 @@ from vault_memory.errors import (
 )
 from vault_memory.notefile import (
     OWNED_KEYS,
-    TMP_PREFIX,
     ParsedNote,
     move_note,
     parse_note,

@@ -355,14 +355,16 @@ def test_supersedes_links_both_and_successor_ranks_first(mem: Memory, empty_vaul
     control = mem.recall(query, now=NOW, touch=False, include_staged=True)
     assert [h.node_id for h in control[:2]] == [old.node_id, sm.node_id]
 
+    assert old.node_id == "path:team chat.md"  # a human note without an id of its own, until now
     report = mem.commit([sm.node_id], supersedes=old.node_id, now=NOW)
     [done] = report.committed
-    assert done.supersedes == [old.node_id]
-    assert meta_of(empty_vault, done.path)["supersedes"] == [old.node_id]
+    old_id = meta_of(empty_vault, "team chat.md")["node_id"]  # the link is state to keep: it gets one
+    assert done.supersedes == [old_id]
+    assert meta_of(empty_vault, done.path)["supersedes"] == [old_id]
     assert meta_of(empty_vault, "team chat.md")["superseded_by"] == [sm.node_id]
     assert (empty_vault / "team chat.md").read_text(encoding="utf-8").endswith(f"# Team chat\n\n{SLACK}\n")
     hits = mem.recall(query, now=NOW, touch=False)
-    assert [h.node_id for h in hits[:2]] == [sm.node_id, old.node_id]
+    assert [h.node_id for h in hits[:2]] == [sm.node_id, old_id]
     assert hits[1].superseded_by == [sm.node_id]
 
 
@@ -494,16 +496,19 @@ def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: P
     original = "---\ntitle: Fuse box   # the grey one\nnode_id: abc123\n---\nFuse box is behind the coats.\n"
     put(empty_vault, "House/fuse box.md", original)
     mem.index()
+    day = dt.date.fromtimestamp((empty_vault / "House/fuse box.md").stat().st_mtime).isoformat()
     res = mem.pin("abc123")
     assert res.path == "House/fuse box.md" and res.pinned and res.changed and res.node_id == "abc123"
+    # our first write into an undated note also keeps the day it carried (`stated`)
     assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original.replace(
-        "---\nFuse", "pinned: true\n---\nFuse")
+        "---\nFuse", f"pinned: true\nstated: {day}\n---\nFuse")
     assert not mem.pin("House/fuse box.md").changed
     assert not mem.pin("House/fuse box").changed  # .md may be left out
     row = mem.catalog.note_by_id("abc123")
     assert row is not None and state_from_meta(row.meta).pinned  # the index followed
     assert mem.unpin("House/fuse box.md").changed
-    assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original
+    assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original.replace(
+        "---\nFuse", f"stated: {day}\n---\nFuse")  # the note's date stays recorded
 
 
 @pytest.mark.parametrize("target", ["../outside.md", "/etc/passwd", "..\\outside.md", "C:\\Windows\\x.md",
@@ -552,7 +557,7 @@ def test_log_creates_and_appends_todays_note(mem: Memory, empty_vault: Path) -> 
     assert mem.log("Next day", now=t + DAY) == "Memory/Episodes/2026-11-30.md"
     # indexed as an ordinary note (dated by its `date:`)
     row = mem.catalog.note_by_path(rel)
-    assert row is not None and state_from_meta(row.meta).anchor_source == "date"
+    assert row is not None and state_from_meta(row.meta).anchor_source == "property:date"
 
 
 def test_log_keeps_human_content_and_retries_a_race(mem: Memory, empty_vault: Path,
@@ -616,8 +621,11 @@ def test_writes_while_another_process_holds_the_lock(make_memory: MemoryFactory,
 # -- recall writes only what it owns ------------------------------------------------------
 
 def _without(raw: bytes, keys: tuple[str, ...]) -> bytes:
-    return b"".join(line for line in raw.splitlines(keepends=True)
-                    if not any(line.startswith(k.encode() + b":") for k in keys))
+    """The file without those keys' lines (and without a frontmatter block that held only them)."""
+    out = b"".join(line for line in raw.splitlines(keepends=True)
+                   if not any(line.startswith(k.encode() + b":") for k in keys))
+    bom = b"\xef\xbb\xbf" if out.startswith(b"\xef\xbb\xbf") else b""
+    return bom + out[len(bom):].removeprefix(b"---\n---\n")
 
 
 def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryFactory, empty_vault: Path) -> None:
@@ -625,17 +633,18 @@ def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryF
                              "The boiler service is every October.\r\n")
     put(empty_vault, "b.md", "\ufeffThe boiler pressure should read 1.5 bar.\n\n\n")
     put(empty_vault, "c.md", "Unrelated: the car tyres are in the shed.\n")
-    mem = make_memory(vault=empty_vault)
+    mem = make_memory(vault=empty_vault, rehearse_min_similarity=0.0, rehearse_max_hits=2)  # both count as used
     mem.index()
     before = snapshot(empty_vault)
     hits = mem.recall("boiler service pressure", k=2, now=NOW)
-    assert {h.path for h in hits} == {"a.md", "b.md"}
+    assert {h.path for h in hits} == {"a.md", "b.md"} and all(h.rehearsed for h in hits)
     after = snapshot(empty_vault)
     assert after["c.md"] == before["c.md"]
+    owned = ("last_accessed", "access_count", "node_id", "stated")  # a first write also records id and date
     for h in hits:
         old, new = before[h.path], after[h.path]
         assert old != new
-        assert _without(new, ("last_accessed", "access_count")) == _without(old, ("last_accessed", "access_count"))
+        assert _without(new, owned) == _without(old, owned)
         meta = read_note(empty_vault, h.path).meta
         assert meta["last_accessed"] == NOW
     assert read_note(empty_vault, "a.md").meta["access_count"] == 5
@@ -647,12 +656,12 @@ def test_human_edit_between_read_and_write_is_never_lost(make_memory: MemoryFact
     put(empty_vault, "a.md", "The boiler service is every October.\n")
     mem = make_memory(vault=empty_vault)
     mem.index()
-    human = b"---\nnode_id: KEEP\n---\nThe boiler service moved to November.\n"
+    human = b"---\nowner: me\n---\nThe boiler service moved to November.\n"
     real_read = notefile.read_note
 
     def read_then_human_saves(vault: Path, rel: str) -> Any:
         parsed = real_read(vault, rel)
-        (vault / rel).write_bytes(human.replace(b"KEEP", str(parsed.meta["node_id"]).encode()))
+        (vault / rel).write_bytes(human)
         return parsed
 
     monkeypatch.setattr("vault_memory.edits.read_note", read_then_human_saves)
@@ -698,14 +707,14 @@ class Cli:
         self.base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
         self.runner = CliRunner()
 
-    def __call__(self, *args: str, ok: bool = True) -> Any:
-        result = self.runner.invoke(app, [*self.base, *args], catch_exceptions=not ok)
+    def __call__(self, *args: str, ok: bool = True, env: dict[str, str] | None = None) -> Any:
+        result = self.runner.invoke(app, [*self.base, *args], catch_exceptions=not ok, env=env)
         if ok:
             assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
         return result
 
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, "--json").stdout)
+    def json(self, *args: str, env: dict[str, str] | None = None) -> Any:
+        return json.loads(self(*args, "--json", env=env).stdout)
 
 
 @pytest.fixture()
@@ -743,8 +752,9 @@ def test_cli_newest_statement_stays_first_after_recall_rehearses_both(cli: Cli, 
     query = "which app is the team chat on"
     plain = cli.json("recall", query, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
-    for _ in range(3):  # with rehearsal, as an agent recalls
-        hits = cli.json("recall", query, "--now", at(NOW))
+    for _ in range(3):  # with rehearsal of both, as an agent recalls
+        hits = cli.json("recall", query, "--now", at(NOW), env={"VAULT_MEMORY_REHEARSE_MIN_SIMILARITY": "0",
+                                                                "VAULT_MEMORY_REHEARSE_MAX_HITS": "5"})
         assert [h["path"] for h in hits[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert meta_of(empty_vault, "chat 2026-08.md")["last_accessed"] == NOW
     assert hits[0]["strength"] == hits[1]["strength"] == 1.0
@@ -803,8 +813,8 @@ def test_cli_old_pinned_note_still_comes_back(cli: Cli, empty_vault: Path) -> No
     assert {h["path"] for h in cli.json("recall", "alarm", "--now", at(NOW), "--no-decay", "-k", "2",
                                         "--no-touch")} == {"pinned.md", "unpinned.md"}
     cli("unpin", "pinned.md")
-    # unpinned, it decays from its last rehearsal (the recall above) like any other note
-    assert meta_of(empty_vault, "pinned.md")["last_accessed"] == NOW
+    # a one-word loose match is not a use of the note: it was not rehearsed, and decays from 2023
+    assert "last_accessed" not in meta_of(empty_vault, "pinned.md")
     later = at(NOW + 400 * DAY)  # 400 days of a 60-day half-life: strength < 0.01
     paths = [h["path"] for h in cli.json("recall", "alarm", "--now", later, "-k", "2", "--no-touch")]
     assert "pinned.md" not in paths and "unpinned.md" not in paths  # both dormant now
@@ -855,11 +865,13 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
                   f"needs_review: conflicts with {rec['conflicts_with'][0]} (Team chat)"}],
     }
     old = rec["conflicts_with"][0]
+    assert old == "path:team chat.md"  # the human note has no node_id yet; the path stands for it
     report = cli.json("commit", b, "--supersedes", old, "--now", at(NOW))
-    assert report["committed"][0]["supersedes"] == [old] and report["left"] == []
+    old_id = meta_of(empty_vault, "team chat.md")["node_id"]
+    assert report["committed"][0]["supersedes"] == [old_id] and report["left"] == []
     assert cli("staged").stdout.strip() == "nothing staged"
     hits = cli.json("recall", "We use Slack for the team chat", "--now", at(NOW), "--no-touch")
-    assert [h["node_id"] for h in hits[:2]] == [b, old]
+    assert [h["node_id"] for h in hits[:2]] == [b, old_id]
 
 
 def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> None:

@@ -4,6 +4,7 @@ recall and doctor agree with the vault."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import shutil
@@ -29,13 +30,14 @@ from vault_memory.notefile import read_note
 from vault_memory.vault import IgnoreRules, iter_note_paths
 from vault_memory.watch import BatchResult, Watcher
 
-NOTES = {
-    "Inbox/alpha.md": "# Alpha\n\nThe alpha note talks about lighthouses and foghorns.\n",
-    "Inbox/beta.md": "---\ntags: [birds]\n---\n# Beta\n\nPuffins nest on cliffs in the north.\n",
-    "Projects/gamma.md": "# Gamma\n\nA project plan for the greenhouse irrigation pump.\n",
-    "Projects/deep/delta.md": "# Delta\n\nNotes on sourdough hydration and rye flour.\n",
-    "Projects/deep/epsilon.md": "# Epsilon\n\nThe violin needs new strings before the concert.\n",
-    "zeta.md": "# Zeta\n\nCalibrating the telescope mount for astrophotography.\n",
+NOTES = {  # with node_ids, as notes the memory has written into before (moves keep them)
+    "Inbox/alpha.md": "---\nnode_id: a1\n---\n# Alpha\n\nThe alpha note talks about lighthouses and foghorns.\n",
+    "Inbox/beta.md": "---\ntags: [birds]\nnode_id: b2\n---\n# Beta\n\nPuffins nest on cliffs in the north.\n",
+    "Projects/gamma.md": "---\nnode_id: c3\n---\n# Gamma\n\nA project plan for the greenhouse irrigation pump.\n",
+    "Projects/deep/delta.md": "---\nnode_id: d4\n---\n# Delta\n\nNotes on sourdough hydration and rye flour.\n",
+    "Projects/deep/epsilon.md": "---\nnode_id: e5\n---\n# Epsilon\n\nThe violin needs new strings before the "
+                                "concert.\n",
+    "zeta.md": "---\nnode_id: f6\n---\n# Zeta\n\nCalibrating the telescope mount for astrophotography.\n",
 }
 
 
@@ -146,7 +148,8 @@ def atomic_save(path: Path, text: str) -> None:
 def test_create_edit_atomic_save_rename_delete(running: Callable[..., Running]) -> None:
     r = running()
     vault = r.vault
-    assert all(read_note(vault, rel).meta.get("node_id") for rel in NOTES), "start-up reconcile assigns ids"
+    assert all((vault / rel).read_text(encoding="utf-8") == text for rel, text in NOTES.items()), \
+        "the start-up reconcile writes nothing"
 
     (vault / "Inbox/new idea.md").write_text("# Idea\n\nA kite powered by a dragonfly motor.\n", encoding="utf-8")
     r.settle()
@@ -257,31 +260,34 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     time.sleep(1.0)
     assert r.watcher.batches == batches and snapshot_notes(wvault) == snap
 
-    # A new note gets an id (a write), which echoes once as a META/unchanged sync, then silence.
+    # A new note is indexed and left alone: no id, no write, no echo.
     (wvault / "fresh.md").write_text("# Fresh\n\nOrigami cranes.\n", encoding="utf-8")
     r.settle()
     time.sleep(0.5)
     settled = r.watcher.batches
     time.sleep(1.0)
     assert r.watcher.batches == settled
-    assert read_note(wvault, "fresh.md").meta.get("node_id")
+    assert (wvault / "fresh.md").read_text(encoding="utf-8") == "# Fresh\n\nOrigami cranes.\n"
 
-    # Rehearsal by an agent's recall in another Memory: a frontmatter-only write, never re-embedded,
-    # never a revision bump, and no loop.
-    agent = memory(wvault, base / "index")
+    # Rehearsal by an agent's recall in another Memory: frontmatter-only writes (the first also gives
+    # the note its id and date), never re-embedded, never a revision bump, and no loop.
+    agent = memory(wvault, base / "index", rehearse_min_similarity=0.0)
+    now = dt.datetime.now(dt.UTC)
     try:
-        hits = agent.recall("origami cranes", k=1)
-        assert hits and hits[0].path == "fresh.md"
-        r.wait_until(lambda: read_note(wvault, "fresh.md").meta.get("access_count") == 1, what="rehearsal write")
-        r.settle()
+        for day, count in ((0, 1), (1, 2)):
+            hits = agent.recall("origami cranes", k=1, now=now + dt.timedelta(days=day))
+            assert hits and hits[0].path == "fresh.md"
+            r.wait_until(lambda c=count: read_note(wvault, "fresh.md").meta.get("access_count") == c,
+                         what="rehearsal write")
+            r.settle()
     finally:
         agent.close()
     meta = read_note(wvault, "fresh.md").meta
-    assert "revision" not in meta
+    assert "revision" not in meta and meta["node_id"] and meta["stated"]
     assert r.mem.embedder.texts_embedded == embedded + 1  # type: ignore[attr-defined]  # only fresh.md's text
     meta_syncs = [b for b in r.results if b.report and b.report.counts.get("meta")]
-    assert meta_syncs, "the rehearsal write was applied as a META sync"
-    assert r.reader.catalog.note_by_path("fresh.md").meta.get("access_count") == 1  # type: ignore[union-attr]
+    assert meta_syncs, "the second rehearsal write was applied as a META sync"
+    assert r.reader.catalog.note_by_path("fresh.md").meta.get("access_count") == 2  # type: ignore[union-attr]
 
 
 def test_human_edit_is_recorded_as_rehearsal_after_quiet(running: Callable[..., Running], wvault: Path) -> None:

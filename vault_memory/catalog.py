@@ -25,7 +25,7 @@ from .errors import IndexStateError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"  # 4: FTS rows share their chunk's rowid
+SCHEMA_VERSION = "5"  # 5: failures record the file hash and the kind of passing over (private, symlink)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +53,10 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_node ON chunks(node_id);
 CREATE TABLE IF NOT EXISTS vectors (text_hash TEXT PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, error TEXT NOT NULL);
+-- notes not indexed, with the hash they had (so each is reported once, not on every run):
+-- kind 'unreadable' (could not be parsed), 'private' (`private: true`), 'symlink' (never followed)
+CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, error TEXT NOT NULL,
+                                     kind TEXT NOT NULL DEFAULT 'unreadable');
 -- chunks whose vector is in the catalog but not yet confirmed written to the vector store
 CREATE TABLE IF NOT EXISTS store_pending (chunk_id TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -200,6 +203,28 @@ class Catalog:
     def path_hashes(self) -> dict[str, tuple[str, str, str]]:
         """path -> (file_hash, body_hash, node_id): all a no-op reconcile needs."""
         return {p: (f, b, n) for p, f, b, n in self.db.execute("SELECT path, file_hash, body_hash, node_id FROM notes")}
+
+    def file_id_of(self, path: str) -> str | None:
+        """The node_id the note at `path` carried when it was indexed (see `file_ids`)."""
+        row = self.db.execute("SELECT json_extract(meta, '$.node_id') FROM notes WHERE path = ?", (path,)).fetchone()
+        value = None if row is None else row[0]
+        if value is None or (isinstance(value, str) and value.startswith(("[", "{"))):
+            return None
+        return str(value).strip() or None
+
+    def file_ids(self) -> dict[str, str]:
+        """path -> the node_id written in that note's frontmatter (notes without one are left out).
+
+        The catalog's identity of a note is that id only when no other note claims it; this is
+        what the file itself says, so identity can be decided again without reading the file.
+        """
+        out: dict[str, str] = {}
+        for path, value in self.db.execute("SELECT path, json_extract(meta, '$.node_id') FROM notes"):
+            if value is not None and not (isinstance(value, str) and value.startswith(("[", "{"))):
+                text = str(value).strip()
+                if text:
+                    out[path] = text
+        return out
 
     def upsert_note(self, row: NoteRow) -> None:
         # A path may be taken over by another identity (delete + create): free it first.
@@ -350,9 +375,9 @@ class Catalog:
         cur = self.db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
         return cur.rowcount
 
-    # -- failures -----------------------------------------------------------
-    def set_failure(self, path: str, file_hash: str, error: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?)", (path, file_hash, error))
+    # -- failures and notes passed over -------------------------------------
+    def set_failure(self, path: str, file_hash: str, error: str, kind: str = "unreadable") -> None:
+        self.db.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?,?)", (path, file_hash, error, kind))
 
     def clear_failures(self, keep: Iterable[str]) -> None:
         keep_set = set(keep)
@@ -361,7 +386,13 @@ class Catalog:
                 self.db.execute("DELETE FROM failures WHERE path = ?", (path,))
 
     def failures(self) -> dict[str, tuple[str, str]]:
-        return {p: (h, e) for p, h, e in self.db.execute("SELECT path, file_hash, error FROM failures")}
+        """Notes that could not be read: path -> (file_hash, error)."""
+        return {p: (h, e) for p, h, e in self.db.execute(
+            "SELECT path, file_hash, error FROM failures WHERE kind = 'unreadable'")}
+
+    def failure_records(self) -> dict[str, tuple[str, str, str]]:
+        """Every note not indexed: path -> (file_hash, error or reason, kind)."""
+        return {p: (h, e, k) for p, h, e, k in self.db.execute("SELECT path, file_hash, error, kind FROM failures")}
 
 
 _NOTE_COLS = "node_id, path, file_hash, body_hash, title, tags, aliases, links, meta, mtime, id_in_file"

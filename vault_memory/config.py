@@ -37,7 +37,7 @@ class Config:
     exact_search_limit: int = 50_000  # dense search over the catalog's vectors up to this many chunks
     lexical_fallback: bool = False  # serve BM25-only recall when the vector store is unreachable
     read_only: bool = False  # never write to the vault (no node_ids, no rehearsal)
-    assign_ids: bool = True
+    assign_ids: bool = False  # retired, ignored: ids are written only with state to keep (kept so old callers load)
     ignore: tuple[str, ...] = ()
     # Decay model (see decay.py and the README).
     half_life_short_days: float = 7.0
@@ -48,6 +48,10 @@ class Config:
     reactivate_cap: float = 0.5  # ... but never more: a strong match (MiniLM) always brings a note back
     promote_after_days: int = 3
     rehearsal_coalesce_seconds: float = 600.0
+    # Which recalled notes count as used (rehearsed, i.e. written back): README "Rehearsal".
+    rehearse: str = "all"  # all | memories (notes in memory_folder) | none
+    rehearse_min_similarity: float = 0.5  # a hit's cosine to the query must reach this (calibrated)
+    rehearse_max_hits: int = 1  # ... and only the best hits that do, at most this many
     # Agent write path.
     memory_folder: str = "Memory"
     staging_folder: str = "Memory/Staged"
@@ -59,6 +63,8 @@ class Config:
     prefetch_entry_cap: int = 400
     prefetch_min_score: float = 0.35
     prefetch_staged_similarity: float = 0.30  # turn-to-staged cosine that refreshes its expiry
+    # Obsidian: read .obsidian/ for template folders, excluded files and the daily-notes format.
+    obsidian_settings: bool = True
     # Watcher.
     debounce_seconds: float = 0.3
     quiet_seconds: float = 5.0
@@ -83,6 +89,8 @@ def default_index_dir(vault: Path) -> Path:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+# Settings that no longer do anything: accepted (with a warning) so an old config file still loads.
+_RETIRED = {"assign_ids": "node_ids are written only when there is state to keep (README: identity)"}
 _NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
 _ENV_PREFIX = "VAULT_MEMORY_"
 
@@ -122,7 +130,10 @@ def _load_toml(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or remove it") from exc
     # Accept both a flat file and a [vault-memory] table.
-    table = data.get("vault-memory", data)
+    table = dict(data.get("vault-memory", data))
+    for key in sorted(set(table) & set(_RETIRED) & {k for k, v in table.items() if v}):
+        logging.getLogger(__name__).warning("%s: %s is no longer a setting (%s); remove it", path, key, _RETIRED[key])
+        table.pop(key)
     unknown = sorted(set(table) - set(_FIELDS) - {"vault-memory"})
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(_FIELDS))}")
@@ -173,7 +184,4 @@ def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str,
     typed = (Path, tuple, bool, int, float)
     values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, typed) else v)
               for k, v in merged.items()}
-    cfg = Config(**values)
-    if cfg.read_only:
-        cfg = dataclasses.replace(cfg, assign_ids=False)
-    return cfg
+    return Config(**values)

@@ -9,18 +9,23 @@ reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .atomic import TMP_PREFIX
+from .edits import PATIENCE
 from .errors import VaultMemoryError
 from .indexer import Indexer
 from .lock import LOCK_NAME
 from .memory import Memory
-from .notefile import TMP_PREFIX, file_node_id
+from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
 from .vectorstore import describe_target
+
+log = logging.getLogger(__name__)
 
 TMP_GRACE_SECONDS = 60.0  # a temp file younger than this may be a write in flight in another process
 
@@ -103,7 +108,7 @@ def diagnose(mem: Memory) -> DoctorReport:
     """Compare vault and index without writing to either."""
     cat = mem.catalog
     report = DoctorReport(embedder_index=cat.get_meta("embedder"), embedder_configured=mem.embedder.identity)
-    indexer = Indexer(mem.vault, cat, None, mem.embedder, mem.rules, assign_ids=False)
+    indexer = Indexer(mem.vault, cat, None, mem.embedder, mem.rules)
     scan = indexer.scan()
     plan = indexer.plan(scan)
     rows = cat.notes()
@@ -117,19 +122,8 @@ def diagnose(mem: Memory) -> DoctorReport:
         elif change.kind is not Kind.UNCHANGED:
             report.stale[change.entry.path] = change.kind.value
     report.unreadable = dict(scan.failures)
-    # Duplicate ids, as the files say (the scan renames losers, so ask the files themselves).
-    by_path = {r.path: r for r in rows}
-    claims: dict[str, list[str]] = {}
-    for entry in scan.entries:
-        parsed = scan.parsed.get(entry.path)
-        if parsed is not None:
-            nid = file_node_id(parsed)
-        else:  # unchanged since indexed: the file's id is the row's
-            row = by_path.get(entry.path)
-            nid = row.node_id if row is not None and row.id_in_file else None
-        if nid:
-            claims.setdefault(nid, []).append(entry.path)
-    report.duplicate_ids = {nid: sorted(ps) for nid, ps in claims.items() if len(ps) > 1}
+    # Duplicate ids, as the files say (the scan decides them from the files, writing nothing).
+    report.duplicate_ids = dict(scan.duplicates)
     report.store_dirty = cat.get_meta("store_dirty") == "1"
     report.vector_store = describe_target(vault=mem.vault, index_dir=mem.index_dir,
                                           embedder_identity=mem.embedder.identity, url=mem.config.chroma_url)
@@ -185,10 +179,34 @@ def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[
     return sorted(out)
 
 
+def _give_copies_their_own_ids(mem: Memory, duplicates: dict[str, list[str]]) -> None:
+    """Of the notes carrying one node_id, the oldest file keeps it (a copy is younger; ties: first
+    path); each other gets a fresh one, through the one write path. Asked for by `--fix` only."""
+    for paths in duplicates.values():
+        def age(rel: str) -> tuple[float, str]:
+            try:
+                return (os.stat(mem.vault / rel).st_mtime, rel)
+            except OSError:
+                return (float("inf"), rel)
+
+        for rel in sorted(paths, key=age)[1:]:
+            try:
+                note = read_note(mem.vault, rel)
+                write_note(mem.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()},
+                           wait=PATIENCE)
+            except (VaultMemoryError, ValueError, OSError) as exc:
+                log.warning("%s: could not give it a node_id of its own (%s); edit it by hand", rel, exc)
+
+
 def fix(mem: Memory) -> DoctorReport:
-    """Reconcile the index with the vault (re-syncing Chroma) and remove leftovers; returns a fresh diagnosis."""
+    """Reconcile the index with the vault (re-syncing Chroma) and remove leftovers; returns a fresh diagnosis.
+
+    The one write into the vault it may make: copies that carry another note's node_id get their own."""
     with mem.writing():
         mem.index()
+        if not mem.config.read_only:
+            _give_copies_their_own_ids(mem, mem.indexer().scan().duplicates)
+            mem.index()
         mem.resync_store()
         for rel in _leftover_temp_files(mem):
             (mem.vault / rel).unlink(missing_ok=True)

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from .decay import parse_bool, parse_list, state_from_meta
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .fields import STATED_KEY, parse_bool, parse_list, stated_record, text_dates
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
 from .records import PinResult
 from .text import folder_setting, join
@@ -25,6 +25,7 @@ from .workspace import Workspace
 log = logging.getLogger(__name__)
 
 TRASH_FOLDER = ".trash"
+PATIENCE = 3.0  # seconds a write someone asked for waits for a note being saved to go quiet (bookkeeping: 0)
 FieldsFor = Callable[[ParsedNote], tuple[dict[str, Any], list[str]]]
 
 
@@ -42,14 +43,43 @@ def memory_folder(ws: Workspace) -> str:
     return folder_setting(ws.config.memory_folder, "memory_folder", allow_root=True)
 
 
+def first_write_fields(ws: Workspace, note: ParsedNote) -> dict[str, Any]:
+    """What we add the first time we write into a note, whatever else we write.
+
+    `node_id`, when the note has none, or carries one that another note carries too (a copy:
+    the index identifies both by path until one of them gets its own). And `stated`, when the
+    note has no date of its own: the day its file carried before this write, so our write
+    does not make an old note new (fields.stated_time, rule 3).
+    """
+    out: dict[str, Any] = {}
+    nid = file_node_id(note)
+    if nid is None or _duplicate(ws, note.path, nid):
+        out["node_id"] = new_node_id()
+    if not text_dates(note.meta, PurePosixPath(note.path).stem, ws.decay.daily_format) \
+            and STATED_KEY not in note.meta and note.mtime:
+        out[STATED_KEY] = stated_record(note.mtime)
+    return out
+
+
+def _duplicate(ws: Workspace, rel: str, node_id: str) -> bool:
+    """The index saw this note carry `node_id` and identified it by path: another note carries it too."""
+    try:
+        row = ws.catalog.note_by_path(rel)
+        return row is not None and row.node_id == f"path:{rel}" and ws.catalog.file_id_of(rel) == node_id
+    except VaultMemoryError:
+        return False
+
+
 def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
     """Read, compute (set, remove) from the note, write with compare-and-swap; one retry if
-    the file changed meanwhile (a second loss raises ConcurrentEditError)."""
+    the file changed meanwhile (a second loss raises ConcurrentEditError). The first write
+    into a note also records its identity and its date (`first_write_fields`)."""
     for attempt in (1, 2):
         note = read_note(ws.vault, rel)
         set_fields, remove = fields_for(note)
+        set_fields = {**set_fields, **{k: v for k, v in first_write_fields(ws, note).items() if k not in set_fields}}
         try:
-            return write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields=set_fields,
+            return write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields=set_fields, wait=PATIENCE,
                               remove_fields=[k for k in remove if k in note.meta])
         except ConcurrentEditError:
             if attempt == 2:
@@ -76,6 +106,8 @@ def resolve_note(ws: Workspace, target: str) -> str:
     target = target.strip()
     if not target:
         raise ConfigError("no note given; pass a node_id or a vault path")
+    if target.startswith("path:"):  # the index's identity of a note without a node_id of its own
+        target = target[len("path:"):]
     if not _looks_like_path(target):
         row = None
         try:
@@ -158,7 +190,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
         if body and not body.endswith("\n"):
             body += "\n"
         try:
-            write_note(ws.vault, rel, expected_hash=note.file_hash, body=body + entry)
+            write_note(ws.vault, rel, expected_hash=note.file_hash, body=body + entry, wait=PATIENCE)
             break
         except ConcurrentEditError:
             if attempt == 2:
@@ -183,13 +215,13 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
     rows = ws.catalog.notes_by_ids(list(node_ids))
     for nid in node_ids:
         row = rows.get(nid)
-        if row is None or not row.id_in_file:
+        if row is None:
             continue
         try:
             note = read_note(ws.vault, row.path)
         except (NoteError, OSError):
             continue
-        state = state_from_meta(note.meta, note.mtime)
+        state = ws.decay.state(note.meta, note.mtime, note.path)
         if (state.anchor_source == "last_accessed" and state.anchor is not None
                 and 0 <= (now - state.anchor).total_seconds() < ws.config.rehearsal_coalesce_seconds):
             continue
@@ -197,9 +229,14 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         if state.tier != "short":
             fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
         try:
-            new = write_note(ws.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
+            new = write_note(ws.vault, row.path, expected_hash=note.file_hash,
+                             set_fields={**fields, **first_write_fields(ws, note)})
         except ConcurrentEditError:
             continue  # a human is editing it: their edit wins, the rehearsal is dropped
+        except (NoteError, ValueError, OSError) as exc:
+            # Bookkeeping never costs the caller its results (a full disk, a read-only file).
+            log.warning("could not record the rehearsal of %s: %s", row.path, exc)
+            continue
         written.append(row.path)
         ws.note_written(new)
     return written
@@ -210,8 +247,6 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
 def link_superseded(ws: Workspace, rel: str, new_ids: Sequence[str], *,
                     unlink: bool = False) -> tuple[str, ParsedNote]:
     """Add (or remove) new_ids to the old note's `superseded_by`; returns (old node_id, note)."""
-    assigned: dict[str, str] = {}
-
     def fields(note: ParsedNote) -> tuple[dict[str, Any], list[str]]:
         current = list(parse_list(note.meta.get("superseded_by")))
         if unlink:
@@ -224,12 +259,10 @@ def link_superseded(ws: Workspace, rel: str, new_ids: Sequence[str], *,
             out["superseded_by"] = merged
         else:
             remove.append("superseded_by")
-        if not file_node_id(note):
-            out["node_id"] = assigned.setdefault("id", new_node_id())
         return out, remove
 
     note = edit_note(ws, rel, fields)
-    return file_node_id(note) or assigned.get("id", ""), note
+    return file_node_id(note) or "", note
 
 
 def unlink_superseded(ws: Workspace, rel: str, ids: Sequence[str]) -> None:
@@ -248,7 +281,7 @@ def trash(ws: Workspace, note: ParsedNote, status: str) -> str:
     new_rel = move_note(ws.vault, note.path, dst, expected_hash=note.file_hash)
     try:
         moved = read_note(ws.vault, new_rel)
-        write_note(ws.vault, new_rel, expected_hash=moved.file_hash, set_fields={"status": status})
+        write_note(ws.vault, new_rel, expected_hash=moved.file_hash, set_fields={"status": status}, wait=PATIENCE)
     except (NoteError, ValueError, OSError) as exc:  # it is in the trash either way
         log.info("%s: moved to the trash but could not mark it %s: %s", new_rel, status, exc)
     return new_rel

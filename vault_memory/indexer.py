@@ -13,18 +13,19 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
 from .catalog import Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
-from .errors import ConcurrentEditError, EmbedderMismatchError, NoteParseError
+from .errors import EmbedderMismatchError, NoteParseError
+from .fields import parse_bool
 from .hashing import sha256_hex
 from .markdown import CHUNKER_VERSION, chunk_body, extract_info
-from .notefile import ParsedNote, file_node_id, new_node_id, parse_note, write_note
+from .notefile import ParsedNote, file_node_id, parse_note
 from .planner import Change, Entry, Kind, Plan, plan_changes
-from .vault import IgnoreRules, iter_note_paths
+from .vault import IgnoreRules, walk_notes
 from .vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
@@ -44,10 +45,8 @@ class IndexReport:
     chunks: int = 0
     chunks_written: int = 0
     texts_embedded: int = 0
-    ids_assigned: list[str] = field(default_factory=list)
-    ids_reassigned: list[str] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
-    busy: list[str] = field(default_factory=list)
+    passed: dict[str, str] = field(default_factory=dict)  # private notes and symlinks, not indexed
     seconds: float = 0.0
     rebuilt: bool = False
     store_resynced: int = 0
@@ -60,18 +59,19 @@ class IndexReport:
 class Scan:
     entries: list[Entry]
     parsed: dict[str, ParsedNote]
-    failures: dict[str, str]
-    busy: list[str]
-    assigned: list[str]
-    reassigned: list[str]
+    failures: dict[str, str]  # unreadable: path -> why
     scope: set[str] | None = None  # the paths scanned, when not the whole vault
+    passed: dict[str, str] = field(default_factory=dict)  # private notes and symlinks: path -> why
+    hashes: dict[str, str] = field(default_factory=dict)  # file hash of each failure / passed-over note
+    fresh: set[str] = field(default_factory=set)  # failures and passed-over notes not reported before
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # node_id -> paths claiming it
 
 
 class Indexer:
     """Brings the catalog and the vector store in line with the vault."""
 
     def __init__(self, vault: Path, catalog: Catalog, store: StoreSource, embedder: Embedder,
-                 rules: IgnoreRules, *, assign_ids: bool, lazy_store: bool = False) -> None:
+                 rules: IgnoreRules, *, lazy_store: bool = False) -> None:
         """`store` is the vector store, None (catalog only), or a function that opens it.
 
         With `lazy_store`, the store is opened (and checked against the catalog) only when a
@@ -87,7 +87,6 @@ class Indexer:
         self.resynced = 0
         self.embedder = embedder
         self.rules = rules
-        self.assign_ids = assign_ids
 
     @property
     def store(self) -> VectorStore | None:
@@ -118,16 +117,23 @@ class Indexer:
 
     # -- scan ---------------------------------------------------------------
     def scan(self, paths: Iterable[str] | None = None) -> Scan:
-        """Read the vault (or only `paths`, for the watcher) and identify every note."""
+        """Read the vault (or only `paths`, for the watcher) and identify every note. Writes nothing."""
         known = self.catalog.path_hashes()
-        entries: dict[str, Entry] = {}
+        recorded = self.catalog.failure_records()
+        entries: dict[str, tuple[str, str]] = {}  # unchanged since indexed: path -> (file_hash, body_hash)
         parsed: dict[str, ParsedNote] = {}
-        failures: dict[str, str] = {}
+        scan = Scan([], parsed, {})
         vault_dir = str(self.vault)
         if paths is None:
-            candidates: Iterable[str] = iter_note_paths(self.vault, self.rules)
+            walk = walk_notes(self.vault, self.rules)
+            candidates: Iterable[str] = walk.notes
+            links = walk.skipped
         else:
-            candidates = sorted(p for p in set(paths) if self.rules.is_note(p) and self._is_vault_file(p))
+            notes = sorted(p for p in set(paths) if self.rules.is_note(p))
+            links = {p: why for p in notes if (why := self._link_reason(p))}
+            candidates = [p for p in notes if p not in links and (self.vault / p).is_file()]
+        for rel, why in links.items():
+            self._pass_over(scan, recorded, rel, "", why, "symlink")
         for rel in candidates:
             full = os.path.join(vault_dir, rel)
             try:
@@ -135,81 +141,94 @@ class Indexer:
                     raw = fh.read()
                     mtime = os.fstat(fh.fileno()).st_mtime
             except OSError as exc:
-                failures[rel] = f"cannot read: {exc.strerror or exc}"
+                scan.failures[rel] = f"cannot read: {exc.strerror or exc}"
+                scan.fresh.add(rel)
                 continue
             file_hash = sha256_hex(raw)
             hit = known.get(rel)
-            if hit is not None and hit[0] == file_hash and not (self.assign_ids and hit[2].startswith("path:")):
-                entries[rel] = Entry(hit[2], rel, file_hash, hit[1])
+            if hit is not None and hit[0] == file_hash:
+                entries[rel] = (file_hash, hit[1])
+                continue
+            rec = recorded.get(rel)
+            if rec is not None and rec[0] == file_hash:  # unchanged since it was passed over: say it once
+                self._pass_over(scan, recorded, rel, file_hash, rec[1], rec[2])
                 continue
             try:
                 note = parse_note(rel, raw, mtime)
             except NoteParseError as exc:
-                failures[rel] = str(exc)
+                self._pass_over(scan, recorded, rel, file_hash, str(exc), "unreadable")
+                continue
+            if parse_bool(note.meta.get("private")):
+                self._pass_over(scan, recorded, rel, file_hash, "private: true (never indexed, recalled or prefetched)",
+                                "private")
                 continue
             parsed[rel] = note
-        scan = self._assign_identities(entries, parsed, failures, partial=paths is not None)
-        scan.scope = None if paths is None else set(paths)
+        scope = None if paths is None else set(paths)
+        if scope is not None:
+            # A copy resolved or made elsewhere changes who owns an id: the other holders of any id
+            # touched here are decided again too (from the catalog; their files did not change).
+            file_ids = self.catalog.file_ids()
+            touched = {file_ids.get(p) for p in scope} | {file_node_id(n) for n in parsed.values()}
+            for rel, nid in file_ids.items():
+                if nid in touched and rel not in scope and rel in known and (self.vault / rel).is_file():
+                    entries[rel] = (known[rel][0], known[rel][1])
+                    scope.add(rel)
+        self._identify(scan, entries, known, partial=paths is not None)
+        scan.scope = scope
         return scan
 
-    def _is_vault_file(self, rel: str) -> bool:
+    @staticmethod
+    def _pass_over(scan: Scan, recorded: dict[str, tuple[str, str, str]], rel: str, file_hash: str,
+                   why: str, kind: str) -> None:
+        (scan.failures if kind == "unreadable" else scan.passed)[rel] = why
+        scan.hashes[rel] = file_hash
+        rec = recorded.get(rel)
+        if rec is None or rec[0] != file_hash or rec[2] != kind:
+            scan.fresh.add(rel)
+
+    def _link_reason(self, rel: str) -> str | None:
+        """Why a path is passed over as a symlink (one rule with the walker), or None if it is not one."""
         full = self.vault / rel
         try:
-            return full.is_file() and full.resolve().is_relative_to(self.vault.resolve())
+            if not full.is_symlink():
+                return None
         except OSError:
-            return False
+            return None
+        return walk_notes(self.vault, self.rules, str(PurePosixPath(rel).parent)
+                          if "/" in rel else "", recursive=False).skipped.get(rel, "symlink; not followed")
 
-    def _assign_identities(self, entries: dict[str, Entry], parsed: dict[str, ParsedNote],
-                           failures: dict[str, str], partial: bool = False) -> Scan:
-        known = self.catalog.path_hashes()
-        known_paths = {row_path: node_id for row_path, (_, _, node_id) in known.items()}
+    def _identify(self, scan: Scan, unchanged: dict[str, tuple[str, str]],
+                  known: dict[str, tuple[str, str, str]], *, partial: bool) -> None:
+        """A note's identity is the node_id its file carries, when no other note carries it too;
+        otherwise (no id, or a copy's duplicate id) its path. Decided from what the files say
+        (the catalog remembers the id of each unchanged file), so a rebuild decides the same."""
+        file_ids = self.catalog.file_ids()
+        claim: dict[str, str | None] = {rel: file_ids.get(rel) for rel in unchanged}
+        claim.update({rel: file_node_id(note) for rel, note in scan.parsed.items()})
         claims: dict[str, list[str]] = {}
-        if partial:
-            # Only some files were read: the rest of the vault still claims its ids.
-            for row_path, (_, _, node_id) in known.items():
-                if row_path not in entries and row_path not in parsed and (self.vault / row_path).is_file():
-                    claims.setdefault(node_id, []).append(row_path)
-        for rel, e in entries.items():
-            claims.setdefault(e.node_id, []).append(rel)
-        for rel, note in parsed.items():
-            nid = file_node_id(note)
+        for rel, nid in claim.items():
             if nid:
                 claims.setdefault(nid, []).append(rel)
-        assigned: list[str] = []
-        reassigned: list[str] = []
-        busy: list[str] = []
-        losers: set[str] = set()
-        for nid, paths in claims.items():
-            if len(paths) > 1:
-                keeper = next((p for p in sorted(paths) if known_paths.get(p) == nid), sorted(paths)[0])
-                for p in paths:
-                    if p != keeper and (p in parsed or p in entries):
-                        losers.add(p)
-                        log.warning("%s: node_id %s is also used by %s (a copied note?); %s", p, nid, keeper,
-                                    "giving it a fresh id" if self.assign_ids else "identifying it by path")
-        for rel in sorted(parsed):
-            note = parsed[rel]
-            nid = file_node_id(note)
-            duplicate = rel in losers
-            if nid and not duplicate:
-                entries[rel] = Entry(nid, rel, note.file_hash, note.body_hash)
-                continue
-            if self.assign_ids:
-                fresh = new_node_id()
-                try:
-                    note = write_note(self.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": fresh})
-                except ConcurrentEditError:
-                    busy.append(rel)  # a human is editing it right now: pick it up next time
-                    continue
-                except OSError as exc:
-                    failures[rel] = f"cannot write node_id: {exc}"
-                    continue
-                parsed[rel] = note
-                (reassigned if duplicate else assigned).append(rel)
-                entries[rel] = Entry(fresh, rel, note.file_hash, note.body_hash)
+        if partial:
+            # Only some files were read: the rest of the vault still claims its ids.
+            for rel, nid in file_ids.items():
+                if rel not in claim and rel not in scan.failures and rel not in scan.passed \
+                        and (self.vault / rel).is_file():
+                    claims.setdefault(nid, []).append(rel)
+        scan.duplicates = {nid: sorted(ps) for nid, ps in claims.items() if len(ps) > 1}
+        for nid, ps in scan.duplicates.items():
+            if any(p in scan.parsed or known.get(p, ("", "", ""))[2] == nid for p in ps):
+                log.warning("node_id %s is carried by %s (copies?); each is identified by its path until one "
+                            "gets a fresh id (`vault-memory doctor --fix` does that, or any write of ours)",
+                            nid, ", ".join(sorted(ps)))
+        for rel, nid in claim.items():
+            identity = nid if nid and len(claims[nid]) == 1 else f"path:{rel}"
+            if rel in unchanged:
+                file_hash, body_hash = unchanged[rel]
             else:
-                entries[rel] = Entry(f"path:{rel}", rel, note.file_hash, note.body_hash)
-        return Scan(list(entries.values()), parsed, failures, busy, assigned, reassigned)
+                note = scan.parsed[rel]
+                file_hash, body_hash = note.file_hash, note.body_hash
+            scan.entries.append(Entry(identity, rel, file_hash, body_hash))
 
     # -- plan + execute -------------------------------------------------------
     def plan(self, scan: Scan) -> Plan:
@@ -218,7 +237,7 @@ class Indexer:
             # A partial scan speaks only for its paths and for the identities it found (moves).
             ids = {e.node_id for e in scan.entries}
             indexed = [e for e in indexed if e.path in scan.scope or e.node_id in ids]
-        return plan_changes(scan.entries, indexed, keep=[*scan.failures, *scan.busy])
+        return plan_changes(scan.entries, indexed, keep=list(scan.failures))
 
     def reconcile(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> IndexReport:
         """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone)."""
@@ -237,15 +256,16 @@ class Indexer:
                               for c in plan.changes))
         report.counts = plan.counts()
         report.failures = dict(scan.failures)
-        report.busy = scan.busy
-        report.ids_assigned = scan.assigned
-        report.ids_reassigned = scan.reassigned
-        for rel, err in scan.failures.items():
-            log.warning("%s", err if err.startswith(rel) else f"{rel}: {err}")
+        report.passed = dict(scan.passed)
+        for rel in sorted(scan.fresh):
+            # Said once, when first seen or changed; `status` and `doctor` list them every time.
+            err = scan.failures.get(rel) or scan.passed.get(rel, "")
+            level = logging.INFO if rel in scan.passed and not err.startswith("symlink") else logging.WARNING
+            log.log(level, "%s", err if err.startswith(rel) else f"{rel}: {err}")
         if not plan.is_noop:
             _ = self.store  # open and check it before this run marks the store dirty
             self._execute(plan, scan, report, progress)
-        elif scan.failures or (paths is None and self.catalog.failures()):
+        elif scan.fresh or (paths is None and set(self.catalog.failure_records()) - set(scan.hashes)):
             with self.catalog.transaction():
                 self._record_failures(scan)
         report.store_resynced = self.resynced
@@ -283,11 +303,14 @@ class Indexer:
     def _record_failures(self, scan: Scan) -> None:
         cat = self.catalog
         for rel, err in scan.failures.items():
-            cat.set_failure(rel, "", err)
+            cat.set_failure(rel, scan.hashes.get(rel, ""), err)
+        for rel, why in scan.passed.items():
+            cat.set_failure(rel, scan.hashes.get(rel, ""), why, "symlink" if why.startswith("symlink") else "private")
+        listed = set(scan.failures) | set(scan.passed)
         if scan.scope is None:
-            cat.clear_failures(scan.failures)
+            cat.clear_failures(listed)
         else:
-            cat.clear_failures(set(cat.failures()) - (scan.scope - set(scan.failures)))
+            cat.clear_failures(set(cat.failure_records()) - (scan.scope - listed))
 
     def _parse(self, rel: str) -> ParsedNote | None:
         try:

@@ -27,7 +27,7 @@ from .embedders import Embedder, make_embedder
 from .errors import IndexStateError, VaultMemoryError, VaultNotFoundError, VectorStoreUnavailableError
 from .indexer import Indexer, IndexReport, jsonable
 from .lock import WriterLock
-from .notefile import ParsedNote
+from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
 from .prefetch import prefetch as _prefetch
 from .ranking import Mode
@@ -83,8 +83,8 @@ class Memory:
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
-        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
-        self.decay = DecayModel.from_settings(self.config)
+        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore, use_obsidian=self.config.obsidian_settings)
+        self.decay = DecayModel.from_settings(self.config, daily_format=self._rules.obsidian.daily_format)
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -142,7 +142,8 @@ class Memory:
 
     def reload_rules(self) -> None:
         """Read the ignore rules again (the watcher calls this when `.vaultmemoryignore` changes)."""
-        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore)
+        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore, use_obsidian=self.config.obsidian_settings)
+        self.decay = replace(self.decay, daily_format=self._rules.obsidian.daily_format)
 
     @property
     def store_error(self) -> str | None:
@@ -192,7 +193,7 @@ class Memory:
         # first thing, as the ANN path and server mode need it.
         lazy = self._store is None and self.exact_search()
         return Indexer(self.vault, self.catalog, (lambda: self.store) if lazy else self.store, self.embedder,
-                       self.rules, assign_ids=self.config.assign_ids and not self.config.read_only, lazy_store=lazy)
+                       self.rules, lazy_store=lazy)
 
     # -- dense search ---------------------------------------------------------
     def exact_search(self) -> bool:
@@ -312,6 +313,9 @@ class Memory:
             row = self.catalog.note_by_path(note.path)
             if row is None:
                 return
+            if not row.id_in_file and file_node_id(note):  # our first write gave it an id: a new identity
+                self.sync_paths([note.path])
+                return
             with self.catalog.transaction():
                 self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
                                                  mtime=note.mtime))
@@ -392,7 +396,7 @@ class Memory:
     def status(self) -> dict[str, Any]:
         """Counts, locations, embedder, and what a reconcile would do (without doing it)."""
         cat = self.catalog
-        indexer = Indexer(self.vault, cat, None, self.embedder, self.rules, assign_ids=False)
+        indexer = Indexer(self.vault, cat, None, self.embedder, self.rules)
         scan = indexer.scan()
         plan = indexer.plan(scan)
         counts = plan.counts()
@@ -416,6 +420,7 @@ class Memory:
             "vector_store": store_info,
             "pending": pending,
             "failures": {p: e for p, (_, e) in cat.failures().items()} | dict(scan.failures),
+            "passed_over": dict(scan.passed),  # private notes and symlinks: never indexed, by design
             "writer_pid": self.lock.holder_pid() if not self.lock.held else None,
         }
 

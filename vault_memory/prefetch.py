@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 
 from .catalog import ChunkRow, NoteRow
-from .decay import parse_time, state_from_meta
 from .edits import rehearse
 from .embedders import Embedder, Vectors
 from .errors import VectorStoreUnavailableError
+from .fields import parse_time
 from .ranking import Candidate
 from .search import Searcher
 from .staging import refresh_staged_memories
@@ -279,8 +279,10 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     best: dict[str, _Pick] = {}
     for c in cands:
-        note = notes[c.node_id]
-        state = state_from_meta(note.meta, note.mtime)
+        note = notes.get(c.node_id)
+        if note is None:
+            continue  # a watcher re-identified or removed it since the search
+        state = ws.decay.state(note.meta, note.mtime, note.path)
         if state.status == "staged" or state.superseded_by:
             continue
         # the same gate as recall: the longer forgotten, the closer the cue must be

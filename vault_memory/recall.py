@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .catalog import NoteRow
-from .edits import rehearse
+from .edits import memory_folder, rehearse
 from .errors import VectorStoreUnavailableError
 from .ranking import Mode, Ranked, rank
 from .search import Granularity, Searcher
-from .text import snippet
+from .text import in_folder, snippet
 from .workspace import Workspace
 
 
@@ -42,7 +42,8 @@ class Hit:
     superseded_by: list[str] = field(default_factory=list)
     chunk_id: str = ""
     text: str = ""
-    date: str | None = None
+    date: str | None = None  # when the note was stated (fields.stated_time), ISO 8601
+    rehearsed: bool = False  # this recall counted as a use of the note and wrote that back
 
     def to_dict(self, *, with_text: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -53,13 +54,14 @@ class Hit:
 
 def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
     c, state = r.cand, r.state
-    anchor = state.anchor.isoformat() if state.anchor is not None else None
+    stated = state.stated.when
+    date = (stated.isoformat() if state.stated.exact else stated.date().isoformat()) if stated is not None else None
     return Hit(path=note.path, node_id=note.node_id, title=note.title, heading=c.chunk.heading,
                snippet=snippet(c.chunk.text, query), score=round(r.score, 6), relevance=round(c.relevance, 6),
                similarity=round(c.similarity, 6), strength=round(r.strength, 6), tier=state.tier,
                pinned=state.pinned, dormant=r.dormant, reactivated=r.reactivated,
                superseded_by=list(state.superseded_by), chunk_id=c.chunk.chunk_id, text=c.chunk.text,
-               date=anchor)
+               date=date)
 
 
 def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
@@ -82,13 +84,42 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
         cands = Searcher(ws.catalog, None, ws.embedder).search(
             query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
+    cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     head = cands[: 4 * k + 20]
     vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
     ranked = rank(cands, notes, model=ws.decay, now=now, decay=decay, k=k, vectors=vectors)
     hits = [to_hit(query, r, notes[r.node_id]) for r in ranked]
     if touch and not ws.config.read_only:
-        rehearse(ws, [h.node_id for h in hits], now=now)
+        used = used_hits(ws, hits)
+        written = set(rehearse(ws, [h.node_id for h in used], now=now))
+        for h in used:
+            h.rehearsed = h.path in written
     return hits
 
 
-__all__ = ["Hit", "recall", "to_hit"]
+def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
+    """The hits that clearly answered the query: the ones recall rehearses (`rehearse` policy).
+
+    A note is rehearsed when it is among the best `rehearse_max_hits` hits whose cosine to the
+    query reaches `rehearse_min_similarity` (an absolute scale, unlike fused relevance, whose
+    top hit is always about 1), and the policy lets us write to it: `all`, or `memories`
+    (notes in the memory folder only), or `none`. Everything returned is not everything used:
+    rehearsing a weak fifth hit would write to a note nobody read.
+    """
+    cfg = ws.config
+    if cfg.rehearse == "none":
+        return []
+    folder = memory_folder(ws)
+    out: list[Hit] = []
+    for h in hits:
+        if len(out) >= cfg.rehearse_max_hits:
+            break
+        if h.similarity < cfg.rehearse_min_similarity:
+            continue
+        if cfg.rehearse == "memories" and not (not folder or in_folder(h.path, folder)):
+            continue
+        out.append(h)
+    return out
+
+
+__all__ = ["Hit", "recall", "to_hit", "used_hits"]

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from .decay import parse_bool, parse_list, parse_time, state_from_meta
 from .edits import (
+    PATIENCE,
     link_superseded,
     memory_folder,
     rehearse,
@@ -49,6 +49,7 @@ from .edits import (
     writable,
 )
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .fields import parse_bool, parse_list, parse_time
 from .hashing import sha256_hex
 from .markdown import chunk_body
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
@@ -113,7 +114,8 @@ def _scan(ws: Workspace) -> tuple[list[tuple[StagedMemory, ParsedNote]], list[Le
         if not file_node_id(note) and not ws.config.read_only:
             # A note a human put into the staging folder: give it an identity like the indexer would.
             try:
-                note = write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()})
+                note = write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()},
+                                  wait=PATIENCE)
             except ConcurrentEditError:
                 bad.append(Left("", rel, PurePosixPath(rel).stem, "busy",
                                 "busy: being edited right now (no node_id yet); try again"))
@@ -304,7 +306,7 @@ def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datet
         fields["supersedes"] = current + [s for s in supersedes if s not in current]
     remove = [k for k in ("status", "expires", "needs_review") if k in meta]
     try:
-        written = write_note(ws.vault, note.path, expected_hash=note.file_hash, set_fields=fields,
+        written = write_note(ws.vault, note.path, expected_hash=note.file_hash, set_fields=fields, wait=PATIENCE,
                              remove_fields=remove)
         dst = join(memory_folder(ws),
                     PurePosixPath(note.path).name)
@@ -515,7 +517,7 @@ def refresh_staged_memories(ws: Workspace, text: str, qvec: np.ndarray, *, now: 
     new_expiry = (now + dt.timedelta(days=cfg.staged_ttl_days)).replace(microsecond=0)
     staged = []
     for sm in _staged_memories(ws, qvec):
-        state = state_from_meta(sm.meta, sm.mtime)
+        state = ws.decay.state(sm.meta, sm.mtime, sm.path)
         if not state.pinned and state.expires is not None:  # pinned or no `expires`: it does not expire
             staged.append(sm)
     chosen = {sm.path for sm in staged if sm.similarity >= threshold}

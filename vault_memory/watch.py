@@ -28,8 +28,9 @@ from types import FrameType
 from typing import Any
 
 from .config import IGNORE_FILE_NAME
-from .decay import parse_int
+from .edits import first_write_fields
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
+from .fields import STATED_KEY, local_zone, parse_int
 from .indexer import IndexReport
 from .memory import Memory
 from .notefile import read_note, write_note
@@ -59,7 +60,7 @@ class BatchResult:
     def changed(self) -> bool:
         counts = self.report.counts if self.report else {}
         return bool(any(v for k, v in counts.items() if k != "unchanged") or self.rehearsed or self.error
-                    or (self.report and (self.report.failures or self.report.ids_assigned)))
+                    or (self.report and self.report.failures))
 
     def line(self) -> str:
         """One human line for stderr."""
@@ -72,8 +73,6 @@ class BatchResult:
         extra = []
         if self.report.texts_embedded:
             extra.append(f"embedded {self.report.texts_embedded}")
-        if self.report.ids_assigned:
-            extra.append(f"{len(self.report.ids_assigned)} node_id(s) assigned")
         if self.report.failures:
             extra.append(f"{len(self.report.failures)} unreadable: {', '.join(sorted(self.report.failures)[:3])}")
         what = ", ".join(parts) or "no changes"
@@ -87,6 +86,12 @@ class _Edit:
     node_id: str
     body_hash: str
     seen: float  # monotonic time the sync saw the body change
+
+
+def _settings_file(rel: str) -> bool:
+    """An Obsidian settings file that decides which files are notes (obsidian.py)."""
+    return rel.startswith(".obsidian/") and rel.endswith((
+        "/app.json", "/templates.json", "/daily-notes.json", "/templater-obsidian/data.json"))
 
 
 class _Handler:
@@ -111,8 +116,8 @@ class _Handler:
         rules = self.w.rules
         src = self._rel(event.src_path)
         dest = self._rel(event.dest_path) if kind == "moved" and event.dest_path else None
-        if IGNORE_FILE_NAME in (src, dest):
-            self.w._push(full=True)
+        if IGNORE_FILE_NAME in (src, dest) or any(_settings_file(p) for p in (src, dest) if p):
+            self.w._push(full=True)  # which files are notes may have changed: new rules, full reconcile
             return
         if event.is_directory:
             # Expanded later, in the main thread, against the catalog (old path) and the disk (new path).
@@ -388,7 +393,13 @@ class Watcher:
                 edit.seen = now  # a frontmatter change the index has not applied yet: wait for it
                 continue
             del self._edits[node_id]
-            fields = {"revision": parse_int(note.meta.get("revision"), 1) + 1, "last_accessed": self.mem.clock()}
+            if not note.body.strip():
+                continue  # an emptied note (or a Ctrl-N in progress) records nothing
+            when = self.mem.clock()
+            fields = {**first_write_fields(self.mem, note),
+                      "revision": parse_int(note.meta.get("revision"), 1) + 1, "last_accessed": when}
+            if STATED_KEY in note.meta:
+                fields[STATED_KEY] = when.astimezone(local_zone()).date()  # the edit restated the note
             try:
                 write_note(self.mem.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
             except ConcurrentEditError:

@@ -1,0 +1,247 @@
+"""A good citizen in a person's vault (issue 11): write only what must be kept, time from the text.
+
+A git-tracked Obsidian-style vault is built here (templates, daily notes and their settings,
+"Excluded files", a private note, `%% comments %%`, an Excalidraw drawing, a canvas, an
+attachment, an empty Ctrl-N note) and used the way a new user would.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MemoryFactory
+from vault_memory.fields import parse_time, stated_time
+from vault_memory.memory import Memory
+from vault_memory.notefile import read_note
+from vault_memory.obsidian import date_from_name, read_settings
+from vault_memory.vault import IgnoreRules
+
+NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+EXE = str(Path(sys.executable).parent / "vault-memory")
+
+FILES = {
+    ".obsidian/app.json": json.dumps({"userIgnoreFilters": ["Archive/", "/secret-\\d+/"]}),
+    ".obsidian/daily-notes.json": json.dumps({"folder": "Daily Notes", "template": "Templates/Daily",
+                                              "format": "YYYY-MM-DD"}),
+    ".obsidian/templates.json": json.dumps({"folder": "Templates"}),
+    "Templates/Daily.md": "---\ndate: {{date}}\ntags: [daily]\n---\n# {{date:dddd, MMMM D, YYYY}}\n\n## Log\n- \n",
+    "Templates/Person.md": "---\naliases: []\n---\n# {{title}}\n\nMet at: \n",
+    "Daily Notes/2026-10-17.md": "---\ndate: 2026-10-17\ntags: [daily]\n---\n# Saturday\n\n## Log\n"
+                                 "- 08:10 Planted garlic in the north bed.\n",
+    "Daily Notes/2026-11-02.md": "# Monday\n\n## Log\n- Fixed the bike chain and oiled the gears.\n",
+    "People/Maya Chen.md": "---\naliases: [Maya]\n---\n# Maya Chen\n\nMaya leads Project Atlas. She prefers written "
+                           "async updates over meetings.\n",
+    "Areas/Shed.md": "# Shed\n\nThe shed holds the lawnmower and the bikes.\n"
+                     "%% private: the shed lock combination is 4471 %%\nOil the hinges in spring.\n",
+    "Areas/Car.md": "# Car\n\nThe car tyres were changed to winter tyres in November.\n",
+    "Areas/Diary.md": "---\nprivate: true\n---\n# Diary\n\nI am worried about the dentist appointment.\n",
+    "Archive/Old plan.md": "# Old plan\n\nAn archived plan about the kayak trip.\n",
+    "Inbox/secret-42.md": "# Secret\n\nThe kayak is stored at the marina.\n",
+    "Inbox/Untitled.md": "",
+    "Excalidraw/Board.excalidraw.md": "---\nexcalidraw-plugin: parsed\n---\n# Text Elements\nkayak drawing ^abc\n",
+    "Board.canvas": json.dumps({"nodes": [], "edges": []}),
+    "attachments/photo.png": "not really a png",
+}
+
+
+def git(vault: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(vault), *args], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+@pytest.fixture()
+def ovault(tmp_path: Path) -> Path:
+    """The Obsidian-style vault, committed to git, every file last changed in 2024."""
+    vault = tmp_path / "ovault"
+    old = dt.datetime(2024, 3, 5, 9, 0, tzinfo=dt.UTC).timestamp()
+    for rel, text in FILES.items():
+        path = vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        os.utime(path, (old, old))
+    git(vault, "init", "-q")
+    git(vault, "add", "-A")
+    git(vault, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "vault")
+    return vault
+
+
+@pytest.fixture()
+def omem(make_memory: MemoryFactory, ovault: Path, tmp_path: Path) -> Memory:
+    return make_memory(vault=ovault, index_dir=tmp_path / "oindex")
+
+
+def changed(vault: Path) -> list[str]:
+    return sorted(line[3:].strip('"') for line in git(vault, "-c", "core.quotePath=false", "status",
+                                                      "--porcelain").splitlines())
+
+
+# -- writing only what must be kept ------------------------------------------------------
+
+def test_index_writes_nothing_and_respects_obsidian(omem: Memory, ovault: Path) -> None:
+    report = omem.index()
+    assert changed(ovault) == []  # not one byte, not one mtime: git status is clean
+    paths = {r.path for r in omem.catalog.notes()}
+    assert "People/Maya Chen.md" in paths and "Daily Notes/2026-11-02.md" in paths
+    for gone in ("Templates/Daily.md", "Templates/Person.md", "Excalidraw/Board.excalidraw.md", "Archive/Old plan.md",
+                 "Inbox/secret-42.md", "Areas/Diary.md"):
+        assert gone not in paths, gone
+    assert report.passed == {"Areas/Diary.md": "private: true (never indexed, recalled or prefetched)"}
+    assert report.failures == {}  # `date: {{date}}` in a template is not read at all
+    assert omem.index().counts["unchanged"] == len(paths)  # a second run settles
+
+
+def test_weak_recalls_write_nothing_and_a_clear_one_rehearses_that_note_only(omem: Memory, ovault: Path) -> None:
+    omem.index()
+    # every one of these finds something (a note shares a word), none of them finds an answer
+    for day, query in enumerate(["bicycle holiday", "meeting notes", "kayak", "spring cleaning", "bike lights",
+                                 "winter coat", "north sea ferry", "oil painting class", "garden party", "gears"]):
+        hits = omem.recall(query, now=NOW + dt.timedelta(days=day))
+        assert not any(h.rehearsed for h in hits)
+    assert changed(ovault) == []
+    hits = omem.recall("who leads Project Atlas and prefers written async updates over meetings",
+                       now=NOW + dt.timedelta(days=30))
+    assert hits[0].path == "People/Maya Chen.md" and hits[0].rehearsed
+    assert [h.path for h in hits if h.rehearsed] == ["People/Maya Chen.md"]
+    assert changed(ovault) == ["People/Maya Chen.md"]
+    note = read_note(ovault, "People/Maya Chen.md")
+    assert note.meta["aliases"] == ["Maya"] and note.meta["node_id"] and note.meta["access_count"] == 1
+    assert note.meta["stated"] == dt.date(2024, 3, 5)  # the note's own time, kept through our write
+
+
+def test_rehearse_policy(make_memory: MemoryFactory, ovault: Path, tmp_path: Path) -> None:
+    query = "who leads Project Atlas and prefers written async updates over meetings"
+    mem = make_memory(vault=ovault, index_dir=tmp_path / "i1", rehearse="memories")
+    mem.index()
+    assert not any(h.rehearsed for h in mem.recall(query, now=NOW))
+    mem = make_memory(vault=ovault, index_dir=tmp_path / "i2", rehearse="none")
+    mem.index()
+    assert not any(h.rehearsed for h in mem.recall(query, now=NOW))
+    assert changed(ovault) == []
+
+
+def test_templates_private_notes_and_comments_never_come_back(omem: Memory) -> None:
+    omem.index()
+    for query in ("date dddd MMMM title template", "shed lock combination 4471", "worried about the dentist",
+                  "kayak"):
+        texts = " ".join(h.text + h.path for h in omem.recall(query, k=10, now=NOW, touch=False))
+        block = omem.prefetch(query, now=NOW).block
+        for secret in ("{{", "4471", "combination", "worried", "Templates/", "Diary", "kayak"):
+            assert secret not in texts and secret not in block, (query, secret)
+    hits = omem.recall("shed lawnmower bikes hinges", now=NOW, touch=False)
+    shed = next(h for h in hits if h.path == "Areas/Shed.md")
+    assert "Oil the hinges" in shed.text and "4471" not in shed.text
+
+
+# -- time from the text --------------------------------------------------------------------
+
+def test_where_a_note_gets_its_date() -> None:
+    mtime = dt.datetime(2024, 3, 5, 15, 0).astimezone().timestamp()
+    assert stated_time({}, mtime).source == "mtime"
+    assert stated_time({}, mtime).when == dt.datetime(2024, 3, 5).astimezone()  # to the day only
+    assert stated_time({"stated": dt.date(2023, 1, 2)}, mtime).source == "stated"
+    assert stated_time({}, mtime, stem="2025-06-07").when == dt.datetime(2025, 6, 7).astimezone()
+    both = stated_time({"created": dt.date(2023, 1, 1), "updated": "2024-02-02T10:00:00"}, mtime, "2022-01-01")
+    assert both.source == "property:updated" and both.exact  # the latest of the note's own dates
+    assert stated_time({"date": "[[2024-01-01]]"}).when == dt.datetime(2024, 1, 1).astimezone()
+    assert stated_time({"date": [["2024-01-01"]]}).when == dt.datetime(2024, 1, 1).astimezone()  # unquoted link
+    assert parse_time("2024-03-05T10:00:00") == dt.datetime(2024, 3, 5, 10).astimezone()  # naive is local time
+    assert date_from_name("Tuesday 5 March 2024", "dddd D MMMM YYYY") == dt.date(2024, 3, 5)
+    assert date_from_name("2024-03-05 meeting") is None
+
+
+def test_first_write_into_an_undated_note_keeps_its_date_and_strength(omem: Memory, ovault: Path) -> None:
+    omem.index()
+
+    def view() -> list[tuple[str, str | None, float]]:
+        return [(h.path, h.date, h.strength) for h in omem.recall("car tyres winter", now=NOW, touch=False)]
+
+    before = view()
+    assert before[0] == ("Areas/Car.md", "2024-03-05", before[0][2])
+    sm = omem.stage("The car now has all-season tyres instead of winter tyres.", now=NOW)
+    omem.commit([sm.node_id], supersedes="Areas/Car.md", now=NOW)  # our first write into the human note
+    note = read_note(ovault, "Areas/Car.md")
+    assert note.meta["superseded_by"] == [sm.node_id] and note.meta["stated"] == dt.date(2024, 3, 5)
+    after = [v for v in view() if v[0] == "Areas/Car.md"]
+    assert after == [before[0]]
+
+
+def test_scrambled_mtimes_change_no_ranking_or_strength(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    src = tmp_path / "a"
+    notes = {f"n{i:02d}.md": f"# Note {i}\n\nThe garden {w} needs water and the shed needs paint {i}.\n"
+             for i, w in enumerate(["rose", "tulip", "fern", "ivy", "moss", "oak", "ash", "elm"])}
+    notes["dated.md"] = "---\ncreated: 2026-05-01\n---\n# Dated\n\nThe garden rose needs water in May.\n"
+    notes["2026-06-02.md"] = "# June\n\nThe garden tulip needs water in June.\n"
+    base = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.UTC).timestamp()
+    for i, (rel, text) in enumerate(sorted(notes.items())):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text, encoding="utf-8")
+        os.utime(src / rel, (base + i, base + i))
+    dst = tmp_path / "b"
+    shutil.copytree(src, dst)
+    for i, rel in enumerate(sorted(notes, reverse=True)):  # reverse name order, a second apart
+        os.utime(dst / rel, (base + 60 + i, base + 60 + i))
+
+    def views(vault: Path, index: str) -> list[list[tuple[str, str | None, float]]]:
+        mem = make_memory(vault=vault, index_dir=tmp_path / index)
+        mem.index()
+        return [[(h.path, h.date, h.strength) for h in mem.recall(q, k=6, now=NOW, touch=False)]
+                for q in ("garden needs water", "shed paint", "rose water", "tulip June")]
+
+    assert views(src, "ia") == views(dst, "ib")
+
+
+# -- Obsidian's structure and ignore rules --------------------------------------------------
+
+def test_ignore_patterns_have_gitignore_semantics(tmp_path: Path) -> None:
+    rules = IgnoreRules(["Drafts/*.md", "!Drafts/keep.md", "/Top.md", "*.tmp.md", "Private/"])
+    assert rules.ignored("Drafts/a.md") and not rules.ignored("Drafts/keep.md")
+    assert not rules.ignored("Drafts/sub/deeper.md")  # `dir/*.md` does not reach into dir/sub/
+    assert rules.ignored("Top.md") and not rules.ignored("sub/Top.md")  # a leading / anchors
+    assert rules.ignored("x/y.tmp.md") and rules.ignored("Private/a/b.md") and rules.ignored(".obsidian/x.md")
+    assert rules.is_note("notes/fine.md") and not rules.is_note("notes/photo.png")
+
+
+def test_obsidian_settings_are_read(ovault: Path) -> None:
+    s = read_settings(ovault)
+    assert s.template_folders == ("Templates",) and s.template_files == ("Templates/Daily.md",)
+    assert s.excludes("Archive/Old plan.md") and s.excludes("Inbox/secret-42.md") and not s.excludes("Inbox/a.md")
+    assert s.excludes("Excalidraw/Board.excalidraw.md") and s.daily_folder == "Daily Notes"
+    (ovault / ".obsidian/app.json").write_text("{not json", encoding="utf-8")
+    assert read_settings(ovault).excluded == ()  # unreadable settings: not configured, no crash
+
+
+def test_unreadable_note_is_warned_about_once(omem: Memory, ovault: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (ovault / "Inbox/broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        omem.index()
+    assert sum("broken.md" in r.getMessage() for r in caplog.records) == 1
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        omem.index()
+        omem.recall("anything", now=NOW, touch=False)
+        info = omem.status()
+    assert not any("broken.md" in r.getMessage() for r in caplog.records)
+    assert "Inbox/broken.md" in info["failures"]  # still listed, every time
+    (ovault / "Inbox/broken.md").write_text("---\ntitle: [still unclosed\n---\nbody\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        omem.index()
+    assert sum("broken.md" in r.getMessage() for r in caplog.records) == 1  # changed: said again
+
+
+def test_cli_first_index_leaves_git_clean(ovault: Path, tmp_path: Path) -> None:
+    base = [EXE, "--vault", str(ovault), "--index-dir", str(tmp_path / "ci"), "--embedder", "fake"]
+    out = subprocess.run([*base, "index"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for q in ("bicycle holiday", "winter coat", "garden party"):
+        assert subprocess.run([*base, "recall", q, "--now", "2026-12-01T00:00:00+00:00"],
+                              capture_output=True, text=True, timeout=120).returncode == 0
+    assert changed(ovault) == []
