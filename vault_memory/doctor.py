@@ -6,7 +6,6 @@ reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from dataclasses import dataclass, field
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import VaultMemoryError
 from .indexer import Indexer, file_node_id
-from .lock import LOCK_NAME
 from .notefile import TMP_PREFIX
 from .planner import Kind
 from .vectorstore import describe_target
@@ -150,23 +148,13 @@ def diagnose(mem: Memory) -> DoctorReport:
 
 
 def _probe_lock(mem: Memory) -> tuple[int | None, int | None]:
-    """(stale pid, live writer pid). Probes the flock without taking ownership of the file."""
+    """(stale pid, live writer pid). Probes the lock without taking ownership of the file."""
     if mem.lock.held:
         return None, None
-    path = mem.index_dir / LOCK_NAME
-    pid = mem.lock.holder_pid()
-    if not path.exists():
-        return None, None
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return None, pid  # someone holds it: a live writer
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-    return pid, None  # nobody holds it, yet a pid was left behind: that process died
+    probe = mem.lock.probe()
+    if probe.held:
+        return None, probe.pid  # someone holds it: a live writer
+    return probe.stale_pid, None  # nobody holds it, yet a pid was left behind: that process died
 
 
 def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[str]:
