@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from typer.testing import CliRunner
-from vault_memory_cli.main import app
 
+from vault_memory.cli import app
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
 from vault_memory.embedders import FakeEmbedder

@@ -27,7 +27,7 @@ def cli_command() -> tuple[str, list[str]]:
     script = Path(sys.executable).parent / "vault-memory"
     if script.exists():
         return str(script), []
-    return sys.executable, ["-m", "vault_memory_cli.main"]
+    return sys.executable, ["-m", "vault_memory"]
 
 
 def text_of(result: Any) -> str:

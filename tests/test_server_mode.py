@@ -382,7 +382,7 @@ def test_malformed_url_is_a_config_error(make_memory: MemoryFactory, url: str) -
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "vault-memory"
-    cmd = [str(exe)] if exe.is_file() else [sys.executable, "-m", "vault_memory_cli.main"]
+    cmd = [str(exe)] if exe.is_file() else [sys.executable, "-m", "vault_memory"]
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("VAULT_MEMORY_", "CHROMA_"))}
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=clean | (env or {}))
 
@@ -391,7 +391,7 @@ def test_cli_against_the_server(vault: Path, tmp_path: Path, chroma: ChromaServe
     base = ["--vault", str(vault), "--index-dir", str(tmp_path / "cli-index"), "--embedder", "fake"]
     r = cli(*base, "--chroma-url", chroma.url, "recall", "agent runbook sandbox", "--json", "--no-touch")
     assert r.returncode == 0, r.stderr  # recall indexes first
-    assert json.loads(r.stdout)[0]["path"] == "Inbox/agent runbook.md"
+    assert json.loads(r.stdout)["hits"][0]["path"] == "Inbox/agent runbook.md"
     r = cli(*base, "--chroma-url", chroma.url, "status", "--json")
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
@@ -418,4 +418,4 @@ def test_cli_when_the_server_is_down(vault: Path, tmp_path: Path) -> None:
     assert store["url"] == url and store["collection"].startswith("vm-vault-") and "is not reachable" in store["error"]
     r = cli(*base, "--lexical-fallback", "recall", "agent runbook", "--json", "--no-touch")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) and "BM25" in r.stderr
+    assert json.loads(r.stdout)["hits"] and "BM25" in r.stderr

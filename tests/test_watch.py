@@ -419,7 +419,7 @@ KILL_SCRIPT = textwrap.dedent("""
         time.sleep(0.02)
         return real(self, *a, **kw)
     indexer.Indexer._write_note = slow
-    from vault_memory_cli.main import run
+    from vault_memory.cli import run
     sys.argv = ["vault-memory", *sys.argv[1:]]
     run()
 """)

@@ -1,5 +1,5 @@
-"""`python -m vault_memory_cli` runs the CLI (commands from every module registered)."""
+"""`python -m vault_memory.cli`: the same as the `vault-memory` command."""
 
-from vault_memory_cli.main import run
+from vault_memory.cli.main import run
 
 run()

@@ -1,61 +1,78 @@
-"""`vault-memory`: a thin typer layer. Each command parses, makes one library call, renders.
+"""`vault-memory`: the app, its global options, the command list, and the one place where
+errors become exit codes (`execute`).
 
-Data goes to stdout (human text, or JSON with --json); logs, warnings and progress go to
-stderr. Errors are translated to exit codes in one place (`run`).
+Exit codes: 0 ok, 1 generic, 2 usage or bad input/config, 3 not found, 4 embedder, 5 index
+state, 6 locked, 7 vector store unreachable (vault_memory/errors.py), 130 interrupted.
+
+Usage errors are click exceptions. typer < 0.26 raises them from `click`, typer >= 0.26 from
+its vendored copy `typer._click`; the two share no classes, so they are recognised by
+class name along the exception's MRO, whichever copy raised them.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
+import difflib
 import logging
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
-from vault_memory.config import Config, resolve_config
-from vault_memory.errors import ConfigError, VaultMemoryError
+from vault_memory import __version__
+from vault_memory.errors import VaultMemoryError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="A Markdown vault as an AI agent's memory: index it, recall from it, remember into it.")
+from . import agent, lifecycle, search, settings, sync
+from .options import (
+    ChromaUrlOpt,
+    EmbedderOpt,
+    IndexDirOpt,
+    LexicalFallbackOpt,
+    OllamaHostOpt,
+    ReadOnlyOpt,
+    State,
+    VaultOpt,
+    VerboseOpt,
+)
+
+PROG = "vault-memory"
+HELP = "A Markdown vault as an AI agent's memory: index it, recall from it, remember into it."
+
+app = typer.Typer(
+    name=PROG, help=HELP, no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
+    # Plain click help: rich markup would swallow "[env: ...]" and "[config: ...]" in option help.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Every command, in the order `--help` lists them; registered here and nowhere else.
+COMMANDS: list[tuple[str, Callable[..., None]]] = [
+    ("index", search.index), ("recall", search.recall), ("status", search.status),
+    ("watch", sync.watch), ("doctor", sync.doctor),
+    ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
+    ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),
+    ("unpin", lifecycle.unpin), ("log", lifecycle.log),
+    ("prefetch", agent.prefetch), ("mcp", agent.mcp),
+    ("config", settings.config),
+]
+for _name, _fn in COMMANDS:
+    app.command(_name)(_fn)
 
 
-@dataclass
-class State:
-    overrides: dict[str, Any]
-
-    def config(self) -> Config:
-        return resolve_config(self.overrides)
-
-    def memory(self) -> Any:
-        from vault_memory.memory import Memory
-
-        return Memory(self.config())
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
-def main(
-    ctx: typer.Context,
-    vault: Path | None = typer.Option(None, "--vault", help="The vault folder [env: VAULT_MEMORY_VAULT]"),
-    index_dir: Path | None = typer.Option(None, "--index-dir",
-                                          help="Index folder (default: per vault, in the user cache dir) "
-                                               "[env: VAULT_MEMORY_INDEX_DIR]"),
-    embedder: str | None = typer.Option(None, "--embedder",
-                                        help="minilm (default, offline) | ollama:MODEL | fake "
-                                             "[env: VAULT_MEMORY_EMBEDDER]"),
-    ollama_host: str | None = typer.Option(None, "--ollama-host",
-                                           help="Ollama server URL [env: VAULT_MEMORY_OLLAMA_HOST]"),
-    chroma_url: str | None = typer.Option(None, "--chroma-url",
-                                          help="Use a Chroma server at this URL [env: VAULT_MEMORY_CHROMA_URL]"),
-    lexical_fallback: bool | None = typer.Option(None, "--lexical-fallback/--no-lexical-fallback",
-                                                 help="Serve BM25-only recall when the vector store is unreachable"),
-    read_only: bool | None = typer.Option(None, "--read-only/--writable",
-                                          help="Never write to the vault (no node_ids, no rehearsal)"),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more on stderr"),
-) -> None:
+def callback(ctx: typer.Context, vault: VaultOpt = None, index_dir: IndexDirOpt = None, embedder: EmbedderOpt = None,
+             ollama_host: OllamaHostOpt = None, chroma_url: ChromaUrlOpt = None,
+             lexical_fallback: LexicalFallbackOpt = None, read_only: ReadOnlyOpt = None, verbose: VerboseOpt = False,
+             version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="Print the version and exit")] = False) -> None:
+    """Global options; each is also read from the environment and the config files (flags win)."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s: %(message)s")
     for noisy in ("chromadb", "httpx", "urllib3", "watchdog", "mcp"):
@@ -64,158 +81,90 @@ def main(
                      "chroma_url": chroma_url, "lexical_fallback": lexical_fallback, "read_only": read_only})
 
 
-def state(ctx: typer.Context) -> State:
-    obj = ctx.obj
-    assert isinstance(obj, State)
-    return obj
+# -- errors -> exit codes ---------------------------------------------------------------------
+
+def _click_class(exc: BaseException, name: str) -> bool:
+    """True if `exc` is a click `name` (ClickException, UsageError, Abort, ...) from click or typer._click."""
+    return any(cls.__name__ == name and cls.__module__.split(".")[0] in ("click", "typer")
+               for cls in type(exc).__mro__)
 
 
-def emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+def _say(message: str) -> None:
+    typer.echo(message, err=True)
 
 
-def parse_now(value: str | None) -> dt.datetime | None:
-    if value is None:
-        return None
+def _help_text() -> str:
+    group = typer.main.get_command(app)
+    with group.make_context(PROG, [], resilient_parsing=True) as ctx:
+        return group.get_help(ctx)
+
+
+def _commands_with_option(option: str) -> list[str]:
+    group = typer.main.get_command(app)
+    commands: dict[str, Any] = getattr(group, "commands", {})
+    return [name for name, cmd in commands.items()
+            if any(option in (*p.opts, *p.secondary_opts) for p in cmd.params)]
+
+
+def _usage_error(exc: Exception) -> int:
+    """One line saying what is wrong (with a close command if one was mistyped), one saying where help is."""
+    message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
+    message = message.replace(" (env var: 'None')", "")  # typer 0.2x with click 8.2 names a missing variable
+    ctx = getattr(exc, "ctx", None)
+    if message.startswith("No such command") and "Did you mean" not in message:  # older typer does not suggest
+        wrong = message.split("'")[1] if message.count("'") >= 2 else ""
+        close = difflib.get_close_matches(wrong, [name for name, _ in COMMANDS], n=1)
+        if close:
+            message = f"{message.rstrip('.')}. Did you mean '{close[0]}'?"
+    path = getattr(ctx, "command_path", None)
+    where = path if isinstance(path, str) and path else PROG
+    option = getattr(exc, "option_name", None)
+    if isinstance(option, str) and where == PROG:  # `vault-memory -k 3 recall x`: a command's option too early
+        owners = _commands_with_option(option)
+        if owners:
+            message = message.split(" (Possible options:")[0]
+            of = ", ".join(owners) if len(owners) <= 3 else f"{owners[0]} and {len(owners) - 1} other commands"
+            message += f" (it is an option of {of}: put it after the command)"
+    _say(f"error: {message}")
+    _say(f"Try '{where} -h' for help.")
+    return int(getattr(exc, "exit_code", 2))
+
+
+def execute(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI on `argv` (default: sys.argv[1:]) and return the exit code, printing errors on stderr."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:  # bare `vault-memory`: a usage error, with the whole help as the message
+        _say(_help_text())
+        return 2
     try:
-        out = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ConfigError(f"--now {value!r} is not ISO 8601; use e.g. 2026-11-29T12:00:00+00:00") from exc
-    return out if out.tzinfo else out.replace(tzinfo=dt.UTC)
-
-
-class Progress:
-    """A progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.bar: Any = None
-        self.last = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if not sys.stderr.isatty() or total == 0:
-            return
-        if self.bar is None:
-            self.bar = typer.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.last)
-        self.last = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-
-
-def render_report(report: Any) -> str:
-    counts = report.counts
-    parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
-    lines = [f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
-             f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"]
-    if report.ids_assigned:
-        lines.append(f"assigned node_id to {len(report.ids_assigned)} notes")
-    if report.failures:
-        lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
-    return "\n".join(lines)
-
-
-@app.command()
-def index(ctx: typer.Context,
-          rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it from nothing"),
-          as_json: bool = typer.Option(False, "--json", help="Print the report as JSON")) -> None:
-    """Reconcile the index with the vault: embed only what changed."""
-    progress = Progress("embedding")
-    with state(ctx).memory() as mem:
-        try:
-            report = mem.index(rebuild=rebuild, progress=progress)
-        finally:
-            progress.close()
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        typer.echo(render_report(report))
-
-
-@app.command()
-def recall(ctx: typer.Context, query: str = typer.Argument(..., help="What to recall, in plain words"),
-           k: int = typer.Option(5, "-k", min=1, max=100, help="How many notes"),
-           as_json: bool = typer.Option(False, "--json", help="Print hits as a JSON array"),
-           now: str | None = typer.Option(None, "--now", help="Evaluate decay at this ISO 8601 instant"),
-           no_touch: bool = typer.Option(False, "--no-touch", help="Read only: do not rehearse returned notes"),
-           mode: str = typer.Option("hybrid", "--mode", help="hybrid | bm25 | dense"),
-           no_decay: bool = typer.Option(False, "--no-decay", help="Rank by relevance alone")) -> None:
-    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
-    if mode not in ("hybrid", "bm25", "dense"):
-        raise ConfigError(f"--mode {mode!r}: use hybrid, bm25 or dense")
-    progress = Progress("indexing")
-    with state(ctx).memory() as mem:
-        try:
-            mem.ensure_current(progress)
-        finally:
-            progress.close()
-        hits = mem.recall(query, k=k, now=parse_now(now), touch=not no_touch, mode=mode, decay=not no_decay)
-    if as_json:
-        emit_json([h.to_dict() for h in hits])
-        return
-    if not hits:
-        typer.echo("no matching notes")
-    for i, h in enumerate(hits, 1):
-        flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
-        where = f" > {h.heading}" if h.heading else ""
-        typer.echo(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
-        typer.echo(f"   {h.snippet}")
-
-
-@app.command()
-def status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON")) -> None:
-    """Notes, chunks, index location, embedder and what is pending."""
-    with state(ctx).memory() as mem:
-        info = mem.status()
-    if as_json:
-        emit_json(info)
-        return
-    typer.echo(f"vault:     {info['vault']}")
-    typer.echo(f"index:     {info['index_dir']}")
-    typer.echo(f"embedder:  {info['embedder']}")
-    store = info["vector_store"]
-    where = f" at {store['url']}" if store.get("url") else ""
-    typer.echo(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
-               f"({store['vectors'] if 'vectors' in store else 'unavailable: ' + str(store.get('error', '?'))})")
-    typer.echo(f"notes:     {info['notes']}   chunks: {info['chunks']}")
-    pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
-    typer.echo(f"pending:   {pending}")
-    for path, err in info["failures"].items():
-        typer.echo(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
-
-
-def fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise SystemExit(code)
+        rv: Any = app(args=args, prog_name=PROG, standalone_mode=False)
+    except VaultMemoryError as exc:
+        _say(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except Exception as exc:
+        if _click_class(exc, "NoArgsIsHelpError"):  # a group without its subcommand (click >= 8.2)
+            _say(str(exc.format_message()))  # type: ignore[attr-defined]
+            return 2
+        if _click_class(exc, "UsageError"):
+            return _usage_error(exc)
+        if _click_class(exc, "ClickException"):  # e.g. a file that cannot be opened
+            _say(f"error: {exc.format_message()}")  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", 1))
+        if _click_class(exc, "Abort"):  # a prompt answered with Ctrl-C / Ctrl-D
+            _say("aborted")
+            return 1
+        raise
+    # With standalone_mode=False, click *returns* the code of `raise typer.Exit(n)` (and Ctrl-C
+    # becomes 130); a command that finished normally returns None.
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
 
 
 def run() -> None:
-    """Console entry point: the one place errors become exit codes."""
-    try:
-        app(standalone_mode=False)
-    except VaultMemoryError as exc:
-        fail(str(exc), exc.exit_code)
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
-    except typer.Abort:
-        fail("aborted", 1)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        raise
-
-
-from vault_memory_cli import agent as _agent  # noqa: E402,F401
-from vault_memory_cli import lifecycle as _lifecycle  # noqa: E402,F401
-from vault_memory_cli import sync as _sync  # noqa: E402,F401
-
-if __name__ == "__main__":
-    run()
+    """Console entry point (`vault-memory`, `python -m vault_memory`)."""
+    sys.exit(execute())
