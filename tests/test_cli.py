@@ -1,4 +1,8 @@
-"""The CLI: thin, JSON for machines, clear errors, every command documented."""
+"""The CLI: thin, JSON for machines, clear errors, every command documented.
+
+Most tests run the installed console script (`vault-memory` next to sys.executable), the way
+users and CI meet it; they are marked slow. The in-process tests of `execute` cover the same
+error paths in the fast lane."""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ def base(vault: Path, index_dir: Path) -> list[str]:
     return ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
 
 
+@pytest.mark.slow
 def test_index_then_recall_json(base: list[str]) -> None:
     out = run([*base, "index"])
     assert out.returncode == 0, out.stderr
@@ -44,6 +49,7 @@ def test_index_then_recall_json(base: list[str]) -> None:
     assert hits[0]["path"] == "Inbox/ollama keep-alive.md"
 
 
+@pytest.mark.slow
 def test_recall_human_output_and_status(base: list[str]) -> None:
     res = run([*base, "recall", "tokyo trip", "--no-touch"])
     assert res.returncode == 0, res.stderr
@@ -56,6 +62,7 @@ def test_recall_human_output_and_status(base: list[str]) -> None:
     assert "Inbox/latin1-export.md" in info["failures"]
 
 
+@pytest.mark.slow
 def test_env_and_flags(vault: Path, index_dir: Path) -> None:
     env = {"VAULT_MEMORY_VAULT": str(vault), "VAULT_MEMORY_INDEX_DIR": str(index_dir),
            "VAULT_MEMORY_EMBEDDER": "fake"}
@@ -65,6 +72,7 @@ def test_env_and_flags(vault: Path, index_dir: Path) -> None:
     assert res.returncode == 5 and "--rebuild" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     res = run(["--vault", str(tmp_path / "nope"), "--embedder", "fake", "recall", "x"])
     assert res.returncode == 2
@@ -76,6 +84,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     assert res.returncode == 2 and "ISO 8601" in res.stderr
 
 
+@pytest.mark.slow
 def test_config_file_in_vault(vault: Path, index_dir: Path) -> None:
     (vault / ".vault-memory.toml").write_text('embedder = "fake"\nignore = ["Inbox/"]\n', encoding="utf-8")
     res = run(["--vault", str(vault), "--index-dir", str(index_dir), "index", "--json"])
@@ -125,6 +134,7 @@ USAGE_ERRORS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "expected"), USAGE_ERRORS)
 def test_usage_errors_are_two_lines_and_exit_2(args: list[str], expected: str) -> None:
     res = run(args)
@@ -136,12 +146,14 @@ def test_usage_errors_are_two_lines_and_exit_2(args: list[str], expected: str) -
     assert lines[-1].startswith("Try 'vault-memory") and "-h' for help." in lines[-1]
 
 
+@pytest.mark.slow
 def test_bare_command_prints_help_on_stderr_and_exits_2() -> None:
     res = run([])
     assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
     assert res.stderr.startswith("Usage: vault-memory") and "recall" in res.stderr
 
 
+@pytest.mark.slow
 def test_help_version_and_env_in_help() -> None:
     short, long = run(["-h"]), run(["--help"])
     assert short.returncode == long.returncode == 0 and short.stdout == long.stdout
@@ -160,6 +172,7 @@ def test_help_version_and_env_in_help() -> None:
     assert completion.returncode == 0 and "_VAULT_MEMORY_COMPLETE" in completion.stdout
 
 
+@pytest.mark.slow
 def test_exit_codes_propagate_through_the_script(tmp_path: Path) -> None:
     """`raise typer.Exit(1)` in a command must exit 1 through the console script, not only in CliRunner."""
     vault = tmp_path / "v"
@@ -182,6 +195,7 @@ def test_exit_codes_propagate_through_the_script(tmp_path: Path) -> None:
     assert run([*base, "--read-only", "pin", "a.md"]).returncode == 2
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs_the_cli() -> None:
     res = subprocess.run([sys.executable, "-m", "vault_memory", "--version"], capture_output=True, text=True,
                          timeout=120)
@@ -191,6 +205,7 @@ def test_python_dash_m_runs_the_cli() -> None:
     assert res.returncode == 2 and "Did you mean 'recall'" in res.stderr
 
 
+@pytest.mark.slow
 def test_config_shows_each_setting_and_its_source(vault: Path, index_dir: Path, isolated_env: Path) -> None:
     user = isolated_env / ".config" / "vault-memory" / "config.toml"
     user.parent.mkdir(parents=True)
@@ -215,6 +230,7 @@ def test_config_shows_each_setting_and_its_source(vault: Path, index_dir: Path, 
 
 # -- one JSON shape per noun ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_json_output_is_one_object(base: list[str]) -> None:
     """Each command with --json prints one object; lists sit under plural keys; records keep their fields."""
     def j(*args: str) -> dict[str, object]:
@@ -294,3 +310,30 @@ def test_progress_shows_rate_and_eta_on_a_terminal_only() -> None:
     quiet(1, 10)
     quiet.close()
     assert pipe.getvalue() == ""
+
+
+# -- the same error paths in process (fast lane) ------------------------------------------------
+
+@pytest.mark.parametrize(("args", "expected"), USAGE_ERRORS)
+def test_execute_usage_errors(args: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from vault_memory.cli import execute
+
+    assert execute(args) == 2
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == 2 and expected in lines[0] and "Traceback" not in err
+
+
+def test_execute_returns_the_exit_code_of_typer_exit(vault: Path, index_dir: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`doctor` raises typer.Exit(1) on drift; click hands that code back instead of exiting with it."""
+    from vault_memory.cli import execute
+
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    assert execute([*base, "doctor"]) == 1  # nothing indexed yet: drift
+    assert execute([*base, "index"]) == 0
+    assert execute([*base, "doctor"]) == 0
+    assert execute([*base, "commit", "0123456789abcdef"]) == 3  # NoteNotFoundError's code
+    assert execute(["--version"]) == 0 and execute(["-h"]) == 0
+    assert execute([]) == 2
+    assert "error: " in capsys.readouterr().err

@@ -162,6 +162,7 @@ def test_cli_exit_codes_and_json(mem: Memory, dvault: Path, tmp_path: Path) -> N
     assert runner.invoke(app, [*args, "doctor"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_console_script_exit_code(mem: Memory, dvault: Path, tmp_path: Path) -> None:
     """Through `run()` (the console entry point), not only through click's test runner."""
     mem.close()

@@ -34,6 +34,7 @@ def text_of(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
+@pytest.mark.slow
 def test_stdio_server_end_to_end(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(SAMPLE, vault, symlinks=True)

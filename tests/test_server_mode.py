@@ -44,6 +44,9 @@ from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import ConfigError, VectorStoreUnavailableError
 from vault_memory.memory import Memory
 
+# A Chroma server process per module, and the index tests run again against it: the full suite only.
+pytestmark = pytest.mark.slow
+
 QUERIES = ["agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows", "weekly review",
            "sourdough"]
 
@@ -320,6 +323,7 @@ def test_server_dies_during_index_then_catches_up(make_memory: MemoryFactory, va
     assert recall_json(again) == reference
 
 
+@pytest.mark.posix
 def test_hung_server_times_out(make_memory: MemoryFactory, own_server: ChromaServer,
                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULT_MEMORY_CHROMA_TIMEOUT", "1")

@@ -868,6 +868,7 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
     assert [h["node_id"] for h in hits[:2]] == [b, old]
 
 
+@pytest.mark.slow
 def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> None:
     nid = cli("remember", "The boiler manual is in the drawer.", "--now", at(NOW)).stdout.strip()
     assert meta_of(empty_vault, f"Memory/the-boiler-manual-is-in-the-drawer-{nid[:6]}.md")["node_id"] == nid
@@ -887,6 +888,7 @@ def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> Non
     assert isinstance(cli("commit", "--all", nid, ok=False).exception, ConfigError)
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_through_the_entry_point(empty_vault: Path, tmp_path: Path) -> None:
     # the console entry point (`vault-memory` = vault_memory.cli:run), where errors become exit codes
     base = [sys.executable, "-m", "vault_memory", "--vault", str(empty_vault),
