@@ -337,3 +337,10 @@ def test_execute_returns_the_exit_code_of_typer_exit(vault: Path, index_dir: Pat
     assert execute(["--version"]) == 0 and execute(["-h"]) == 0
     assert execute([]) == 2
     assert "error: " in capsys.readouterr().err
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    package = REPO / "vault_memory"
+    offenders = [str(p.relative_to(REPO)) for p in package.glob("*.py") if p.name != "__main__.py"
+                 and re.search(r"^\s*(from|import)\s+(vault_memory\.cli|\.cli)\b", p.read_text(encoding="utf-8"), re.M)]
+    assert offenders == []

@@ -3,6 +3,7 @@ and the Windows (msvcrt) path, exercised here through a stand-in when fcntl is h
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import HAS_FCNTL, REPO
 from vault_memory.errors import LockHeldError
 from vault_memory.lock import LOCK_NAME, WriterLock
 
@@ -72,25 +73,25 @@ def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
 
 # -- where fcntl is absent ------------------------------------------------------------------------
 
-# A stand-in for Windows' msvcrt.locking built on POSIX lockf, which locks a byte range from the current
-# position like msvcrt does; unlike msvcrt its locks belong to the process, and closing any descriptor of
-# the file drops them, so the scripts below never open the lock file twice while holding it.
+# A stand-in for Windows' msvcrt.locking: Linux open-file-description locks, which like msvcrt lock a byte
+# range from the current position and belong to the open file (handle), not to the process, so two opens
+# in one process exclude each other and closing another descriptor of the file keeps the lock.
 FAKE_MSVCRT = textwrap.dedent("""
-    import errno, os, sys, types
+    import errno, fcntl as _fcntl, os, struct, sys, types
     sys.modules["fcntl"] = None  # what Windows has: no fcntl
     msvcrt = types.ModuleType("msvcrt")
     msvcrt.LK_NBLCK, msvcrt.LK_UNLCK = 2, 0
     def locking(fd, mode, nbytes):
-        if mode == msvcrt.LK_UNLCK:
-            os.lockf(fd, os.F_ULOCK, nbytes)
-            return
+        kind = _fcntl.F_UNLCK if mode == msvcrt.LK_UNLCK else _fcntl.F_WRLCK
+        flock = struct.pack("hhqqi", kind, os.SEEK_SET, os.lseek(fd, 0, os.SEEK_CUR), nbytes, 0)
         try:
-            os.lockf(fd, os.F_TLOCK, nbytes)
+            _fcntl.fcntl(fd, _fcntl.F_OFD_SETLK, flock)
         except OSError as exc:
             raise PermissionError(errno.EACCES, "Permission denied") from exc
     msvcrt.locking = locking
     sys.modules["msvcrt"] = msvcrt
 """)
+HAS_OFD_LOCKS = HAS_FCNTL and hasattr(importlib.import_module("fcntl"), "F_OFD_SETLK")
 
 
 def python(code: str, *args: str, stdin: int | None = None) -> subprocess.Popen[str]:
@@ -99,8 +100,10 @@ def python(code: str, *args: str, stdin: int | None = None) -> subprocess.Popen[
 
 
 @pytest.mark.slow
-@pytest.mark.posix  # the stand-in needs os.lockf; on Windows the tests above run on the real msvcrt
+@pytest.mark.posix
+@pytest.mark.skipif(not HAS_OFD_LOCKS, reason="the msvcrt stand-in needs Linux OFD locks")
 def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
+    """On Windows the tests above run on the real msvcrt; here its code path runs on a stand-in."""
     holder = python(FAKE_MSVCRT + HOLDER, str(tmp_path), stdin=subprocess.PIPE)
     try:
         assert holder.stdout is not None
@@ -112,10 +115,15 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
             lock = WriterLock(Path(sys.argv[1]))
             probe = lock.probe()
             print(BACKEND.name, lock.try_acquire(), probe.held, probe.pid, lock.holder_pid())
-        """), str(tmp_path))
+            mine, again = WriterLock(Path(sys.argv[2])), WriterLock(Path(sys.argv[2]))
+            print(mine.try_acquire(), again.try_acquire(), mine.holder_pid() == again.probe().pid, again.try_acquire())
+        """), str(tmp_path), str(tmp_path / "other"))
         out, err = check.communicate(timeout=60)
         assert check.returncode == 0, err
-        assert out.split() == ["msvcrt", "False", "True", str(holder.pid), str(holder.pid)]
+        first, second = out.splitlines()
+        assert first.split() == ["msvcrt", "False", "True", str(holder.pid), str(holder.pid)]
+        # one holder per lock even inside one process, and reading the pid file does not drop the lock
+        assert second.split() == ["True", "False", "True", "False"]
         # the pid is at the start of the file, the locked byte far past it: the file stays a few bytes
         assert (tmp_path / LOCK_NAME).stat().st_size == len(str(holder.pid))
     finally:
