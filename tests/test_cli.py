@@ -305,6 +305,14 @@ def test_progress_shows_rate_and_eta_on_a_terminal_only() -> None:
     assert "26/100" not in term.getvalue()
     assert lines[-1].strip().startswith("embedding 100/100 chunks in 0:20 (5.0/s)")
     assert term.getvalue().endswith("\n")
+    # an update skipped by the redraw interval is drawn when the bar closes
+    clock = iter([0.0, 0.1, 2.0])
+    term = FakeTerminal(tty=True)
+    bar = Progress("indexing", stream=term, clock=lambda: next(clock))
+    bar(0, 50)
+    bar(10, 50)
+    bar.close()
+    assert term.getvalue().split("\r")[-1] == "indexing 10/50 chunks (20%)  5.0/s  ETA 0:08\n"
     pipe = FakeTerminal(tty=False)
     quiet = Progress("embedding", stream=pipe)
     quiet(1, 10)

@@ -60,7 +60,8 @@ class Progress:
         self._start_done = 0
         self._last_draw = -float("inf")
         self._width = 0
-        self._state: tuple[int, int] = (0, 0)
+        self._state: tuple[int, int] = (0, 0)  # the latest (done, total)
+        self._drawn: tuple[int, int] | None = None  # what the line shows now
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
@@ -72,6 +73,7 @@ class Progress:
         if done < total and now - self._last_draw < self.interval:
             return
         self._last_draw = now
+        self._drawn = self._state
         self._draw(self.line(done, total, now))
 
     def line(self, done: int, total: int, now: float) -> str:
@@ -93,8 +95,8 @@ class Progress:
         """End the line (drawing the final state if the last update was skipped)."""
         if self._width == 0:
             return
-        done, total = self._state
-        self._draw(self.line(done, total, self.clock()))
+        if self._drawn != self._state:  # the last update was skipped by the redraw interval
+            self._draw(self.line(*self._state, self.clock()))
         self.stream.write("\n")
         self.stream.flush()
         self._width = 0
