@@ -159,7 +159,7 @@ def measure_mcp(vault: Path, index: Path, bodies: list[str], calls: int) -> dict
     from mcp import Client, StdioServerParameters
 
     exe = Path(sys.executable).parent / "vault-memory"
-    cmd, prefix = (str(exe), []) if exe.exists() else (sys.executable, ["-m", "vault_memory_cli.main"])
+    cmd, prefix = (str(exe), []) if exe.exists() else (sys.executable, ["-m", "vault_memory"])
     params = StdioServerParameters(command=cmd, args=[*prefix, "--vault", str(vault), "--index-dir", str(index),
                                                        "--embedder", "fake", "mcp"])
     qs = [q for _, q in turns(bodies, calls, seed=13)]

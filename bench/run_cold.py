@@ -8,7 +8,7 @@ reconcile). One untimed warm-up run precedes the timed ones, so the OS page cach
 a fresh *process*, not a cold disk.
 
 Each repeat runs, back to back in fresh interpreters (so machine load hits them alike):
-`python -c pass`, `python -c "import vault_memory_cli.main"`, `python -c "import chromadb"`,
+`python -c pass`, `python -c "import vault_memory.cli.main"`, `python -c "import chromadb"`,
 the full CLI command, and a phase worker that walks the CLI's path with timers (import CLI,
 open the catalog, load the model with the first embed, no-op reconcile, recall) and records
 whether chromadb got imported on the way (it should not: below `exact_search_limit` chunks an
@@ -38,7 +38,7 @@ PY = sys.executable
 
 def _cli() -> list[str]:
     exe = Path(PY).with_name("vault-memory")
-    return [str(exe)] if exe.exists() else [PY, "-c", "from vault_memory_cli.main import run; run()"]
+    return [str(exe)] if exe.exists() else [PY, "-c", "from vault_memory.cli.main import run; run()"]
 
 
 def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
@@ -51,7 +51,7 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     """Runs in a fresh interpreter: the CLI's recall path with a timer around each step."""
     out: dict[str, float] = {}
     t = time.perf_counter()
-    import vault_memory_cli.main  # noqa: F401  (typer, config, errors)
+    import vault_memory.cli.main  # noqa: F401  (typer, config, errors)
 
     out["import_cli"] = time.perf_counter() - t
     out["chromadb_imported_by_cli"] = float("chromadb" in sys.modules)
@@ -89,8 +89,8 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
 
 
 def importtime_summary(env: dict[str, str] | None = None, top: int = 12) -> list[dict[str, Any]]:
-    """Import self-time per top-level package for `import vault_memory_cli.main`, largest first."""
-    proc = subprocess.run([PY, "-X", "importtime", "-c", "import vault_memory_cli.main"], cwd=REPO,
+    """Import self-time per top-level package for `import vault_memory.cli.main`, largest first."""
+    proc = subprocess.run([PY, "-X", "importtime", "-c", "import vault_memory.cli.main"], cwd=REPO,
                           capture_output=True, text=True, env=env)
     per_pkg: dict[str, float] = {}
     for line in proc.stderr.splitlines():
@@ -144,7 +144,7 @@ def run(opts: RunOptions) -> Result:
               f"print(json.dumps(w({str(vault)!r}, {str(index_dir)!r}, {embedder!r}, {QUERY!r}, {now!r})))"]
     cmds = {"CLI recall (full command)": cli} if opts.quick else {
         "python -c pass": [PY, "-c", "pass"],
-        "import vault_memory_cli.main": [PY, "-c", "import vault_memory_cli.main"],
+        "import vault_memory.cli.main": [PY, "-c", "import vault_memory.cli.main"],
         "import chromadb": [PY, "-c", "import chromadb"],
         "import onnxruntime, tokenizers": [PY, "-c", "import onnxruntime, tokenizers"],
         "CLI recall (full command)": cli,
@@ -211,7 +211,7 @@ def run(opts: RunOptions) -> Result:
     if imports:
         res.markdown += [
             "",
-            "`python -X importtime -c \"import vault_memory_cli.main\"` (self time summed per top-level package, "
+            "`python -X importtime -c \"import vault_memory.cli.main\"` (self time summed per top-level package, "
             "one run; the profiler's own overhead inflates it):",
             "",
             *table(["package", "seconds"], [[r["package"], r["seconds"]] for r in imports]),

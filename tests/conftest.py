@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
+import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +19,40 @@ from vault_memory.embedders import FakeEmbedder
 from vault_memory.memory import Memory
 
 REPO = Path(__file__).resolve().parent.parent
+HAS_FCNTL = importlib.util.find_spec("fcntl") is not None
+# Without fcntl on a POSIX system (the simulation in tests/no_fcntl/), mcp's stdio server cannot be
+# imported (it imports fcntl there); on Windows it can.
+collect_ignore = ["test_mcp.py"] if not HAS_FCNTL and sys.platform != "win32" else []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Model tests are slow tests (the fast lane leaves them out); POSIX-only tests are skipped where
+    fcntl is absent (Windows) instead of failing."""
+    no_posix = pytest.mark.skip(reason="needs POSIX (fcntl is absent on this platform)")
+    for item in items:
+        if item.get_closest_marker("model") is not None:
+            item.add_marker(pytest.mark.slow)
+        if not HAS_FCNTL and item.get_closest_marker("posix") is not None:
+            item.add_marker(no_posix)
+
+
 SAMPLE = REPO / "sample_vault"
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test runs without the developer's settings: no VAULT_MEMORY_* or OLLAMA_HOST variables, and a
+    fresh, empty home, so no user config file (~/.config/vault-memory/config.toml, XDG_CONFIG_HOME) and no
+    user cache leak in. Subprocesses inherit the same environment. Returns the home folder."""
+    for key in list(os.environ):
+        if key.startswith("VAULT_MEMORY_") or key == "OLLAMA_HOST":
+            monkeypatch.delenv(key)
+    home = tmp_path_factory.mktemp("home")
+    for var, path in {"HOME": home, "USERPROFILE": home, "XDG_CONFIG_HOME": home / ".config",
+                      "XDG_CACHE_HOME": home / ".cache", "XDG_DATA_HOME": home / ".local" / "share"}.items():
+        monkeypatch.setenv(var, str(path))
+    return home
 
 
 @pytest.fixture(autouse=True)

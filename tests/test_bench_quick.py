@@ -156,6 +156,7 @@ def test_locomo_quick_slice(tmp_path: Path):
     assert all(e in all_ids for q in conv.questions for e in q.evidence)
 
 
+@pytest.mark.slow
 def test_every_benchmark_runs_in_quick_mode(tmp_path: Path) -> None:
     """`python -m bench all --quick` (fake embedder, small slices): the harness cannot rot."""
     import subprocess

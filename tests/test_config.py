@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 
 import pytest
 
-from vault_memory.config import resolve_config
+from vault_memory.config import Config, Source, resolve_config, resolve_config_sources, user_config_path
 from vault_memory.errors import ConfigError
 
 
@@ -44,3 +46,33 @@ def test_bad_values_name_the_source(tmp_path: Path) -> None:
     (tmp_path / ".vault-memory.toml").write_text("read_only = maybe\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not valid TOML"):
         resolve_config({"vault": tmp_path}, env={"VAULT_MEMORY_CONFIG": str(tmp_path / "none.toml")})
+
+
+def test_sources_name_where_each_value_came_from(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    user = tmp_path / "user.toml"
+    user.write_text('embedder = "fake:8"\nstaged_ttl_days = 3\nhalf_life_long_days = 30\n', encoding="utf-8")
+    vault_file = vault / ".vault-memory.toml"
+    vault_file.write_text("staged_ttl_days = 5\nhalf_life_long_days = 40\nread_only = true\n", encoding="utf-8")
+    env = {"VAULT_MEMORY_CONFIG": str(user), "VAULT_MEMORY_VAULT": str(vault), "VAULT_MEMORY_HALF_LIFE_LONG_DAYS": "50"}
+    cfg, sources = resolve_config_sources({"prefetch_budget": 300, "chroma_url": None}, env=env)
+    assert cfg == resolve_config({"prefetch_budget": 300, "chroma_url": None}, env=env)  # the same resolution
+    assert sources["embedder"] == Source("user file", str(user))
+    assert sources["staged_ttl_days"] == Source("vault file", str(vault_file))
+    assert sources["half_life_long_days"] == Source("env", "VAULT_MEMORY_HALF_LIFE_LONG_DAYS")
+    assert sources["vault"] == Source("env", "VAULT_MEMORY_VAULT")
+    assert sources["prefetch_budget"] == Source("flag", "prefetch_budget")
+    assert sources["chroma_url"] == Source("default")  # None is "not given", not a flag
+    assert sources["read_only"].kind == "vault file" and cfg.read_only
+    assert set(sources) == {f.name for f in dataclasses.fields(Config)} - {"extra"}
+    assert str(sources["half_life_long_days"]) == "env (VAULT_MEMORY_HALF_LIFE_LONG_DAYS)"
+
+
+def test_tests_do_not_see_the_developers_settings(isolated_env: Path) -> None:
+    """The autouse fixture in conftest.py: no VAULT_MEMORY_* variables, and the user config file is in an
+    empty home made for the test."""
+    assert not [k for k in os.environ if k.startswith("VAULT_MEMORY_")]
+    assert user_config_path(os.environ).is_relative_to(isolated_env)
+    assert not user_config_path(os.environ).exists()
+    assert Path.home() == isolated_env

@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import NOW, MemoryFactory
 from vault_memory.vectorstore import VectorStore
 
@@ -36,6 +38,7 @@ def test_exact_search_ranks_like_chroma(make_memory: MemoryFactory, tmp_path: Pa
         assert ranked(exact, mode) == ranked(ann, mode)
 
 
+@pytest.mark.slow
 def test_unchanged_vault_never_opens_chroma(make_memory: MemoryFactory, vault: Path, index_dir: Path) -> None:
     make_memory().index()
     make_memory().close()

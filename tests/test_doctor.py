@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from typer.testing import CliRunner
-from vault_memory_cli.main import app
 
 from vault_memory.atomic import TMP_PREFIX
+from vault_memory.cli import app
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
 from vault_memory.embedders import FakeEmbedder
@@ -167,6 +167,7 @@ def test_cli_exit_codes_and_json(mem: Memory, dvault: Path, tmp_path: Path) -> N
     assert runner.invoke(app, [*args, "doctor"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_console_script_exit_code(mem: Memory, dvault: Path, tmp_path: Path) -> None:
     """Through `run()` (the console entry point), not only through click's test runner."""
     mem.close()

@@ -55,6 +55,7 @@ FAKE_TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_fake_is_deterministic_across_processes() -> None:
     """Python's hash() is salted per process; the fake must not depend on it."""
     here = FakeEmbedder(dim=64).embed(FAKE_TEXTS)
@@ -170,6 +171,7 @@ def test_make_embedder_rejects_bad_specs(spec: str) -> None:
         assert "minilm" in message and "fake" in message and "ollama:<model>" in message
 
 
+@pytest.mark.slow
 def test_minilm_construction_is_lazy() -> None:
     """Building the default embedder must not import onnxruntime or read the model."""
     code = (

@@ -185,6 +185,7 @@ def edit_history(vault: Path) -> None:
     p.write_text(p.read_text(encoding="utf-8").replace("Never", "Do not ever"), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_rebuild_equals_incremental(make_memory: MemoryFactory, vault: Path, tmp_path: Path) -> None:
     mem = make_memory()
     mem.index()

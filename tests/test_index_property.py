@@ -9,6 +9,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -147,3 +148,4 @@ class VaultMachine(RuleBasedStateMachine):
 VaultMachine.TestCase.settings = settings(max_examples=20, stateful_step_count=15, deadline=None,
                                           suppress_health_check=list(HealthCheck))
 TestVaultMachine = VaultMachine.TestCase
+TestVaultMachine = pytest.mark.slow(TestVaultMachine)  # 20 random histories: the full suite only

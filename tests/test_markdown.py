@@ -528,6 +528,7 @@ def budgets(draw: st.DrawFn) -> tuple[Callable[[str], int], int, int]:
     return count, max_tokens, target
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=markdown_bodies, budget=budgets())
 def test_property_coverage_and_budget(body: str, budget: tuple[Callable[[str], int], int, int]) -> None:
@@ -537,12 +538,14 @@ def test_property_coverage_and_budget(body: str, budget: tuple[Callable[[str], i
     assert chunks == chunk_body(body, max_tokens=max_tokens, target_tokens=target, count_tokens=count)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(body=markdown_bodies)
 def test_property_default_budget(body: str) -> None:
     check_chunks(body, chunk_body(body), 256, approx_tokens)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(text=st.text(max_size=400))
 def test_property_arbitrary_text_never_loses_characters(text: str) -> None:

@@ -27,13 +27,14 @@ def cli_command() -> tuple[str, list[str]]:
     script = Path(sys.executable).parent / "vault-memory"
     if script.exists():
         return str(script), []
-    return sys.executable, ["-m", "vault_memory_cli.main"]
+    return sys.executable, ["-m", "vault_memory"]
 
 
 def text_of(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
+@pytest.mark.slow
 def test_stdio_server_end_to_end(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(SAMPLE, vault, symlinks=True)

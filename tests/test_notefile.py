@@ -502,6 +502,7 @@ def _notes(draw: st.DrawFn) -> tuple[bytes, set[str]]:
     updates=st.dictionaries(_OWNED, _OWNED_VALUE, max_size=5),
     removals=st.sets(_OWNED, max_size=3),
 )
+@pytest.mark.slow
 def test_property_edit_preserves_everything_else(
     note: tuple[bytes, set[str]], updates: dict[str, Any], removals: set[str]
 ) -> None:

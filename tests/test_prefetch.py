@@ -208,6 +208,7 @@ _WORDS = ["espresso", "morning", "grinder", "backup", "server", "deploy", "edito
                                 st.integers(0, 900), st.booleans()), min_size=1, max_size=8),
        query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6),
        budget=st.integers(50, 3000), cap=st.integers(60, 500), min_score=st.sampled_from([0.0, 0.1, 0.35]))
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_budget_never_exceeded_on_random_vaults(notes: list[tuple[list[str], int, bool]], query: list[str],
                                                 budget: int, cap: int, min_score: float) -> None:
@@ -337,6 +338,7 @@ def test_entry_date_prefers_when_it_was_stated() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", entry_date({"last_accessed": NOW}, 0) or "")
 
 
+@pytest.mark.slow
 def test_cli_prefetch(mini: Path, tmp_path: Path) -> None:
     import json
     import os

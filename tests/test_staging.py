@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
-from vault_memory_cli.main import app
 
 from tests.conftest import NOW, MemoryFactory, snapshot
 from vault_memory import notefile
+from vault_memory.cli import app
 from vault_memory.decay import state_from_meta
 from vault_memory.errors import (
     ConcurrentEditError,
@@ -716,6 +716,12 @@ class Cli:
     def json(self, *args: str, env: dict[str, str] | None = None) -> Any:
         return json.loads(self(*args, "--json", env=env).stdout)
 
+    def hits(self, *args: str, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """`recall ARGS --json`: its hits (the command prints {"hits": [...], "count": n})."""
+        out = self.json("recall", *args, env=env)
+        assert out["count"] == len(out["hits"])
+        return list(out["hits"])
+
 
 @pytest.fixture()
 def cli(empty_vault: Path, tmp_path: Path) -> Cli:
@@ -730,7 +736,7 @@ def test_cli_newer_statement_ranks_first(cli: Cli, empty_vault: Path) -> None:
     background(empty_vault)
     note(empty_vault, "chat 2026-08.md", "# Team chat\n\nThe team chat is on Slack.\n", created="2026-08-01")
     note(empty_vault, "chat 2026-11.md", "# Team chat\n\nThe team chat is on Discord.\n", created="2026-11-20")
-    hits = cli.json("recall", "which app is the team chat on", "--now", at(NOW), "--no-touch")
+    hits = cli.hits("which app is the team chat on", "--now", at(NOW), "--no-touch")
     paths = [h["path"] for h in hits]
     assert paths[:2] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert hits[0]["strength"] > hits[1]["strength"]
@@ -739,7 +745,7 @@ def test_cli_newer_statement_ranks_first(cli: Cli, empty_vault: Path) -> None:
          node_id=hits[1]["node_id"])
     note(empty_vault, "chat 2026-11.md", "# Team chat\n\nThe team chat is on Discord.\n", created="2026-08-01",
          node_id=hits[0]["node_id"])
-    swapped = cli.json("recall", "which app is the team chat on", "--now", at(NOW), "--no-touch")
+    swapped = cli.hits("which app is the team chat on", "--now", at(NOW), "--no-touch")
     assert [h["path"] for h in swapped[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
 
@@ -750,11 +756,11 @@ def test_cli_newest_statement_stays_first_after_recall_rehearses_both(cli: Cli, 
     note(empty_vault, "chat 2026-08.md", "# Team chat\n\nThe team chat app is on Slack.\n", created="2026-08-01")
     note(empty_vault, "chat 2026-11.md", "# Team chat\n\nThe team chat is on Discord.\n", created="2026-11-20")
     query = "which app is the team chat on"
-    plain = cli.json("recall", query, "--now", at(NOW), "--no-touch", "--no-decay")
+    plain = cli.hits(query, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
     for _ in range(3):  # with rehearsal of both, as an agent recalls
-        hits = cli.json("recall", query, "--now", at(NOW), env={"VAULT_MEMORY_REHEARSE_MIN_SIMILARITY": "0",
-                                                                "VAULT_MEMORY_REHEARSE_MAX_HITS": "5"})
+        hits = cli.hits(query, "--now", at(NOW), env={"VAULT_MEMORY_REHEARSE_MIN_SIMILARITY": "0",
+                                                      "VAULT_MEMORY_REHEARSE_MAX_HITS": "5"})
         assert [h["path"] for h in hits[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert meta_of(empty_vault, "chat 2026-08.md")["last_accessed"] == NOW
     assert hits[0]["strength"] == hits[1]["strength"] == 1.0
@@ -768,15 +774,15 @@ def test_cli_transcripts_keep_relevance_order(cli: Cli, empty_vault: Path) -> No
     note(empty_vault, "chat 2026-08.md", old, created="2026-08-01")
     note(empty_vault, "chat 2026-11.md", new, created="2026-11-20")
     query = "which app is the team chat on"
-    plain = cli.json("recall", query, "--now", at(NOW), "--no-touch", "--no-decay")
+    plain = cli.hits(query, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
-    decayed = cli.json("recall", query, "--now", at(NOW), "--no-touch")
+    decayed = cli.hits(query, "--now", at(NOW), "--no-touch")
     assert [h["path"] for h in decayed[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]  # facts: newest first
     note(empty_vault, "chat 2026-08.md", old, created="2026-08-01", type="conversation",
          node_id=plain[0]["node_id"])
     note(empty_vault, "chat 2026-11.md", new, created="2026-11-20", type="Conversation",
          node_id=plain[1]["node_id"])
-    records = cli.json("recall", query, "--now", at(NOW), "--no-touch")
+    records = cli.hits(query, "--now", at(NOW), "--no-touch")
     assert [h["path"] for h in records[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
 
@@ -786,13 +792,13 @@ def test_cli_every_query_word_is_a_cue_for_a_dormant_note(cli: Cli, empty_vault:
                                      "in the kitchen, next to the bicycle pump, the torch and the old radio.\n",
          created="2023-01-01")
     later = at(NOW + 30 * DAY)  # ~1,400 days on a 60-day half-life: deeply dormant
-    hits = cli.json("recall", "garden shed key", "--now", later, "--no-touch")
+    hits = cli.hits("garden shed key", "--now", later, "--no-touch")
     assert [h["path"] for h in hits][:1] == ["spare key.md"]
     assert hits[0]["dormant"] and hits[0]["reactivated"] and hits[0]["similarity"] < 0.5
     # one query word it does not contain: a loose cue, and the forgotten note stays forgotten
-    missed = cli.json("recall", "garden shed key lawnmower", "--now", later, "--no-touch")
+    missed = cli.hits("garden shed key lawnmower", "--now", later, "--no-touch")
     assert "spare key.md" not in [h["path"] for h in missed]
-    assert "spare key.md" in [h["path"] for h in cli.json("recall", "garden shed key lawnmower", "--now", later,
+    assert "spare key.md" in [h["path"] for h in cli.hits("garden shed key lawnmower", "--now", later,
                                                            "--no-touch", "--no-decay")]
 
 
@@ -806,17 +812,17 @@ def test_cli_old_pinned_note_still_comes_back(cli: Cli, empty_vault: Path) -> No
          created="2023-01-01")
     cli("index")
     assert "pinned" in cli("pin", "pinned.md").stdout
-    hits = cli.json("recall", "alarm", "--now", at(NOW), "-k", "2")
+    hits = cli.hits("alarm", "--now", at(NOW), "-k", "2")
     assert [h["path"] for h in hits][:1] == ["pinned.md"] and "unpinned.md" not in [h["path"] for h in hits]
     assert hits[0]["pinned"] and hits[0]["strength"] == 1.0 and not hits[0]["dormant"]
     # without decay both are there: the unpinned one was left out because it is dormant
-    assert {h["path"] for h in cli.json("recall", "alarm", "--now", at(NOW), "--no-decay", "-k", "2",
+    assert {h["path"] for h in cli.hits("alarm", "--now", at(NOW), "--no-decay", "-k", "2",
                                         "--no-touch")} == {"pinned.md", "unpinned.md"}
     cli("unpin", "pinned.md")
     # a one-word loose match is not a use of the note: it was not rehearsed, and decays from 2023
     assert "last_accessed" not in meta_of(empty_vault, "pinned.md")
     later = at(NOW + 400 * DAY)  # 400 days of a 60-day half-life: strength < 0.01
-    paths = [h["path"] for h in cli.json("recall", "alarm", "--now", later, "-k", "2", "--no-touch")]
+    paths = [h["path"] for h in cli.hits("alarm", "--now", later, "-k", "2", "--no-touch")]
     assert "pinned.md" not in paths and "unpinned.md" not in paths  # both dormant now
 
 
@@ -828,16 +834,16 @@ def test_cli_dormant_short_note_reactivates_on_a_near_verbatim_query(cli: Cli, e
     note(empty_vault, "Memory/password.md", f"# Password rotation\n\n{text}\n", tier="short",
          created=iso(NOW - 60 * DAY))
     loose = "password"
-    assert cli.json("recall", loose, "--now", at(NOW), "--no-touch") == []
-    found = cli.json("recall", loose, "--now", at(NOW), "--no-touch", "--no-decay")
+    assert cli.hits(loose, "--now", at(NOW), "--no-touch") == []
+    found = cli.hits(loose, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in found] == ["Memory/password.md"]
     assert found[0]["similarity"] < 0.62  # Config.reactivate_similarity
-    [hit] = cli.json("recall", "staging server password rotates every Monday morning", "--now", at(NOW))
+    [hit] = cli.hits("staging server password rotates every Monday morning", "--now", at(NOW))
     assert hit["dormant"] and hit["reactivated"] and hit["similarity"] >= 0.62
     # reactivation is a rehearsal: the note is fresh again
     meta = meta_of(empty_vault, "Memory/password.md")
     assert meta["last_accessed"] == NOW and meta["access_count"] == 1
-    [again] = cli.json("recall", loose, "--now", at(NOW + DAY), "--no-touch")
+    [again] = cli.hits(loose, "--now", at(NOW + DAY), "--no-touch")
     assert not again["dormant"] and not again["reactivated"]
 
 
@@ -853,7 +859,7 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
     listing = cli("staged", "--now", at(NOW))
     assert "expired" in listing.stderr and a in listing.stdout and b in listing.stdout
     assert "needs_review: conflicts with" in listing.stdout
-    assert sorted(x["node_id"] for x in cli.json("staged", "--now", at(NOW))) == sorted([a, b])
+    assert sorted(x["node_id"] for x in cli.json("staged", "--now", at(NOW))["staged"]) == sorted([a, b])
 
     out = cli("commit", "--all", "--now", at(NOW)).stdout
     assert f"committed {a}" in out
@@ -861,7 +867,7 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
     assert cli.json("commit", "--all", "--now", at(NOW)) == {
         "committed": [],
         "left": [{"node_id": b, "path": rec["path"], "title": "Team chat", "code": "needs_review",
-                  "reason": cli.json("staged", "--now", at(NOW))[0]["conflicts"] and
+                  "reason": cli.json("staged", "--now", at(NOW))["staged"][0]["conflicts"] and
                   f"needs_review: conflicts with {rec['conflicts_with'][0]} (Team chat)"}],
     }
     old = rec["conflicts_with"][0]
@@ -870,10 +876,11 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
     old_id = meta_of(empty_vault, "team chat.md")["node_id"]
     assert report["committed"][0]["supersedes"] == [old_id] and report["left"] == []
     assert cli("staged").stdout.strip() == "nothing staged"
-    hits = cli.json("recall", "We use Slack for the team chat", "--now", at(NOW), "--no-touch")
+    hits = cli.hits("We use Slack for the team chat", "--now", at(NOW), "--no-touch")
     assert [h["node_id"] for h in hits[:2]] == [b, old_id]
 
 
+@pytest.mark.slow
 def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> None:
     nid = cli("remember", "The boiler manual is in the drawer.", "--now", at(NOW)).stdout.strip()
     assert meta_of(empty_vault, f"Memory/the-boiler-manual-is-in-the-drawer-{nid[:6]}.md")["node_id"] == nid
@@ -893,9 +900,10 @@ def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> Non
     assert isinstance(cli("commit", "--all", nid, ok=False).exception, ConfigError)
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_through_the_entry_point(empty_vault: Path, tmp_path: Path) -> None:
-    # the console entry point (`vault-memory` = vault_memory_cli.main:run), where errors become exit codes
-    base = [sys.executable, "-c", "from vault_memory_cli.main import run; run()", "--vault", str(empty_vault),
+    # the console entry point (`vault-memory` = vault_memory.cli:run), where errors become exit codes
+    base = [sys.executable, "-m", "vault_memory", "--vault", str(empty_vault),
             "--index-dir", str(tmp_path / "idx"), "--embedder", "fake"]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -907,4 +915,4 @@ def test_cli_exit_codes_through_the_entry_point(empty_vault: Path, tmp_path: Pat
     ok = run("stage", "A fact from a subprocess.", "--now", at(NOW))
     assert ok.returncode == 0 and len(ok.stdout.strip()) == 16
     data = yaml.safe_load(run("staged", "--json", "--now", at(NOW)).stdout)
-    assert data[0]["node_id"] == ok.stdout.strip()
+    assert data["staged"][0]["node_id"] == ok.stdout.strip() and data["count"] == 1

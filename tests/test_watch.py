@@ -207,6 +207,7 @@ def test_folder_moves_in_out_and_to_trash(running: Callable[..., Running], base:
     assert r.reader.catalog.note_by_path("Imported/sub/kiwi.md") is None
 
 
+@pytest.mark.slow
 def test_burst_of_500_files_is_coalesced(running: Callable[..., Running]) -> None:
     r = running()
     before = r.watcher.batches
@@ -251,6 +252,7 @@ def snapshot_notes(vault: Path) -> dict[str, bytes]:
     return {str(p.relative_to(vault)): p.read_bytes() for p in sorted(vault.rglob("*.md")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_own_writes_converge_without_loops(running: Callable[..., Running], wvault: Path, base: Path) -> None:
     r = running()
     # Start-up assigned node_ids (writes), whose events came back as syncs: all must be quiet now.
@@ -290,6 +292,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     assert r.reader.catalog.note_by_path("fresh.md").meta.get("access_count") == 2  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_human_edit_is_recorded_as_rehearsal_after_quiet(running: Callable[..., Running], wvault: Path) -> None:
     r = running(quiet=0.6)
     p = wvault / "Inbox/alpha.md"
@@ -378,6 +381,8 @@ def index_rows(index_dir: Path) -> set[tuple[str, str, str, str]]:
         db.close()
 
 
+@pytest.mark.slow
+@pytest.mark.posix
 def test_watch_cli_lock_readers_and_sigterm(wvault: Path, base: Path) -> None:
     err = base / "watch.err"
     with err.open("wb") as fh:
@@ -425,7 +430,7 @@ KILL_SCRIPT = textwrap.dedent("""
         time.sleep(0.02)
         return real(self, *a, **kw)
     indexer.Indexer._write_note = slow
-    from vault_memory_cli.main import run
+    from vault_memory.cli import run
     sys.argv = ["vault-memory", *sys.argv[1:]]
     run()
 """)
@@ -434,6 +439,8 @@ KILL_SCRIPT = textwrap.dedent("""
 N_KILL = 160
 
 
+@pytest.mark.slow
+@pytest.mark.posix
 def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path) -> None:
     for i in range(N_KILL):
         folder = wvault / f"Bulk/{i % 7}"
@@ -535,6 +542,8 @@ def test_two_writers_in_one_process_tree(wvault: Path, base: Path) -> None:
         second.close()
 
 
+@pytest.mark.slow
+@pytest.mark.posix
 def test_sigkill_watcher_mid_burst_then_restart_converges(wvault: Path, base: Path) -> None:
     err = base / "watch.err"
     with err.open("wb") as fh:

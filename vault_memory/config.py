@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,8 +147,31 @@ def user_config_path(env: Mapping[str, str]) -> Path:
     return base / "vault-memory" / "config.toml"
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where one setting's value came from: `kind` is one of SOURCE_KINDS, `where` names the flag's
+    setting, the environment variable or the file."""
+
+    kind: str
+    where: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.where})" if self.where else self.kind
+
+
+# Highest precedence first. "flag" is any explicit override: a CLI flag or a keyword to Memory(...);
+# "derived" is a value another setting forces (read_only turns assign_ids off).
+SOURCE_KINDS = ("derived", "flag", "env", "vault file", "user file", "default")
+
+
 def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Resolve flags > environment > vault config file > user config file > defaults."""
+    return resolve_config_sources(overrides, env)[0]
+
+
+def resolve_config_sources(overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+                           ) -> tuple[Config, dict[str, Source]]:
+    """`resolve_config`, plus where each field's value came from (every field of Config but `extra`)."""
     env = os.environ if env is None else env
     explicit = {k: v for k, v in (overrides or {}).items() if v is not None}
     for key in explicit:
@@ -177,11 +200,19 @@ def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str,
                                             vault_file, key, user_file)
         from_vault.pop(key)
 
+    sources = {name: Source("default") for name in _FIELDS if name != "extra"}
     merged: dict[str, Any] = {}
-    for layer in (from_user, from_vault, from_env, explicit):
+    layers: list[tuple[dict[str, Any], Callable[[str], Source]]] = [
+        (from_user, lambda _: Source("user file", str(user_file))),
+        (from_vault, lambda _: Source("vault file", str(vault_file))),
+        (from_env, lambda name: Source("env", _ENV_PREFIX + name.upper())),
+        (explicit, lambda name: Source("flag", name)),
+    ]
+    for layer, source in layers:
         merged.update(layer)
+        sources.update({name: source(name) for name in layer})
     merged["vault"] = vault
     typed = (Path, tuple, bool, int, float)
     values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, typed) else v)
               for k, v in merged.items()}
-    return Config(**values)
+    return Config(**values), sources

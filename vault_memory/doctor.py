@@ -8,7 +8,6 @@ reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import time
@@ -19,7 +18,6 @@ from .atomic import TMP_PREFIX
 from .edits import PATIENCE
 from .errors import VaultMemoryError
 from .indexer import Indexer
-from .lock import LOCK_NAME
 from .memory import Memory
 from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
@@ -144,23 +142,13 @@ def diagnose(mem: Memory) -> DoctorReport:
 
 
 def _probe_lock(mem: Memory) -> tuple[int | None, int | None]:
-    """(stale pid, live writer pid). Probes the flock without taking ownership of the file."""
+    """(stale pid, live writer pid). Probes the lock without taking ownership of the file."""
     if mem.lock.held:
         return None, None
-    path = mem.index_dir / LOCK_NAME
-    pid = mem.lock.holder_pid()
-    if not path.exists():
-        return None, None
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return None, pid  # someone holds it: a live writer
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-    return pid, None  # nobody holds it, yet a pid was left behind: that process died
+    probe = mem.lock.probe()
+    if probe.held:
+        return None, probe.pid  # someone holds it: a live writer
+    return probe.stale_pid, None  # nobody holds it, yet a pid was left behind: that process died
 
 
 def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[str]:

@@ -2,8 +2,8 @@
 
 Every edit goes through notefile.write_note / move_note (atomic, compare-and-swap on the
 hash that was read, owned keys only) and then asks the workspace to re-index what it
-touched. Targets given by a person or a model are resolved here (`resolve_note`), and
-paths are untrusted: `..`, absolute paths and symlinks out of the vault are refused.
+touched. Targets given by a person or a model are resolved by resolve.py, and paths
+are untrusted: `..`, absolute paths and symlinks out of the vault are refused.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import STATED_KEY, parse_bool, parse_list, stated_record, text_dates
-from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
+from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, write_note
 from .records import PinResult
+from .resolve import resolve_note
 from .text import folder_setting, join
-from .vault import walk_notes
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -87,51 +87,12 @@ def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
     raise AssertionError("unreachable")
 
 
-# -- resolving a note -------------------------------------------------------------------
-
-def _looks_like_path(target: str) -> bool:
-    return "/" in target or "\\" in target or target.lower().endswith(".md") or target.startswith(".")
-
-
 def has_id(ws: Workspace, rel: str, node_id: str) -> bool:
     """Whether the file at `rel` carries this node_id now."""
     try:
         return file_node_id(read_note(ws.vault, rel)) == node_id
     except (NoteError, OSError):
         return False
-
-
-def resolve_note(ws: Workspace, target: str) -> str:
-    """The vault path of a note given by node_id or by (untrusted) vault-relative path."""
-    target = target.strip()
-    if not target:
-        raise ConfigError("no note given; pass a node_id or a vault path")
-    if target.startswith("path:"):  # the index's identity of a note without a node_id of its own
-        target = target[len("path:"):]
-    if not _looks_like_path(target):
-        row = None
-        try:
-            row = ws.catalog.note_by_id(target)
-        except VaultMemoryError:
-            pass
-        if row is not None and (has_id(ws, row.path, target) or not row.id_in_file):
-            return row.path
-        # Not indexed yet (the index is written by another process, or stale): look where
-        # the agent's memories live before giving up.
-        places = walk_notes(ws.vault, ws.rules, staging_folder(ws)).notes
-        places += walk_notes(ws.vault, ws.rules, memory_folder(ws), recursive=False).notes
-        for rel in places:
-            if has_id(ws, rel, target):
-                return rel
-    candidates = [target] if target.lower().endswith(".md") else [target, target + ".md"]
-    for cand in candidates:
-        full = safe_path(ws.vault, cand)  # raises UnsafePathError for '..', absolute, symlink out
-        clean = full.relative_to(ws.vault).as_posix()
-        if full.is_file():
-            if not ws.rules.is_note(clean):
-                raise NoteError(clean, "not a note vault-memory manages (not .md, or in an ignored/dot folder)")
-            return clean
-    raise NoteNotFoundError(target, "no note with this node_id or path (if it is new, run `vault-memory index`)")
 
 
 # -- pin ----------------------------------------------------------------------------------

@@ -1,30 +1,154 @@
-"""One writer per index: an exclusive lock on the index folder.
+"""One writer per index: an exclusive lock on the index folder, on POSIX and on Windows.
 
-`fcntl.flock` is released by the kernel when the holder dies, so a lock left by a
-killed process is recovered by construction; the pid written in the file is only
-there to name the holder in the message.
+The lock is an OS lock on `writer.lock`, not the file's existence: `fcntl.flock` on POSIX,
+`msvcrt.locking` of one byte on Windows. Both are released by the OS when the holder dies,
+so a lock left by a killed process is recovered by construction; the pid written in the
+file is only there to name the holder in messages (and for `doctor` to name a dead one).
+
+Both backends lock per open file (flock: per open file description; msvcrt: per handle),
+so two `WriterLock`s on one folder exclude each other even inside one process.
+
+The backend is chosen by what imports, not by `sys.platform`, so the Windows path can be
+exercised on POSIX with a stand-in `msvcrt` (tests/test_lock.py). With neither module the
+package still imports; only taking the lock fails, with a message saying why.
 """
 
 from __future__ import annotations
 
-import fcntl
+import errno
+import importlib
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
+from typing import Protocol
 
-from .errors import LockHeldError
+from .errors import IndexStateError, LockHeldError
 
 LOCK_NAME = "writer.lock"
+# Windows locks a byte range, and a locked range cannot be read by other processes; lock one
+# byte far past the pid text so readers can still see who holds it (locking past EOF is allowed).
+_MSVCRT_OFFSET = 1 << 20
+# What a non-blocking lock attempt raises when another process holds it.
+_HELD_ERRNOS = frozenset({errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK, getattr(errno, "EDEADLOCK", errno.EDEADLK),
+                          errno.EDEADLK})
+
+
+class _Backend(Protocol):
+    name: str
+
+    def try_lock(self, fd: int) -> bool:
+        """Take the exclusive lock without waiting; False if another holder has it."""
+
+    def unlock(self, fd: int) -> None: ...
+
+
+class _Flock:
+    name = "flock"
+
+    def __init__(self, fcntl: ModuleType) -> None:
+        self._fcntl = fcntl
+
+    def try_lock(self, fd: int) -> bool:
+        try:
+            self._fcntl.flock(fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in _HELD_ERRNOS:
+                return False
+            raise
+        return True
+
+    def unlock(self, fd: int) -> None:
+        self._fcntl.flock(fd, self._fcntl.LOCK_UN)
+
+
+class _Msvcrt:
+    name = "msvcrt"
+
+    def __init__(self, msvcrt: ModuleType) -> None:
+        self._msvcrt = msvcrt
+
+    def try_lock(self, fd: int) -> bool:
+        os.lseek(fd, _MSVCRT_OFFSET, os.SEEK_SET)
+        try:
+            self._msvcrt.locking(fd, self._msvcrt.LK_NBLCK, 1)
+        except OSError as exc:
+            if exc.errno in _HELD_ERRNOS:
+                return False
+            raise
+        finally:
+            os.lseek(fd, 0, os.SEEK_SET)
+        return True
+
+    def unlock(self, fd: int) -> None:
+        os.lseek(fd, _MSVCRT_OFFSET, os.SEEK_SET)
+        try:
+            self._msvcrt.locking(fd, self._msvcrt.LK_UNLCK, 1)
+        finally:
+            os.lseek(fd, 0, os.SEEK_SET)
+
+
+class _Unavailable:
+    name = "none"
+
+    def try_lock(self, fd: int) -> bool:
+        raise IndexStateError("this platform offers neither fcntl.flock nor msvcrt.locking, so vault-memory cannot "
+                              "guarantee one writer per index; use it read-only (--read-only, `recall`) here")
+
+    def unlock(self, fd: int) -> None:
+        return None
+
+
+def _import(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _pick_backend() -> _Backend:
+    fcntl = _import("fcntl")
+    if fcntl is not None:
+        return _Flock(fcntl)
+    msvcrt = _import("msvcrt")
+    if msvcrt is not None:
+        return _Msvcrt(msvcrt)
+    return _Unavailable()
+
+
+BACKEND: _Backend = _pick_backend()
+
+
+def _open_existing(path: Path) -> int:
+    # Read-write where allowed (byte-range locks want it); flock is content with read-only.
+    try:
+        return os.open(path, os.O_RDWR)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)
+
+
+@dataclass(frozen=True)
+class LockProbe:
+    """What `WriterLock.probe` saw: whether a live process holds the lock, and the pid in the file."""
+
+    held: bool  # some other open file holds the lock right now
+    pid: int | None  # the pid the last holder wrote (None: no file, or empty)
+
+    @property
+    def stale_pid(self) -> int | None:
+        """A pid left in the file by a holder that no longer holds the lock (it died)."""
+        return None if self.held else self.pid
 
 
 class WriterLock:
-    """Exclusive, process-wide writer lock for one index folder."""
+    """Exclusive writer lock for one index folder (one holder across processes)."""
 
-    def __init__(self, index_dir: Path) -> None:
+    def __init__(self, index_dir: Path, backend: _Backend | None = None) -> None:
         self.path = index_dir / LOCK_NAME
+        self._backend = backend or BACKEND
         self._fd: int | None = None
 
     @property
@@ -33,7 +157,7 @@ class WriterLock:
 
     def holder_pid(self) -> int | None:
         try:
-            text = self.path.read_text().strip()
+            text = self.path.read_text().strip("\x00 \t\r\n")
             return int(text) if text else None
         except (OSError, ValueError):
             return None
@@ -44,11 +168,14 @@ class WriterLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            if not self._backend.try_lock(fd):
+                os.close(fd)
+                return False
+        except BaseException:
             os.close(fd)
-            return False
+            raise
         os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, str(os.getpid()).encode())
         os.fsync(fd)
         self._fd = fd
@@ -89,10 +216,30 @@ class WriterLock:
             return
         try:
             os.ftruncate(self._fd, 0)
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self._backend.unlock(self._fd)
         finally:
             os.close(self._fd)
             self._fd = None
+
+    def probe(self) -> LockProbe:
+        """Is another process holding the lock? Tries it for an instant on a separate handle and lets go,
+        without writing the file. Call it when this object does not hold the lock itself."""
+        if self._fd is not None:
+            return LockProbe(held=True, pid=os.getpid())
+        pid = self.holder_pid()
+        try:
+            fd = _open_existing(self.path)
+        except FileNotFoundError:
+            return LockProbe(held=False, pid=None)
+        try:
+            if not self._backend.try_lock(fd):
+                return LockProbe(held=True, pid=pid)
+            self._backend.unlock(fd)
+        except IndexStateError:  # no locking on this platform: nothing can be said about a holder
+            return LockProbe(held=False, pid=None)
+        finally:
+            os.close(fd)
+        return LockProbe(held=False, pid=pid)
 
     def __enter__(self) -> WriterLock:
         self.acquire()
@@ -100,3 +247,6 @@ class WriterLock:
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
+
+
+__all__ = ["BACKEND", "LOCK_NAME", "LockProbe", "WriterLock"]

@@ -41,7 +41,6 @@ from .edits import (
     link_superseded,
     memory_folder,
     rehearse,
-    resolve_note,
     staging_folder,
     trash,
     trashed_with_id,
@@ -54,6 +53,7 @@ from .hashing import sha256_hex
 from .markdown import chunk_body
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
 from .records import CommitReport, Committed, Conflict, Left, StagedMemory, iso
+from .resolve import resolve_note
 from .text import clean_input, clean_tags, in_folder, join, memory_body, norm, slug, split_title
 from .vault import walk_notes
 from .workspace import Workspace, now_utc

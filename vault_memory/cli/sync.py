@@ -1,33 +1,40 @@
-"""CLI commands that keep the index in step with the vault: `watch` and `doctor`."""
+"""Commands that keep the index in step with the vault: `watch` and `doctor`."""
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from vault_memory_cli.main import app, emit_json, render_report, state
+
+from .options import AsJson, state
+from .output import emit_json, note, render_index_report
+
+if TYPE_CHECKING:
+    from vault_memory.watch import BatchResult
 
 
-@app.command()
 def watch(ctx: typer.Context,
-          debounce: float | None = typer.Option(None, "--debounce", min=0.0,
-                                                help="Seconds without events before a batch is applied "
-                                                     "[config: debounce_seconds, default 0.3]"),
-          quiet: float | None = typer.Option(None, "--quiet-seconds", min=0.0,
-                                             help="Seconds a note must be quiet before its edit is recorded "
-                                                  "as a rehearsal [config: quiet_seconds, default 5]"),
-          no_rehearse: bool = typer.Option(False, "--no-rehearse-edits",
-                                           help="Do not record human edits in frontmatter (revision, "
-                                                "last_accessed)")) -> None:
+          debounce: Annotated[float | None, typer.Option(
+              "--debounce", min=0.0, metavar="S", show_default=False,
+              help="Seconds without events before a batch is applied [config: debounce_seconds; default: 0.3]")]
+          = None,
+          quiet: Annotated[float | None, typer.Option(
+              "--quiet-seconds", min=0.0, metavar="S", show_default=False,
+              help="Seconds a note must be quiet before its edit is recorded as a rehearsal "
+                   "[config: quiet_seconds; default: 5]")] = None,
+          no_rehearse: Annotated[bool, typer.Option(
+              "--no-rehearse-edits", help="Do not record human edits in frontmatter (revision, last_accessed)")]
+          = False) -> None:
     """Reconcile, then follow the vault and keep the index current until Ctrl-C or SIGTERM.
 
     Holds the index's writer lock while it runs; `recall` keeps working meanwhile.
     """
-    from vault_memory.watch import BatchResult, Watcher, serve
+    from vault_memory.watch import Watcher, serve
 
     def show(result: BatchResult) -> None:
         if result.changed:
-            typer.echo(result.line(), err=True)
+            note(result.line())
 
     with state(ctx).memory() as mem:
         watcher = Watcher(mem, debounce=debounce, quiet=quiet, rehearse_edits=not no_rehearse, on_batch=show)
@@ -36,17 +43,15 @@ def watch(ctx: typer.Context,
         except BaseException:
             watcher.close()
             raise
-        typer.echo(render_report(report), err=True)
-        typer.echo(f"watching {mem.vault} (pid {os.getpid()}); Ctrl-C to stop", err=True)
+        note(render_index_report(report))
+        note(f"watching {mem.vault} (pid {os.getpid()}); Ctrl-C to stop")
         serve(watcher)
-    typer.echo("stopped", err=True)
+    note("stopped")
 
 
-@app.command()
-def doctor(ctx: typer.Context,
-           as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
-           do_fix: bool = typer.Option(False, "--fix",
-                                       help="Reconcile the index with the vault, then re-check")) -> None:
+def doctor(ctx: typer.Context, as_json: AsJson = False,
+           do_fix: Annotated[bool, typer.Option("--fix", help="Reconcile the index with the vault, then re-check")]
+           = False) -> None:
     """Compare vault and index; exit 0 when consistent, 1 when they have drifted."""
     from vault_memory.doctor import diagnose, fix
 
@@ -70,7 +75,5 @@ def doctor(ctx: typer.Context,
             typer.echo(f"  (the index is being written by process {report.writer_pid})")
         if not report.ok and not do_fix:
             typer.echo("run `vault-memory doctor --fix` to reconcile")
-    # SystemExit, not typer.Exit: `run()` calls the app with standalone_mode=False, where click
-    # returns typer.Exit's code instead of exiting with it.
     if not report.ok:
-        raise SystemExit(1)
+        raise typer.Exit(1)

@@ -1,1 +1,0 @@
-"""The typer front end of vault-memory (installed as `vault_memory_cli`)."""

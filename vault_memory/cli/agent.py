@@ -1,0 +1,46 @@
+"""Commands for agents: `prefetch` (the memory block for a turn) and `mcp` (the MCP server)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .options import AsJson, Now, parse_now, state
+from .output import emit_json, note
+
+
+def prefetch(ctx: typer.Context,
+             text: Annotated[str, typer.Argument(help="The user's turn, as sent", show_default=False)],
+             budget: Annotated[int | None, typer.Option(
+                 "--budget", min=0, metavar="CHARS", show_default=False,
+                 help="Max characters of the whole block, markers included [config: prefetch_budget; default: 1200]")]
+             = None,
+             as_json: AsJson = False,
+             now: Now = None,
+             no_refresh: Annotated[bool, typer.Option(
+                 "--no-refresh-staged", help="Do not extend the expiry of staged memories the turn is about")] = False,
+             touch: Annotated[bool, typer.Option("--touch", help="Rehearse the notes shown (off by default)")]
+             = False) -> None:
+    """The [RELEVANT_LEARNED_MEMORY] block for TEXT, to put in a system prompt (prints nothing if none)."""
+    when = parse_now(now)
+    with state(ctx).memory() as mem:
+        mem.ensure_current()
+        result = mem.prefetch(text, budget=budget, now=when, refresh_staged=not no_refresh, touch=touch)
+    if as_json:
+        emit_json(result.to_dict())
+    elif result.block:
+        typer.echo(result.block)
+    else:
+        note("no relevant memory")
+
+
+def mcp(ctx: typer.Context) -> None:
+    """Serve the vault to an MCP client over stdio (Claude Desktop, Cursor, agent shells).
+
+    Keeps the index current while it runs (it holds the writer lock; if another process
+    has it, this server serves reads). Logs go to stderr; stdout is the protocol.
+    """
+    from vault_memory.mcp_server import serve
+
+    serve(state(ctx).config())

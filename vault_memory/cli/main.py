@@ -1,0 +1,170 @@
+"""`vault-memory`: the app, its global options, the command list, and the one place where
+errors become exit codes (`execute`).
+
+Exit codes: 0 ok, 1 generic, 2 usage or bad input/config, 3 not found, 4 embedder, 5 index
+state, 6 locked, 7 vector store unreachable (vault_memory/errors.py), 130 interrupted.
+
+Usage errors are click exceptions. typer < 0.26 raises them from `click`, typer >= 0.26 from
+its vendored copy `typer._click`; the two share no classes, so they are recognised by
+class name along the exception's MRO, whichever copy raised them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import typer
+import typer.main
+
+from vault_memory import __version__
+from vault_memory.errors import VaultMemoryError
+
+from . import agent, lifecycle, search, settings, sync
+from .options import (
+    ChromaUrlOpt,
+    EmbedderOpt,
+    IndexDirOpt,
+    LexicalFallbackOpt,
+    OllamaHostOpt,
+    ReadOnlyOpt,
+    State,
+    VaultOpt,
+    VerboseOpt,
+)
+
+PROG = "vault-memory"
+HELP = "A Markdown vault as an AI agent's memory: index it, recall from it, remember into it."
+
+app = typer.Typer(
+    name=PROG, help=HELP, no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
+    # Plain click help: rich markup would swallow "[env: ...]" and "[config: ...]" in option help.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Every command, in the order `--help` lists them; registered here and nowhere else.
+COMMANDS: list[tuple[str, Callable[..., None]]] = [
+    ("index", search.index), ("recall", search.recall), ("status", search.status),
+    ("watch", sync.watch), ("doctor", sync.doctor),
+    ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
+    ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),
+    ("unpin", lifecycle.unpin), ("log", lifecycle.log),
+    ("prefetch", agent.prefetch), ("mcp", agent.mcp),
+    ("config", settings.config),
+]
+for _name, _fn in COMMANDS:
+    app.command(_name)(_fn)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def callback(ctx: typer.Context, vault: VaultOpt = None, index_dir: IndexDirOpt = None, embedder: EmbedderOpt = None,
+             ollama_host: OllamaHostOpt = None, chroma_url: ChromaUrlOpt = None,
+             lexical_fallback: LexicalFallbackOpt = None, read_only: ReadOnlyOpt = None, verbose: VerboseOpt = False,
+             version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="Print the version and exit")] = False) -> None:
+    """Global options; each is also read from the environment and the config files (flags win)."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s: %(message)s")
+    for noisy in ("chromadb", "httpx", "urllib3", "watchdog", "mcp"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    ctx.obj = State({"vault": vault, "index_dir": index_dir, "embedder": embedder, "ollama_host": ollama_host,
+                     "chroma_url": chroma_url, "lexical_fallback": lexical_fallback, "read_only": read_only})
+
+
+# -- errors -> exit codes ---------------------------------------------------------------------
+
+def _click_class(exc: BaseException, name: str) -> bool:
+    """True if `exc` is a click `name` (ClickException, UsageError, Abort, ...) from click or typer._click."""
+    return any(cls.__name__ == name and cls.__module__.split(".")[0] in ("click", "typer")
+               for cls in type(exc).__mro__)
+
+
+def _say(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _help_text() -> str:
+    group = typer.main.get_command(app)
+    with group.make_context(PROG, [], resilient_parsing=True) as ctx:
+        return group.get_help(ctx)
+
+
+def _commands_with_option(option: str) -> list[str]:
+    group = typer.main.get_command(app)
+    commands: dict[str, Any] = getattr(group, "commands", {})
+    return [name for name, cmd in commands.items()
+            if any(option in (*p.opts, *p.secondary_opts) for p in cmd.params)]
+
+
+def _usage_error(exc: Exception) -> int:
+    """One line saying what is wrong (with a close command if one was mistyped), one saying where help is."""
+    message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
+    message = message.replace(" (env var: 'None')", "")  # typer 0.2x with click 8.2 names a missing variable
+    ctx = getattr(exc, "ctx", None)
+    if message.startswith("No such command") and "Did you mean" not in message:  # older typer does not suggest
+        wrong = message.split("'")[1] if message.count("'") >= 2 else ""
+        close = difflib.get_close_matches(wrong, [name for name, _ in COMMANDS], n=1)
+        if close:
+            message = f"{message.rstrip('.')}. Did you mean '{close[0]}'?"
+    path = getattr(ctx, "command_path", None)
+    where = path if isinstance(path, str) and path else PROG
+    option = getattr(exc, "option_name", None)
+    if isinstance(option, str) and where == PROG:  # `vault-memory -k 3 recall x`: a command's option too early
+        owners = _commands_with_option(option)
+        if owners:
+            message = message.split(" (Possible options:")[0]
+            of = ", ".join(owners) if len(owners) <= 3 else f"{owners[0]} and {len(owners) - 1} other commands"
+            message += f" (it is an option of {of}: put it after the command)"
+    _say(f"error: {message}")
+    _say(f"Try '{where} -h' for help.")
+    return int(getattr(exc, "exit_code", 2))
+
+
+def execute(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI on `argv` (default: sys.argv[1:]) and return the exit code, printing errors on stderr."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:  # bare `vault-memory`: a usage error, with the whole help as the message
+        _say(_help_text())
+        return 2
+    try:
+        rv: Any = app(args=args, prog_name=PROG, standalone_mode=False)
+    except VaultMemoryError as exc:
+        _say(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except Exception as exc:
+        if _click_class(exc, "NoArgsIsHelpError"):  # a group without its subcommand (click >= 8.2)
+            _say(str(exc.format_message()))  # type: ignore[attr-defined]
+            return 2
+        if _click_class(exc, "UsageError"):
+            return _usage_error(exc)
+        if _click_class(exc, "ClickException"):  # e.g. a file that cannot be opened
+            _say(f"error: {exc.format_message()}")  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", 1))
+        if _click_class(exc, "Abort"):  # a prompt answered with Ctrl-C / Ctrl-D
+            _say("aborted")
+            return 1
+        raise
+    # With standalone_mode=False, click *returns* the code of `raise typer.Exit(n)` (and Ctrl-C
+    # becomes 130); a command that finished normally returns None.
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def run() -> None:
+    """Console entry point (`vault-memory`, `python -m vault_memory`)."""
+    sys.exit(execute())

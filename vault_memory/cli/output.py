@@ -1,0 +1,121 @@
+"""Rendering: JSON on stdout, notes and progress on stderr.
+
+JSON convention (README, "JSON output"): every `--json` prints exactly one JSON object; a list
+is always under a plural key (`hits`, `staged`, `committed`, `left`, `entries`), listings
+also carry `count`; a record (hit, staged memory, committed, left, pin result) has the same
+fields wherever it appears, the `to_dict()` of the library's record.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+import typer
+
+if TYPE_CHECKING:
+    from vault_memory.indexer import IndexReport
+    from vault_memory.memory import Memory
+
+
+def emit_json(data: Mapping[str, Any]) -> None:
+    """The one JSON writer: one object per command, UTF-8 as is, dates and paths as strings."""
+    if not isinstance(data, Mapping):  # the convention, enforced where it is cheap to notice
+        raise TypeError(f"--json output must be one object, not {type(data).__name__}")
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def note(message: str) -> None:
+    """What happened, for a human: stderr, so stdout stays data."""
+    typer.echo(message, err=True)
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class Progress:
+    """`embedding 340/1048 chunks (32%)  11.4/s  ETA 1:02` on stderr, redrawn in place.
+
+    Only when stderr is a terminal (a pipe or a log file gets nothing). The rate is the
+    average since the first call, which includes the model's load: honest, and steady
+    enough for an ETA after a few seconds. Redraws at most every `interval` seconds.
+    """
+
+    def __init__(self, label: str, unit: str = "chunks", *, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic, interval: float = 0.25,
+                 enabled: bool | None = None) -> None:
+        self.label, self.unit = label, unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.clock = clock
+        self.interval = interval
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self._start: float | None = None
+        self._start_done = 0
+        self._last_draw = -float("inf")
+        self._width = 0
+        self._state: tuple[int, int] = (0, 0)  # the latest (done, total)
+        self._drawn: tuple[int, int] | None = None  # what the line shows now
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        now = self.clock()
+        if self._start is None:
+            self._start, self._start_done = now, done
+        self._state = (done, total)
+        if done < total and now - self._last_draw < self.interval:
+            return
+        self._last_draw = now
+        self._drawn = self._state
+        self._draw(self.line(done, total, now))
+
+    def line(self, done: int, total: int, now: float) -> str:
+        elapsed = now - (self._start if self._start is not None else now)
+        rate = (done - self._start_done) / elapsed if elapsed > 0 else 0.0
+        if done >= total:
+            speed = f" ({rate:.1f}/s)" if rate > 0 else ""
+            return f"{self.label} {done}/{total} {self.unit} in {_clock(elapsed)}{speed}"
+        pct = int(100 * done / total)
+        eta = _clock((total - done) / rate) if rate > 0 else "?"
+        return f"{self.label} {done}/{total} {self.unit} ({pct}%)  {rate:.1f}/s  ETA {eta}"
+
+    def _draw(self, text: str) -> None:
+        self.stream.write("\r" + text.ljust(self._width))
+        self.stream.flush()
+        self._width = max(self._width, len(text))
+
+    def close(self) -> None:
+        """End the line (drawing the final state if the last update was skipped)."""
+        if self._width == 0:
+            return
+        if self._drawn != self._state:  # the last update was skipped by the redraw interval
+            self._draw(self.line(*self._state, self.clock()))
+        self.stream.write("\n")
+        self.stream.flush()
+        self._width = 0
+
+
+def ensure_current(mem: Memory) -> None:
+    """Reconcile before reading, with progress, unless another process is writing the index."""
+    progress = Progress("indexing")
+    try:
+        mem.ensure_current(progress)
+    finally:
+        progress.close()
+
+
+def render_index_report(report: IndexReport) -> str:
+    counts = report.counts
+    parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
+    lines = [f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
+             f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"]
+    if report.failures:
+        lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""Commands that build and read the index: `index`, `recall`, `status`."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Literal
+
+import typer
+
+from .options import AsJson, Now, parse_now, state
+from .output import Progress, emit_json, ensure_current, render_index_report
+
+
+class Mode(enum.StrEnum):
+    hybrid = "hybrid"
+    bm25 = "bm25"
+    dense = "dense"
+
+
+_MODES: dict[Mode, Literal["hybrid", "bm25", "dense"]] = {Mode.hybrid: "hybrid", Mode.bm25: "bm25",
+                                                          Mode.dense: "dense"}
+
+
+def index(ctx: typer.Context,
+          rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the index and build it from nothing")] = False,
+          as_json: AsJson = False) -> None:
+    """Reconcile the index with the vault: embed only what changed."""
+    progress = Progress("embedding")
+    with state(ctx).memory() as mem:
+        try:
+            report = mem.index(rebuild=rebuild, progress=progress)
+        finally:
+            progress.close()
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        typer.echo(render_index_report(report))
+
+
+def recall(ctx: typer.Context,
+           query: Annotated[str, typer.Argument(help="What to recall, in plain words", show_default=False)],
+           k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many notes (1-100)")] = 5,
+           as_json: AsJson = False,
+           now: Now = None,
+           no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
+           mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
+           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False) -> None:
+    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
+    when = parse_now(now)
+    with state(ctx).memory() as mem:
+        ensure_current(mem)
+        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay)
+    if as_json:
+        emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits)})
+        return
+    if not hits:
+        typer.echo("no matching notes")
+    for i, h in enumerate(hits, 1):
+        flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
+        where = f" > {h.heading}" if h.heading else ""
+        typer.echo(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
+        typer.echo(f"   {h.snippet}")
+
+
+def status(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """Notes, chunks, index location, embedder and what is pending."""
+    with state(ctx).memory() as mem:
+        info = mem.status()
+    if as_json:
+        emit_json(info)
+        return
+    typer.echo(f"vault:     {info['vault']}")
+    typer.echo(f"index:     {info['index_dir']}")
+    typer.echo(f"embedder:  {info['embedder']}")
+    store = info["vector_store"]
+    where = f" at {store['url']}" if store.get("url") else ""
+    typer.echo(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
+               f"({store['vectors'] if 'vectors' in store else 'unavailable: ' + str(store.get('error', '?'))})")
+    typer.echo(f"notes:     {info['notes']}   chunks: {info['chunks']}")
+    pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
+    typer.echo(f"pending:   {pending}")
+    for path, err in info["failures"].items():
+        typer.echo(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
+    for path, why in info.get("passed_over", {}).items():
+        typer.echo(f"not indexed: {path}: {why}")
