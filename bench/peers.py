@@ -4,11 +4,12 @@ For each tool, on its own byte-identical copy of one generated vault (basic-memo
 the notes it indexes: it adds permalinks and reformats frontmatter, so the tools cannot share
 one folder) and with its home, config and index in a fresh folder of its own:
 
-- first index: the tool's own CLI, fresh process, fresh index (wall time; what each does at
+- first index: the tool's own CLI, fresh process, fresh index (wall and CPU time; what each does at
   index time is recorded: we embed with MiniLM, basic-memory 0.24 and qmd's `search` are
   keyword-only offline, so vault-memory is also indexed with the `fake` embedder: pipeline
   cost without the model);
-- cold query: the tool's CLI in a fresh process, the same questions, tools interleaved, median;
+- cold query: the tool's CLI in a fresh process, the same questions, tools interleaved, median
+  (wall and CPU time);
 - warm query: a long-lived process, p50/p95 over every question, tools interleaved question by
   question so machine load hits them alike. Ours through the Python API (`Memory.recall`) and,
   for a like-for-like row, through our MCP server; the peers through their MCP servers (stdio);
@@ -29,6 +30,7 @@ import contextlib
 import json
 import os
 import queue
+import resource
 import shutil
 import subprocess
 import sys
@@ -377,14 +379,22 @@ def tool_payload(result: dict[str, Any]) -> Any:
 # --------------------------------------------------------------------------- phases
 
 
-def _run(cmd: Sequence[str], env: dict[str, str], cwd: Path, timeout: float) -> tuple[float, str]:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _run(cmd: Sequence[str], env: dict[str, str], cwd: Path, timeout: float) -> tuple[float, float, str]:
+    """(wall s, CPU s of the process and its children, stdout). CPU time is what machine load cannot inflate."""
+    cpu = _children_cpu()
     t = time.perf_counter()
     proc = subprocess.run(list(cmd), env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - t
+    cpu = _children_cpu() - cpu
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout)[-1500:]
         raise RuntimeError(f"`{' '.join(cmd[:4])} ...` exited {proc.returncode}: {tail}")
-    return seconds, proc.stdout
+    return seconds, cpu, proc.stdout
 
 
 def make_instance(tool: Tool, work: Path, vault_name: str, files: dict[str, str]) -> Instance:
@@ -506,7 +516,7 @@ def run(opts: RunOptions) -> Result:
             inst = make_instance(tool, work, spec.name, spec.files)
             before = load()
             try:
-                seconds, _ = _run(tool.index_cmd(inst), inst.env, inst.home, INDEX_TIMEOUT)
+                seconds, cpu, _ = _run(tool.index_cmd(inst), inst.env, inst.home, INDEX_TIMEOUT)
             except Exception as exc:
                 if tool is ours or tool is fake:
                     raise
@@ -514,8 +524,9 @@ def run(opts: RunOptions) -> Result:
                 log(f"peers: {tool.key} {status[tool.key]}")
                 continue
             instances[(tool.key, spec.name)] = inst
-            index_s.setdefault(spec.name, {})[tool.key] = {"seconds": round(seconds, 2), "load_before": before}
-            log(f"peers: first index {spec.name} {tool.key}: {seconds:.1f}s (load {before})")
+            index_s.setdefault(spec.name, {})[tool.key] = {"seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
+                                                           "load_before": before, "load_after": load()}
+            log(f"peers: first index {spec.name} {tool.key}: {seconds:.1f}s, CPU {cpu:.1f}s (load {before})")
     results["first_index"] = index_s
     running = [t for t in active if status[t.key] == "ran"]
 
@@ -523,6 +534,7 @@ def run(opts: RunOptions) -> Result:
     locomo = vaults[0]
     cold_qs = [locomo.questions[i * max(1, len(locomo.questions) // cold_n)] for i in range(cold_n)]
     cold: dict[str, list[float]] = {t.key: [] for t in (ours, *running)}
+    cold_cpu: dict[str, list[float]] = {t.key: [] for t in (ours, *running)}
     cold_hits: dict[str, list[int]] = {t.key: [] for t in (ours, *running)}
     for i, (query, _q, now) in enumerate([(cold_qs[0][0], None, cold_qs[0][2]), *cold_qs]):
         for tool in (ours, *running):
@@ -530,7 +542,7 @@ def run(opts: RunOptions) -> Result:
                 continue
             inst = instances[(tool.key, "locomo")]
             try:
-                seconds, out = _run(tool.cold_cmd(inst, query, now.isoformat() if now else None), inst.env,
+                seconds, cpu, out = _run(tool.cold_cmd(inst, query, now.isoformat() if now else None), inst.env,
                                     inst.home, CALL_TIMEOUT)
             except Exception as exc:
                 if tool is ours:
@@ -540,10 +552,13 @@ def run(opts: RunOptions) -> Result:
                 continue
             if i > 0:  # i == 0 is the warm-up (page cache; a first-call cost is not a query's)
                 cold[tool.key].append(round(seconds, 3))
+                cold_cpu[tool.key].append(round(cpu, 3))
                 cold_hits[tool.key].append(len(tool.parse_cold(out)))
         shown = ", ".join(f"{k} {v[-1]:.2f}s" for k, v in cold.items() if v)
         log(f"peers: cold query {i or 'warm-up'}/{cold_n}: {shown}")
     results["cold_query"] = {k: {"seconds": v, "median": round(metrics.median(v), 3) if v else None,
+                                 "cpu_seconds": cold_cpu[k],
+                                 "cpu_median": round(metrics.median(cold_cpu[k]), 3) if v else None,
                                  "hits": cold_hits[k]} for k, v in cold.items()}
     running = [t for t in running if status[t.key] == "ran"]
 
@@ -634,7 +649,9 @@ def summary_rows(results: dict[str, Any], ours_key: str, fake_key: str) -> dict[
 
     rows: dict[str, dict[str, Any]] = {
         "first index, s": {k: v["seconds"] for k, v in idx.items()},
+        "first index, CPU s": {k: v.get("cpu_seconds") for k, v in idx.items()},
         "cold CLI query, median s": {k: v["median"] for k, v in cold.items()},
+        "cold CLI query, median CPU s": {k: v.get("cpu_median") for k, v in cold.items()},
         "warm query p50, ms": per_tool(lambda k: warm.get(warm_label(k), {}).get("p50_ms")),
         "warm query p95, ms": per_tool(lambda k: warm.get(warm_label(k), {}).get("p95_ms")),
         "warm query p50 via MCP, ms": per_tool(lambda k: warm.get(f"{k}: MCP", {}).get("p50_ms")),
@@ -652,8 +669,9 @@ def summary_rows(results: dict[str, Any], ours_key: str, fake_key: str) -> dict[
     for row in rows.values():
         for k in [k for k, v in row.items() if v is None]:
             del row[k]
-    if fake_key in rows["first index, s"]:
-        rows["first index, s"][f"{ours_key} (fake embedder)"] = rows["first index, s"].pop(fake_key)
+    for measure in ("first index, s", "first index, CPU s"):
+        if fake_key in rows[measure]:
+            rows[measure][f"{ours_key} (fake embedder)"] = rows[measure].pop(fake_key)
     return rows
 
 
@@ -698,7 +716,9 @@ def render(params: dict[str, Any], results: dict[str, Any], ours: Tool, fake: To
         *table(header, body),
         "",
         f"- First index: each tool's CLI on a fresh copy and a fresh home (`vault-memory index`, "
-        f"`bm project add`, `qmd collection add`). Cold query: the CLI in a fresh process "
+        f"`bm project add`, `qmd collection add`), one after the other. CPU s = user + system time of the command "
+        f"and its children, which load from other jobs on the shared cores does not inflate. "
+        f"Cold query: the CLI in a fresh process "
         f"(`vault-memory recall --json --no-touch`, `bm tool search-notes --json`, `qmd search --json`), median of "
         f"{params['cold_queries']} questions after one untimed warm-up, tools interleaved. Warm: every question, tools "
         f"interleaved; vault-memory through its Python API, the peers through their MCP servers (stdio).",
