@@ -61,7 +61,9 @@ from .peers_vault import (
 K = 5
 FETCH = 10  # results asked of each peer: some return several items per note (basic-memory observations)
 BASIC_MEMORY_SPEC = "basic-memory==0.24.1"
-QMD_SPECS = ("@tobilu/qmd@0.9.0", "bun@1.4.5")  # 0.9.0: the newest qmd that runs on node < 22 (it runs on bun)
+# qmd >= 1.0 needs node >= 22 (npm's own `node` package brings it; better-sqlite3 ships prebuilt binaries). Without
+# it, npm quietly resolves @tobilu/qmd to 0.9.0, the last release that ran on bun.
+QMD_SPECS = ("@tobilu/qmd@2.8.3", "node@22.23.3")
 CALL_TIMEOUT = 120.0
 INDEX_TIMEOUT = 3600.0
 
@@ -227,7 +229,7 @@ class Qmd(Tool):
         return self.root / "node_modules" / ".bin"
 
     def missing(self) -> str | None:
-        for name in ("qmd", "bun"):
+        for name in ("qmd", "node"):
             if not (self.bin / name).exists():
                 return f"not installed ({self.bin / name} absent; `python -m bench.peers --install` installs it)"
         return None
@@ -240,7 +242,7 @@ class Qmd(Tool):
             except (OSError, ValueError):
                 return "?"
 
-        return f"{pkg('@tobilu/qmd')} (bun {pkg('bun')})"
+        return f"{pkg('@tobilu/qmd')} (node {pkg('node')})"
 
     def env(self, home: Path) -> dict[str, str]:
         return dict(os.environ) | {
@@ -263,7 +265,8 @@ class Qmd(Tool):
         return [str(self.bin / "qmd"), "mcp"]
 
     def mcp_call(self, inst: Instance, q: str) -> tuple[str, dict[str, Any]]:
-        return "search", {"query": q, "limit": FETCH}
+        # A plain `query` is expanded and reranked by local LLMs (model downloads); a `lex` sub-query is its BM25.
+        return "query", {"searches": [{"type": "lex", "query": q}], "limit": FETCH, "rerank": False}
 
     def parse_mcp(self, payload: Any) -> list[str]:
         return parse_qmd(payload)
@@ -281,8 +284,9 @@ def tools(peers_dir: Path, embedder: str) -> tuple[VaultMemory, VaultMemory, lis
                     "parses notes into entities/observations/relations, SQLite FTS5; keyword-only here (its "
                     "semantic side needs sqlite-vec, which this Python's sqlite3 cannot load, and a model download)",
                     "MCP server (stdio), search_notes", root=peers_dir / "basic-memory"),
-        Qmd("qmd", "qmd", "SQLite FTS5 over whole documents (`search`, BM25); vectors only after `qmd embed`, which "
-            "needs model downloads (not done)", "MCP server (stdio), search", root=peers_dir / "qmd"),
+        Qmd("qmd", "qmd", "SQLite FTS5 (BM25) over documents; `qmd embed` (vectors) and `qmd query`'s LLM expansion "
+            "and reranking need GGUF model downloads: not run. Its keyword search requires every query term (AND)",
+            "MCP server (stdio), query with one `lex` sub-query, rerank off", root=peers_dir / "qmd"),
     ]
     return ours, fake, peers
 
@@ -415,7 +419,28 @@ class Warm:
     search: Callable[[str, PeerQuestion | None], list[str]]
     close: Callable[[], None]
     start_seconds: float
+    cpu: Callable[[], float | None]  # CPU seconds the serving process has used so far
     latencies_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+
+
+def process_cpu(pid: int) -> Callable[[], float | None]:
+    """User + system CPU seconds of a process and its descendants (psutil), None when it cannot be read."""
+
+    def read() -> float | None:
+        try:
+            import psutil
+
+            proc = psutil.Process(pid)
+            total = 0.0
+            for p in [proc, *proc.children(recursive=True)]:
+                times = p.cpu_times()
+                total += times.user + times.system
+            return total
+        except Exception:  # psutil missing, or the process is gone
+            return None
+
+    return read
 
 
 def open_mcp(inst: Instance) -> Warm:
@@ -433,7 +458,8 @@ def open_mcp(inst: Instance) -> Warm:
         name, args = inst.tool.mcp_call(inst, q)
         return inst.tool.parse_mcp(client.call(name, args))
 
-    return Warm(f"{inst.tool.label} via MCP", search, client.close, time.perf_counter() - t)
+    return Warm(f"{inst.tool.label} via MCP", search, client.close, time.perf_counter() - t,
+                process_cpu(client.proc.pid))
 
 
 @contextlib.contextmanager
@@ -576,8 +602,9 @@ def run(opts: RunOptions) -> Result:
                     hits = mem.recall(q, k=K, touch=False, now=getattr(pq, "now", None) or upd_now, **kw)
                     return [h.path for h in hits]
 
+                # this process's CPU clock: nothing else in it runs during a call (the MCP readers wait on pipes)
                 warms.append((f"{ours.key}: {setting}", Warm(f"{ours.label} API, {setting}", api_search,
-                                                                lambda: None, api_start)))
+                                                                lambda: None, api_start, time.process_time)))
             for tool in (ours, *running):
                 if status.get(tool.key, "ran") != "ran":
                     continue
@@ -596,6 +623,7 @@ def run(opts: RunOptions) -> Result:
             unresolved: dict[str, int] = dict.fromkeys(rows, 0)
             for n, (query, item, _now) in enumerate(spec.questions):
                 for label, w in warms:
+                    cpu_before = w.cpu()
                     t = time.perf_counter()
                     try:
                         refs = w.search(query, item if isinstance(item, PeerQuestion) else None)
@@ -605,6 +633,9 @@ def run(opts: RunOptions) -> Result:
                         refs = []
                         log(f"peers: {label}: {exc}")
                     w.latencies_ms.append((time.perf_counter() - t) * 1000)
+                    cpu_after = w.cpu()
+                    if cpu_before is not None and cpu_after is not None:
+                        w.cpu_ms.append((cpu_after - cpu_before) * 1000)
                     ranked, bad = resolver.ranked(refs, K)
                     unresolved[label] += bad
                     if isinstance(item, PeerQuestion):
@@ -615,6 +646,8 @@ def run(opts: RunOptions) -> Result:
                     log(f"peers: {spec.name} {n + 1}/{len(spec.questions)} questions")
         results["warm"][spec.name] = {
             label: {"p50_ms": round(metrics.median(w.latencies_ms), 2), "p95_ms": round(metrics.p95(w.latencies_ms), 2),
+                    # a mean: a server's CPU clock ticks in 10 ms steps, too coarse for one query
+                    "cpu_ms_mean": round(metrics.mean(w.cpu_ms), 2) if w.cpu_ms else None,
                     "n": len(w.latencies_ms), "start_seconds": round(w.start_seconds, 2)}
             for label, w in warms}
         # Our MCP tool evaluates decay at the wall clock, years after these conversations: latency only.
@@ -654,7 +687,9 @@ def summary_rows(results: dict[str, Any], ours_key: str, fake_key: str) -> dict[
         "cold CLI query, median CPU s": {k: v.get("cpu_median") for k, v in cold.items()},
         "warm query p50, ms": per_tool(lambda k: warm.get(warm_label(k), {}).get("p50_ms")),
         "warm query p95, ms": per_tool(lambda k: warm.get(warm_label(k), {}).get("p95_ms")),
+        "warm query, mean CPU ms": per_tool(lambda k: warm.get(warm_label(k), {}).get("cpu_ms_mean")),
         "warm query p50 via MCP, ms": per_tool(lambda k: warm.get(f"{k}: MCP", {}).get("p50_ms")),
+        "warm query via MCP, mean CPU ms": per_tool(lambda k: warm.get(f"{k}: MCP", {}).get("cpu_ms_mean")),
         f"LoCoMo note recall@{K}": per_tool(lambda k: qual.get(warm_label(k), {}).get("pooled", {}).get(f"recall@{K}")),
         f"LoCoMo note hit@{K}": per_tool(lambda k: qual.get(warm_label(k), {}).get("pooled", {}).get(f"hit@{K}")),
         f"updates: all statements in top {K}": per_tool(
