@@ -422,6 +422,7 @@ class Warm:
     cpu: Callable[[], float | None]  # CPU seconds the serving process has used so far
     latencies_ms: list[float] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
+    errors: int = 0  # calls the tool refused or failed (counted as no results)
 
 
 def process_cpu(pid: int) -> Callable[[], float | None]:
@@ -631,6 +632,7 @@ def run(opts: RunOptions) -> Result:
                         if label.startswith(ours.key):
                             raise
                         refs = []
+                        w.errors += 1
                         log(f"peers: {label}: {exc}")
                     w.latencies_ms.append((time.perf_counter() - t) * 1000)
                     cpu_after = w.cpu()
@@ -648,7 +650,7 @@ def run(opts: RunOptions) -> Result:
             label: {"p50_ms": round(metrics.median(w.latencies_ms), 2), "p95_ms": round(metrics.p95(w.latencies_ms), 2),
                     # a mean: a server's CPU clock ticks in 10 ms steps, too coarse for one query
                     "cpu_ms_mean": round(metrics.mean(w.cpu_ms), 2) if w.cpu_ms else None,
-                    "n": len(w.latencies_ms), "start_seconds": round(w.start_seconds, 2)}
+                    "n": len(w.latencies_ms), "errors": w.errors, "start_seconds": round(w.start_seconds, 2)}
             for label, w in warms}
         # Our MCP tool evaluates decay at the wall clock, years after these conversations: latency only.
         results["quality"][spec.name] = {label: {**summarise(r), "unresolved_refs": unresolved[label]}
@@ -783,10 +785,10 @@ def render(params: dict[str, Any], results: dict[str, Any], ours: Tool, fake: To
 
 
 def find_python312() -> str | None:
-    """A Python >= 3.12 for basic-memory: BENCH_PEERS_PYTHON, python3.13/3.12 on PATH, or pyenv's."""
-    candidates = [os.environ.get("BENCH_PEERS_PYTHON"), shutil.which("python3.13"), shutil.which("python3.12")]
+    """A Python >= 3.12 for basic-memory: BENCH_PEERS_PYTHON, python3.12/3.13 on PATH, or pyenv's (oldest first)."""
+    candidates = [os.environ.get("BENCH_PEERS_PYTHON"), shutil.which("python3.12"), shutil.which("python3.13")]
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    candidates += sorted((str(p / "bin" / "python") for p in pyenv.glob("3.1[2-9]*")), reverse=True)
+    candidates += [str(p / "bin" / "python") for p in sorted(pyenv.glob("3.1[2-9]*"))]
     for cand in candidates:
         if not cand or not Path(cand).exists():
             continue
@@ -802,13 +804,16 @@ def install(peers_dir: Path, which: Sequence[str]) -> int:
     peers_dir.mkdir(parents=True, exist_ok=True)
     failed = 0
     if "basic-memory" in which:
-        py = find_python312()
+        venv = peers_dir / "basic-memory"
+        # An existing venv is reused as it is: `venv` over it with another Python would mix two versions.
+        py = str(venv / "bin" / "python") if (venv / "bin" / "python").exists() else find_python312()
         if py is None:
             log("basic-memory: needs Python >= 3.12; none found (set BENCH_PEERS_PYTHON)")
             failed += 1
         else:
-            venv = peers_dir / "basic-memory"
-            steps = [[py, "-m", "venv", str(venv)], [str(venv / "bin" / "pip"), "install", "-q", BASIC_MEMORY_SPEC]]
+            steps = [[str(venv / "bin" / "pip"), "install", "-q", BASIC_MEMORY_SPEC]]
+            if not (venv / "bin" / "python").exists():
+                steps.insert(0, [py, "-m", "venv", str(venv)])
             for step in steps:
                 log(f"$ {' '.join(step)}")
                 if subprocess.run(step).returncode != 0:
