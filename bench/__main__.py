@@ -26,6 +26,7 @@ RUNNERS = {
     "ann": ("bench.run_ann", None),
     "cold": ("bench.run_cold", None),
     "pipeline": ("bench.run_pipeline", None),
+    "peers": ("bench.peers", "locomo"),
 }
 
 
