@@ -24,7 +24,7 @@ from typing import Any
 from .datasets import SCIFACT_CREATED, build_locomo, build_scifact
 from .harness import CACHE, DEFAULT_DATA, DEFAULT_OUT, Result, RunOptions, cache_key, log, open_memory, table
 
-FLOORS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
+FLOORS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
 CAPS = (1, 2, 3)
 K = 5
 TARGET_PRECISION = 0.8
@@ -45,23 +45,40 @@ def _scifact(opts: RunOptions) -> list[list[tuple[float, bool]]]:
     return out
 
 
-def _locomo(opts: RunOptions) -> list[list[tuple[float, bool]]]:
+def _locomo(opts: RunOptions) -> tuple[list[list[tuple[float, bool]]], list[list[tuple[float, bool]]]]:
+    """(answerable questions on their own conversation, questions asked of another conversation).
+
+    The second set is what a floor must keep from writing: a question whose answer is not in
+    the vault (another conversation's question, or a category-5 question about something
+    never said) still gets hits, and none of them was used.
+    """
     from .datasets import turn_ids
 
     root = opts.cache / "vaults" / cache_key("locomo", opts.suffix)
     index_root = opts.cache / "index" / cache_key("locomo", opts.suffix, opts.embedder_name)
-    out = []
-    for conv in build_locomo(opts.data, root, quick=opts.quick):
+    convs = build_locomo(opts.data, root, quick=opts.quick)
+    own: list[list[tuple[float, bool]]] = []
+    foreign: list[list[tuple[float, bool]]] = []
+    for i, conv in enumerate(convs):
         now = conv.last_date + dt.timedelta(hours=1)
+        other = convs[(i + 1) % len(convs)]
         with open_memory(conv.vault, index_root / conv.sample_id, opts.embedder_name) as mem:
             mem.index()
             for q in conv.questions:
+                if q.category == 5:
+                    foreign.append([(h.similarity, False) for h in mem.recall(q.question, k=K, now=now, touch=False,
+                                                                               granularity="chunk")])
+                    continue
                 if q.category not in (1, 2, 3, 4) or not q.evidence:
                     continue
                 hits = mem.recall(q.question, k=K, now=now, touch=False, granularity="chunk")
                 ev = set(q.evidence)
-                out.append([(h.similarity, bool(ev & set(turn_ids(h.text)))) for h in hits])
-    return out
+                own.append([(h.similarity, bool(ev & set(turn_ids(h.text)))) for h in hits])
+            if other is not conv:
+                for q in other.questions[:150]:
+                    hits = mem.recall(q.question, k=K, now=now, touch=False, granularity="chunk")
+                    foreign.append([(h.similarity, False) for h in hits])
+    return own, foreign
 
 
 def sweep(rows: list[list[tuple[float, bool]]]) -> list[dict[str, Any]]:
@@ -73,6 +90,7 @@ def sweep(rows: list[list[tuple[float, bool]]]) -> list[dict[str, Any]]:
             n = sum(len(c) for c in chosen)
             out.append({"cap": cap, "floor": floor, "rehearsed": n,
                         "precision": round(sum(sum(c) for c in chosen) / n, 4) if n else None,
+                        "right_rehearsals": round(sum(1 for c in chosen if any(c)) / len(rows), 4) if rows else 0.0,
                         "queries_rehearsing": round(sum(1 for c in chosen if c) / len(rows), 4) if rows else 0.0,
                         "writes_per_query": round(n / len(rows), 3) if rows else 0.0})
     return out
@@ -80,23 +98,28 @@ def sweep(rows: list[list[tuple[float, bool]]]) -> list[dict[str, Any]]:
 
 def run(opts: RunOptions) -> Result:
     res = Result("rehearse_floor", opts)
-    data = {"scifact": _scifact(opts), "locomo": _locomo(opts)}
+    own, foreign = _locomo(opts)
+    data = {"scifact": _scifact(opts), "locomo": own}
     for name, rows in data.items():
         base = sum(sum(ok for _, ok in hits) for hits in rows) / max(1, sum(len(h) for h in rows))
         top1 = sum(1 for hits in rows if hits and hits[0][1]) / max(1, len(rows))
         res.results[name] = {"queries": len(rows), "share_of_top5_hits_right": round(base, 4),
                              "top1_right": round(top1, 4), "sweep": sweep(rows)}
         log(f"{name}: {len(rows)} queries, top-5 hits right {base:.3f}, top-1 right {top1:.3f}")
+    res.results["unanswerable"] = {"queries": len(foreign), "sweep": sweep(foreign)}
     res.markdown += [f"Top-{K} hits of every query, MiniLM cosine of each to its query; a hit is right when it is "
                      "relevant (SciFact qrels) or holds an evidence turn (LoCoMo). Precision = share of rehearsed "
-                     "hits that were right.", ""]
+                     "hits that were right; right rehearsals = share of queries whose rehearsed hits include a right "
+                     "one. Unanswerable: LoCoMo category-5 questions and another conversation's questions, asked of "
+                     f"a conversation's vault ({len(foreign)} queries): every write there is a note nobody used.", ""]
     rows_md = []
     for i, entry in enumerate(res.results["scifact"]["sweep"]):
-        other = res.results["locomo"]["sweep"][i]
-        rows_md.append([entry["cap"], entry["floor"], entry["precision"], entry["queries_rehearsing"],
-                        other["precision"], other["queries_rehearsing"]])
-    res.markdown += table(["cap", "floor", "SciFact precision", "SciFact queries rehearsing",
-                           "LoCoMo precision", "LoCoMo queries rehearsing"], rows_md)
+        lo = res.results["locomo"]["sweep"][i]
+        un = res.results["unanswerable"]["sweep"][i]
+        rows_md.append([entry["cap"], entry["floor"], entry["precision"], entry["right_rehearsals"],
+                        lo["precision"], lo["right_rehearsals"], un["queries_rehearsing"]])
+    res.markdown += table(["cap", "floor", "SciFact precision", "SciFact right rehearsals", "LoCoMo precision",
+                           "LoCoMo right rehearsals", "unanswerable queries writing"], rows_md)
     return res
 
 
