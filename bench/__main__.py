@@ -19,13 +19,13 @@ from pathlib import Path
 from .harness import CACHE, DEFAULT_DATA, DEFAULT_OUT, RunOptions, log
 
 RUNNERS = {
-    "scifact": ("bench.run_scifact", "scifact"),
-    "locomo": ("bench.run_locomo", "locomo"),
-    "updates": ("bench.run_updates", None),
-    "scale": ("bench.run_scale", None),
-    "ann": ("bench.run_ann", None),
-    "cold": ("bench.run_cold", None),
-    "pipeline": ("bench.run_pipeline", None),
+    "scifact": ("bench.runners.scifact", "scifact"),
+    "locomo": ("bench.runners.locomo", "locomo"),
+    "updates": ("bench.runners.updates", None),
+    "scale": ("bench.runners.scale", None),
+    "ann": ("bench.studies.ann", None),
+    "cold": ("bench.runners.cold", None),
+    "pipeline": ("bench.runners.pipeline", None),
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench import datasets, synth, updates
+from bench.data import datasets, synth, updates
 from bench.harness import DEFAULT_DATA, sync_vault
 
 

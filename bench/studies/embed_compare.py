@@ -42,7 +42,9 @@ import numpy as np
 
 from vault_memory.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MiniLMEmbedder
 
-RESULTS = Path(__file__).resolve().parent / "results" / "embed_compare.json"
+from ..harness import DEFAULT_OUT, REPO
+
+RESULTS = DEFAULT_OUT / "embed_compare.json"
 SEED = 20251129
 
 # Note-like material: prose, decisions, lists, code identifiers, dates, links.
@@ -230,8 +232,8 @@ def _runner(v: Variant, ours: MiniLMEmbedder, chroma: Any, chunks: list[str]) ->
 
 def _peak_rss_mb(variant: Variant, n_chunks: int) -> dict[str, float]:
     """Load once and embed the chunks once in a fresh process; its RSS before and at peak."""
-    cmd = [sys.executable, "-m", "bench.embed_compare", "--chunks", str(n_chunks), "--peak-of", variant.name]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    cmd = [sys.executable, "-m", "bench.studies.embed_compare", "--chunks", str(n_chunks), "--peak-of", variant.name]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO)
     out: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
 

@@ -20,15 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vault_memory.embedders import make_embedder
 
-DATA = Path("/work/shared/bench-data/locomo/locomo10.json")
-OUT = Path(__file__).parent / "results" / "prefetch_threshold.json"
+from ..harness import DEFAULT_DATA, DEFAULT_OUT
+
+DATA = DEFAULT_DATA / "locomo" / "locomo10.json"
+OUT = DEFAULT_OUT / "prefetch_threshold.json"
 THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
 GENERIC = [
     "hello, how are you today?", "thanks, that's all for now", "can you write a python function that reverses a list?",

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from . import metrics
-from .harness import Result, RunOptions, log, table
+from .. import metrics
+from ..harness import Result, RunOptions, log, table
 
 K = 10
 OURS = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32}
@@ -145,7 +145,7 @@ def _rows(tag: str, n: int, cmp: dict[str, dict[str, Any]], build: dict[str, flo
 def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any], list[list[Any]]] | None:
     from vault_memory import Config, Memory
 
-    from .datasets import load_scifact_qrels, read_jsonl
+    from ..data.datasets import load_scifact_qrels, read_jsonl
 
     vault = opts.cache / "vaults" / "scifact-full"
     index_dir = opts.cache / "index" / "scifact-full-minilm"

@@ -31,9 +31,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import metrics
-from .harness import CACHE, DEFAULT_OUT, _atomic_write, git_info, log, machine_info, table
-from .synth import build_synth, sample_queries
+from .. import metrics
+from ..data.synth import build_synth, sample_queries
+from ..harness import CACHE, DEFAULT_OUT, REPO, _atomic_write, git_info, log, machine_info, table
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 MODES = ("hybrid", "dense", "bm25")
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(REPO))
     from tests.chroma_server import ChromaServer
 
     started = time.time()

@@ -28,12 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .harness import machine_info, sync_vault
-from .synth import WORDS
+from ..data.synth import WORDS
+from ..harness import CACHE as BENCH_CACHE
+from ..harness import DEFAULT_OUT, machine_info, sync_vault
 
-ROOT = Path(__file__).parent
-CACHE = ROOT / ".cache" / "watch"
-OUT = ROOT / "results" / "watch_latency.json"
+CACHE = BENCH_CACHE / "watch"
+OUT = DEFAULT_OUT / "watch_latency.json"
 POLL = 0.005
 
 

@@ -31,12 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .harness import machine_info
-from .synth import WORDS
+from ..data.synth import WORDS
+from ..harness import CACHE as BENCH_CACHE
+from ..harness import DEFAULT_OUT, machine_info
 
-ROOT = Path(__file__).parent
-CACHE = ROOT / ".cache" / "prefetch"
-OUT = ROOT / "results" / "prefetch_latency.json"
+CACHE = BENCH_CACHE / "prefetch"
+OUT = DEFAULT_OUT / "prefetch_latency.json"
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 GEN_VERSION = "1"
 

@@ -15,21 +15,20 @@ import math
 import pickle
 import sys
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 from vault_memory.config import Config
 from vault_memory.decay import DecayModel, state_from_meta
 from vault_memory.memory import Memory
 
-from . import metrics
-from .datasets import build_locomo, build_scifact, load_scifact_qrels, turn_ids  # noqa: F401
-from .updates import build_updates
+from .. import metrics
+from ..data.datasets import build_locomo, build_scifact, load_scifact_qrels, turn_ids  # noqa: F401
+from ..data.updates import build_updates
+from ..harness import BENCH as ROOT
+from ..harness import CACHE
+from ..harness import DEFAULT_DATA as DATA
 
-ROOT = Path(__file__).resolve().parent
-CACHE = ROOT / ".cache"
 OUT = CACHE / "calibrate"
-DATA = ROOT.parent.parent / "shared" / "bench-data"
 
 
 def _dump_queries(mem: Memory, queries: list[tuple[Any, str]], now: Any) -> list[dict[str, Any]]:
@@ -97,7 +96,7 @@ def collect() -> None:
 def ds_now(ds: Any) -> Any:
     import datetime as dt
 
-    from .datasets import SCIFACT_CREATED
+    from ..data.datasets import SCIFACT_CREATED
 
     return SCIFACT_CREATED + dt.timedelta(days=1)
 
@@ -288,7 +287,7 @@ def _load() -> dict[str, list[dict[str, Any]]]:
         for q, case in zip(loaded["updates"], bench.cases, strict=True):
             q.setdefault("query", case.query)
     if "scifact" in loaded:
-        from .datasets import read_jsonl
+        from ..data.datasets import read_jsonl
 
         texts = {str(r["_id"]): r["text"] for r in read_jsonl(DATA / "scifact" / "queries.jsonl")}
         for q in loaded["scifact"]:
