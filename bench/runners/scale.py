@@ -197,7 +197,8 @@ def _load() -> list[float] | None:
 def _minilm_throughput() -> dict[str, Any] | None:
     path = BENCH / "results" / "embed_compare.json"
     try:
-        ours = json.loads(path.read_text(encoding="utf-8"))["ours"]
+        data = json.loads(path.read_text(encoding="utf-8"))
+        ours = data.get("results", data)["ours"]  # harness.Result's shape; older files had it at the top
         return {"chunks_per_s": ours["chunks_per_s"], "tokens_per_s": ours["tokens_per_s"], "source": str(path)}
     except (OSError, KeyError, ValueError):
         return None
