@@ -26,6 +26,7 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
     "scifact": ("bench.runners.scifact", "scifact"),
     "locomo": ("bench.runners.locomo", "locomo"),
     "updates": ("bench.runners.updates", None),
+    "updates_hard": ("bench.runners.updates_hard", "locomo"),
     "scale": ("bench.runners.scale", None),
     "cold": ("bench.runners.cold", None),
     "pipeline": ("bench.runners.pipeline", None),

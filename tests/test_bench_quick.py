@@ -167,6 +167,8 @@ def test_every_benchmark_runs_in_quick_mode(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     written = sorted(p.name for p in (tmp_path / "results").glob("*.quick.json"))
     assert {"updates.quick.json", "scale.quick.json", "pipeline.quick.json", "cold.quick.json"} <= set(written)
+    if (DEFAULT_DATA / "locomo").is_dir():
+        assert {"locomo.quick.json", "updates_hard.quick.json"} <= set(written)
 
 
 # --------------------------------------------------------------------------- the bench package itself
