@@ -122,7 +122,8 @@ def git_info() -> dict[str, Any]:
         return out.stdout.strip() if out.returncode == 0 else None
 
     commit = run("rev-parse", "HEAD")
-    status = run("status", "--porcelain", "--untracked-files=no")
+    # Result files are outputs, not code: a run after another run is still a clean checkout.
+    status = run("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/results")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 

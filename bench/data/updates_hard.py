@@ -4,19 +4,21 @@
 one subject look alike and freshness ordering can tell they belong together. Real memory is
 messier, and this generator reproduces that (issue 14):
 
-- The vault is a user's notes of their chats. Every note is several blocks of consecutive
-  real LoCoMo turns (read in place from the shared bench data; the user is each
-  conversation's first speaker, written `me:`), so each note is about several topics.
-- About 80 facts (where someone lives, works, what they drive, which editor they use...;
-  about the user and about people in their life) are each stated 2-3 times, 70-120 days
-  apart, each time as one `me:` line buried in another note's talk, worded differently each
-  time (no shared phrasing beyond the fact's key words; sometimes the later statement names
-  the old value: "I traded in the Civic for a Golf").
+- A vault is a user's notes of their chats. Every note is 2-4 stretches of real LoCoMo talk
+  with one friend (read in place from the shared bench data; the user is the conversation's
+  first speaker, written `me:`), so each note is about several topics. The filler never
+  mentions any fact's subject or values (`clean_turn`), so it states no rival fact.
+- Each vault holds one fact per kind (27 kinds: where someone lives, works, what they drive,
+  which editor they use...), about the user or a person in their life; three vaults, 81
+  facts. Each fact is stated 2-3 times, 70-120 days apart, each time as a short exchange (the
+  statement, the friend's reaction, a follow-up) among the other talk, worded differently
+  each time: only the fact's key words are shared, and sometimes the later statement names
+  the old value ("I traded in a Honda Civic for a VW Golf").
 - Distractors: for every fact, a note that talks about the same subject without stating it
-  ("my sister Nora spent all evening complaining about rent"), and some statement notes
-  carry another fact's distractor line.
+  ("my sister Nora spent all evening complaining about rent at home"), and some statement
+  notes carry another fact's distractor line.
 - Each fact has one question asking for the current value, worded unlike every statement
-  ("Which city is the user's sister Nora based in these days?").
+  ("Which city is the user's sister Nora living in these days?").
 
 Two renderings of the same notes: `frontmatter` (a `created` key, undated file names) and
 `journal` (one `journal/YYYY-MM-DD.md` file per day, no frontmatter, file time set to the
@@ -24,7 +26,8 @@ note's time, as in a daily-notes vault written day by day). Every note has a day
 
 Pure and deterministic for a seed: `generate_updates_hard(sessions, ...)` takes the filler
 sessions as values (tests pass their own); `build_updates_hard(data, root, style=...)` reads
-LoCoMo, writes the vault and returns the questions. Calibration code should call the latter.
+LoCoMo, writes the vaults and returns the questions. Calibration code should call the latter,
+then `bench.runners.updates_hard.evaluate_bench` (or `evaluate` on an open Memory).
 """
 
 from __future__ import annotations
