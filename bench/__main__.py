@@ -1,10 +1,11 @@
-"""python -m bench <name|all> [--quick] [--data DIR] [--out DIR] [--embedder NAME] [--notes N]
+"""python -m bench NAME [options]: vault-memory's benchmarks (runners) and side studies.
 
-Runners: scifact, locomo (third-party data, read in place from --data), updates and scale
-(generated here), ann (HNSW vs exact search), cold (fresh-process CLI recall) and pipeline
-(first-index throughput against the bare embedder).
-`all --quick` runs every runner on small slices with the fake embedder;
-CI runs that. Results go to <out>/<name>.json and <name>.md (<name>.quick.* in quick mode).
+Runners reproduce the README's tables and have a quick mode: `python -m bench all --quick`
+runs every runner on small slices with the fake embedder (CI). Studies are one-off or
+expensive measurements with options of their own, run by name. Every entry point returns a
+harness.Result, written here as <out>/<name>.json and .md (<name>.quick.* in quick mode)
+with the machine, date, git commit, load average and parameters of the run.
+`python -m bench NAME --help` shows an entry's own options.
 """
 
 from __future__ import annotations
@@ -15,60 +16,101 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from types import ModuleType
 
 from .harness import CACHE, DEFAULT_DATA, DEFAULT_OUT, RunOptions, log
 
-RUNNERS = {
-    "scifact": ("bench.run_scifact", "scifact"),
-    "locomo": ("bench.run_locomo", "locomo"),
-    "updates": ("bench.run_updates", None),
-    "scale": ("bench.run_scale", None),
-    "ann": ("bench.run_ann", None),
-    "cold": ("bench.run_cold", None),
-    "pipeline": ("bench.run_pipeline", None),
-    "peers": ("bench.peers", "locomo"),
+# name -> (module, the folder it reads under --data, or None for generated data). A module has
+# `run(opts: RunOptions) -> Result` and may have `add_arguments(parser)` for options of its own.
+RUNNERS: dict[str, tuple[str, str | None]] = {
+    "scifact": ("bench.runners.scifact", "scifact"),
+    "locomo": ("bench.runners.locomo", "locomo"),
+    "updates": ("bench.runners.updates", None),
+    "updates_hard": ("bench.runners.updates_hard", "locomo"),
+    "scale": ("bench.runners.scale", None),
+    "cold": ("bench.runners.cold", None),
+    "pipeline": ("bench.runners.pipeline", None),
+    "peers": ("bench.runners.peers", "locomo"),
 }
+STUDIES: dict[str, tuple[str, str | None]] = {
+    "ann": ("bench.studies.ann", None),
+    "calibrate": ("bench.studies.calibrate", None),
+    "embed_compare": ("bench.studies.embed_compare", None),
+    "prefetch_latency": ("bench.studies.prefetch_latency", None),
+    "prefetch_threshold": ("bench.studies.prefetch_threshold", "locomo"),
+    "server_mode": ("bench.studies.server_mode", None),
+    "watch_latency": ("bench.studies.watch_latency", None),
+    "save_race": ("bench.studies.save_race", None),
+    "rehearse_floor": ("bench.studies.rehearse_floor", "locomo"),
+}
+ENTRIES = {**RUNNERS, **STUDIES}
+COMMON = ("name", "quick", "data", "out", "cache", "embedder")
 
 
 def data_available(data: Path, folder: str | None) -> bool:
     return folder is None or (data / folder).is_dir()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[1])
-    parser.add_argument("name", choices=[*RUNNERS, "all"])
-    parser.add_argument("--quick", action="store_true", help="small slices and the fake embedder (CI)")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"bench data folder (default {DEFAULT_DATA})")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default bench/results)")
-    parser.add_argument("--cache", type=Path, default=CACHE, help="generated vaults and indexes (default bench/.cache)")
-    parser.add_argument("--embedder", default=None, help='embedder spec (default "fake" with --quick, else "minilm")')
-    parser.add_argument("--notes", default=None,
-                        help="scale runner: notes in the synthetic vault, or a comma list (1000,10000); "
-                             "pipeline runner: notes in its vault (400)")
-    parser.add_argument("--vectors", type=int, default=None, help="ann runner: add a synthetic set of N vectors")
-    parser.add_argument("--noise", type=float, default=None,
-                        help="ann runner: spread of the synthetic clusters "
-                             "(0.9 default; about 3-4 is near-uniform, hard)")
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="scale/cold/pipeline runners: repeats per measurement")
-    args = parser.parse_args(argv)
+def _summary(module: ModuleType) -> str:
+    """The first sentence of the module's docstring, on one line."""
+    para = " ".join((module.__doc__ or "").strip().split("\n\n", 1)[0].split())
+    if len(para) <= 110:
+        return para
+    end = para.find(". ") + 1
+    return para[:end] if 0 < end <= 110 else para[:para.rfind(" ", 0, 108)] + " ..."
 
-    extra = {k: str(v) for k, v in (("notes", args.notes), ("vectors", args.vectors), ("repeats", args.repeats),
-                                                  ("noise", args.noise))
-             if v}
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quick", action="store_true", help="small slices and the fake embedder (CI)")
+    common.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"bench data folder (default {DEFAULT_DATA})")
+    common.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default bench/results)")
+    common.add_argument("--cache", type=Path, default=CACHE,
+                        help="generated vaults and indexes (default bench/.cache)")
+    common.add_argument("--embedder", default=None,
+                        help='embedder spec (default "fake" with --quick, else "minilm")')
+    sizes = argparse.ArgumentParser(add_help=False)  # the runners' shared size knobs
+    sizes.add_argument("--notes", default=None,
+                       help="scale: notes in the synthetic vault, or a comma list (1000,10000); "
+                            "pipeline: notes in its vault (400)")
+    sizes.add_argument("--repeats", type=int, default=None, help="scale/cold/pipeline: repeats per measurement")
+
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="name", metavar="NAME", required=True)
+    groups = (("runners", RUNNERS, [common, sizes]), ("studies", STUDIES, [common]))
+    lines = []
+    for title, entries, parents in groups:
+        lines.append(f"{title}:")
+        for name, (module_name, _folder) in entries.items():
+            module = importlib.import_module(module_name)
+            p = sub.add_parser(name, parents=parents, description=module.__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+            add = getattr(module, "add_arguments", None)
+            if add is not None:
+                add(p)
+            lines.append(f"  {name:<20}{_summary(module)}")
+        if title == "runners":
+            sub.add_parser("all", parents=[common, sizes], description="Every runner in turn.")
+            lines.append(f"  {'all':<20}every runner in turn (skips those whose data is missing)")
+    parser.epilog = "\n".join(lines)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    extra = {k: v for k, v in vars(args).items() if k not in COMMON and v is not None}
     opts = RunOptions(quick=args.quick, data=args.data.resolve(), out=args.out, cache=args.cache,
                       embedder=args.embedder, extra=extra)
     names = list(RUNNERS) if args.name == "all" else [args.name]
     failed: list[str] = []
     skipped: list[str] = []
     for name in names:
-        module_name, folder = RUNNERS[name]
+        module_name, folder = ENTRIES[name]
         if not data_available(opts.data, folder):
-            msg = f"{name}: SKIPPED, no {folder}/ under {opts.data} (pass --data)"
+            log(f"{name}: SKIPPED, no {folder}/ under {opts.data} (pass --data)")
             if args.name != "all":
-                log(msg)
                 return 2
-            log(msg)
             skipped.append(name)
             continue
         log(f"== {name} ({'quick' if opts.quick else 'full'}, embedder {opts.embedder_name})")

@@ -1,4 +1,9 @@
-"""Shared plumbing for the runners: paths, vault syncing, run metadata and result files."""
+"""Shared plumbing for every runner and study: paths, vault syncing, run metadata and THE result writer.
+
+Every entry point of `python -m bench` returns a `Result`; `Result.write()` is the only place
+that writes bench/results/<name>.json and .md, so each file records the machine, date, git
+commit, library version, load average (start and end) and parameters of its run.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ class RunOptions:
     out: Path = DEFAULT_OUT
     cache: Path = CACHE
     embedder: str | None = None  # None -> "fake" in quick mode, "minilm" otherwise
-    extra: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # an entry's own options (add_arguments)
 
     @property
     def embedder_name(self) -> str:
@@ -117,7 +122,8 @@ def git_info() -> dict[str, Any]:
         return out.stdout.strip() if out.returncode == 0 else None
 
     commit = run("rev-parse", "HEAD")
-    status = run("status", "--porcelain", "--untracked-files=no")
+    # Result files are outputs, not code: a run after another run is still a clean checkout.
+    status = run("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/results")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
@@ -134,6 +140,14 @@ def library_info() -> dict[str, Any]:
     except ImportError:  # pragma: no cover - the constant moved
         pass
     return {"version": getattr(vault_memory, "__version__", None), "chunker_version": chunker}
+
+
+def load_average() -> list[float] | None:
+    """The 1/5/15-minute load averages: the machine is shared, so every result records them."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - not on every platform
+        return None
 
 
 def peak_rss_mb() -> float | None:
@@ -159,6 +173,7 @@ class Result:
     results: dict[str, Any] = field(default_factory=dict)
     markdown: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    load_at_start: list[float] | None = field(default_factory=load_average)
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -167,6 +182,7 @@ class Result:
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "seconds": round(time.time() - self.started, 1),
             "machine": machine_info(),
+            "load_average": {"start": self.load_at_start, "end": load_average()},
             "git": git_info(),
             "library": library_info(),
             "peak_rss_mb": peak_rss_mb(),
@@ -195,11 +211,13 @@ class Result:
             " (dirty)" if g.get("dirty") else ""
         )
         params = ", ".join(f"{k}={v}" for k, v in payload["params"].items())
+        ones = [x[0] for x in payload["load_average"].values() if x]  # 1-minute load at start, at end
+        loads = " · load " + " → ".join(f"{x:.1f}" for x in ones) if ones else ""
         head = [
             f"### {self.name}{' (quick)' if self.opts.quick else ''}",
             "",
             f"_{payload['date']} · commit {commit} · {m.get('cpu_count')} CPUs · {m.get('platform')} · "
-            f"Python {m.get('python')} · {payload['seconds']} s_",
+            f"Python {m.get('python')} · {payload['seconds']} s{loads}_",
             "",
             f"Parameters: {params}",
             "",

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import peers
-from bench.peers_vault import (
+from bench.data.peers_vault import (
     PathResolver,
     note_key,
     note_scores,
@@ -23,6 +22,7 @@ from bench.peers_vault import (
     summarise,
     update_scores,
 )
+from bench.runners import peers
 
 
 def _turn(dia: str, text: str) -> dict[str, str]:

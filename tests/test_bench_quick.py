@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench import datasets, synth, updates
+from bench.data import datasets, synth, updates
 from bench.harness import DEFAULT_DATA, sync_vault
 
 
@@ -168,3 +168,47 @@ def test_every_benchmark_runs_in_quick_mode(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     written = sorted(p.name for p in (tmp_path / "results").glob("*.quick.json"))
     assert {"updates.quick.json", "scale.quick.json", "pipeline.quick.json", "cold.quick.json"} <= set(written)
+    if (DEFAULT_DATA / "locomo").is_dir():
+        assert {"locomo.quick.json", "updates_hard.quick.json"} <= set(written)
+
+
+# --------------------------------------------------------------------------- the bench package itself
+
+
+def test_help_lists_every_runner_and_study() -> None:
+    import subprocess
+    import sys
+
+    from bench.__main__ import RUNNERS, STUDIES, build_parser
+
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "bench", "--help"], cwd=repo, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    for name in (*RUNNERS, *STUDIES, "all"):
+        assert re.search(rf"^  {name} ", out.stdout, re.M), f"{name} missing from `python -m bench --help`"
+    readme = (repo / "bench" / "README.md").read_text(encoding="utf-8")
+    for name in (*RUNNERS, *STUDIES):
+        assert f"`{name}`" in readme, f"{name} missing from bench/README.md"
+    parser = build_parser()
+    for name in (*RUNNERS, *STUDIES):
+        with pytest.raises(SystemExit) as exit_:
+            parser.parse_args([name, "--help"])
+        assert exit_.value.code == 0
+
+
+def test_bench_uses_only_public_names() -> None:
+    """No bench module reaches into a private name of the library (or of another module)."""
+    import ast
+
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    found = []
+    for path in sorted(bench.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                    found.append(f"{path.relative_to(bench)}:{node.lineno} {ast.unparse(node)}")
+            elif isinstance(node, ast.ImportFrom):
+                found += [f"{path.relative_to(bench)}:{node.lineno} import {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, found

@@ -135,7 +135,7 @@ def test_unterminated_frontmatter_is_reported_and_never_rewritten(tmp_path: Path
 @pytest.mark.slow
 @pytest.mark.parametrize(("slow", "watch"), [(False, False), (True, True)], ids=["fast-saves", "slow-saves+watch"])
 def test_editor_race_loses_nothing(tmp_path: Path, slow: bool, watch: bool) -> None:
-    from bench.save_race import run_race
+    from bench.studies.save_race import run_race
 
     result = run_race(tmp_path, edits=40, recallers=2, slow=slow, watch=watch, seed=11)
     assert result["saves"] == 40

@@ -153,7 +153,7 @@ class DecayModel:
         """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.
 
         `reactivate_similarity` at the dormancy threshold, plus `reactivate_slope` per half-life
-        beyond it, capped. Calibrated on LoCoMo (bench/calibrate.py, README "Ranking").
+        beyond it, capped. Calibrated on LoCoMo (bench/studies/calibrate.py, README "Ranking").
         """
         if strength >= self.dormant_below:
             return 0.0

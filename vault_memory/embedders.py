@@ -223,7 +223,7 @@ MINILM_DIM = 384
 #: sentence-transformers runs all-MiniLM-L6-v2 with max_seq_length 256 ([CLS] and [SEP] included).
 MINILM_MAX_TOKENS = 256
 #: Batches hold at most this many texts and at most MINILM_MAX_BATCH_TOKENS padded tokens.
-#: bench/embed_compare.py (300 chunks of 20-250 tokens, 2 cores): once texts are sorted by
+#: bench/studies/embed_compare.py (300 chunks of 20-250 tokens, 2 cores): once texts are sorted by
 #: length, tokens/s is flat across batch sizes 8-64 within noise, while peak memory grows
 #: with batch x length (onnxruntime's arena keeps the peak): 0.48 GB at batch 8, 0.67 GB at
 #: 16, 1.07 GB at 32, 1.40 GB at 64. With the token cap short texts still go 32 at a time,

@@ -350,7 +350,7 @@ class Indexer:
             cached.update(missing)
             report.texts_embedded += len(missing)
             # One store write per wave, not per note: a Chroma call has a fixed cost of ~15 ms
-            # (embedded or server), which capped indexing at ~60 chunks/s (bench/server_mode.py).
+            # (embedded or server), which capped indexing at ~60 chunks/s (bench/studies/server_mode.py).
             # store_dirty covers the gap between the catalog's commits and the flush.
             batch = StoreBatch()
             for change, note, chunks in wave:

@@ -382,7 +382,7 @@ class Chunk:
 
 
 # Chunks are packed up to this many tokens (max_tokens stays the hard cap). On LoCoMo
-# (bench/chunk_experiment.py, MiniLM) 96 rather than 200 widened hybrid's lead over BM25
+# (the chunk experiment, last at commit f0844e1, MiniLM) 96 rather than 200 widened hybrid's lead over BM25
 # at evidence R@10 from +0.024 to +0.051, but halved the text per hit (chunk-level R@10 of
 # every mode dropped, 0.817 -> 0.740 hybrid) and is untested on SciFact: 200 stays until it is.
 TARGET_TOKENS = 200

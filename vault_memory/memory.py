@@ -201,7 +201,7 @@ class Memory:
 
         True for a local index of at most `exact_search_limit` chunks: loading the vectors
         takes ~0.15 s at 26k chunks and a query ~5 ms, where a cold process spends ~1.2 s
-        importing chromadb and loading its HNSW segment (bench/run_cold.py), and exact
+        importing chromadb and loading its HNSW segment (bench/runners/cold.py), and exact
         search has no approximation error. Server mode always uses the server.
         """
         return self.config.chroma_url is None and self.catalog.chunk_count() <= self.config.exact_search_limit

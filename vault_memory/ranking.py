@@ -153,7 +153,7 @@ def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: Dec
        below a weak fresh one. Notes labelled episodic (`type: conversation`, `log`,
        `meeting`..., decay.is_episodic) keep their places: a newer record does not update them.
     4. A superseded note never ranks above its successor.
-    Chosen on bench/calibrate.py: see README "Ranking".
+    Chosen on bench/studies/calibrate.py: see README "Ranking".
     """
     kept: list[Ranked] = []
     for c in cands:
@@ -209,7 +209,7 @@ def fresher_first(items: list[Ranked], notes: Mapping[str, NoteRow], vectors: Ma
 def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshness: Sequence[Any],
                        owners: Sequence[str], same_subject: float, band: float,
                        fixed: Sequence[bool] | None = None) -> list[int]:
-    """The permutation `rank` applies (pure; bench/calibrate.py replays it).
+    """The permutation `rank` applies (pure; bench/studies/calibrate.py replays it).
 
     Items i < j (in relevance order) are about the same subject when their vectors' cosine is
     >= `same_subject`, their relevance differs by <= `band`, they belong to different notes

@@ -18,7 +18,7 @@ one folder) and with its home, config and index in a fresh folder of its own:
   fact in the top 5, newest first).
 
 Peers live outside git under `<cache>/peers/` and are installed only when asked
-(`python -m bench.peers --install`, never in CI). A peer that is absent or fails is recorded
+(`python -m bench.runners.peers --install`, never in CI). A peer that is absent or fails is recorded
 as "skipped: why" and the run goes on. Quick mode (CI) runs vault-memory alone on one
 conversation with the fake embedder; installed peers join it only with BENCH_PEERS_QUICK=1
 (each basic-memory CLI call costs ~20 s of start-up).
@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import metrics
-from .datasets import load_locomo
-from .harness import REPO, Result, RunOptions, log, sync_vault, table
-from .peers_vault import (
+from .. import metrics
+from ..data.datasets import load_locomo
+from ..data.peers_vault import (
     PathResolver,
     PeerQuestion,
     note_scores,
@@ -57,6 +56,7 @@ from .peers_vault import (
     update_scores,
     updates_vault,
 )
+from ..harness import REPO, Result, RunOptions, log, sync_vault, table
 
 K = 5
 FETCH = 10  # results asked of each peer: some return several items per note (basic-memory observations)
@@ -179,7 +179,7 @@ class BasicMemory(Tool):
 
     def missing(self) -> str | None:
         if not self.exe.exists():
-            return f"not installed ({self.exe} absent; `python -m bench.peers --install` installs it)"
+            return f"not installed ({self.exe} absent; `python -m bench.runners.peers --install` installs it)"
         return None
 
     def version(self) -> str:
@@ -231,7 +231,8 @@ class Qmd(Tool):
     def missing(self) -> str | None:
         for name in ("qmd", "node"):
             if not (self.bin / name).exists():
-                return f"not installed ({self.bin / name} absent; `python -m bench.peers --install` installs it)"
+                return (f"not installed ({self.bin / name} absent; "
+                        "`python -m bench.runners.peers --install` installs it)")
         return None
 
     def version(self) -> str:
@@ -839,9 +840,9 @@ def install(peers_dir: Path, which: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from .harness import CACHE
+    from ..harness import CACHE
 
-    parser = argparse.ArgumentParser(prog="python -m bench.peers",
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.peers",
                                      description="Install the peers the `peers` runner compares against.")
     parser.add_argument("--install", nargs="*", choices=["basic-memory", "qmd"], metavar="PEER",
                         help="install these peers (default: all) under <cache>/peers/")

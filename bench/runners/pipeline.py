@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import metrics
-from .harness import Result, RunOptions, cache_key, index_report, log, table
-from .synth import build_synth
+from .. import metrics
+from ..data.synth import build_synth
+from ..harness import Result, RunOptions, cache_key, index_report, log, table
 
 TARGET = 0.90
 
@@ -136,11 +136,11 @@ def independent_chunk_texts(vault: Path, embedder: Any) -> list[str]:
 # count_tokens; catalog commits are separate from the statements they commit).
 PHASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Memory.index() total", "memory.py", ("index",)),
-    ("embedder.embed (model)", "run_pipeline.py", ("embed",)),
+    ("embedder.embed (model)", "runners/pipeline.py", ("embed",)),
     ("scan: read, hash, parse notes", "indexer.py", ("scan",)),
     ("plan", "indexer.py", ("plan",)),
     ("chunk: chunk_note (incl. count_tokens)", "indexer.py", ("chunk_note",)),
-    ("  of which count_tokens (tokenizer)", "run_pipeline.py", ("count_tokens",)),
+    ("  of which count_tokens (tokenizer)", "runners/pipeline.py", ("count_tokens",)),
     ("note rows: note_row / extract_info", "indexer.py", ("note_row",)),
     ("catalog: put_vectors (vector cache)", "catalog.py", ("put_vectors",)),
     ("catalog: cached_hashes + get_vectors", "catalog.py", ("cached_hashes", "get_vectors")),

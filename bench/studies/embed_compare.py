@@ -2,7 +2,7 @@
 
 Run from the repository root, outside CI (it takes a few minutes on 2 cores):
 
-    python -m bench.embed_compare [--chunks 300] [--repeats 3] [--sweep 8,16,32,64]
+    python -m bench embed_compare [--chunks 300] [--repeats 3] [--sweep 8,16,32,64] [--no-memory]
 
 Both sides embed the same deterministic, note-like chunks (20-250 tokens) in the same
 run; each figure is the median of --repeats timed passes after one warm-up pass, the
@@ -15,7 +15,8 @@ model folder pointed at our files (same model.onnx, same tokenizer): Chroma's
 32) and its session options run unchanged. That row is labelled
 "chroma-default-style (same model, pad-to-256)".
 
-Writes bench/results/embed_compare.json and prints a table.
+Each variant of ours is its own MiniLMEmbedder built with its batching knobs (the public
+constructor), so each holds its own onnxruntime session (~0.5-1.4 GB of arena apiece).
 """
 
 from __future__ import annotations
@@ -26,14 +27,13 @@ import importlib.metadata
 import importlib.resources
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,8 @@ import numpy as np
 
 from vault_memory.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MiniLMEmbedder
 
-RESULTS = Path(__file__).resolve().parent / "results" / "embed_compare.json"
+from ..harness import REPO, Result, RunOptions, log, table
+
 SEED = 20251129
 
 # Note-like material: prose, decisions, lists, code identifiers, dates, links.
@@ -214,24 +215,22 @@ def _variants(sweep: list[int], chroma_name: str) -> list[Variant]:
     ]
 
 
-def _runner(v: Variant, ours: MiniLMEmbedder, chroma: Any, chunks: list[str]) -> Callable[[], Any]:
+def _embedder(v: Variant) -> MiniLMEmbedder:
+    return MiniLMEmbedder(batch_size=v.batch_size, max_batch_tokens=v.max_batch_tokens)
+
+
+def _runner(v: Variant, ours: MiniLMEmbedder | None, chroma: Any, chunks: list[str]) -> Callable[[], Any]:
     if v.is_chroma:
         return functools.partial(chroma, chunks)
-
-    def run() -> Any:
-        # One session serves every variant (each session's arena holds ~0.5-1.4 GB), so the
-        # batching knobs are set on it before each pass; a bench-only shortcut.
-        ours._batch_size = v.batch_size
-        ours._max_batch_tokens = v.max_batch_tokens
-        return ours.embed(chunks)
-
-    return run
+    assert ours is not None
+    return functools.partial(ours.embed, chunks)
 
 
-def _peak_rss_mb(variant: Variant, n_chunks: int) -> dict[str, float]:
+def _peak_rss_mb(variant: Variant, n_chunks: int, sweep: list[int]) -> dict[str, float]:
     """Load once and embed the chunks once in a fresh process; its RSS before and at peak."""
-    cmd = [sys.executable, "-m", "bench.embed_compare", "--chunks", str(n_chunks), "--peak-of", variant.name]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    cmd = [sys.executable, "-m", "bench.studies.embed_compare", "--chunks", str(n_chunks), "--peak-of", variant.name,
+           "--sweep", ",".join(str(b) for b in sweep)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO)
     out: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
 
@@ -246,65 +245,83 @@ def _proc_status_mb(field: str) -> float:
     return float("nan")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--chunks", type=int, default=300)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sweep", default="8,16,32,64")
-    ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--peak-of", help=argparse.SUPPRESS)  # internal: one memory measurement
-    args = ap.parse_args(argv)
-    sweep = [int(b) for b in args.sweep.split(",") if b.strip()]
-    load_at_start = [round(x, 2) for x in os.getloadavg()]
+CHROMA_STYLE = "chroma-default-style (same model, pad-to-256)"
 
-    ours = MiniLMEmbedder()
-    chunks = make_chunks(args.chunks, ours.count_tokens)  # loads only the tokenizer
-    lengths = [ours.count_tokens(c) for c in chunks]
+
+def peak_worker(variant_name: str, n_chunks: int, sweep: list[int]) -> dict[str, float]:
+    """In a fresh process: load only the session this variant uses, then measure one pass."""
+    tokenizer = MiniLMEmbedder()
+    chunks = make_chunks(n_chunks, tokenizer.count_tokens)
+    variant = next(v for v in _variants(sweep, CHROMA_STYLE) if v.name == variant_name)
+    with tempfile.TemporaryDirectory() as tmp:
+        chroma = chroma_style(Path(tmp)) if variant.is_chroma else None
+        ours = None if variant.is_chroma else _embedder(variant)
+        (chroma if ours is None else ours.embed)(["load"])
+        base = _proc_status_mb("VmRSS")
+        _runner(variant, ours, chroma, chunks)()
+        peak = _proc_status_mb("VmHWM")
+    return {"rss_loaded_mb": round(base), "rss_peak_mb": round(peak)}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--chunks", type=int, default=None, help="chunks embedded per pass (300; 20 with --quick)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed passes per variant (3; 1 with --quick)")
+    parser.add_argument("--sweep", default=None, help="batch sizes swept without a token cap (8,16,32,64; 16 quick)")
+    parser.add_argument("--no-memory", action="store_true", default=None,
+                        help="skip the peak-memory subprocesses (as --quick does)")
+
+
+def run(opts: RunOptions) -> Result:
+    res = Result("embed_compare", opts)
+    ex = opts.extra
+    n_chunks = int(ex.get("chunks") or (20 if opts.quick else 300))
+    repeats = int(ex.get("repeats") or (1 if opts.quick else 3))
+    sweep = [int(b) for b in str(ex.get("sweep") or ("16" if opts.quick else "8,16,32,64")).split(",") if b.strip()]
+    no_memory = bool(ex.get("no_memory")) or opts.quick
+    res.params.update(embedder="minilm", chunks=n_chunks, repeats=repeats, sweep=sweep, seed=SEED,
+                      onnxruntime=importlib.metadata.version("onnxruntime"),
+                      tokenizers=importlib.metadata.version("tokenizers"),
+                      chromadb=importlib.metadata.version("chromadb"))
+
+    tokenizer = MiniLMEmbedder()
+    chunks = make_chunks(n_chunks, tokenizer.count_tokens)  # loads only the tokenizer
+    lengths = [tokenizer.count_tokens(c) for c in chunks]
     n_tok = sum(lengths)
-    chroma_name = "chroma-default-style (same model, pad-to-256)"
+    chroma_name = CHROMA_STYLE
 
     with tempfile.TemporaryDirectory() as tmp:
         chroma = chroma_style(Path(tmp))
-        if args.peak_of:
-            variant = next(v for v in _variants(sweep, chroma_name) if v.name == args.peak_of)
-            # Load only the session this variant uses, then measure one pass.
-            (chroma if variant.is_chroma else ours.embed)(["load"])
-            base = _proc_status_mb("VmRSS")
-            _runner(variant, ours, chroma, chunks)()
-            peak = _proc_status_mb("VmHWM")
-            print(json.dumps({"rss_loaded_mb": round(base), "rss_peak_mb": round(peak)}))
-            return
-
+        variants = _variants(sweep, chroma_name)
+        embedders = {v.name: _embedder(v) for v in variants if not v.is_chroma}
+        ours = embedders[variants[0].name]
         t0 = time.perf_counter()
         ours.embed(["load"])
         load_s = time.perf_counter() - t0
-        print(
-            f"{len(chunks)} chunks, tokens min/median/max {min(lengths)}/"
+        log(f"{len(chunks)} chunks, tokens min/median/max {min(lengths)}/"
             f"{int(statistics.median(lengths))}/{max(lengths)}, total {n_tok}; "
-            f"{os.cpu_count()} CPUs; our load {load_s:.2f}s"
-        )
+            f"{os.cpu_count()} CPUs; our load {load_s:.2f}s")
         real = try_real_chroma(chunks[0])
-        print(f"Chroma's ONNXMiniLM_L6_V2 offline: {real}")
+        log(f"Chroma's ONNXMiniLM_L6_V2 offline: {real}")
         if real.startswith("ran"):
             from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
             chroma, chroma_name = ONNXMiniLM_L6_V2(), "chroma ONNXMiniLM_L6_V2 (its own model)"
+            variants = _variants(sweep, chroma_name)
 
-        variants = _variants(sweep, chroma_name)
-        runners = {v.name: _runner(v, ours, chroma, chunks) for v in variants}
+        runners = {v.name: _runner(v, embedders.get(v.name), chroma, chunks) for v in variants}
         # Interleave the repeats (A B C, A B C, ...) so that load from other processes on a
-        # shared machine falls on every variant alike; one warm-up pass each first.
+        # shared machine falls on every variant alike; one warm-up pass each first (it also
+        # loads each variant's session).
         outputs = {name: fn() for name, fn in runners.items()}
         runs: dict[str, list[float]] = {name: [] for name in runners}
-        for r in range(args.repeats):
+        for r in range(repeats):
             for name, fn in runners.items():
                 t0 = time.perf_counter()
                 fn()
                 runs[name].append(time.perf_counter() - t0)
-            print(f"  repeat {r + 1}/{args.repeats} done", flush=True)
+            log(f"  repeat {r + 1}/{repeats} done")
 
-    memory = {} if args.no_memory else {v.name: _peak_rss_mb(v, args.chunks) for v in variants}
+    memory = {} if no_memory else {v.name: _peak_rss_mb(v, n_chunks, sweep) for v in variants}
     rows = []
     for v in variants:
         extra: dict[str, Any] = {"tokens_processed": 256 * len(chunks) if v.is_chroma else n_tok}
@@ -319,18 +336,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     agreement = (ours_vecs * chroma_arr).sum(axis=1)
     speedup = chroma_row["median_s"] / ours_row["median_s"]
 
-    result = {
+    res.results.update({
         "what": "MiniLM-L6-v2 int8 embedding throughput; same chunks, same run; median of interleaved repeats",
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "onnxruntime": importlib.metadata.version("onnxruntime"),
-            "tokenizers": importlib.metadata.version("tokenizers"),
-            "chromadb": importlib.metadata.version("chromadb"),
-            "load_average_at_start": load_at_start,
-            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        },
         "chunks": {
             "n": len(chunks),
             "seed": SEED,
@@ -347,25 +354,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         "cosine_ours_vs_chroma": {"min": round(float(agreement.min()), 6), "mean": round(float(agreement.mean()), 6)},
         "batch_sweep": sweep_rows,
         "chosen": {"batch_size": MINILM_BATCH_SIZE, "max_batch_tokens": MINILM_MAX_BATCH_TOKENS},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp_out, args.out)
-
-    print(f"\n{'embedder':<96} {'median s':>8} {'chunks/s':>8} {'tokens/s':>8} {'best t/s':>8} {'peak MB':>8}")
-    for row in rows:
-        peak = row.get("rss_peak_mb", float("nan"))
-        print(
-            f"{row['name']:<96} {row['median_s']:>8.2f} {row['chunks_per_s']:>8.1f} "
-            f"{row['tokens_per_s']:>8.0f} {row['best_tokens_per_s']:>8.0f} {peak:>8.0f}"
-        )
-    print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs)")
-    print(
-        f"\nspeedup ours vs chroma-style: {speedup:.2f}x; cosine ours vs chroma-style "
-        f"min {agreement.min():.5f}; wrote {args.out}"
-    )
+    })
+    res.markdown += [
+        f"{len(chunks)} chunks of {min(lengths)}-{max(lengths)} tokens ({n_tok} in all), median of {repeats} "
+        "interleaved passes after a warm-up each.",
+        "",
+        *table(["embedder", "median s", "chunks/s", "tokens/s", "best tokens/s", "peak MB"],
+               [[r["name"], r["median_s"], r["chunks_per_s"], r["tokens_per_s"], r["best_tokens_per_s"],
+                 r.get("rss_peak_mb")] for r in rows]),
+        "",
+        f"Speed-up ours vs {chroma_name}: **{speedup:.2f}x**; cosine ours vs it: min {agreement.min():.5f}.",
+    ]
+    return res
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # worker entry (peak memory of one variant): python -m bench.studies.embed_compare
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--chunks", type=int, required=True)
+    ap.add_argument("--peak-of", required=True)
+    ap.add_argument("--sweep", required=True)
+    a = ap.parse_args()
+    print(json.dumps(peak_worker(a.peak_of, a.chunks, [int(b) for b in a.sweep.split(",") if b.strip()])))

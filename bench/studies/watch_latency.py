@@ -1,6 +1,6 @@
 """Save-to-recall latency while `vault-memory watch` runs, and the watcher's idle CPU.
 
-    python -m bench.watch_latency [--notes 1000] [--edits 30] [--idle 60] [--embedder minilm]
+    python -m bench watch_latency [--notes 1000] [--edits 30] [--idle 60] [--embedder minilm] [--quick]
 
 A vault of synthetic notes (~80 words each) is indexed once (cached under bench/.cache/watch),
 then `vault-memory watch` runs as a subprocess with the real embedder. N single-note edits
@@ -10,17 +10,15 @@ first for that sentence (a long-lived reader Memory, touch=False, polled). One w
 first, reported on its own: it pays the watcher's model load. Then the watcher's CPU use
 over an idle minute (psutil cpu_times delta / wall time).
 
-Writes bench/results/watch_latency.json.
+Quick mode: 100 notes, 3 edits, 2 s idle, fake embedder.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import random
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -28,17 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .harness import machine_info, sync_vault
-from .synth import WORDS
+from ..data.synth import WORDS
+from ..harness import Result, RunOptions, log, sync_vault, table
 
-ROOT = Path(__file__).parent
-CACHE = ROOT / ".cache" / "watch"
-OUT = ROOT / "results" / "watch_latency.json"
 POLL = 0.005
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -77,35 +68,40 @@ def unique_sentence(i: int) -> str:
             f"repaired the {rng.choice(WORDS)} with a {rng.choice(WORDS)} on Tuesday.")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.watch_latency", description=__doc__.split("\n\n")[1])
-    parser.add_argument("--notes", type=int, default=1000)
-    parser.add_argument("--edits", type=int, default=30)
-    parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle CPU measurement")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--notes", type=int, default=None, help="synthetic notes (1000; 100 with --quick)")
+    parser.add_argument("--edits", type=int, default=None, help="timed edits (30; 3 with --quick)")
+    parser.add_argument("--idle", type=float, default=None, help="seconds of idle CPU measurement (60; 2 with --quick)")
     parser.add_argument("--gap", type=float, default=1.5, help="seconds between edits (each is its own batch)")
-    parser.add_argument("--embedder", default="minilm")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
 
+
+def run(opts: RunOptions) -> Result:
     import psutil
 
-    from vault_memory.config import Config
-    from vault_memory.memory import Memory
+    from vault_memory import Config, Memory
+    from vault_memory.catalog import Catalog
 
-    vault, index = CACHE / f"vault-{args.notes}", CACHE / f"index-{args.notes}-{args.embedder.replace(':', '_')}"
-    paths = generate(vault, args.notes)
-    log(f"indexing {len(paths)} notes with {args.embedder} (cached after the first run) ...")
+    res = Result("watch_latency", opts)
+    n_notes = int(opts.extra.get("notes") or (100 if opts.quick else 1000))
+    n_edits = int(opts.extra.get("edits") or (3 if opts.quick else 30))
+    idle = float(opts.extra.get("idle") or (2.0 if opts.quick else 60.0))
+    gap = float(opts.extra.get("gap") or 1.5)
+    embedder = opts.embedder_name
+    cache = opts.cache / "watch"
+    cache.mkdir(parents=True, exist_ok=True)
+    vault, index = cache / f"vault-{n_notes}", cache / f"index-{n_notes}-{embedder.replace(':', '_')}"
+    paths = generate(vault, n_notes)
+    log(f"indexing {len(paths)} notes with {embedder} (cached after the first run) ...")
     t0 = time.perf_counter()
-    done = subprocess.run(cli(vault, index, args.embedder, "index", "--json"), capture_output=True, text=True)
+    done = subprocess.run(cli(vault, index, embedder, "index", "--json"), capture_output=True, text=True)
     if done.returncode != 0:
-        log(done.stderr)
-        return 1
+        raise RuntimeError(f"vault-memory index failed:\n{done.stderr[-3000:]}")
     index_report = json.loads(done.stdout)
     log(f"  {time.perf_counter() - t0:.1f} s: {index_report['counts']}")
 
-    err_path = CACHE / "watch.stderr"
+    err_path = cache / "watch.stderr"
     err = err_path.open("wb")
-    watcher = subprocess.Popen(cli(vault, index, args.embedder, "watch"), stderr=err, stdout=subprocess.DEVNULL)
+    watcher = subprocess.Popen(cli(vault, index, embedder, "watch"), stderr=err, stdout=subprocess.DEVNULL)
     result: dict[str, Any] = {}
     try:
         deadline = time.monotonic() + 120
@@ -114,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise RuntimeError(f"watch did not start:\n{err_path.read_text(errors='replace')}")
             time.sleep(0.1)
         log(f"watcher running as pid {watcher.pid}")
-        reader = Memory(Config(vault=vault, index_dir=index, embedder=args.embedder, read_only=True))
-        catalog = sqlite3.connect(f"file:{index / 'catalog.sqlite'}?mode=ro", uri=True)
+        reader = Memory(Config(vault=vault, index_dir=index, embedder=embedder, read_only=True))
+        catalog = Catalog(index / "catalog.sqlite", read_only=True)
         reader.recall("warm up the reader", k=1, touch=False)  # load the query model before timing
 
         def one_edit(i: int, rel: str) -> tuple[float, float]:
@@ -133,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                     # Cheap SQLite polling first: recall cannot succeed before the chunk row (and its FTS
                     # row, same transaction) is committed, and polling recall itself would steal CPU
                     # from the watcher on a 2-core machine.
-                    if catalog.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                       (f'body:"{token}"',)).fetchone():
+                    if catalog.lexical_search(token, 1):
                         indexed = time.perf_counter() - saved
                     else:
                         time.sleep(POLL)
@@ -146,41 +141,38 @@ def main(argv: list[str] | None = None) -> int:
 
         load_start = round(os.getloadavg()[0], 2)  # other processes competing for the 2 cores skew latency
         rng = random.Random(5)
-        chosen = rng.sample(paths, args.edits + 1)
+        chosen = rng.sample(paths, n_edits + 1)
         warm_indexed, warm_recall = one_edit(0, chosen[0])
         log(f"warm-up edit (model load in the watcher): recall after {warm_recall * 1000:.0f} ms")
         indexed_s: list[float] = []
         recall_s: list[float] = []
         for n, rel in enumerate(chosen[1:], 1):
-            time.sleep(args.gap)
+            time.sleep(gap)
             a, b = one_edit(n, rel)
             indexed_s.append(a)
             recall_s.append(b)
             log(f"edit {n:2d}: indexed {a * 1000:6.0f} ms, recalled {b * 1000:6.0f} ms  ({rel})")
         # A fresh process sees the new vectors too (dense only, no BM25 to lean on).
-        dense = subprocess.run(cli(vault, index, args.embedder, "recall", "--mode", "dense", "--no-touch", "--json",
-                                   "-k", "3", unique_sentence(args.edits)), capture_output=True, text=True)
-        dense_ok = dense.returncode == 0 and chosen[args.edits] in [h["path"] for h in json.loads(dense.stdout or "[]")]
+        dense = subprocess.run(cli(vault, index, embedder, "recall", "--mode", "dense", "--no-touch", "--json",
+                                   "-k", "3", unique_sentence(n_edits)), capture_output=True, text=True)
+        dense_ok = dense.returncode == 0 and chosen[n_edits] in [h["path"] for h in json.loads(dense.stdout or "[]")]
 
         load_edits = round(os.getloadavg()[0], 2)
         # Idle: let the edit records (quiet_seconds after each edit) and their echoes finish first.
         time.sleep(8)
         proc = psutil.Process(watcher.pid)
         cpu0, wall0 = proc.cpu_times(), time.perf_counter()
-        log(f"measuring idle CPU for {args.idle:.0f} s ...")
-        time.sleep(args.idle)
+        log(f"measuring idle CPU for {idle:.0f} s ...")
+        time.sleep(idle)
         cpu1, wall1 = proc.cpu_times(), time.perf_counter()
         busy = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
         idle_pct = 100 * busy / (wall1 - wall0)
         rss_mb = proc.memory_info().rss / 2**20
         reader.close()
         catalog.close()
+        res.params.update(notes=len(paths), edits=n_edits, gap_s=gap, idle_s=idle, poll_s=POLL, debounce_s=0.3,
+                          words_per_note="60-100")
         result = {
-            "benchmark": "watch_latency",
-            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "machine": machine_info(),
-            "params": {"notes": len(paths), "edits": args.edits, "gap_s": args.gap, "idle_s": args.idle,
-                       "embedder": args.embedder, "poll_s": POLL, "debounce_s": 0.3, "words_per_note": "60-100"},
             "index": {"counts": index_report["counts"], "chunks": index_report["chunks"]},
             "warmup_edit_ms": {"indexed": round(warm_indexed * 1000, 1), "recalled": round(warm_recall * 1000, 1)},
             "save_to_indexed": summary(indexed_s),
@@ -208,13 +200,15 @@ def main(argv: list[str] | None = None) -> int:
         log(f"watcher exited with {code}")
         result["watcher_exit_code"] = code
         result["watcher_log_tail"] = err_path.read_text(errors="replace").splitlines()[-5:]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    res.results.update(result)
     s, i = result["save_to_recall"], result["save_to_indexed"]
-    log(f"save -> recall: median {s['median_ms']} ms, p95 {s['p95_ms']} ms; save -> indexed: median "
-        f"{i['median_ms']} ms; idle CPU {result['idle_cpu_percent']}%  -> {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    res.markdown += [
+        f"{len(paths)} notes, `vault-memory watch` with {embedder} in a subprocess, {n_edits} single-note edits "
+        f"{gap} s apart (plus one warm-up edit: {result['warmup_edit_ms']['recalled']} ms, the watcher's model load).",
+        "",
+        *table(["measure", "median ms", "p95 ms"], [["save -> in the catalog", i["median_ms"], i["p95_ms"]],
+                                                     ["save -> returned by recall", s["median_ms"], s["p95_ms"]]]),
+        "",
+        f"Idle watcher: {result['idle_cpu_percent']}% CPU over {idle:.0f} s, RSS {result['watcher_rss_mb']} MB.",
+    ]
+    return res

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .harness import sync_vault
+from ..harness import sync_vault
 
 WORDS = """
 account action activity address advice agenda agreement alarm algorithm analysis answer anxiety apple

@@ -6,9 +6,9 @@ import datetime as dt
 import time
 from typing import Any
 
-from . import metrics
-from .datasets import SCIFACT_CREATED, build_scifact
-from .harness import (
+from .. import metrics
+from ..data.datasets import SCIFACT_CREATED, build_scifact
+from ..harness import (
     Result,
     RunOptions,
     cache_key,

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import metrics
+from .. import metrics
 from .datasets import (
     SESSION_KEY,
     LocomoQuestion,

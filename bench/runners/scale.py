@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import metrics
-from .harness import BENCH, REPO, Result, RunOptions, cache_key, index_report, log, table
-from .synth import build_synth, edit_notes, sample_queries
+from .. import metrics
+from ..data.synth import build_synth, edit_notes, sample_queries
+from ..harness import BENCH, REPO, Result, RunOptions, cache_key, index_report, log, table
 
 MODES = ("bm25", "dense", "hybrid")
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
@@ -176,7 +176,7 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
 
 
 def _subprocess(kind: str, *args: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.run_scale", kind, *args]
+    cmd = [sys.executable, "-m", "bench.runners.scale", kind, *args]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} worker failed:\n{proc.stderr[-3000:]}")
@@ -197,7 +197,8 @@ def _load() -> list[float] | None:
 def _minilm_throughput() -> dict[str, Any] | None:
     path = BENCH / "results" / "embed_compare.json"
     try:
-        ours = json.loads(path.read_text(encoding="utf-8"))["ours"]
+        data = json.loads(path.read_text(encoding="utf-8"))
+        ours = data.get("results", data)["ours"]  # harness.Result's shape; older files had it at the top
         return {"chunks_per_s": ours["chunks_per_s"], "tokens_per_s": ours["tokens_per_s"], "source": str(path)}
     except (OSError, KeyError, ValueError):
         return None
@@ -309,7 +310,7 @@ def run(opts: RunOptions) -> Result:
     return res
 
 
-if __name__ == "__main__":  # worker entry: python -m bench.run_scale index|serve ...
+if __name__ == "__main__":  # worker entry: python -m bench.runners.scale index|serve ...
     kind, vault_s, index_s, emb, arg = sys.argv[1:6]
     fn = worker_index if kind == "index" else worker_serve
     result = fn(Path(vault_s), Path(index_s), emb, int(arg))

@@ -24,6 +24,7 @@ temporary comparison collections).
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 import time
@@ -32,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from . import metrics
-from .harness import Result, RunOptions, log, table
+from .. import metrics
+from ..harness import Result, RunOptions, log, table
 
 K = 10
 OURS = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32}
@@ -145,7 +146,7 @@ def _rows(tag: str, n: int, cmp: dict[str, dict[str, Any]], build: dict[str, flo
 def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any], list[list[Any]]] | None:
     from vault_memory import Config, Memory
 
-    from .datasets import load_scifact_qrels, read_jsonl
+    from ..data.datasets import load_scifact_qrels, read_jsonl
 
     vault = opts.cache / "vaults" / "scifact-full"
     index_dir = opts.cache / "index" / "scifact-full-minilm"
@@ -200,6 +201,14 @@ def _synthetic(tmp: Path, n: int, n_queries: int, noise: float) -> tuple[dict[st
              "build_seconds": build,
              "applied_hnsw": {"default": default.hnsw, "ours": ours.hnsw}, "results": cmp},
             _rows(f"synthetic clustered (noise {noise})", n, cmp, build))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vectors", type=int, default=None, help="add a synthetic set of N vectors")
+    parser.add_argument("--noise", type=float, default=None,
+                        help="spread of the synthetic clusters (0.9 default; about 3-4 is near-uniform, hard); "
+                             "skips the SciFact part")
+    parser.add_argument("--queries", type=int, default=None, help="queries per set (300; 50 with --quick)")
 
 
 def run(opts: RunOptions) -> Result:

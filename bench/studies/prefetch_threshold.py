@@ -10,9 +10,9 @@ Prefetch admits a memory when the cosine of the turn to it (scaled by freshness)
   non-empty block (a hard case: all LoCoMo chats are about family, hobbies and work),
 - `false_block_generic`: the same for generic chat and coding turns ("how do I exit vim?").
 
-    python -m bench.prefetch_threshold [--conversations 2]
+    python -m bench prefetch_threshold [--conversations 2] [--embedders minilm,fake] [--quick]
 
-Writes bench/results/prefetch_threshold.json. The turns of a conversation are the memories.
+The turns of a conversation are the memories. Quick mode: the fake embedder only.
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vault_memory.embedders import make_embedder
 
-DATA = Path("/work/shared/bench-data/locomo/locomo10.json")
-OUT = Path(__file__).parent / "results" / "prefetch_threshold.json"
+from ..harness import Result, RunOptions, log, table
+
 THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
 GENERIC = [
     "hello, how are you today?", "thanks, that's all for now", "can you write a python function that reverses a list?",
@@ -48,14 +47,19 @@ def turns_of(conv: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--conversations", type=int, default=2)
-    ap.add_argument("--embedders", default="minilm,fake")
-    args = ap.parse_args()
-    data = json.loads(DATA.read_text())[: args.conversations]
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--conversations", type=int, default=None, help="LoCoMo conversations (2)")
+    parser.add_argument("--embedders", default=None, help='comma list ("minilm,fake"; "fake" with --quick)')
+
+
+def run(opts: RunOptions) -> Result:
+    res = Result("prefetch_threshold", opts)
+    n_conv = int(opts.extra.get("conversations") or 2)
+    specs = str(opts.extra.get("embedders") or ("fake" if opts.quick else "minilm,fake")).split(",")
+    data = json.loads((opts.data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))[:n_conv]
+    res.params.update(conversations=len(data), embedders=specs, thresholds=THRESHOLDS, embedder=",".join(specs))
     results: dict[str, Any] = {"thresholds": THRESHOLDS, "conversations": len(data), "embedders": {}}
-    for spec in args.embedders.split(","):
+    for spec in specs:
         emb = make_embedder(spec)
         t0 = time.perf_counter()
         per: dict[float, dict[str, list[float]]] = {t: {"hit": [], "noise": [], "false": [], "generic": []}
@@ -87,10 +91,11 @@ def main() -> None:
                      "false_block_generic": round(float(np.mean(v["generic"])), 3)} for t, v in per.items()}
         results["embedders"][spec]["seconds"] = round(time.perf_counter() - t0, 1)
         for t in THRESHOLDS:
-            print(spec, t, results["embedders"][spec][str(t)])
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=2) + "\n")
-
-
-if __name__ == "__main__":
-    main()
+            log(f"{spec} {t} {results['embedders'][spec][str(t)]}")
+    res.results.update(results)
+    for spec in specs:
+        rows = [[t, *(results["embedders"][spec][str(t)][k] for k in
+                      ("hit", "noise", "false_block_other_chat", "false_block_generic"))] for t in THRESHOLDS]
+        res.markdown += [f"{spec}:", "", *table(["threshold", "hit", "noise", "false block (other chat)",
+                                                 "false block (generic)"], rows), ""]
+    return res

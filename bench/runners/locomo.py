@@ -11,9 +11,9 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from . import metrics
-from .datasets import build_locomo, turn_ids
-from .harness import (
+from .. import metrics
+from ..data.datasets import build_locomo, turn_ids
+from ..harness import (
     Result,
     RunOptions,
     cache_key,

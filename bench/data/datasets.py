@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .harness import iso, sync_vault
+from ..harness import iso, sync_vault
 
 # All SciFact notes share one timestamp so recency can never change the order.
 SCIFACT_CREATED = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .harness import iso, sync_vault
+from ..harness import iso, sync_vault
 
 
 @dataclass(frozen=True)

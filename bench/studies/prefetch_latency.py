@@ -1,6 +1,6 @@
 """Warm prefetch latency on synthetic vaults, and MCP round-trip latency of `recall`.
 
-    python -m bench.prefetch_latency [--sizes 1000,10000] [--minilm-sizes 1000] [--queries 200]
+    python -m bench prefetch_latency [--sizes 1000,10000] [--minilm-sizes 1000] [--queries 200] [--quick]
 
 For each size: a vault of notes of ~150 words (plus 20 staged memories) is generated and
 indexed with the FAKE embedder (indexing 10k notes with MiniLM takes 15-20 minutes here;
@@ -14,7 +14,7 @@ and for `--minilm-sizes` the whole thing is also run on an index built with Mini
 end-to-end number is measured, not added up. The MCP round trip is measured against
 `vault-memory mcp` as a subprocess over stdio on the largest fake vault.
 
-Writes bench/results/prefetch_latency.json. Caches vaults and indexes under bench/.cache/.
+Caches vaults and indexes under <cache>/prefetch. Quick mode: 200 notes, fake embedder only.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import random
 import shutil
 import statistics
@@ -31,18 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .harness import machine_info
-from .synth import WORDS
+from ..data.synth import WORDS
+from ..harness import Result, RunOptions, log, table
 
-ROOT = Path(__file__).parent
-CACHE = ROOT / ".cache" / "prefetch"
-OUT = ROOT / "results" / "prefetch_latency.json"
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 GEN_VERSION = "1"
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -186,47 +178,62 @@ def measure_mcp(vault: Path, index: Path, bodies: list[str], calls: int) -> dict
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="1000,10000")
-    ap.add_argument("--minilm-sizes", default="1000", help="also build these with MiniLM ('' to skip)")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--mcp-calls", type=int, default=50)
-    args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-    minilm_sizes = [int(s) for s in args.minilm_sizes.split(",") if s]
-    results: dict[str, Any] = {"machine": machine_info(), "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                               "note_words": "120-180", "budget": 1200, "runs": [], "notes": __doc__,
-                               "loadavg_start": os.getloadavg()}
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default=None, help="vault sizes, fake embedder (1000,10000; 200 with --quick)")
+    parser.add_argument("--minilm-sizes", default=None,
+                        help="also build these with MiniLM (1000; '' to skip, as --quick does)")
+    parser.add_argument("--queries", type=int, default=None, help="turns per size (200; 20 with --quick)")
+    parser.add_argument("--mcp-calls", type=int, default=None, help="MCP round trips per tool (50; 5 with --quick)")
+
+
+def run(opts: RunOptions) -> Result:
+    res = Result("prefetch_latency", opts)
+    ex = opts.extra
+    sizes = [int(s) for s in str(ex.get("sizes") or ("200" if opts.quick else "1000,10000")).split(",") if s]
+    minilm_spec = ex.get("minilm_sizes")
+    minilm_sizes = [int(s) for s in str("" if opts.quick else "1000" if minilm_spec is None else minilm_spec)
+                    .split(",") if s]
+    queries = int(ex.get("queries") or (20 if opts.quick else 200))
+    mcp_calls = int(ex.get("mcp_calls") or (5 if opts.quick else 50))
+    cache = opts.cache / "prefetch"
+    res.params.update(sizes=sizes, minilm_sizes=minilm_sizes, queries=queries, mcp_calls=mcp_calls,
+                      note_words="120-180", budget=1200, embedder="fake (and minilm for minilm_sizes)")
+    results: dict[str, Any] = {"runs": []}
     bodies_by_size = {}
     for n in sizes:
-        vault = CACHE / f"vault-{n}"
+        vault = cache / f"vault-{n}"
         bodies_by_size[n] = generate(vault, n)
         log(f"{n} notes, fake embedder")
-        results["runs"].append(measure_prefetch(vault, CACHE / f"index-{n}-fake", "fake", bodies_by_size[n],
-                                                args.queries))
+        results["runs"].append(measure_prefetch(vault, cache / f"index-{n}-fake", "fake", bodies_by_size[n], queries))
         log(f"  {json.dumps(results['runs'][-1]['prefetch'])}")
-    log("MiniLM: one turn embedded, warm")
-    results["minilm_query_embed"] = measure_minilm_query(bodies_by_size[sizes[0]])
-    log(f"  {json.dumps(results['minilm_query_embed'])}")
+    if not opts.quick:
+        log("MiniLM: one turn embedded, warm")
+        results["minilm_query_embed"] = measure_minilm_query(bodies_by_size[sizes[0]])
+        log(f"  {json.dumps(results['minilm_query_embed'])}")
     for n in minilm_sizes:
-        vault = CACHE / f"vault-{n}"
+        vault = cache / f"vault-{n}"
         bodies = bodies_by_size.get(n) or generate(vault, n)
         log(f"{n} notes, minilm embedder (building the index takes a while)")
-        results["runs"].append(measure_prefetch(vault, CACHE / f"index-{n}-minilm", "minilm", bodies,
-                                                min(args.queries, 100)))
+        results["runs"].append(measure_prefetch(vault, cache / f"index-{n}-minilm", "minilm", bodies,
+                                                min(queries, 100)))
         log(f"  {json.dumps(results['runs'][-1]['prefetch'])}")
     biggest = max(sizes)
     log(f"MCP round trip, {biggest} notes, fake embedder")
     results["mcp"] = {"notes": biggest, "embedder": "fake",
-                      **measure_mcp(CACHE / f"vault-{biggest}", CACHE / f"index-{biggest}-fake",
-                                    bodies_by_size[biggest], args.mcp_calls)}
+                      **measure_mcp(cache / f"vault-{biggest}", cache / f"index-{biggest}-fake",
+                                    bodies_by_size[biggest], mcp_calls)}
     log(f"  {json.dumps(results['mcp'])}")
-    results["loadavg_end"] = os.getloadavg()  # other processes on the machine inflate every number
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    log(f"wrote {OUT}")
-
-
-if __name__ == "__main__":
-    main()
+    res.results.update(results)
+    rows = [[r["notes"], r["embedder"], r["prefetch"]["p50_ms"], r["prefetch"]["p95_ms"],
+             r["recall_k5_no_touch"]["p50_ms"]] for r in results["runs"]]
+    mcp = results["mcp"]
+    res.markdown += [
+        "Warm `Memory.prefetch` (default budget, staged refresh on, 20 staged memories), topical and random turns:",
+        "",
+        *table(["notes", "index built with", "prefetch p50 ms", "prefetch p95 ms", "recall k=5 p50 ms"], rows),
+        "",
+        f"MCP over stdio, {mcp['notes']} notes: recall p50 {mcp['recall']['p50_ms']} ms / p95 "
+        f"{mcp['recall']['p95_ms']} ms; prefetch p50 {mcp['prefetch']['p50_ms']} ms; first answer "
+        f"{mcp['startup_to_first_answer_s']} s after start.",
+    ]
+    return res

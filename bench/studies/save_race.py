@@ -1,6 +1,6 @@
 """Editors that save in place, racing vault-memory's writes: are any human bytes lost?
 
-    python -m bench.save_race [--edits 600] [--recallers 2] [--watch] [--slow]
+    python -m bench save_race [--edits 600] [--recallers 2] [--no-quiet] [--quick]
 
 One editor process rewrites a note again and again the way Node's fs.writeFile, nano and
 Obsidian do (open with truncate, write, close), sometimes slowly (half, a pause, the rest),
@@ -26,6 +26,8 @@ import textwrap
 import time
 from pathlib import Path
 from typing import Any
+
+from ..harness import Result, RunOptions, log, table
 
 HUMAN = "---\ntitle: Groceries\nmykey: human value\n---\n# Groceries\n\nBuy coffee beans and oat milk.\n"
 QUERY = "coffee beans and oat milk groceries"
@@ -152,20 +154,37 @@ def run_race(workdir: Path, *, edits: int = 600, recallers: int = 2, slow: bool 
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.save_race", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--edits", type=int, default=600)
-    parser.add_argument("--recallers", type=int, default=2)
-    parser.add_argument("--slow", action="store_true")
-    parser.add_argument("--watch", action="store_true")
-    parser.add_argument("--no-quiet", action="store_true", help="drop the quiet period (to watch the other steps)")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="vm-race-") as tmp:
-        result = run_race(Path(tmp), edits=args.edits, recallers=args.recallers, slow=args.slow, watch=args.watch,
-                          seed=random.randrange(1 << 30), no_quiet=args.no_quiet)
-    print(json.dumps(result, indent=2))
-    return 0 if result["lost"] == 0 and result["human_changed"] == 0 else 1
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--edits", type=int, default=None, help="saves per race (600; quick: 30)")
+    parser.add_argument("--recallers", type=int, default=2, help="recall processes racing the editor")
+    parser.add_argument("--no-quiet", action="store_true",
+                        help="also race with the quiet period off, to watch what it holds back")
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def run(opts: RunOptions) -> Result:
+    """Four races: fast and slow saves, each with and without `watch` (and, with --no-quiet, unguarded)."""
+    res = Result("save_race", opts)
+    edits = int(opts.extra.get("edits") or (30 if opts.quick else 600))
+    recallers = int(opts.extra.get("recallers") or 2)
+    settings = [(slow, watch, False) for slow in (False, True) for watch in (False, True)]
+    if opts.extra.get("no_quiet"):
+        settings.append((True, False, True))
+    rows = []
+    for slow, watch, no_quiet in settings:
+        with tempfile.TemporaryDirectory(prefix="vm-race-") as tmp:
+            out = run_race(Path(tmp), edits=edits, recallers=recallers, slow=slow, watch=watch,
+                           seed=random.randrange(1 << 30), no_quiet=no_quiet)
+        out.pop("examples", None)
+        label = ("slow" if slow else "fast") + (" + watch" if watch else "")
+        label += ", quiet period off" if no_quiet else ""
+        log(f"save_race {label}: {out['saves']} saves, {out['lost']} lost, {out['rehearsals_written']} rehearsals")
+        res.results[label] = out
+        rows.append([label, out["saves"], out["slow_saves"], out["renames"], out["recalls"],
+                     out["rehearsals_written"], out["lost"], out["human_changed"], out["conflict_copies"]])
+    res.params.update(edits=edits, recallers=recallers)
+    res.markdown += [f"One editor saving a note {edits} times (in place, in place in two halves with a pause, or by "
+                     f"rename) against {recallers} processes recalling it with `now` a day later each time, so each "
+                     "recall wants to write a rehearsal; `+ watch` adds `vault-memory watch`.", "",
+                     *table(["race", "saves", "split saves", "rename saves", "recalls", "rehearsals written",
+                             "saves lost", "human bytes changed", "conflict copies"], rows)]
+    return res

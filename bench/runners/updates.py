@@ -11,9 +11,9 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from . import metrics
-from .harness import Result, RunOptions, cache_key, index_report, log, open_memory, progress_printer, table
-from .updates import build_updates
+from .. import metrics
+from ..data.updates import build_updates
+from ..harness import Result, RunOptions, cache_key, index_report, log, open_memory, progress_printer, table
 
 MODES = ("bm25", "dense", "hybrid")
 K_RETRIEVE = 10

@@ -1,6 +1,6 @@
 """Embedded Chroma vs a Chroma server (`chroma run` on loopback), measured in the same run.
 
-    python -m bench.server_mode [--notes 2000] [--queries 200] [--out bench/results]
+    python -m bench server_mode [--notes 2000] [--queries 200] [--minilm-sample 256] [--quick]
 
 On one synthetic vault (bench/synth.py) and the fake embedder, so the vector store is what
 is measured, for each backend:
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import shutil
 import sys
 import tempfile
@@ -31,9 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import metrics
-from .harness import CACHE, DEFAULT_OUT, _atomic_write, git_info, log, machine_info, table
-from .synth import build_synth, sample_queries
+from .. import metrics
+from ..data.synth import build_synth, sample_queries
+from ..harness import REPO, Result, RunOptions, log, table
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 MODES = ("hybrid", "dense", "bm25")
@@ -102,9 +101,10 @@ def measure_indexing(label: str, mem: Any) -> dict[str, Any]:
 
     store.drop()
     t = time.perf_counter()
-    fixed = mem._indexer().resync_store()
+    mem.resync_store()  # an Indexer re-syncs a store that lost rows as it opens it; either way all come back
     refill = time.perf_counter() - t
-    assert store.count() == mem.catalog.chunk_count() == fixed
+    fixed = store.count()
+    assert fixed == mem.catalog.chunk_count()
     out["store_refill"] = {"chunks": fixed, "seconds": round(refill, 2), "chunks_per_s": round(fixed / refill, 1)}
     log(f"  {label}: store refill {out['store_refill']}")
 
@@ -173,26 +173,30 @@ def measure_minilm(vault: Path, sample: int, queries: list[str]) -> dict[str, An
             "query_embed_ms": _ms(lat)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.server_mode", description=__doc__.split("\n\n")[1])
-    parser.add_argument("--notes", type=int, default=2000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--minilm-sample", type=int, default=256, help="chunk texts MiniLM embeds (0: skip)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--cache", type=Path, default=CACHE)
-    args = parser.parse_args(argv)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--notes", type=int, default=None, help="synthetic notes (2000; 200 with --quick)")
+    parser.add_argument("--queries", type=int, default=None, help="recall queries per mode (200; 20 with --quick)")
+    parser.add_argument("--minilm-sample", type=int, default=None,
+                        help="chunk texts MiniLM embeds (256; 0 skips it, as --quick does)")
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+def run(opts: RunOptions) -> Result:
+    res = Result("server_mode", opts)
+    n_notes = int(opts.extra.get("notes") or (200 if opts.quick else 2000))
+    n_queries = int(opts.extra.get("queries") or (20 if opts.quick else 200))
+    sample = opts.extra.get("minilm_sample")
+    minilm_sample = int(sample) if sample is not None else (0 if opts.quick else 256)
+
+    sys.path.insert(0, str(REPO))
     from tests.chroma_server import ChromaServer
 
-    started = time.time()
-    vault = args.cache / "vaults" / f"synth-{args.notes}-server-mode"
-    synth = build_synth(vault, args.notes)
-    queries = sample_queries(args.queries)
+    vault = opts.cache / "vaults" / f"synth-{n_notes}-server-mode"
+    synth = build_synth(vault, n_notes)
+    queries = sample_queries(n_queries)
     work = Path(tempfile.mkdtemp(prefix="vm-bench-server-"))
     results: dict[str, Any] = {}
     try:
-        log(f"server_mode: {args.notes} notes, {synth.words:,} words, {len(queries)} queries")
+        log(f"server_mode: {n_notes} notes, {synth.words:,} words, {len(queries)} queries")
         with ChromaServer(work / "chroma-server") as server:
             log(f"  chroma run at {server.url}")
             mems = {"embedded": open_backend(vault, work / "index-embedded", None),
@@ -206,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 for mem in mems.values():
                     mem.close()
-        if args.minilm_sample:
-            results["minilm"] = measure_minilm(vault, args.minilm_sample, queries)
+        if minilm_sample:
+            results["minilm"] = measure_minilm(vault, minilm_sample, queries)
             log(f"  minilm: {results['minilm']}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -225,19 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     if "chunks_per_s" in mini:
         summary["minilm_vs_server_store_writes"] = round(srv["store_refill"]["chunks_per_s"] / mini["chunks_per_s"], 1)
     results["summary"] = summary
-    payload = {
-        "name": "server_mode",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "seconds": round(time.time() - started, 1),
-        "machine": machine_info(),
-        "git": git_info(),
-        "params": {"notes": args.notes, "words": synth.words, "queries": len(queries), "embedder": "fake",
-                   "minilm_sample": args.minilm_sample, "k": 10, "server": "chroma run on 127.0.0.1"},
-        "results": results,
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "server_mode.json"
-    _atomic_write(path, json.dumps(payload, indent=2) + "\n")
+    res.params.update(notes=n_notes, words=synth.words, queries=len(queries), embedder="fake",
+                      minilm_sample=minilm_sample, k=10, server="chroma run on 127.0.0.1")
+    res.results.update(results)
 
     rows = []
     for key, name in (("embedded", "embedded"), ("server", "server (loopback)")):
@@ -252,10 +246,6 @@ def main(argv: list[str] | None = None) -> int:
     if "chunks_per_s" in mini:
         lines.append(f"\nMiniLM embeds {mini['chunks_per_s']} chunks/s here ({mini['texts']} chunks); "
                      f"a query embeds in {mini['query_embed_ms']['p50']} ms p50.")
-    print("\n".join(lines))
-    log(f"wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    res.markdown += [f"{n_notes} synthetic notes, fake embedder (the store is what is measured), "
+                     f"{len(queries)} warm queries per mode, the two backends interleaved.", "", *lines]
+    return res

@@ -1,40 +1,56 @@
 """Calibrate fusion and the decay ranking on real data, offline from one candidate dump.
 
-`python -m bench.calibrate collect` runs every query once through the real pipeline
+`python -m bench calibrate collect` runs every query once through the real pipeline
 (hybrid candidates with their raw BM25 and cosine scores, and each note's strength at
-`now`) and saves them to bench/.cache/calibrate/*.pkl; `python -m bench.calibrate sweep`
-replays the fusion/decay variants over the dump and writes bench/results/calibrate.json.
-This is how FUSION_ALPHA, STRENGTH_WEIGHT and reactivate_similarity were chosen.
+`now`) and saves them to <cache>/calibrate/*.pkl; `python -m bench calibrate sweep`
+replays the fusion/decay variants over the dump and writes results/calibrate.json.
+This is how FUSION_ALPHA, the same-subject thresholds and reactivate_similarity were chosen.
+The replay calls the library's own pieces (ranking.fuse, minmax, same_subject_order,
+is_full_cue, DecayModel.reactivation_threshold); the alternatives it compares them with
+(z-score, max-norm, RRF, strength mixing, star groups) are written here.
+Quick mode: LoCoMo's quick slice and the small updates vault, fake embedder.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
-import json
 import math
 import pickle
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from vault_memory.config import Config
+import numpy as np
+
+from vault_memory import Config, Memory
 from vault_memory.decay import DecayModel, state_from_meta
-from vault_memory.memory import Memory
+from vault_memory.ranking import coverage, is_full_cue, minmax, query_terms, same_subject_order
+from vault_memory.ranking import fuse as library_fuse
 
-from . import metrics
-from .datasets import build_locomo, build_scifact, load_scifact_qrels, turn_ids  # noqa: F401
-from .updates import build_updates
+from .. import metrics
+from ..data.datasets import SCIFACT_CREATED, build_locomo, build_scifact, turn_ids
+from ..data.updates import build_updates
+from ..harness import Result, RunOptions, cache_key, log, table
 
-ROOT = Path(__file__).resolve().parent
-CACHE = ROOT / ".cache"
-OUT = CACHE / "calibrate"
-DATA = ROOT.parent.parent / "shared" / "bench-data"
+DATASETS = ("locomo", "updates", "scifact")
 
 
-def _dump_queries(mem: Memory, queries: list[tuple[Any, str]], now: Any) -> list[dict[str, Any]]:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("step", choices=("collect", "sweep"),
+                        help="collect: dump candidates (indexes are the runners' caches); sweep: replay them")
+
+
+def _dump_dir(opts: RunOptions) -> Path:
+    return opts.cache / ("calibrate-quick" if opts.quick else "calibrate")
+
+
+def _open(vault: Path, index_dir: Path, embedder: str) -> Memory:
+    return Memory(Config(vault=vault, index_dir=index_dir, embedder=embedder, read_only=True))
+
+
+def _dump_queries(mem: Memory, queries: list[tuple[str, str]], now: dt.datetime) -> list[dict[str, Any]]:
     searcher = mem.searcher()
-    model = DecayModel()
     rows = []
     for qid, text in queries:
         cands = searcher.search(text, mode="hybrid", granularity="chunk", candidates=100)
@@ -45,68 +61,66 @@ def _dump_queries(mem: Memory, queries: list[tuple[Any, str]], now: Any) -> list
             note = notes[c.node_id]
             st = state_from_meta(note.meta, note.mtime)
             items.append({"chunk": c.chunk.chunk_id, "node": c.node_id, "path": note.path, "lex": c.lexical,
-                          "cos": c.similarity, "strength": model.strength(st, now),
+                          "cos": c.similarity, "strength": mem.decay.strength(st, now),
                           "superseded": bool(st.superseded_by), "turns": turn_ids(c.chunk.text), "text": c.chunk.text,
                           "vec": vecs[c.chunk.text_hash].astype("float16")})
         rows.append({"qid": qid, "query": text, "items": items})
     return rows
 
 
-def collect() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    # LoCoMo
-    convs = build_locomo(DATA, CACHE / "vaults" / "locomo-full")
+def collect(opts: RunOptions, res: Result) -> None:
+    out = _dump_dir(opts)
+    out.mkdir(parents=True, exist_ok=True)
+    emb = opts.embedder_name
+    counts: dict[str, int] = {}
+    # LoCoMo: the locomo runner's vaults and indexes
+    convs = build_locomo(opts.data, opts.cache / "vaults" / cache_key("locomo", opts.suffix), quick=opts.quick)
+    index_root = opts.cache / "index" / cache_key("locomo", opts.suffix, emb)
     dump = []
     for conv in convs:
-        cfg = Config(vault=conv.vault, index_dir=CACHE / "index" / "locomo-full-minilm" / conv.sample_id,
-                     embedder="minilm", read_only=True)
-        with Memory(cfg) as mem:
+        with _open(conv.vault, index_root / conv.sample_id, emb) as mem:
             mem.index()
-            qs = [(q, q.question) for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence]
+            qs = [q for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence]
             now = conv.last_date + dt.timedelta(hours=1)
-            for (q, _), row in zip(qs, _dump_queries(mem, qs, now), strict=True):
+            for q, row in zip(qs, _dump_queries(mem, [(f"{q.conv}:{q.index}", q.question) for q in qs], now),
+                              strict=True):
                 row.update(category=q.category, evidence=list(q.evidence))
                 dump.append(row)
-        print(f"locomo {conv.sample_id}: {len(dump)}", file=sys.stderr)
-    (OUT / "locomo.pkl").write_bytes(pickle.dumps(dump))
-    # Update order
-    bench = build_updates(CACHE / "vaults" / "updates-full")
-    cfg = Config(vault=bench.vault, index_dir=CACHE / "index" / "updates-full-minilm", embedder="minilm",
-                 read_only=True)
-    with Memory(cfg) as mem:
+        log(f"calibrate: locomo {conv.sample_id}: {len(dump)}")
+    (out / "locomo.pkl").write_bytes(pickle.dumps(dump))
+    counts["locomo"] = len(dump)
+    # Update order: the updates runner's vault and index
+    bench = build_updates(opts.cache / "vaults" / cache_key("updates", opts.suffix), quick=opts.quick)
+    with _open(bench.vault, opts.cache / "index" / cache_key("updates", opts.suffix, emb), emb) as mem:
         mem.index()
-        rows = _dump_queries(mem, [(c, c.query) for c in bench.cases], bench.now)
+        rows = _dump_queries(mem, [(c.subject, c.query) for c in bench.cases], bench.now)
     udump = [dict(r, statements=list(c.statements)) for c, r in zip(bench.cases, rows, strict=True)]
-    for r in udump:
-        r.pop("qid")
-    (OUT / "updates.pkl").write_bytes(pickle.dumps(udump))
-    # SciFact (only if its index is built: it takes ~20 min)
-    sci_index = CACHE / "index" / "scifact-full-minilm"
+    (out / "updates.pkl").write_bytes(pickle.dumps(udump))
+    counts["updates"] = len(udump)
+    # SciFact (only if the scifact runner's index is built: it takes ~20 min)
+    sci_index = opts.cache / "index" / cache_key("scifact", opts.suffix, emb)
     if (sci_index / "catalog.sqlite").exists():
-        ds = build_scifact(DATA, CACHE / "vaults" / "scifact-full")
-        cfg = Config(vault=ds.vault, index_dir=sci_index, embedder="minilm", read_only=True)
-        with Memory(cfg) as mem:
-            rows = _dump_queries(mem, list(ds.queries.items()), ds_now(ds))
+        ds = build_scifact(opts.data, opts.cache / "vaults" / cache_key("scifact", opts.suffix), quick=opts.quick)
+        with _open(ds.vault, sci_index, emb) as mem:
+            rows = _dump_queries(mem, list(ds.queries.items()), SCIFACT_CREATED + dt.timedelta(days=1))
         sdump = [dict(r, qrels=ds.qrels.get(r["qid"], {})) for r in rows]
         for r in sdump:
             for it in r["items"]:
                 it["doc"] = ds.path_to_doc.get(it["path"], "")
-        (OUT / "scifact.pkl").write_bytes(pickle.dumps(sdump))
+        (out / "scifact.pkl").write_bytes(pickle.dumps(sdump))
+        counts["scifact"] = len(sdump)
+    res.params.update(dump_dir=str(out), candidates=100, granularity="chunk")
+    res.results["queries_dumped"] = counts
+    res.markdown += [f"Candidate dumps written to `{out}`:", "", *table(["dataset", "queries"], list(counts.items()))]
 
 
-def ds_now(ds: Any) -> Any:
-    import datetime as dt
-
-    from .datasets import SCIFACT_CREATED
-
-    return SCIFACT_CREATED + dt.timedelta(days=1)
-
-
-# ---- replay -------------------------------------------------------------------------------------
-
-def fuse(items: list[dict[str, Any]], method: str, alpha: float) -> list[float]:
+def fuse(items: list[dict[str, Any]], method: str, alpha: float, terms: frozenset[str]) -> list[float]:
+    """Relevance of each candidate: the library's fusion ("ours": recall's hybrid formula, BM25
+    weighted by query-term coverage; "convex": without coverage) or an alternative compared with it."""
     lex = [i["lex"] for i in items]
     cos = [i["cos"] for i in items]
+    if not items:
+        return []
     if method == "rrf":
         out = [0.0] * len(items)
         for scores in (lex, cos):
@@ -115,27 +129,16 @@ def fuse(items: list[dict[str, Any]], method: str, alpha: float) -> list[float]:
                 out[j] += 1 / (60 + rank)
         top = max(out) if out else 1
         return [o / top for o in out]
-
-    def mm(xs: list[float]) -> list[float]:
-        lo, hi = min(xs), max(xs)
-        return [1.0] * len(xs) if hi - lo < 1e-12 else [(x - lo) / (hi - lo) for x in xs]
+    if method in ("ours", "convex"):
+        cover = [coverage(terms, i["text"]) for i in items] if method == "ours" else None
+        return library_fuse("hybrid", lex, cos, cover, alpha=alpha).tolist()
 
     def zs(xs: list[float]) -> list[float]:
         m = sum(xs) / len(xs)
         sd = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) or 1.0
         return [(x - m) / sd for x in xs]
 
-    if not items:
-        return []
-    if method == "ours":  # what recall.py does: BM25 weighted by query-term coverage
-        from vault_memory.ranking import coverage, query_terms
-
-        terms = query_terms(QUERY[0])
-        a = [x * coverage(terms, i["text"]) for x, i in zip(mm(lex), items, strict=True)]
-        b = mm(cos)
-    elif method == "convex":
-        a, b = mm(lex), mm(cos)
-    elif method == "zscore":
+    if method == "zscore":
         a, b = zs(lex), zs(cos)
     else:  # "maxnorm": bm25 / max, cosine raw
         top = max(lex) or 1.0
@@ -147,10 +150,6 @@ def regroup(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: flo
             top: int = 30) -> list[tuple[float, dict[str, Any]]]:
     """Among the top items, notes about the same subject (cosine >= theta, relevance within delta)
     trade places so the stronger (fresher) one comes first; the set of positions is unchanged."""
-    import numpy as np
-
-    from vault_memory.ranking import same_subject_order
-
     head = scored[:top]
     if len(head) < 2:
         return scored
@@ -165,8 +164,6 @@ def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta
     """Star groups (no chaining): each unassigned item, in relevance order, gathers the later
     unassigned items similar to it (cosine >= theta) and nearly as relevant (gap <= delta);
     each group's positions are refilled strongest first. Only the top `top` items move."""
-    import numpy as np
-
     head = scored[:top]
     n = len(head)
     if n < 2:
@@ -189,38 +186,30 @@ def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta
     return out + scored[top:]
 
 
-QUERY = [""]  # the query text of the row being replayed (for coverage)
-
-
-def _full_cue(text: str) -> bool:
-    """recall's Candidate.full_cue: the chunk holds every content word of a 2+ word query."""
-    from vault_memory.ranking import is_full_cue, query_terms
-
-    return is_full_cue(query_terms(QUERY[0]), text)
-
-
-def ranked(items: list[dict[str, Any]], method: str, alpha: float, w: float, tau: float | None,
+def ranked(items: list[dict[str, Any]], query: str, method: str, alpha: float, w: float, tau: float | None,
            dormant_below: float = 0.1, by: str = "chunk", theta: float | None = None,
            delta: float = 0.3, star: int | None = None,
            rising: tuple[float, float] | None = None, episodic: bool = False,
            full_cue: bool = False) -> list[dict[str, Any]]:
-    """`episodic`: every note is labelled episodic (LoCoMo's transcripts), so none is regrouped."""
-    rel = fuse(items, method, alpha)
-    if rel:
-        lo, hi = min(rel), max(rel)
-        rel = [1.0] * len(rel) if hi - lo < 1e-12 else [(r - lo) / (hi - lo) for r in rel]
+    """`episodic`: every note is labelled episodic (LoCoMo's transcripts), so none is regrouped.
+    `rising`: the library's reactivation rule with these (similarity, slope), capped at 0.5;
+    `full_cue`: a chunk holding every content word of the query brings its note back too."""
+    terms = query_terms(query)
+    rel = minmax(fuse(items, method, alpha, terms)).tolist()
+    gate = DecayModel(dormant_below=dormant_below, reactivate_similarity=rising[0], reactivate_slope=rising[1],
+                      reactivate_cap=0.5) if rising is not None else None
     scored = []
     for it, r in zip(items, rel, strict=True):
         if tau is not None and it["strength"] < dormant_below and it["cos"] < tau:
             continue
-        if rising is not None and it["strength"] < dormant_below:
-            need = min(0.5, rising[0] + rising[1] * math.log2(dormant_below / max(it["strength"], 1e-300)))
-            if it["cos"] < need and not (full_cue and _full_cue(it["text"])):
+        if gate is not None and it["strength"] < dormant_below:
+            if it["cos"] < gate.reactivation_threshold(it["strength"]) and not (
+                    full_cue and is_full_cue(terms, it["text"])):
                 continue
         scored.append((((1 - w) * r + w * it["strength"]), it))
     scored.sort(key=lambda t: -t[0])
     if theta is not None and not episodic:
-        if star == -1:  # what recall.py does: union of same-subject pairs inside the top k (k = 10)
+        if star == -1:  # what recall does: union of same-subject pairs inside the top k (k = 10)
             scored = regroup(scored, theta, delta, top=10)
         elif star is None:
             scored = regroup(scored, theta, delta)
@@ -243,8 +232,7 @@ def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
     per: dict[int, list[float]] = defaultdict(list)
     turns: list[float] = []
     for q in dump:
-        QUERY[0] = q["query"]
-        units = [it["turns"] for it in ranked(q["items"], **kw)]
+        units = [it["turns"] for it in ranked(q["items"], q["query"], **kw)]
         per[q["category"]].append(metrics.evidence_recall(units, q["evidence"], 10))
         turns.append(metrics.recall_at_k(metrics.flatten_units(units[:10]), q["evidence"], 10))
     pooled = [x for v in per.values() for x in v]
@@ -255,8 +243,7 @@ def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
 def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
     newer = both = allin = 0
     for q in dump:
-        QUERY[0] = q["query"]
-        paths = [it["path"] for it in ranked(q["items"], by="note", **kw)]
+        paths = [it["path"] for it in ranked(q["items"], q["query"], by="note", **kw)]
         st = q["statements"]
         top5 = paths[:5]
         all_in = all(s in top5 for s in st)
@@ -272,32 +259,25 @@ def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
 def eval_scifact(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
     nd = []
     for q in dump:
-        QUERY[0] = q["query"]
-        docs = [it["doc"] for it in ranked(q["items"], by="note", **kw)]
+        docs = [it["doc"] for it in ranked(q["items"], q["query"], by="note", **kw)]
         nd.append(metrics.ndcg_at_k(docs, q["qrels"], 10))
     return {"ndcg@10": round(sum(nd) / len(nd), 4)}
 
 
-def _load() -> dict[str, list[dict[str, Any]]]:
-    loaded = {name: pickle.loads((OUT / f"{name}.pkl").read_bytes())
-              for name in ("locomo", "updates", "scifact") if (OUT / f"{name}.pkl").exists()}
-    for q in loaded.get("locomo", []):
-        q.setdefault("query", q["qid"].question)
-    if "updates" in loaded:
-        bench = build_updates(CACHE / "vaults" / "updates-full")
-        for q, case in zip(loaded["updates"], bench.cases, strict=True):
-            q.setdefault("query", case.query)
-    if "scifact" in loaded:
-        from .datasets import read_jsonl
-
-        texts = {str(r["_id"]): r["text"] for r in read_jsonl(DATA / "scifact" / "queries.jsonl")}
-        for q in loaded["scifact"]:
-            q.setdefault("query", texts.get(str(q["qid"]), ""))
-    return loaded
+def load_dumps(dump_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """The dumps `collect` wrote (each row carries its query text)."""
+    return {name: pickle.loads((dump_dir / f"{name}.pkl").read_bytes())
+            for name in DATASETS if (dump_dir / f"{name}.pkl").exists()}
 
 
-def sweep() -> None:
-    loaded = _load()
+def sweep(opts: RunOptions, res: Result) -> None:
+    dump_dir = _dump_dir(opts)
+    loaded = load_dumps(dump_dir)
+    if not loaded:
+        raise FileNotFoundError(f"no candidate dumps in {dump_dir}; run `python -m bench calibrate collect` first")
+    res.params.update(dump_dir=str(dump_dir), dumps={
+        name: dt.datetime.fromtimestamp((dump_dir / f"{name}.pkl").stat().st_mtime, dt.UTC).isoformat(
+            timespec="seconds") for name in loaded})
     evals = {"locomo": eval_locomo, "updates": eval_updates, "scifact": eval_scifact}
     results: dict[str, Any] = {}
     fusions = [("ours", 0.5), ("ours", 0.4), ("convex", 0.5), ("zscore", 0.5), ("maxnorm", 0.6), ("rrf", 0.5)]
@@ -331,10 +311,21 @@ def sweep() -> None:
             loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12))["r@10"]
         results["locomo"]["dormancy_rising + every query word is a cue (ours)"] = eval_locomo(
             loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12), full_cue=True)["r@10"]
-    (ROOT / "results").mkdir(exist_ok=True)
-    (ROOT / "results" / "calibrate.json").write_text(json.dumps(results, indent=1))
-    print(json.dumps(results, indent=1))
+    res.results.update(results)
+    for name in ("updates", "locomo"):
+        if "ranking" in results.get(name, {}):
+            rows = [[label, *v.values()] for label, v in results[name]["ranking"].items()]
+            keys = list(next(iter(results[name]["ranking"].values())))
+            res.markdown += [f"{name}, ranking variants:", "", *table(["ranking", *keys], rows), ""]
+    for name, r in results.items():
+        rows = [[label, *v.values()] for label, v in r["fusion"].items()]
+        res.markdown += [f"{name}, fusions:", "", *table(["fusion:alpha", *next(iter(r["fusion"].values()))], rows),
+                         ""]
 
 
-if __name__ == "__main__":
-    {"collect": collect, "sweep": sweep}[sys.argv[1]]()
+def run(opts: RunOptions) -> Result:
+    step = opts.extra.get("step", "sweep")
+    res = Result("calibrate" if step == "sweep" else "calibrate_collect", opts)
+    res.params["step"] = step
+    (collect if step == "collect" else sweep)(opts, res)
+    return res

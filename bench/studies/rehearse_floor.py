@@ -1,6 +1,6 @@
 """Calibrate which recalled notes count as used: the rehearsal floor (`rehearse_min_similarity`).
 
-    python -m bench.rehearse_floor [--quick]
+    python -m bench rehearse_floor [--quick]
 
 Recall returns k notes; only the ones that clearly answered the query should be rehearsed
 (written back as `last_accessed`), or every search writes to a person's notes. Fused
@@ -16,13 +16,11 @@ with the default cap, reaches the target on both data sets.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-from pathlib import Path
 from typing import Any
 
-from .datasets import SCIFACT_CREATED, build_locomo, build_scifact
-from .harness import CACHE, DEFAULT_DATA, DEFAULT_OUT, Result, RunOptions, cache_key, log, open_memory, table
+from ..data.datasets import SCIFACT_CREATED, build_locomo, build_scifact
+from ..harness import Result, RunOptions, cache_key, log, open_memory, table
 
 FLOORS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
 CAPS = (1, 2, 3)
@@ -52,7 +50,7 @@ def _locomo(opts: RunOptions) -> tuple[list[list[tuple[float, bool]]], list[list
     the vault (another conversation's question, or a category-5 question about something
     never said) still gets hits, and none of them was used.
     """
-    from .datasets import turn_ids
+    from ..data.datasets import turn_ids
 
     root = opts.cache / "vaults" / cache_key("locomo", opts.suffix)
     index_root = opts.cache / "index" / cache_key("locomo", opts.suffix, opts.embedder_name)
@@ -121,21 +119,3 @@ def run(opts: RunOptions) -> Result:
     res.markdown += table(["cap", "floor", "SciFact precision", "SciFact right rehearsals", "LoCoMo precision",
                            "LoCoMo right rehearsals", "unanswerable queries writing"], rows_md)
     return res
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.rehearse_floor", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--cache", type=Path, default=CACHE)
-    parser.add_argument("--embedder", default=None)
-    args = parser.parse_args(argv)
-    opts = RunOptions(quick=args.quick, data=args.data.resolve(), out=args.out, cache=args.cache,
-                      embedder=args.embedder)
-    run(opts).write()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import metrics
-from .harness import REPO, Result, RunOptions, log, table
+from .. import metrics
+from ..harness import REPO, Result, RunOptions, log, table
 
 QUERY = "does vitamin D supplementation reduce the risk of fractures"
 PY = sys.executable
@@ -108,7 +108,7 @@ def _target(opts: RunOptions) -> tuple[Path, Path, str, str, str | None]:
     """(vault, index_dir, embedder, description, --now or None)."""
     cold = opts.cache / "cold"
     if opts.quick:
-        from .synth import build_synth
+        from ..data.synth import build_synth
 
         vault, index = cold / "vault-100", cold / "index-100-fake"
         build_synth(vault, 100)  # the CLI's own reconcile indexes it on the first (only) run
@@ -140,7 +140,7 @@ def run(opts: RunOptions) -> Result:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     cli = [*_cli(), "--vault", str(vault), "--index-dir", str(index_dir), "--embedder", embedder, "--read-only",
            "recall", QUERY, "--no-touch", *(["--now", now] if now else [])]
-    worker = [PY, "-c", "import json,sys; from bench.run_cold import _phase_worker as w; "
+    worker = [PY, "-c", "import json,sys; from bench.runners.cold import _phase_worker as w; "
               f"print(json.dumps(w({str(vault)!r}, {str(index_dir)!r}, {embedder!r}, {QUERY!r}, {now!r})))"]
     cmds = {"CLI recall (full command)": cli} if opts.quick else {
         "python -c pass": [PY, "-c", "pass"],
