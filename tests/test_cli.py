@@ -169,8 +169,9 @@ def test_help_version_and_env_in_help() -> None:
     version = run(["--version"])
     assert version.returncode == 0 and version.stdout.strip() == f"vault-memory {__version__}"
     # typer detects the shell from the parent process: run it from bash, as a user's shell would
-    completion = subprocess.run(["bash", "-c", f"'{EXE[0]}' --show-completion"], capture_output=True, text=True,
-                                timeout=60)
+    # ("; exit" keeps bash from exec-ing the command in its place, which would hide it)
+    completion = subprocess.run(["bash", "-c", f"'{EXE[0]}' --show-completion; exit $?"], capture_output=True,
+                                text=True, timeout=60)
     assert completion.returncode == 0 and "_VAULT_MEMORY_COMPLETE" in completion.stdout, completion.stderr
 
 
