@@ -138,6 +138,30 @@ def test_merge_after_many_edits_keeps_results(cat: Catalog, monkeypatch: pytest.
                                                                                            engine="memory")
 
 
+def test_a_saved_segment_is_loaded_then_followed(cat: Catalog, tmp_path: Path) -> None:
+    assert not cat.save_lexical_segment()  # few rows outside it: nothing to do
+    assert cat.save_lexical_segment(force=True)
+    put(cat, note("n7", "hotel rewritten"), ["zulu kilo"])  # newer than the segment
+    with cat.transaction():
+        cat.delete_note("n8")
+        cat.upsert_note(note("n9", "zulu title"))
+    reader = Catalog(tmp_path / "catalog.sqlite", read_only=True)
+    assert_same(reader, [*QUERIES, "zulu", "rewritten"])
+    postings = reader._postings  # noqa: SLF001
+    assert postings is not None and len(postings.d_terms) > 0  # segment + the rows written after it
+    assert postings.size == cat.chunk_count()
+    cat.db.execute("DELETE FROM lex_segment")  # the segment is derived: without it, the same answers
+    cat.db.commit()
+    assert_same(Catalog(tmp_path / "catalog.sqlite", read_only=True), [*QUERIES, "zulu", "rewritten"])
+
+
+def test_empty_catalog(tmp_path: Path) -> None:
+    cat = Catalog(tmp_path / "c.sqlite")
+    assert cat.lexical_search("alpha", 10, engine="memory") == []
+    assert cat.save_lexical_segment(force=True)
+    assert Catalog(tmp_path / "c.sqlite").lexical_search("alpha", 10, engine="memory") == []
+
+
 def test_tokenizer_matches_the_catalogs_fts5_table(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "x.sqlite")
     db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, title, tokenize = '{lexical.TOKENIZE}')")

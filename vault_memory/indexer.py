@@ -288,6 +288,7 @@ class Indexer:
             cat.prune_vectors()
             # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
             cat.set_meta("store_dirty", "0" if self.store is not None else "1")
+        cat.save_lexical_segment()
 
     def _record_failures(self, scan: Scan) -> None:
         cat = self.catalog

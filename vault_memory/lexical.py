@@ -14,8 +14,10 @@ ranking is the same (ties: lower rowid first, in both engines).
 
 Storage: `lex_docs`, one row per chunk (its rowid, FTS5's row size, term hashes and
 weighted frequencies), written by the catalog in the same transaction as the chunk and its
-FTS5 row, so it is as crash-safe and derived as they are. A process loads it once and then
-reads only rows written since (`seq`), so a long-lived reader follows the writer cheaply.
+FTS5 row, so it is as crash-safe and derived as they are. Sorting those rows by term costs
+about a second at 26k chunks, so the writer keeps them sorted in `lex_segment` too (saved
+after a reconcile that left more than MERGE_AT postings outside it): a process loads the segment
+(tens of ms), then the rows written since (`seq`), and follows the writer by generation.
 Terms are stored as 64-bit hashes (no vocabulary table to keep in step; two terms share a
 hash with probability ~1e-8 at a million distinct terms).
 """
@@ -46,6 +48,8 @@ CREATE TABLE IF NOT EXISTS lex_docs (
     freqs BLOB NOT NULL       -- float64 body count * BODY_WEIGHT + title count * TITLE_WEIGHT, per term
 );
 CREATE INDEX IF NOT EXISTS lex_docs_seq ON lex_docs(seq);
+-- lex_docs up to a seq, already sorted by term (Postings.save): what a process loads first
+CREATE TABLE IF NOT EXISTS lex_segment (name TEXT PRIMARY KEY, data BLOB NOT NULL);
 """
 
 
@@ -124,12 +128,12 @@ class Postings:
         self.lens = np.zeros(0, dtype=np.float64)
         self.alive = np.zeros(0, dtype=bool)
         self.chunk_ids: list[str] = []
-        self.slot_of: dict[int, int] = {}
+        self.slot_of: dict[int, int] | None = {}  # rid -> slot; None until a row is added after a load
         # sorted part: postings of term vocab[i] are entries starts[i]:starts[i+1]
         self.vocab = np.zeros(0, dtype=np.int64)
         self.starts = np.zeros(1, dtype=np.int64)
-        self.p_slots = np.zeros(0, dtype=np.int64)
-        self.p_freqs = np.zeros(0, dtype=np.float64)
+        self.p_slots: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.p_freqs: np.ndarray = np.zeros(0, dtype=np.float64)
         # unsorted part
         self.d_terms = np.zeros(0, dtype=np.int64)
         self.d_slots = np.zeros(0, dtype=np.int64)
@@ -143,11 +147,16 @@ class Postings:
         """Bring the arrays in line with lex_docs as of generation `gen` (read in the same snapshot)."""
         if gen == self.gen:
             return
+        if self.gen is None:
+            self._load_segment(db)
         rows = db.execute(
-            "SELECT d.rid, c.chunk_id, d.seq, d.len, d.terms, d.freqs FROM lex_docs d JOIN chunks c ON c.rid = d.rid "
-            "WHERE d.seq > ? ORDER BY d.rid", (self.seq,)).fetchall()
-        first = self.gen is None
+            # by the seq index: left to itself the planner scans the whole table in rowid order
+            "SELECT d.rid, c.chunk_id, d.seq, d.len, d.terms, d.freqs FROM lex_docs d INDEXED BY lex_docs_seq "
+            "JOIN chunks c ON c.rid = d.rid WHERE d.seq > ?", (self.seq,)).fetchall()
+        first = self.gen is None and not len(self.rids)
         if rows:
+            if self.slot_of is None:
+                self.slot_of = {int(r): i for i, r in enumerate(self.rids)}
             for r in rows:
                 old = self.slot_of.get(r[0])
                 if old is not None:
@@ -158,6 +167,7 @@ class Postings:
             self.lens = np.concatenate([self.lens, np.array([r[3] for r in rows], dtype=np.float64)])
             self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
             self.chunk_ids += [r[1] for r in rows]
+            assert self.slot_of is not None
             for i, r in enumerate(rows):
                 self.slot_of[r[0]] = base + i
             counts = np.array([len(r[4]) // 8 for r in rows], dtype=np.int64)
@@ -178,7 +188,8 @@ class Postings:
 
     def _merge(self) -> None:
         """Sort every live posting by term, and drop dead slots and their postings."""
-        terms = np.concatenate([np.repeat(self.vocab, np.diff(self.starts)), self.d_terms])
+        sorted_terms = np.repeat(self.vocab, np.diff(self.starts)) if len(self.vocab) else self.d_terms[:0]
+        terms = np.concatenate([sorted_terms, self.d_terms])
         slots = np.concatenate([self.p_slots, self.d_slots])
         freqs = np.concatenate([self.p_freqs, self.d_freqs])
         keep = self.alive[slots]
@@ -191,16 +202,44 @@ class Postings:
             self.rids, self.lens = self.rids[live], self.lens[live]
             self.alive = np.ones(len(live), dtype=bool)
             self.chunk_ids = [self.chunk_ids[i] for i in live]
-            self.slot_of = {int(r): i for i, r in enumerate(self.rids)}
+            self.slot_of = None
         order = np.argsort(terms, kind="stable")
         terms = terms[order]
         self.p_slots, self.p_freqs = slots[order], freqs[order]
         edges = np.flatnonzero(np.diff(terms)) + 1
         self.vocab = terms[np.concatenate([[0], edges])] if len(terms) else np.zeros(0, dtype=np.int64)
-        self.starts = np.concatenate([[0], edges, [len(terms)]]).astype(np.int64)
+        self.starts = (np.concatenate([[0], edges, [len(terms)]]) if len(terms) else np.zeros(1)).astype(np.int64)
         self.d_terms = np.zeros(0, dtype=np.int64)
         self.d_slots = np.zeros(0, dtype=np.int64)
         self.d_freqs = np.zeros(0, dtype=np.float64)
+
+    def _load_segment(self, db: sqlite3.Connection) -> None:
+        blobs = dict(db.execute("SELECT name, data FROM lex_segment").fetchall())
+        if not blobs:
+            return
+        self.seq = int(blobs["seq"])
+        self.rids = np.frombuffer(blobs["rids"], dtype=np.int64)
+        self.lens = np.frombuffer(blobs["lens"], dtype=np.int32).astype(np.float64)
+        self.alive = np.ones(len(self.rids), dtype=bool)
+        self.chunk_ids = blobs["chunk_ids"].decode("utf-8").split("\0") if len(self.rids) else []
+        self.slot_of = None
+        self.vocab = np.frombuffer(blobs["vocab"], dtype=np.int64)
+        self.starts = np.frombuffer(blobs["starts"], dtype=np.int64)
+        self.p_slots = np.frombuffer(blobs["slots"], dtype=np.int32)  # as stored: converting costs more than
+        self.p_freqs = np.frombuffer(blobs["freqs"], dtype=np.float32)  # the queries' slices do (search)
+
+    def save(self, db: sqlite3.Connection) -> None:
+        """Write these postings (merged: sorted, no dead slots) as lex_segment, in the caller's transaction.
+        Frequencies are small multiples of the column weights, so float32 holds them exactly."""
+        self._merge()
+        # chunk ids come from YAML node_ids, which cannot hold a NUL
+        db.execute("DELETE FROM lex_segment")
+        db.executemany("INSERT INTO lex_segment(name, data) VALUES (?, ?)", [
+            ("seq", str(self.seq).encode()), ("rids", self.rids.tobytes()),
+            ("lens", self.lens.astype(np.int32).tobytes()), ("chunk_ids", "\0".join(self.chunk_ids).encode("utf-8")),
+            ("vocab", self.vocab.tobytes()), ("starts", self.starts.tobytes()),
+            ("slots", self.p_slots.astype(np.int32).tobytes()), ("freqs", self.p_freqs.astype(np.float32).tobytes()),
+        ])
 
     def _postings(self, h: int) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.searchsorted(self.vocab, h))
@@ -231,6 +270,7 @@ class Postings:
         norm = K1 * ((1 - B) + B * self.lens / avgdl)
         for term in terms:
             slots, freqs = self._postings(term_hash(term))
+            freqs = freqs.astype(np.float64, copy=False)  # FTS5 computes in double
             hits = len(slots)
             if not hits:
                 continue
