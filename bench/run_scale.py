@@ -286,6 +286,13 @@ def run(opts: RunOptions) -> Result:
         res.results["points"] = points  # partial results survive a later failure
         shown = {k: p[k] for k in ("first_index_seconds", "noop_reconcile_median", "latency_ms")}
         log(f"scale: {n} notes: {json.dumps(shown)}")
+        # written after every size, so a long run (40k notes: most of an hour) leaves what it measured
+        _render(res, points, embedder, repeats, opts)
+        res.write()
+    return res
+
+
+def _render(res: Result, points: list[dict[str, Any]], embedder: str, repeats: int, opts: RunOptions) -> None:
     res.results["load_at_end"] = _load()
     mini = _minilm_throughput()
     res.results["minilm_throughput"] = mini
@@ -346,8 +353,7 @@ def run(opts: RunOptions) -> Result:
         if _plot(points, png, embedder):
             md += ["", "![index time and recall latency against vault size](scale.png)"]
             res.results["plot"] = str(png)
-    res.markdown += md
-    return res
+    res.markdown = md
 
 
 if __name__ == "__main__":  # worker entry: python -m bench.run_scale index|serve ...
