@@ -42,6 +42,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "watch_latency": ("bench.studies.watch_latency", None),
     "save_race": ("bench.studies.save_race", None),
     "rehearse_floor": ("bench.studies.rehearse_floor", "locomo"),
+    "lexical_study": ("bench.studies.lexical_study", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")

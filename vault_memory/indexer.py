@@ -34,6 +34,7 @@ Progress = Callable[[int, int], None]
 StoreSource = VectorStore | None | Callable[[], VectorStore | None]
 WAVE_CHUNKS = 1024  # notes are embedded in waves of about this many chunks, committed as they finish
 EMBED_SLICE = 128  # texts handed to the embedder per call (it sorts by length and batches inside)
+COMMIT_CHUNKS = 128  # catalog rows are committed in groups of about this many chunks
 
 
 @dataclass
@@ -299,6 +300,7 @@ class Indexer:
             cat.prune_vectors()
             # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
             cat.set_meta("store_dirty", "0" if self.store is not None else "1")
+        cat.save_lexical_segment()
 
     def _record_failures(self, scan: Scan) -> None:
         cat = self.catalog
@@ -352,10 +354,20 @@ class Indexer:
             # One store write per wave, not per note: a Chroma call has a fixed cost of ~15 ms
             # (embedded or server), which capped indexing at ~60 chunks/s (bench/studies/server_mode.py).
             # store_dirty covers the gap between the catalog's commits and the flush.
+            # One catalog transaction per COMMIT_CHUNKS chunks, not per note: a commit cost 1.5 ms
+            # per chunk, and lexical rows are tokenized in batches. A crash loses at most that many
+            # rows, whose vectors are already cached: the next run writes them and embeds nothing.
             batch = StoreBatch()
-            for change, note, chunks in wave:
-                self._write_note(change, note, chunks, batch)
-                report.chunks_written += len(chunks)
+            group: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
+            for i, item in enumerate(wave):
+                group.append(item)
+                if sum(len(g[2]) for g in group) < COMMIT_CHUNKS and i < len(wave) - 1:
+                    continue
+                with self.catalog.transaction():
+                    for change, note, chunks in group:
+                        self._write_note(change, note, chunks, batch)
+                        report.chunks_written += len(chunks)
+                group = []
             if self.store is not None:
                 batch.flush(self.store, self.catalog)
             wave, wave_size = [], 0
@@ -380,35 +392,29 @@ class Indexer:
             tick(embedded)
         return embedded
 
-    def _write_note(self, change: Change, note: ParsedNote, chunks: list[ChunkRow],
-                    batch: StoreBatch | None = None) -> None:
+    def _write_note(self, change: Change, note: ParsedNote, chunks: list[ChunkRow], batch: StoreBatch) -> None:
+        """A note's catalog rows, inside the caller's transaction; its store writes go to `batch`,
+        flushed by the caller after that transaction commits."""
         row = note_row(change.entry, note)
         vectors = self.catalog.get_vectors([c.text_hash for c in chunks])
-        with self.catalog.transaction():
-            if change.previous is None:
-                # identity is new; a note previously indexed at this path under another id is replaced
-                old = self.catalog.note_by_path(row.path)
-                if old is not None and old.node_id != row.node_id:
-                    removed = self.catalog.delete_note(old.node_id)
-                    if self.store is not None:
-                        self.store.delete(removed)
-            before = self.catalog.chunk_hashes_of(row.node_id)
-            self.catalog.upsert_note(row)
-            stale = self.catalog.replace_chunks(row, chunks)
-            # Only new or changed chunks go to the store (an edit touches one chunk of many, and
-            # Chroma updating an id it has costs ~10 ms per 1,000 at 100k). Until the store
-            # confirms them they are pending, so a crash in between cannot leave an id in the
-            # store with its old vector (resync_store rewrites them).
-            changed = [c for c in chunks if before.get(c.chunk_id) != c.text_hash]
-            self.catalog.add_store_pending(c.chunk_id for c in changed)
-        if self.store is not None:
-            out = batch if batch is not None else StoreBatch()
-            if changed:
-                out.upsert([c.chunk_id for c in changed], np.vstack([vectors[c.text_hash] for c in changed]))
-            if stale:
-                out.delete(stale)
-            if batch is None:
-                out.flush(self.store, self.catalog)
+        if change.previous is None:
+            # identity is new; a note previously indexed at this path under another id is replaced
+            old = self.catalog.note_by_path(row.path)
+            if old is not None and old.node_id != row.node_id:
+                batch.delete(self.catalog.delete_note(old.node_id))
+        before = self.catalog.chunk_hashes_of(row.node_id)
+        self.catalog.upsert_note(row)
+        stale = self.catalog.replace_chunks(row, chunks)
+        # Only new or changed chunks go to the store (an edit touches one chunk of many, and
+        # Chroma updating an id it has costs ~10 ms per 1,000 at 100k). Until the store
+        # confirms them they are pending, so a crash in between cannot leave an id in the
+        # store with its old vector (resync_store rewrites them).
+        changed = [c for c in chunks if before.get(c.chunk_id) != c.text_hash]
+        self.catalog.add_store_pending(c.chunk_id for c in changed)
+        if changed:
+            batch.upsert([c.chunk_id for c in changed], np.vstack([vectors[c.text_hash] for c in changed]))
+        if stale:
+            batch.delete(stale)
 
     @property
     def chunker_identity(self) -> str:
