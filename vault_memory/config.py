@@ -58,6 +58,7 @@ class Config:
     episodes_folder: str = "Memory/Episodes"
     staged_ttl_days: float = 7.0
     conflict_similarity: float = 0.72  # MiniLM spot check: contradictions 0.70-0.90, related facts <= 0.66
+    autolink: bool = True  # link the notes a memory (or a log entry) names by title or alias (linking.py)
     # Prefetch.
     prefetch_budget: int = 1200
     prefetch_entry_cap: int = 400

@@ -103,9 +103,12 @@ def _rows(ws: Workspace) -> list[NoteRow]:
         return []
 
 
-def _names(ws: Workspace) -> dict[str, list[tuple[int, str, str]]]:
+Names = dict[str, list[tuple[int, str, str]]]
+
+
+def _names(ws: Workspace) -> Names:
     """casefolded name -> [(rank, path, how)]: file names rank 0, titles 1, aliases 2 (as the switcher)."""
-    out: dict[str, list[tuple[int, str, str]]] = {}
+    out: Names = {}
     seen: set[str] = set()
     for row in _rows(ws):
         seen.add(row.path)
@@ -123,42 +126,70 @@ def _names(ws: Workspace) -> dict[str, list[tuple[int, str, str]]]:
     return out
 
 
-def resolve_target(ws: Workspace, target: str) -> Target:
-    """The note `target` names (see the module docstring), or a NoteNotFoundError listing near names."""
-    raw = target
-    name, heading = split_link(target)
-    if not name:
-        raise ConfigError("no note given; pass a title, a [[link]], a vault path or a node_id")
-    if name.startswith("path:"):
-        found = _by_path(ws, name[len("path:"):])
+class Resolver:
+    """`resolve_target` for many targets: the table of note names is built once, on first need.
+
+    A relation list or a review note names many notes; building the table reads every row
+    of the catalog, so one Resolver serves them all (make a new one after writing).
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._names: Names | None = None
+
+    def names(self) -> Names:
+        if self._names is None:
+            self._names = _names(self.ws)
+        return self._names
+
+    def resolve(self, target: str) -> Target:
+        """The note `target` names (see the module docstring), or a NoteNotFoundError listing near names."""
+        ws, raw = self.ws, target
+        name, heading = split_link(target)
+        if not name:
+            raise ConfigError("no note given; pass a title, a [[link]], a vault path or a node_id")
+        if name.startswith("path:"):
+            found = _by_path(ws, name[len("path:"):])
+            if found:
+                return Target(found, heading, "path")
+            raise NoteNotFoundError(raw, "no note at this path (it may have been moved or deleted)")
+        # A [[link]] names a note the way Obsidian reads it (path, file name, then title and
+        # alias); a node_id is tried last, so a link never costs the id lookup's folder scan.
+        link = _LINK.match(target.strip()) is not None
+        if not link and not _looks_like_path(name):
+            found = _by_id(ws, name)
+            if found:
+                return Target(found, heading, "node_id")
+        found = _by_path(ws, name)
         if found:
             return Target(found, heading, "path")
-        raise NoteNotFoundError(raw, "no note at this path (it may have been moved or deleted)")
-    if not _looks_like_path(name):
-        found = _by_id(ws, name)
-        if found:
-            return Target(found, heading, "node_id")
-    found = _by_path(ws, name)
-    if found:
-        return Target(found, heading, "path")
-    names = _names(ws)
-    key = name.casefold().removesuffix(".md")
-    hits = names.get(key, [])
-    if not hits and "/" in key:  # a link may name a note by the end of its path: [[deep/Note]]
-        hits = [(r, p, h) for k, v in names.items() if k.endswith("/" + key) for r, p, h in v if h == "path"]
-    if hits:
-        best = min(r for r, _, _ in hits)
-        paths = sorted({p for r, p, _ in hits if r == best}, key=lambda p: (p.count("/"), p))
-        if len(paths) > 1:
-            listed = ", ".join(paths[:MAX_SUGGESTIONS])
-            raise AmbiguousTargetError(f"{raw!r} names {len(paths)} notes: {listed}; give the vault path instead")
-        how = next(h for r, p, h in hits if r == best and p == paths[0])
-        return Target(paths[0], heading, how)
-    near = difflib.get_close_matches(key, list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
-    listed = "; ".join(f"{sorted({p for _, p, _ in names[k]})[0]}" for k in near)
-    hint = f"near matches: {listed}" if near else "no note has a similar name"
-    raise NoteNotFoundError(raw, f"no note by this title, alias, path or node_id ({hint}); "
-                                 "`vault-memory recall` finds notes by what they say")
+        names = self.names()
+        key = name.casefold().removesuffix(".md")
+        hits = names.get(key, [])
+        if not hits and "/" in key:  # a link may name a note by the end of its path: [[deep/Note]]
+            hits = [(r, p, h) for k, v in names.items() if k.endswith("/" + key) for r, p, h in v if h == "path"]
+        if hits:
+            best = min(r for r, _, _ in hits)
+            paths = sorted({p for r, p, _ in hits if r == best}, key=lambda p: (p.count("/"), p))
+            if len(paths) > 1:
+                listed = ", ".join(paths[:MAX_SUGGESTIONS])
+                raise AmbiguousTargetError(f"{raw!r} names {len(paths)} notes: {listed}; give the vault path instead")
+            how = next(h for r, p, h in hits if r == best and p == paths[0])
+            return Target(paths[0], heading, how)
+        if link and not _looks_like_path(name):
+            found = _by_id(ws, name)
+            if found:
+                return Target(found, heading, "node_id")
+        near = difflib.get_close_matches(key, list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
+        listed = "; ".join(f"{sorted({p for _, p, _ in names[k]})[0]}" for k in near)
+        hint = f"near matches: {listed}" if near else "no note has a similar name"
+        raise NoteNotFoundError(raw, f"no note by this title, alias, path or node_id ({hint}); "
+                                     "`vault-memory recall` finds notes by what they say")
+
+
+def resolve_target(ws: Workspace, target: str) -> Target:
+    """The note `target` names (see the module docstring), or a NoteNotFoundError listing near names."""
+    return Resolver(ws).resolve(target)
 
 
 def resolve_note(ws: Workspace, target: str) -> str:
@@ -166,4 +197,4 @@ def resolve_note(ws: Workspace, target: str) -> str:
     return resolve_target(ws, target).path
 
 
-__all__ = ["AmbiguousTargetError", "Target", "resolve_note", "resolve_target", "split_link"]
+__all__ = ["AmbiguousTargetError", "Resolver", "Target", "resolve_note", "resolve_target", "split_link"]
