@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from .daily import entry_lines, log_to_daily_note
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import STATED_KEY, parse_bool, stated_record, text_dates
 from .linking import link_for
@@ -126,8 +127,9 @@ def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
 def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     """Append `- HH:MM text` to today's log; returns the note's path.
 
-    The log is `<episodes_folder>/YYYY-MM-DD.md` (created with `date:`). Date and time are those
-    of `now` in its own offset (the local time when not given). Notes the entry names are linked.
+    The log is `<episodes_folder>/YYYY-MM-DD.md` (created with `date:`), or, with
+    `log_to_daily_note`, the person's daily note under `log_heading` (daily.py). Date and time are
+    those of `now` in its own offset (the local time when not given). Notes the entry names are linked.
     """
     writable(ws)
     if not isinstance(text, str) or not text.strip():
@@ -135,8 +137,15 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     when = (now if now is not None else ws.clock().astimezone())
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
-    lines = [ln.rstrip() for ln in link_for(ws, text).replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")]
-    entry = f"- {when:%H:%M} " + "\n  ".join(lines) + "\n"
+    lines = entry_lines(link_for(ws, text), when)
+    if ws.config.log_to_daily_note:
+        if not ws.config.log_heading.strip():
+            raise ConfigError("log_heading is empty; set it to the heading log entries go under (e.g. Log)")
+        rel = log_to_daily_note(ws.vault, ws.rules.obsidian, heading=ws.config.log_heading, entry=lines, when=when,
+                                quiet=ws.config.quiet_seconds)
+        ws.index_paths([rel])
+        return rel
+    entry = "\n".join(lines) + "\n"
     folder = folder_setting(ws.config.episodes_folder, "episodes_folder")
     rel = join(folder, f"{when.date().isoformat()}.md")
     for attempt in (1, 2):

@@ -376,8 +376,10 @@ def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[s
 
 def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
                set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
-               body: str | None = None, quiet: float | None = None, wait: float = 0.0) -> ParsedNote:
-    """The single write path. expected_hash=None creates a new note; otherwise edits in place.
+               body: str | None = None, quiet: float | None = None, wait: float = 0.0,
+               whole: str | None = None) -> ParsedNote:
+    """The single write path. expected_hash=None creates a new note (from `set_fields` and `body`, or
+    from `whole`, the full text, frontmatter included, written as is); otherwise edits in place.
 
     An edit may only touch OWNED_KEYS (and the body if `body` is given); it is refused with
     ConcurrentEditError if the file's sha256 is no longer `expected_hash`, or if the file was
@@ -391,13 +393,22 @@ def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
     if fields.keys() & removed:
         raise ValueError(f"keys both set and removed: {sorted(fields.keys() & removed)}")
     rel, path = _clean_rel(rel_path), safe_path(vault_root, rel_path)
+    if whole is not None:
+        if expected_hash is not None or fields or removed or body is not None:
+            raise ValueError("`whole` creates a new note from its full text; it takes no other change")
     if expected_hash is None:
-        # New note: any keys, written through the emitter so odd keys are quoted too.
-        rendered = {k: _render(k, v) for k, v in fields.items()}
-        lines = [f"{_scalar('key', k, False)[0]}: {t}\n" for k, (t, _) in rendered.items()]
         new_body = (body or "").replace("\r\n", "\n")
-        raw = ("---\n" + "".join(lines) + "---\n" + new_body).encode("utf-8")
-        new = _verify(rel, raw, {}, rendered, set(), new_body)
+        if whole is not None:
+            # The whole file as given (a rendered template, its own frontmatter included), as is;
+            # parsed first, so we never create a note that cannot be read back (NoteParseError).
+            raw = whole.replace("\r\n", "\n").encode("utf-8")
+            new = parse_note(rel, raw)
+        else:
+            # New note: any keys, written through the emitter so odd keys are quoted too.
+            rendered = {k: _render(k, v) for k, v in fields.items()}
+            lines = [f"{_scalar('key', k, False)[0]}: {t}\n" for k, (t, _) in rendered.items()]
+            raw = ("---\n" + "".join(lines) + "---\n" + new_body).encode("utf-8")
+            new = _verify(rel, raw, {}, rendered, set(), new_body)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.create(path, rel, raw)
         return replace(new, mtime=os.stat(path).st_mtime)

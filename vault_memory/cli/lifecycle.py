@@ -186,7 +186,8 @@ def log(ctx: typer.Context, text: Annotated[str, typer.Argument(help="What happe
         now: Annotated[str | None, typer.Option("--now", metavar="ISO", show_default=False,
                                                 help="Time of the entry, ISO 8601 (default: now, local)")] = None,
         as_json: AsJson = False) -> None:
-    """Append `- HH:MM TEXT` to today's episodic note (Memory/Episodes/YYYY-MM-DD.md); prints its path."""
+    """Append `- HH:MM TEXT` to today's episodic note (Memory/Episodes/YYYY-MM-DD.md), or with
+    log_to_daily_note under the log_heading of today's daily note; prints its path."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
         rel = mem.log(text, now=when)
