@@ -100,6 +100,10 @@ def test_an_old_vault_with_hex_ids_keeps_working_and_gains_links(mem: Memory) ->
     newer = read_note(vault, "Memory/Team chat now.md").meta
     assert newer["superseded_by"] == ["[[Team chat matrix]]"]
     assert newer["supersedes"] == ["3e9a0b7c1d2f4a55"]  # the human's (older) value is untouched
+    review = mem.review(NOW, write=False)
+    pairs = {(s.old_path, s.new_path) for s in review.superseded}
+    assert pairs == {("Notes/team chat.md", "Memory/Team chat now.md"),
+                     ("Memory/Team chat now.md", "Memory/Team chat matrix.md")}
 
 
 def test_commit_supersedes_writes_clickable_links_on_both_sides(mem: Memory) -> None:

@@ -61,6 +61,9 @@ class Config:
     autolink: bool = True  # link the notes a memory (or a log entry) names by title or alias (linking.py)
     log_to_daily_note: bool = False  # `log` appends to today's daily note (Obsidian's settings) instead
     log_heading: str = "Log"  # ... under this heading (created at the end of the note if missing)
+    # The review note (review.py): "" turns it off.
+    review_note: str = "Memory/Review.md"
+    review_window_days: float = 7.0  # "recently" and "soon" in the review note
     # Prefetch.
     prefetch_budget: int = 1200
     prefetch_entry_cap: int = 400

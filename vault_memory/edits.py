@@ -201,6 +201,8 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         fields = ws.decay.rehearse(state, now)
         if state.tier != "short":
             fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
+        if ws.decay.dormant(state, now):
+            fields["reactivated"] = now.replace(microsecond=0)  # it came back: the review note lists it
         try:
             new = write_note(ws.vault, row.path, expected_hash=note.file_hash,
                              set_fields={**fields, **first_write_fields(ws, note)})

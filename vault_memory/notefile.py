@@ -25,10 +25,13 @@ from . import atomic
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from .hashing import sha256_hex
 
+GENERATED_BY = "vault-memory"  # `generated_by:` of notes the system generates (the review note): never indexed
+
 OWNED_KEYS: frozenset[str] = frozenset({
     "node_id", "revision", "last_accessed", "access_count", "pinned", "tier", "created",
     "status", "expires", "needs_review", "conflicts_with", "supersedes", "superseded_by",
-    "rehearsal_days", "stated",
+    "rehearsal_days", "stated", "reactivated",
+    "generated_by", "generated_at", "review_hash",  # the review note's (review.py), never a person's note
 })
 
 

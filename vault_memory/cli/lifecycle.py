@@ -44,7 +44,8 @@ def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: 
     old = first.path or first.node_id or first.title or "OLD"
     if not committed:
         note(f'  needs review: `vault-memory commit {node_id} --supersedes "{old}"` if it replaces that note, '
-             f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}`")
+             f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}` "
+             "(`vault-memory review --interactive` walks every draft)")
     else:
         old_name = PurePosixPath(first.path).stem if first.path else old
         new_name = PurePosixPath(path).stem if path else node_id
