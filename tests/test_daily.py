@@ -139,3 +139,11 @@ def test_default_stays_the_episodes_folder(make_memory: MemoryFactory, tmp_path:
     mem = make_memory(vault=vault)
     assert mem.log("Helped Maya", now=WHEN) == "Memory/Episodes/2026-11-29.md"
     assert read_settings(vault).daily_template == "Templates/Daily.md"
+
+
+def test_an_empty_log_heading_is_a_config_error(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    from vault_memory.errors import ConfigError
+
+    mem = make_memory(vault=obsidian_vault(tmp_path / "v"), log_to_daily_note=True, log_heading=" ")
+    with pytest.raises(ConfigError, match="log_heading"):
+        mem.log("Helped Maya", now=WHEN)

@@ -318,3 +318,11 @@ def test_watcher_refreshes_the_review_note_and_does_not_loop(tmp_path: Path, mon
         thread.join(timeout=10)
         watcher.close()
         mem.close()
+
+
+@pytest.mark.parametrize("bad", ["../Review.md", "Memory/Review.txt", ".obsidian/Review.md"])
+def test_a_review_note_outside_the_vault_or_not_markdown_is_refused(make_memory: MemoryFactory, bad: str) -> None:
+    from vault_memory.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="review_note"):
+        make_memory(review_note=bad)
