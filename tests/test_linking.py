@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import NOW, MemoryFactory
-from vault_memory.catalog import NoteRow
-from vault_memory.linking import Mention, link_mentions, mentions_from_rows
+from vault_memory.linking import Mention, NameRow, link_mentions, mentions_from_rows
 from vault_memory.notefile import read_note
 
 
-def row(path: str, title: str = "", aliases: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> NoteRow:
+def row(path: str, title: str = "", aliases: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> NameRow:
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-    return NoteRow(node_id=f"path:{path}", path=path, file_hash="", body_hash="", title=title or stem, tags=tags,
-                   aliases=aliases, links=(), meta={}, mtime=0.0, id_in_file=False)
+    return (path, title or stem, aliases, tags)
 
 
 ROWS = [
@@ -31,16 +31,21 @@ ROWS = [
 ]
 
 
-def names(rows: list[NoteRow] = ROWS) -> list[Mention]:
+def names(rows: list[NameRow] = ROWS) -> list[Mention]:
     return mentions_from_rows(rows)
 
 
 def test_alias_links_to_the_person_note() -> None:
     out = link_mentions("Maya Chen prefers written async updates.", names())
     assert out == "[[Maya Chen]] prefers written async updates."
-    rows = [r for r in ROWS if r.path != "Archive/Maya.md"]
+    rows = [r for r in ROWS if r[0] != "Archive/Maya.md"]
     assert link_mentions("Maya prefers written async updates.", names(rows)) == \
         "[[Maya Chen|Maya]] prefers written async updates."
+
+
+@pytest.mark.parametrize("text", ["Maya Chen met Jonas about Atlas.", "Espresso with Mum", "nothing here"])
+def test_keeping_only_names_in_the_text_links_the_same(text: str) -> None:
+    assert link_mentions(text, mentions_from_rows(ROWS, text=text)) == link_mentions(text, names())
 
 
 def test_a_name_two_notes_share_is_not_guessed() -> None:

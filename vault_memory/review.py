@@ -47,7 +47,7 @@ from .text import folder_setting, in_folder, split_title, unlink
 from .workspace import Workspace, now_utc
 
 CHART_WEEKS = 8  # the chart looks this many weeks ahead, a point a week
-CONFLICT_EXCERPT = 320  # characters of a conflicting note shown beside the draft (around what it shares)
+CONFLICT_EXCERPT = 220  # characters of a conflicting note shown beside the draft (around what it shares)
 LN_2 = math.log(2)
 
 

@@ -11,6 +11,7 @@ one inside `[[Note|shown]]`, which Obsidian reads back) and carry line breaks as
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 
 from .chart import PALETTE, Line, strength_chart
@@ -28,9 +29,14 @@ def _when(value: dt.datetime | None) -> str:
     return value.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M") if value is not None else "–"
 
 
+def _cell_line(line: str) -> str:
+    m = re.match(r"^#{1,6}\s+(.*?)\s*#*$", line.strip())
+    return f"**{m.group(1)}**" if m else line.strip()  # a heading cannot live in a cell: bold it
+
+
 def cell(text: str) -> str:
-    """Text for a table cell: `|` escaped (links too), line breaks as <br>."""
-    flat = "<br>".join(line.strip() for line in text.strip().split("\n"))
+    """Text for a table cell: `|` escaped (links too), line breaks as <br>, headings in bold."""
+    flat = "<br>".join(_cell_line(line) for line in text.strip().split("\n"))
     return flat.replace("\\|", "|").replace("|", "\\|")
 
 
