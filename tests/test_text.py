@@ -38,6 +38,8 @@ def test_a_runaway_sentence_is_cut_on_a_word_without_an_ellipsis() -> None:
     ("CON", "CON (memory)"),  # a Windows device name
     ("", "Memory"),
     ("[[Maya Chen|Maya]] likes tea", "Maya likes tea"),
+    ("Maya now wants a short video call on Mondays instead of written updates",
+     "Maya now wants a short video call on Mondays"),  # a cut name does not end on "instead of"
 ])
 def test_note_name_reads_like_the_title(title: str, name: str) -> None:
     assert note_name(title) == name

@@ -23,6 +23,9 @@ _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1,
 # Abbreviations whose period does not end a sentence ("Dr. Chen", "e.g. tea").
 _ABBREV = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "no",
                      "fig", "mt", "ft", "inc", "ltd", "co"})
+# Words a cut file name should not end on.
+_DANGLING = frozenset("a an the of to for with and or nor but so in on at by from as into onto than that which who "
+                      "instead about over under after before while when where because if".split())
 _LINK = re.compile(r"\[\[([^\[\]|\n]*)(?:\|([^\[\]\n]*))?\]\]")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _TAG_BAD = re.compile(r"[\s,#\[\]{}]+")
@@ -102,7 +105,10 @@ def note_name(title: str, max_chars: int = NAME_CHARS) -> str:
             cut = head[:clause]
         else:
             cut = head.rsplit(" ", 1)[0] if " " in head else name[:max_chars]
-        name = cut.rstrip(" .,;:-–—(")
+        words = cut.rstrip(" .,;:-–—(").split(" ")
+        while len(words) > 2 and words[-1].casefold() in _DANGLING:
+            words.pop()  # "…instead of" reads cut off: end on a word that carries meaning
+        name = " ".join(words).rstrip(" .,;:-–—(")
     if name.casefold() in _RESERVED:
         name += " (memory)"
     return name or "Memory"
