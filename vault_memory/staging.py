@@ -5,10 +5,11 @@ A staged memory is an ordinary Markdown note in the staging folder (default
 or edit it before it is committed. The folder is the truth: every note in it is a
 staged memory, whatever its frontmatter says.
 
-    stage       write a staged note (node_id, status: staged, created, expires, tags);
-                flag it needs_review + conflicts_with when a committed note is very similar
-    commit      move staged notes to the memory folder as `tier: short` (keeping node_id);
-                optionally link `supersedes` / `superseded_by`
+    stage       write a staged note (node_id, status: staged, created, expires, tags), named by
+                its title, unique in the vault (memory_name); flag it needs_review +
+                conflicts_with ([[links]]) when a committed note is very similar
+    commit      move staged notes to the memory folder as `tier: short` (keeping node_id and
+                name); optionally link `supersedes` / `superseded_by` as [[links]] both ways
     commit_all  commit every staged memory not flagged needs_review; report the rest and why
     discard     move a staged memory to `.trash/` (Obsidian's convention); never delete
     remember    stage + commit in one step (the simple path for small models)
