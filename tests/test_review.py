@@ -307,10 +307,17 @@ def test_watcher_refreshes_the_review_note_and_does_not_loop(tmp_path: Path, mon
         while time.monotonic() < deadline and "Kite" not in review.read_text(encoding="utf-8"):
             time.sleep(0.05)
         assert "[[Kite]]" in review.read_text(encoding="utf-8") and review.stat().st_mtime > before
-        time.sleep(0.5)
+        # Reading the drafts gives the hand-dropped one its node_id (a write the watcher syncs), so
+        # one more rewrite may follow; then it settles. Wait for that, however slow the machine.
+        deadline = time.monotonic() + 15
+        mtime, quiet_since = review.stat().st_mtime, time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - quiet_since < 2.0:
+            time.sleep(0.1)
+            if review.stat().st_mtime != mtime or watcher.pending():
+                mtime, quiet_since = review.stat().st_mtime, time.monotonic()
+        assert read_note(vault, "Memory/Staged/Kite.md").meta.get("node_id")
         settled = len(results)
-        mtime = review.stat().st_mtime
-        time.sleep(1.5)  # its own write must not come back as a batch, nor another rewrite
+        time.sleep(2.0)  # its own write must not come back as a batch, nor cause another rewrite
         assert len(results) == settled and review.stat().st_mtime == mtime
     finally:
         stop.set()
