@@ -241,6 +241,11 @@ class Catalog:
                 out[row.node_id] = row
         return out
 
+    def note_names(self) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+        """(path, title, aliases, tags) of every note: what naming and linking need, meta left encoded."""
+        return [(p, t, tuple(json.loads(a)), tuple(json.loads(g)))
+                for p, t, a, g in self.db.execute("SELECT path, title, aliases, tags FROM notes")]
+
     def entries(self) -> list[tuple[str, str, str, str]]:
         """(node_id, path, file_hash, body_hash) of every note: what planning needs, nothing decoded."""
         return [tuple(r) for r in self.db.execute("SELECT node_id, path, file_hash, body_hash FROM notes")]

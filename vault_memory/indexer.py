@@ -23,7 +23,7 @@ from .errors import EmbedderMismatchError, NoteParseError
 from .fields import parse_bool
 from .hashing import sha256_hex
 from .markdown import CHUNKER_VERSION, chunk_body, extract_info
-from .notefile import ParsedNote, file_node_id, parse_note
+from .notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note
 from .planner import Change, Entry, Kind, Plan, plan_changes
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import VectorStore
@@ -162,6 +162,10 @@ class Indexer:
             if parse_bool(note.meta.get("private")):
                 self._pass_over(scan, recorded, rel, file_hash, "private: true (never indexed, recalled or prefetched)",
                                 "private")
+                continue
+            if str(note.meta.get("generated_by") or "").strip() == GENERATED_BY:
+                self._pass_over(scan, recorded, rel, file_hash, f"generated_by: {GENERATED_BY} (the review note or "
+                                "a kept copy of it: never indexed; remove the property to make it a note)", "private")
                 continue
             parsed[rel] = note
         scope = None if paths is None else set(paths)

@@ -16,6 +16,7 @@ frontmatter (`revision` + 1, `last_accessed`) with a compare-and-swap write.
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import logging
 import os
@@ -42,6 +43,7 @@ MAX_WAIT = 2.0  # a batch is applied at most this long after its first event, ev
 IDLE_TICK = 1.0  # the loop wakes this often when idle, to notice a stop request
 RETRY_SECONDS = (1.0, 5.0, 30.0)  # back-off when a batch fails (embedder down, disk full)
 REHEARSE_MAX_BATCH = 10  # more body edits than this in one batch is a bulk change (git pull), not a human edit
+REVIEW_DELAY = 2.0  # the review note is rewritten this long after the memory last changed (and once a day)
 
 
 @dataclass
@@ -155,6 +157,8 @@ class Watcher:
         self._stop = threading.Event()
         self._edits: dict[str, _Edit] = {}  # node_id -> body edit waiting for quiet
         self._observer: Any = None
+        self._review_due: float | None = None  # monotonic time the review note is to be rewritten
+        self._review_day: dt.date | None = None  # the day it was last rewritten by this watcher
         self._saved_level = logging.NOTSET
         self.batches = 0  # applied batches, for tests and logs
 
@@ -267,6 +271,7 @@ class Watcher:
                     with self._cond:
                         self._inflight = False
             self._record_edits()
+            self._refresh_review()
 
     def _next_batch(self) -> tuple[set[str], set[str], bool] | None:
         with self._cond:
@@ -322,6 +327,8 @@ class Watcher:
         else:
             self._failures = 0
             self._not_before = 0.0
+            if result.changed:
+                self._review_due = time.monotonic() + REVIEW_DELAY
         result.seconds = time.perf_counter() - started
         self.batches += 1
         if self.on_batch is not None:
@@ -414,6 +421,35 @@ class Watcher:
                 del self._touched[p]
         if written and self.on_batch is not None:
             self.on_batch(BatchResult(paths=len(written), rehearsed=written))
+
+
+    # -- the review note ----------------------------------------------------------------------
+    def _refresh_review(self) -> None:
+        """Rewrite the review note (if there is one) a little after the memory changed, and once a day.
+
+        Never a loop: the review note's path is ignored (Memory's rules), so its write sends no event,
+        and a kept copy of an edited one is passed over by the indexer, which changes nothing.
+        """
+        now = time.monotonic()
+        today = self.mem.clock().astimezone(local_zone()).date()
+        if self._review_due is None and self._review_day == today:
+            return
+        if (self._review_due is not None and now < self._review_due) or self.pending():
+            return
+        self._review_due, self._review_day = None, today
+        try:
+            result = self.mem.refresh_review()
+        except (VaultMemoryError, OSError) as exc:
+            log.warning("could not refresh the review note: %s", exc)
+            return
+        if result is None:
+            return
+        if result.busy:
+            self._review_due = now + max(self.quiet, REVIEW_DELAY)  # someone is editing it: later
+        elif result.skipped:
+            log.warning("review note not written: %s", result.skipped)
+        if result.kept_edit:
+            log.warning("the review note had been edited; that version is kept as %s", result.kept_edit)
 
 
 @dataclass
