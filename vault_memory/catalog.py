@@ -6,6 +6,9 @@ same text is never embedded twice), `chunks_fts` (FTS5, the lexical BM25 index),
 `lex_docs` (the same terms for the in-memory BM25 of lexical.py), `failures` (notes
 that could not be parsed) and `meta` (embedder identity, state).
 Everything here is derived from the vault and can be deleted.
+
+Longer than 500 lines because every SQL statement against this file lives here, so
+the schema and the queries that depend on it change together in one place.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Order of writes is chosen for crash safety: vectors go into the catalog's cache 
 (so an interrupted run resumes without re-embedding), then each note's catalog rows
 and Chroma rows. A `store_dirty` flag marks a run in flight; if a process dies with it
 set, the next run re-syncs Chroma's ids with the catalog before anything else.
+
+Longer than 500 lines because the execute step's write order is the crash-safety
+argument; split across modules it could no longer be read top to bottom.
 """
 
 from __future__ import annotations
