@@ -39,6 +39,7 @@ from .review_note import render as render_review
 from .search import Granularity, Searcher
 from .vault import IgnoreRules
 from .vectorstore import VectorStore, describe_target, open_store
+from .windows import WindowCache, WindowScorer, open_cache
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class Memory:
         self._store_failed: str | None = None
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
+        self._windows: WindowCache | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
@@ -104,6 +106,9 @@ class Memory:
         if self._store is not None:
             self._store.close()
         self._store = None
+        if self._windows is not None:
+            self._windows.close()
+            self._windows = None
         self._hold = False
         self.lock.release()
 
@@ -226,6 +231,12 @@ class Memory:
         if self.exact_search():
             return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors)
         return Searcher(self.catalog, self.store, embedder or self.embedder)
+
+    def window_scorer(self) -> WindowScorer:
+        """Scores candidates' answer windows; their vectors are cached in the index folder (windows.py)."""
+        if self._windows is None:
+            self._windows = open_cache(self.index_dir, self.embedder)
+        return WindowScorer(self.catalog, self.embedder, self._windows)
 
     # -- indexing -------------------------------------------------------------
     def index(self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None,

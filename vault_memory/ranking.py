@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -95,6 +95,15 @@ def is_full_cue(terms: Set[str], text: str) -> bool:
 # -- records --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Window:
+    """The best answer window (sentence) of one chunk for one query (windows.py)."""
+
+    text: str
+    similarity: float  # cosine of the query to this window alone
+    vector: np.ndarray = field(compare=False, repr=False)  # what "the same answer" compares
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One note (or chunk) as relevance sees it: its best chunk and that chunk's scores."""
 
@@ -105,6 +114,13 @@ class Candidate:
     similarity: float  # exact cosine of the best chunk to the query
     lexical: float  # raw BM25 of that chunk (0 when it had none)
     terms: frozenset[str] = frozenset()  # the query's content words (query_terms)
+    coverage: float | None = None  # share of those words in the chunk (hybrid only)
+    window: Window | None = None  # the chunk's best answer window, when it was scored
+
+    @property
+    def answer_similarity(self) -> float:
+        """How well the chunk answers the query: its cosine, or its best window's when higher."""
+        return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
     @property
     def full_cue(self) -> bool:
@@ -159,7 +175,7 @@ def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: Dec
     for c in cands:
         note = notes[c.node_id]
         state = model.state(note.meta, note.mtime, note.path)
-        gate = model.gate(state, now, c.similarity, cue=lambda: c.full_cue)  # noqa: B023 (called at once)
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue)  # noqa: B023 (called at once)
         if decay and not gate.admitted:
             continue
         kept.append(Ranked(c, state, gate.strength, gate.dormant, decay and gate.dormant))

@@ -79,7 +79,8 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
     pool = max(100, 4 * k)
     try:
         cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=decay,
-                                candidates=pool, exclude_prefixes=exclude)
+                                candidates=pool, exclude_prefixes=exclude,
+                                windows=ws.window_scorer() if mode != "bm25" else None)
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
         cands = Searcher(ws.catalog, None, ws.embedder).search(

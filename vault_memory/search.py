@@ -6,21 +6,26 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 
-from .catalog import Catalog
+from .catalog import Catalog, ChunkRow
 from .embedders import Embedder
 from .errors import EmbedderError
-from .ranking import Candidate, Mode, coverage, fuse, query_terms
+from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms
 from .vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
 
 Granularity = Literal["note", "chunk"]
 ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
+#: chunks (most relevant first), the query's vector and text -> chunk id -> its best
+#: answer window (windows.WindowScorer; None: chunks are scored whole, as before issue 14)
+WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Window]]
+#: How many of the most relevant chunks get their answer windows scored (see windows.py).
+WINDOW_CANDIDATES = 50
 
 
 class Searcher:
@@ -57,8 +62,14 @@ class Searcher:
 
     def search(self, query: str, *, mode: Mode = "hybrid", granularity: Granularity = "note",
                candidates: int = 100, exclude_prefixes: Sequence[str] = (),
-               with_similarity: bool = True) -> list[Candidate]:
-        """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first."""
+               with_similarity: bool = True, windows: WindowScorer | None = None) -> list[Candidate]:
+        """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first.
+
+        With `windows`, the WINDOW_CANDIDATES most relevant chunks are also scored by their
+        best answer window (the sentence that answers the query): their dense side becomes
+        max(cosine to the chunk, cosine to that window) and relevance is fused again, so a
+        fact stated among other talk is judged by the fact, not by how much talk surrounds it.
+        """
         lexical: dict[str, float] = {}
         dense: dict[str, float] = {}
         qvec: np.ndarray | None = None
@@ -99,15 +110,25 @@ class Searcher:
         elif mode == "dense":
             pool = [c for c in pool if c in dense]
         cover = [coverage(terms, chunks[c].text) for c in pool] if mode == "hybrid" else None
-        fused = fuse(mode, [lexical.get(c, 0.0) for c in pool], [dense.get(c, 0.0) for c in pool], cover)
+        lex_scores = [lexical.get(c, 0.0) for c in pool]
+        fused = fuse(mode, lex_scores, [dense.get(c, 0.0) for c in pool], cover)
+        found: Mapping[str, Window] = {}
+        if windows is not None and qvec is not None and mode != "bm25" and pool:
+            top = np.argsort(-fused, kind="stable")[:WINDOW_CANDIDATES]
+            found = windows([chunks[pool[i]] for i in top.tolist()], qvec, query)
+            if found:
+                answer = [max(dense.get(c, 0.0), found[c].similarity) if c in found else dense.get(c, 0.0)
+                          for c in pool]
+                fused = fuse(mode, lex_scores, answer, cover)
         best: dict[str, Candidate] = {}
-        for cid, rel in zip(pool, fused.tolist(), strict=True):
+        for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
-            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0), terms)
+            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0), terms,
+                             coverage=cover[i] if cover is not None else None, window=found.get(cid))
             if key not in best or rel > best[key].relevance:
                 best[key] = cand
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
 
 
-__all__ = ["ExactVectors", "Granularity", "Searcher"]
+__all__ = ["WINDOW_CANDIDATES", "ExactVectors", "Granularity", "Searcher", "WindowScorer"]

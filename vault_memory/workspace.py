@@ -22,6 +22,7 @@ from .errors import VectorStoreUnavailableError
 from .notefile import ParsedNote
 from .search import Searcher
 from .vault import IgnoreRules
+from .windows import WindowScorer
 
 
 class Workspace(Protocol):
@@ -43,6 +44,10 @@ class Workspace(Protocol):
 
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher on the dense backend the index calls for."""
+        ...
+
+    def window_scorer(self) -> WindowScorer:
+        """Scores search candidates by their best answer window (windows.py)."""
         ...
 
     def index_paths(self, paths: Iterable[str]) -> bool:

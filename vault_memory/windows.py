@@ -1,0 +1,270 @@
+"""Answer windows: the sentence of a chunk that answers the query, scored on its own.
+
+A chunk is a few hundred words of a note, and the fact a query asks about is often one
+sentence of it: in a note of chat, "I left Lisbon behind and moved cities, to Porto" sits
+among four turns about other things. The query's cosine to the whole chunk is diluted by
+the rest (bench `updates_hard`: median 0.33 to the chunk against 0.56 to the sentence
+alone), so relevance, the dormancy gate and prefetch's admission all judged how much
+other talk surrounded a fact rather than whether the note states it.
+
+Recall and prefetch therefore score their best candidates also by their best *window*:
+the chunk's sentences (a line of chat is usually one; prose lines are split at sentence
+ends), of which only those sharing a content word with the query are embedded — the
+dense side of a chunk becomes max(cosine to the chunk, cosine to its best window).
+Window vectors are not in the index (that would double the cost of a first index); they
+are embedded at query time, for the top `search.WINDOW_CANDIDATES` chunks only, and cached by
+text hash in `windows.sqlite` beside the catalog, so a text is never embedded twice.
+How much it costs and what it buys: README "Ranking", `python -m bench answer_windows`.
+
+    split_windows(text, heading)   the sentences of a chunk (pure)
+    pick_windows(windows, terms)   those worth embedding for a query (pure)
+    WindowCache                    the vector cache (SQLite; never required: errors only log)
+    best_windows(...)              chunk id -> its best window and that window's cosine
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from collections.abc import Mapping, Sequence, Set
+from pathlib import Path
+
+import numpy as np
+
+from .catalog import STOPWORDS, Catalog, ChunkRow
+from .decay import EPISODIC_TYPES
+from .embedders import Embedder
+from .hashing import sha256_hex
+from .ranking import Window
+
+log = logging.getLogger(__name__)
+
+#: At most this many windows per chunk are embedded: those sharing the most query words.
+WINDOWS_PER_CHUNK = 4
+#: A window shorter than this many words ("Wow!", "Really?") says nothing on its own.
+MIN_WINDOW_WORDS = 3
+#: The cache keeps at most this many vectors (about 1.5 KB each), oldest dropped first.
+CACHE_MAX_ROWS = 50_000
+CACHE_NAME = "windows.sqlite"
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")
+_WORD = re.compile(r"\w+")
+
+
+# -- pure ---------------------------------------------------------------------------
+
+def chunk_body(chunk: ChunkRow) -> str:
+    """The chunk's text without the heading-path line the indexer puts first (when it has one)."""
+    if chunk.heading and chunk.text.startswith(chunk.heading + "\n"):
+        return chunk.text[len(chunk.heading) + 1:]
+    return chunk.text
+
+
+def split_windows(body: str) -> list[str]:
+    """The sentences of a chunk's body, in order: each line is split at sentence ends.
+
+    A line of chat is one turn of one or two sentences; a line of prose is a paragraph. The
+    sentence is the unit a fact is stated in (bench `answer_windows` compared lines, sentences
+    and both: sentences lift the prose benchmark and leave LoCoMo's turn recall as it was).
+    """
+    out: list[str] = []
+    for line in body.split("\n"):
+        line = line.strip().lstrip("-*>#").strip()
+        if not line:
+            continue
+        out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return out
+
+
+def _light_stem(word: str) -> str:
+    # ranking's 5-letter prefix, after dropping a plural: "cities" ~ "city", "notes" ~ "note"
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+def window_terms(query: str) -> frozenset[str]:
+    """The query's content words as `pick_windows` matches them (plurals folded)."""
+    return frozenset(_light_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1)
+
+
+def shared_terms(terms: Set[str], text: str) -> int:
+    """How many of `terms` (window_terms) occur in `text`."""
+    return len(terms & {_light_stem(w) for w in _WORD.findall(text.lower())})
+
+
+def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK) -> list[str]:
+    """The windows worth embedding for a query with these content `terms` (window_terms): those
+    of at least MIN_WINDOW_WORDS words sharing a term with it, most shared terms first, at most `cap`.
+
+    Sharing a word is what makes a sentence a candidate answer cheaply (a query and the
+    sentence that answers it name the same thing: "city", "editor", a person); the cosine
+    then decides how well it answers. A query without content words picks nothing.
+    """
+    if not terms:
+        return []
+    scored = []
+    for i, w in enumerate(windows):
+        if len(_WORD.findall(w)) < MIN_WINDOW_WORDS:
+            continue
+        shared = shared_terms(terms, w)
+        if shared > 0:
+            scored.append((-shared, i, w))
+    scored.sort()
+    return [w for _, _, w in scored[:cap]]
+
+
+# -- the cache -----------------------------------------------------------------------
+
+class WindowCache:
+    """Window vectors by text hash, in a small SQLite file of their own beside the catalog.
+
+    Derived and disposable like the rest of the index, shared by every process on the index
+    (recall in a shell, the MCP server, a watcher), and written by readers too: it is not
+    the catalog, so it needs no writer lock. Any SQLite error (a read-only folder, a busy
+    file) only means the vectors are not kept; recall never fails for it. `path=None` keeps
+    them in memory for this object's life.
+    """
+
+    def __init__(self, path: Path | None, identity: str, *, max_rows: int = CACHE_MAX_ROWS) -> None:
+        self.identity = identity
+        self.max_rows = max_rows
+        self._mem: dict[str, np.ndarray] = {}
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            try:
+                self._db = self._open(path)
+            except (sqlite3.Error, OSError) as exc:
+                log.debug("window cache %s unavailable (%s): keeping window vectors in memory", path, exc)
+                self._db = None
+
+    def _open(self, path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=0.5, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS windows (text_hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        if row is None or row[0] != self.identity:  # another model's vectors are worth nothing
+            db.execute("DELETE FROM windows")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self.identity,))
+        db.commit()
+        return db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> WindowCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out = {h: self._mem[h] for h in hashes if h in self._mem}
+        want = [h for h in hashes if h not in out]
+        if self._db is not None and want:
+            try:
+                marks = ",".join("?" * len(want))
+                for h, blob in self._db.execute(f"SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})",
+                                                want):
+                    out[h] = self._mem[h] = np.frombuffer(blob, dtype=np.float32)
+            except sqlite3.Error as exc:
+                log.debug("window cache read failed (%s)", exc)
+        return out
+
+    def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        rows = [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)]
+        for h, blob in rows:
+            self._mem[h] = np.frombuffer(blob, dtype=np.float32)  # as read back: the same bits every time
+        if self._db is None or not rows:
+            return
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO windows VALUES (?, ?)", rows)
+            top = self._db.execute("SELECT max(rowid) FROM windows").fetchone()[0] or 0
+            if top > self.max_rows:  # oldest out; rowids only grow, so this is insertion order
+                self._db.execute("DELETE FROM windows WHERE rowid <= ?", (top - self.max_rows,))
+            self._db.commit()
+        except sqlite3.Error as exc:
+            log.debug("window cache write failed (%s): not kept", exc)
+            try:
+                self._db.rollback()
+            except sqlite3.Error:
+                pass
+
+    def vectors(self, texts: Sequence[str], embedder: Embedder) -> dict[str, np.ndarray]:
+        """text -> vector, embedding (in one batch) only the texts never seen before."""
+        keys = {t: sha256_hex(t) for t in texts}
+        known = self.get(sorted(set(keys.values())))
+        missing = sorted({t for t, h in keys.items() if h not in known})
+        if missing:
+            vecs = np.asarray(embedder.embed(missing), dtype=np.float32)
+            self.put([keys[t] for t in missing], vecs)
+            known = self.get(sorted(set(keys.values())))
+        return {t: known[h] for t, h in keys.items() if h in known}
+
+
+def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
+    """The window cache of an index folder (in memory when there is none)."""
+    return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity)
+
+
+def best_windows(chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embedder: Embedder,
+                 cache: WindowCache) -> dict[str, Window]:
+    """chunk id -> its best window for the query (only chunks with a window worth scoring).
+
+    `chunks` are the candidates to score, most relevant first (the caller cuts them to
+    search.WINDOW_CANDIDATES). All their windows go to the embedder in one batch, minus the cached.
+    A chunk that is a single window already (a one-line note) gains nothing and is skipped.
+    """
+    terms = window_terms(query)
+    picked: dict[str, list[str]] = {}
+    for ch in chunks:
+        wins = split_windows(chunk_body(ch))
+        if len(wins) < 2:
+            continue
+        chosen = pick_windows(wins, terms)
+        if chosen:
+            picked[ch.chunk_id] = chosen
+    if not picked:
+        return {}
+    vecs = cache.vectors(sorted({w for ws in picked.values() for w in ws}), embedder)
+    q = np.asarray(qvec, dtype=np.float32)
+    out: dict[str, Window] = {}
+    for cid, ws in picked.items():
+        scored = [(float(vecs[w] @ q), w) for w in ws if w in vecs]
+        if scored:
+            sim, text = max(scored, key=lambda t: (t[0], -ws.index(t[1])))
+            out[cid] = Window(text, sim, vecs[text])
+    return out
+
+
+def is_record(meta: Mapping[str, object]) -> bool:
+    """An episodic record by its frontmatter label (decay.is_episodic, from the meta alone)."""
+    return str(meta.get("type") or meta.get("kind") or "").strip().lower() in EPISODIC_TYPES
+
+
+class WindowScorer:
+    """search.WindowScorer over an index: scores the windows of facts, not of records.
+
+    Episodic records (transcripts, logs: `type: conversation`...) are scored whole, as they
+    always were: a line of chat answers a question about that chat, and LoCoMo's evidence
+    recall was calibrated on whole chunks; records keep their places (ranking.rank).
+    """
+
+    def __init__(self, catalog: Catalog, embedder: Embedder, cache: WindowCache) -> None:
+        self.catalog, self.embedder, self.cache = catalog, embedder, cache
+
+    def __call__(self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str) -> dict[str, Window]:
+        notes = self.catalog.notes_by_ids(sorted({c.node_id for c in chunks}))
+        facts = [c for c in chunks if c.node_id in notes and not is_record(notes[c.node_id].meta)]
+        return best_windows(facts, qvec, query, self.embedder, self.cache) if facts else {}
+
+
+__all__ = ["CACHE_NAME", "WINDOWS_PER_CHUNK", "WindowCache", "WindowScorer", "best_windows", "chunk_body",
+           "is_record", "open_cache", "pick_windows", "shared_terms", "split_windows", "window_terms"]
