@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -29,8 +29,15 @@ FloatArray = npt.NDArray[np.float64]
 
 # Measured on SciFact/LoCoMo/updates (bench/, README "Ranking").
 FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; see calibrate.json)
+# "The same question" (rank step 3), calibrated on bench updates_hard and updates together
+# (README "Ranking"): two comparably relevant notes (fused relevance within RELEVANCE_BAND)
+# whose answers are alike (cosine >= SAME_SUBJECT_COSINE: the old chunk-to-chunk rule, on the
+# sentences that answer), or that both answer the query (each answer's cosine to it >=
+# ANSWER_FLOOR, prefetch's admission bar) about equally well (within ANSWER_MARGIN).
 SAME_SUBJECT_COSINE = 0.5
-RELEVANCE_BAND = 0.3
+RELEVANCE_BAND = 0.35
+ANSWER_FLOOR = 0.35
+ANSWER_MARGIN = 0.05
 FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) content words comes back
 
 
@@ -138,6 +145,9 @@ class Ranked:
     strength: float
     dormant: bool
     reactivated: bool
+    same_question: tuple[str, ...] = ()  # node ids of the others in the list that answer the same question
+    moves: tuple[str, ...] = ()  # why it is not where relevance put it ("moved above #2: ...")
+    relevance_rank: int = 0  # its 1-based place by relevance alone, among the k
 
     @property
     def score(self) -> float:
@@ -163,13 +173,16 @@ def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: Dec
        cue too (`Candidate.full_cue`): it comes back whatever its cosine.
     2. The k most relevant remaining notes are chosen by relevance alone, so decay never
        costs recall: a multiplicative decay factor buys recency with recall (FINDINGS.md).
-    3. Among those k, notes about the same subject (best chunks' cosine >= `same_subject`)
-       and comparably relevant (relevance within `band`) trade places so the fresher one
-       (pinned, else stated later: `freshness`) comes first; a clearly better match is never moved
-       below a weak fresh one. Notes labelled episodic (`type: conversation`, `log`,
+    3. Among those k, notes that answer the same question trade places so the fresher one
+       (pinned, else stated later: `freshness`) comes first. "The same question" is decided by
+       what the query asks (issue 14): comparably relevant (relevance within `band`) and
+       either their answers (best windows, else best chunks) are alike (cosine >=
+       `same_subject`) or both answer the query about equally well (`Candidate.answer_similarity`
+       >= ANSWER_FLOOR, within ANSWER_MARGIN of each other); a clearly better match is never
+       moved below a weak fresh one. Notes labelled episodic (`type: conversation`, `log`,
        `meeting`..., decay.is_episodic) keep their places: a newer record does not update them.
     4. A superseded note never ranks above its successor.
-    Chosen on bench/studies/calibrate.py: see README "Ranking".
+    Chosen on bench `updates_hard` (and checked on `updates`, LoCoMo, SciFact): README "Ranking".
     """
     kept: list[Ranked] = []
     for c in cands:
@@ -180,10 +193,10 @@ def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: Dec
             continue
         kept.append(Ranked(c, state, gate.strength, gate.dormant, decay and gate.dormant))
     kept.sort(key=lambda r: (-r.score, r.cand.key))
-    top = kept[:k]
+    top = [replace(r, relevance_rank=i) for i, r in enumerate(kept[:k], 1)]
     if decay:
         if vectors is not None:
-            top = fresher_first(top, notes, vectors, same_subject, band)
+            top = fresher_first(top, vectors, same_subject, band)
         top = successors_first(top)
     return top
 
@@ -208,30 +221,58 @@ def freshness(state: MemoryState, strength: float) -> tuple[int, int, float, flo
     return (int(state.pinned), day.toordinal(), float(seconds), round(strength, 2))
 
 
-def fresher_first(items: list[Ranked], notes: Mapping[str, NoteRow], vectors: Mapping[str, np.ndarray],
-                  same_subject: float = SAME_SUBJECT_COSINE, band: float = RELEVANCE_BAND) -> list[Ranked]:
-    """Group same-subject, comparably relevant items; refill each group's positions freshest first."""
-    keys = [r.cand.chunk.text_hash for r in items]
-    if len(items) < 2 or any(h not in vectors for h in keys):
+def answer_vector(r: Ranked, vectors: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """What a hit answers with: its best window's vector, else its best chunk's (None: unknown)."""
+    if r.cand.window is not None:
+        return r.cand.window.vector
+    return vectors.get(r.cand.chunk.text_hash)
+
+
+def fresher_first(items: list[Ranked], vectors: Mapping[str, np.ndarray],
+                  same_subject: float = SAME_SUBJECT_COSINE, band: float = RELEVANCE_BAND,
+                  answer_floor: float = ANSWER_FLOOR, answer_margin: float = ANSWER_MARGIN) -> list[Ranked]:
+    """Group the items that answer the same question; refill each group's positions freshest first.
+
+    Each item learns the others of its group (`same_question`) and, when it moved, why (`moves`).
+    """
+    answers = [answer_vector(r, vectors) for r in items]
+    if len(items) < 2 or any(a is None for a in answers):
         return items
-    mat = np.vstack([vectors[h] for h in keys]).astype(np.float32)
+    mat = np.vstack([np.asarray(a, dtype=np.float32) for a in answers if a is not None])
     fixed = [is_episodic(r.state) for r in items]
     fresh = [freshness(r.state, r.strength) for r in items]
-    order = same_subject_order(mat, [r.score for r in items], fresh, [r.node_id for r in items],
-                               same_subject, band, fixed)
-    return [items[i] for i in order]
+    groups = same_question_groups(mat, [r.score for r in items], [r.node_id for r in items], same_subject,
+                                  band, fixed, [r.cand.answer_similarity for r in items], answer_floor,
+                                  answer_margin)
+    order = refill(groups, fresh, len(items))
+    out = list(items)
+    for members in groups:
+        if len(members) < 2:
+            continue
+        ids = tuple(items[m].node_id for m in members)
+        for m in members:
+            out[m] = replace(items[m], same_question=tuple(i for i in ids if i != items[m].node_id))
+    moved = [out[i] for i in order]
+    for pos, r in enumerate(moved):
+        if order[pos] < pos:
+            continue  # moved down, or stayed: the one that moved above it says why
+        if order[pos] > pos:
+            passed = [moved[p].relevance_rank for p in range(pos + 1, len(moved)) if order[p] < order[pos]]
+            why = f"moved above #{min(passed)} (by relevance): answers the same question, stated later"
+            moved[pos] = replace(r, moves=(*r.moves, why))
+    return moved
 
 
-def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshness: Sequence[Any],
-                       owners: Sequence[str], same_subject: float, band: float,
-                       fixed: Sequence[bool] | None = None) -> list[int]:
-    """The permutation `rank` applies (pure; bench/studies/calibrate.py replays it).
+def same_question_groups(vectors: np.ndarray, relevance: Sequence[float], owners: Sequence[str],
+                         same_subject: float, band: float, fixed: Sequence[bool] | None = None,
+                         answers: Sequence[float] | None = None, answer_floor: float = ANSWER_FLOOR,
+                         answer_margin: float = ANSWER_MARGIN) -> list[list[int]]:
+    """Which items (in relevance order) answer the same question: connected components, each in order.
 
-    Items i < j (in relevance order) are about the same subject when their vectors' cosine is
-    >= `same_subject`, their relevance differs by <= `band`, they belong to different notes
-    and neither is `fixed` (episodic: it keeps its place); groups are the connected
-    components, and each group's positions are refilled freshest first. Returns `order`
-    such that output position p holds input item order[p].
+    Items i < j are linked when they belong to different notes, neither is `fixed` (episodic:
+    it keeps its place), their relevance differs by <= `band`, and either their vectors'
+    cosine is >= `same_subject` or both `answers` (cosine of each answer to the query) reach
+    `answer_floor` and differ by <= `answer_margin`.
     """
     n = len(relevance)
     sims = vectors @ vectors.T
@@ -246,21 +287,43 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshnes
     fixed = fixed or [False] * n
     for i in range(n):
         for j in range(i + 1, n):
-            if fixed[i] or fixed[j]:
+            if fixed[i] or fixed[j] or owners[i] == owners[j] or relevance[i] - relevance[j] > band:
                 continue
-            if sims[i, j] >= same_subject and relevance[i] - relevance[j] <= band and owners[i] != owners[j]:
+            both_answer = (answers is not None and min(answers[i], answers[j]) >= answer_floor
+                           and abs(answers[i] - answers[j]) <= answer_margin)
+            if sims[i, j] >= same_subject or both_answer:
                 parent[find(j)] = find(i)
     groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def refill(groups: Sequence[Sequence[int]], freshness: Sequence[Any], n: int) -> list[int]:
+    """The permutation that refills each group's positions freshest first (stable: equals keep
+    their relevance order). Output position p holds input item order[p]."""
     order = list(range(n))
-    for members in groups.values():
+    for members in groups:
         if len(members) > 1:
-            # freshest first (comparable keys: `freshness` tuples, or plain strengths in the
-            # calibration replay); the sort is stable, so equals keep their relevance order
             for pos, src in zip(members, sorted(members, key=lambda m: freshness[m], reverse=True), strict=True):
                 order[pos] = src
     return order
+
+
+def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshness: Sequence[Any],
+                       owners: Sequence[str], same_subject: float, band: float,
+                       fixed: Sequence[bool] | None = None, answers: Sequence[float] | None = None,
+                       answer_floor: float = ANSWER_FLOOR, answer_margin: float = ANSWER_MARGIN) -> list[int]:
+    """The permutation `rank` applies (pure; bench/studies/calibrate.py replays it).
+
+    `vectors` are the items' answers (best windows, else best chunks); groups are
+    `same_question_groups`, refilled freshest first. Without `answers` only the
+    answers' likeness links items (the rule before issue 14, on chunk vectors).
+    Returns `order` such that output position p holds input item order[p].
+    """
+    groups = same_question_groups(vectors, relevance, owners, same_subject, band, fixed, answers, answer_floor,
+                                  answer_margin)
+    return refill(groups, freshness, len(relevance))
 
 
 def successors_first(items: list[Ranked]) -> list[Ranked]:
@@ -284,6 +347,6 @@ def successors_first(items: list[Ranked]) -> list[Ranked]:
     return order
 
 
-__all__ = ["FUSION_ALPHA", "RELEVANCE_BAND", "SAME_SUBJECT_COSINE", "Candidate", "Mode", "Ranked", "coverage",
-           "freshness", "fuse", "is_full_cue", "minmax", "query_terms", "rank", "same_subject_order",
-           "successors_first"]
+__all__ = ["ANSWER_FLOOR", "ANSWER_MARGIN", "FUSION_ALPHA", "RELEVANCE_BAND", "SAME_SUBJECT_COSINE", "Candidate",
+           "Mode", "Ranked", "Window", "answer_vector", "coverage", "freshness", "fuse", "is_full_cue", "minmax",
+           "query_terms", "rank", "refill", "same_question_groups", "same_subject_order", "successors_first"]
