@@ -42,11 +42,13 @@ from typing import Any
 import numpy as np
 
 from .catalog import ChunkRow, NoteRow
+from .decay import MemoryState, is_episodic
 from .edits import rehearse
 from .embedders import Embedder, Vectors
 from .errors import VectorStoreUnavailableError
 from .fields import parse_time
-from .ranking import Candidate
+from .ranking import Candidate, Ranked, freshness, rank
+from .relations import with_identities
 from .search import Searcher
 from .staging import refresh_staged_memories
 from .text import snippet
@@ -86,6 +88,9 @@ class PrefetchEntry:
     strength: float
     reactivated: bool = False
     merged: tuple[str, ...] = ()  # paths of near-duplicates folded into this entry
+    #: when another entry answers the same question with a different statement: "newest of 2
+    #: statements" or "older: a newer statement (2024-11-30) is above" (issue 14)
+    change: str = ""
 
     def line(self, room: int) -> str | None:
         """This entry as one line of at most `room` characters, or None if it cannot fit usefully."""
@@ -97,6 +102,9 @@ class PrefetchEntry:
         where = self.path + (f" > {self.heading}" if self.heading and self.heading != self.title else "")
         where = _oneline(where)
         date = self.date or "undated"
+        if self.change:  # another entry states something else for the same question
+            date = f"stated {date}; {self.change}"
+
         fixed = len(f"- ({date}, ) ")
         max_where = room - fixed - MIN_ENTRY_TEXT
         if max_where < 8:
@@ -143,6 +151,8 @@ class _Pick:
     note: NoteRow
     strength: float
     reactivated: bool
+    stated: MemoryState
+    same_question: tuple[str, ...] = ()
 
 
 # -- pure parts ---------------------------------------------------------------------
@@ -197,6 +207,13 @@ def render_block(entries: Sequence[PrefetchEntry], budget: int,
 def decayed(similarity: float, strength: float, weight: float = STRENGTH_WEIGHT) -> float:
     """The prefetch score: cosine scaled by freshness; a fresh note keeps its cosine."""
     return similarity * (1.0 - weight + weight * strength)
+
+
+def stated_day(state: MemoryState) -> str | None:
+    """When the note was stated (fields.stated_time: the note's own dates, a daily note's
+    file name, our `stated` key, then the file time), to the day."""
+    day = state.stated.day()
+    return day.isoformat() if day is not None else None
 
 
 def entry_date(meta: dict[str, Any], mtime: float) -> str | None:
@@ -271,7 +288,8 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     pool = min(200, max(30, budget // 40))
     try:
         cands = ws.searcher(embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,),
+            windows=ws.window_scorer())
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
         ws.lexical_only(exc)
         cands = Searcher(ws.catalog, None, embedder).search(
@@ -285,19 +303,20 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
         state = ws.decay.state(note.meta, note.mtime, note.path)
         if state.status == "staged" or state.superseded_by:
             continue
-        # the same gate as recall: the longer forgotten, the closer the cue must be
-        gate = ws.decay.gate(state, now, c.similarity)
+        # the same gate as recall: the longer forgotten, the closer the cue must be. Both judge
+        # the answer (the chunk's best window when it has one), not the talk around it.
+        gate = ws.decay.gate(state, now, c.answer_similarity)
         if not gate.admitted:
             continue
-        score = decayed(c.similarity, gate.strength)
-        if score < cfg.prefetch_min_score:
-            continue
+        score = decayed(c.answer_similarity, gate.strength)
         held = best.get(c.node_id)
         if held is None or (-score, c.key) < (-held.score, held.cand.key):  # its best chunk; ties by chunk id
-            best[c.node_id] = _Pick(score, c, note, gate.strength, gate.reactivated)
-    ranked = sorted(best.values(), key=lambda t: (-t.score, t.note.node_id))
+            best[c.node_id] = _Pick(score, c, note, gate.strength, gate.reactivated, state)
+    picks = sorted(best.values(), key=lambda t: (-t.score, t.note.node_id))
+    ranked = with_statements(ws, query, picks, cfg.prefetch_min_score, now, embedder, staged_prefix)
 
-    entries = _merge_duplicates(ws, query, ranked, cfg.prefetch_entry_cap)
+    entries = mark_changes(_merge_duplicates(ws, query, ranked, cfg.prefetch_entry_cap),
+                           {p.note.node_id: p.same_question for p in ranked})
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(ranked))
     if refresh_staged and not cfg.read_only:
@@ -305,6 +324,88 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     if touch and shown and not cfg.read_only:
         rehearse(ws, [e.node_id for e in shown], now=now)
     return result
+
+
+#: Prefetch shows the statements of a question as recall's top RECALL_K groups them.
+RECALL_K = 5
+
+
+def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedder,
+                  staged_prefix: str) -> tuple[dict[str, tuple[str, ...]], dict[str, Ranked]]:
+    """What recall (hybrid, decay on, k=RECALL_K) would say answers the same question:
+    node id -> the others of its group, and the ranked notes that are in a group."""
+    cands = ws.searcher(embedder).search(query, mode="hybrid", granularity="note", candidates=100,
+                                         exclude_prefixes=(staged_prefix,), windows=ws.window_scorer())
+    notes = with_identities(ws, ws.catalog.notes_by_ids(sorted({c.node_id for c in cands})))
+    cands = [c for c in cands if c.node_id in notes]
+    head = cands[: 4 * RECALL_K + 20]
+    vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head])
+    ranked = rank(cands, notes, model=ws.decay, now=now, decay=True, k=RECALL_K, vectors=vectors)
+    grouped = {r.node_id: r for r in ranked if r.same_question}
+    return {n: r.same_question for n, r in grouped.items()}, grouped
+
+
+def with_statements(ws: Workspace, query: str, picks: Sequence[_Pick], min_score: float, now: dt.datetime,
+                    embedder: Embedder, staged_prefix: str) -> list[_Pick]:
+    """The admitted notes (score >= `min_score`), best first, each followed by the other
+    statements of the question it answers, stated later first (issue 14).
+
+    Which notes answer the same question is recall's call (`recall_groups`: the same
+    candidates, relevance and rule as `recall` with its default k), asked only when a
+    fact (not an episodic record) is admitted. A group brings its members in even below the
+    bar, so the newest statement is shown whenever an older one is, and is shown first.
+    """
+    admitted = [p for p in picks if p.score >= min_score]
+    if not any(not is_episodic(p.stated) for p in admitted):
+        return admitted
+    groups, grouped = recall_groups(ws, query, now, embedder, staged_prefix)
+    by_id = {p.note.node_id: p for p in picks}
+    placed: set[str] = set()
+    out: list[_Pick] = []
+    for a in admitted:
+        if a.note.node_id in placed:
+            continue
+        members = [a.note.node_id, *[m for m in groups.get(a.note.node_id, ()) if m not in placed]]
+        group: list[_Pick] = []
+        for m in members:
+            pick = by_id.get(m) or _companion(ws, grouped[m], now)
+            if pick is not None:
+                group.append(pick)
+        placed.update(p.note.node_id for p in group)
+        ids = [p.note.node_id for p in group]
+        for p in sorted(group, key=lambda p: freshness(p.stated, p.strength), reverse=True):
+            out.append(replace(p, same_question=tuple(i for i in ids if i != p.note.node_id)))
+    return out
+
+
+def _companion(ws: Workspace, r: Ranked, now: dt.datetime) -> _Pick | None:
+    """A statement recall grouped with an admitted note, as a pick (None: prefetch may not show it:
+    staged, superseded, or dormant by prefetch's own gate, which takes no word cue)."""
+    note = ws.catalog.notes_by_ids([r.node_id]).get(r.node_id)
+    if note is None or r.state.status == "staged" or r.state.superseded_by:
+        return None
+    gate = ws.decay.gate(r.state, now, r.cand.answer_similarity)
+    if not gate.admitted:
+        return None
+    return _Pick(decayed(r.cand.answer_similarity, gate.strength), r.cand, note, gate.strength, gate.reactivated,
+                 r.state)
+
+
+def mark_changes(entries: list[PrefetchEntry], groups: dict[str, tuple[str, ...]]) -> list[PrefetchEntry]:
+    """Mark the entries that answer the same question with different statements (issue 14)."""
+    pos = {e.node_id: i for i, e in enumerate(entries)}
+    out = list(entries)
+    for i, e in enumerate(entries):
+        others = [pos[o] for o in groups.get(e.node_id, ()) if o in pos]
+        if not others:
+            continue
+        above = [j for j in others if j < i]
+        if not above:
+            out[i] = replace(e, change=f"newest of {len(others) + 1} statements")
+        else:
+            newer = entries[min(above)].date
+            out[i] = replace(e, change=f"older: newer statement{f' ({newer})' if newer else ''} above")
+    return out
 
 
 def _chunk_body(chunk: ChunkRow) -> str:
@@ -322,6 +423,9 @@ def _merge_duplicates(ws: Workspace, query: str, ranked: Sequence[_Pick], cap: i
         score, cand, note, strength, reactivated = pick.score, pick.cand, pick.note, pick.strength, pick.reactivated
         chunk: ChunkRow = cand.chunk
         body = snippet("\n" + _chunk_body(chunk), query, width=cap)  # "\n": snippet drops a first line
+        # The sentence that answers, when the chunk has one: the statement is what the agent
+        # needs, and a short entry leaves room for the other statements of the same question.
+        shown = cand.window.text if cand.window is not None else body
         twin = None
         for i, (other, other_chunk) in enumerate(kept):
             va, vb = vecs.get(chunk.text_hash), vecs.get(other_chunk.text_hash)
@@ -336,7 +440,7 @@ def _merge_duplicates(ws: Workspace, query: str, ranked: Sequence[_Pick], cap: i
             continue
         entry = PrefetchEntry(
             node_id=note.node_id, path=note.path, title=note.title, heading=chunk.heading,
-            date=entry_date(note.meta, note.mtime), text=shorten(body, cap), score=round(score, 6),
+            date=stated_day(pick.stated), text=shorten(shown, cap), score=round(score, 6),
             similarity=round(cand.similarity, 6), strength=round(strength, 6), reactivated=reactivated)
         kept.append((entry, chunk))
     return [e for e, _ in kept]
