@@ -341,10 +341,14 @@ class Memory:
     # -- recall and prefetch ---------------------------------------------------
     def recall(self, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
                now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-               include_staged: bool = False) -> list[Hit]:
-        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False."""
+               include_staged: bool = False, explain: bool = False) -> list[Hit]:
+        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False.
+
+        `explain=True` fills each hit's `explain` (recall.explain_hit): its BM25 and dense parts,
+        best answer window, coverage, relevance, strength, tier, dormancy, and why it moved.
+        """
         return _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch, granularity=granularity,
-                       include_staged=include_staged)
+                       include_staged=include_staged, explain=explain)
 
     def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
                  refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:

@@ -47,7 +47,7 @@ from .edits import rehearse
 from .embedders import Embedder, Vectors
 from .errors import VectorStoreUnavailableError
 from .fields import parse_time
-from .ranking import Candidate, Ranked, freshness, rank
+from .ranking import Candidate, Ranked, change_label, freshness, rank
 from .relations import with_identities
 from .search import Searcher
 from .staging import refresh_staged_memories
@@ -392,19 +392,12 @@ def _companion(ws: Workspace, r: Ranked, now: dt.datetime) -> _Pick | None:
 
 
 def mark_changes(entries: list[PrefetchEntry], groups: dict[str, tuple[str, ...]]) -> list[PrefetchEntry]:
-    """Mark the entries that answer the same question with different statements (issue 14)."""
+    """Mark the entries that answer the same question with other statements (ranking.change_label)."""
     pos = {e.node_id: i for i, e in enumerate(entries)}
     out = list(entries)
     for i, e in enumerate(entries):
-        others = [pos[o] for o in groups.get(e.node_id, ()) if o in pos]
-        if not others:
-            continue
-        above = [j for j in others if j < i]
-        if not above:
-            out[i] = replace(e, change=f"newest of {len(others) + 1} statements")
-        else:
-            newer = entries[min(above)].date
-            out[i] = replace(e, change=f"older: newer statement{f' ({newer})' if newer else ''} above")
+        others = [(pos[o] + 1, entries[pos[o]].date) for o in groups.get(e.node_id, ()) if o in pos]
+        out[i] = replace(e, change=change_label(i + 1, e.date, others))
     return out
 
 

@@ -326,6 +326,29 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshnes
     return refill(groups, freshness, len(relevance))
 
 
+def change_label(place: int, day: str | None, others: Sequence[tuple[int, str | None]]) -> str:
+    """What an entry says about the other statements of its question (issue 14), pure.
+
+    `place` and `day` (YYYY-MM-DD or None) are this entry's; `others` the (place, day) of the
+    other entries that answer the same question. The newest says so; an older one names the
+    newer one above it; statements of the same day say that instead of guessing.
+    """
+    if not others:
+        return ""
+    mine = day or ""
+    above = sorted(o for o in others if o[0] < place)
+    if not above:
+        if all((d or "") < mine for _, d in others):
+            return f"newest of {len(others) + 1} statements"
+        return f"same question as #{min(p for p, _ in others)}, stated {'the same day' if day else 'undated'}"
+    top, top_day = above[0]
+    if (top_day or "") > mine:
+        return f"older: newer statement ({top_day}) is #{top}"
+    if top_day == day:
+        return f"same question as #{top}, stated the same day"
+    return f"same question as #{top} (stated {top_day or 'undated'})"
+
+
 def successors_first(items: list[Ranked]) -> list[Ranked]:
     """A superseded note never ranks above a successor that is also in the list."""
     order = list(items)
@@ -348,5 +371,5 @@ def successors_first(items: list[Ranked]) -> list[Ranked]:
 
 
 __all__ = ["ANSWER_FLOOR", "ANSWER_MARGIN", "FUSION_ALPHA", "RELEVANCE_BAND", "SAME_SUBJECT_COSINE", "Candidate",
-           "Mode", "Ranked", "Window", "answer_vector", "coverage", "freshness", "fuse", "is_full_cue", "minmax",
-           "query_terms", "rank", "refill", "same_question_groups", "same_subject_order", "successors_first"]
+           "Mode", "Ranked", "Window", "answer_vector", "change_label", "coverage", "freshness", "fuse", "is_full_cue",
+           "minmax", "query_terms", "rank", "refill", "same_question_groups", "same_subject_order", "successors_first"]

@@ -16,7 +16,7 @@ from typing import Any
 from .catalog import NoteRow
 from .edits import memory_folder, rehearse
 from .errors import VectorStoreUnavailableError
-from .ranking import Mode, Ranked, rank
+from .ranking import Mode, Ranked, change_label, rank
 from .relations import with_identities
 from .search import Granularity, Searcher
 from .text import in_folder, snippet
@@ -45,11 +45,18 @@ class Hit:
     text: str = ""
     date: str | None = None  # when the note was stated (fields.stated_time), ISO 8601
     rehearsed: bool = False  # this recall counted as a use of the note and wrote that back
+    #: when other hits answer the same question with other statements: "newest of 2 statements",
+    #: or "older: newer statement (2024-11-30) is #1" (issue 14); "" otherwise
+    change: str = ""
+    #: how it was ranked, when asked for (`recall(..., explain=True)`): see `explain_hit`
+    explain: dict[str, Any] | None = None
 
     def to_dict(self, *, with_text: bool = False) -> dict[str, Any]:
         out = asdict(self)
         if not with_text:
             out.pop("text")
+        if self.explain is None:
+            out.pop("explain")
         return out
 
 
@@ -67,7 +74,7 @@ def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
 
 def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
            now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-           include_staged: bool = False) -> list[Hit]:
+           include_staged: bool = False, explain: bool = False) -> list[Hit]:
     """See `Memory.recall`."""
     if not query.strip():
         return []
@@ -92,12 +99,62 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
     vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
     ranked = rank(cands, notes, model=ws.decay, now=now, decay=decay, k=k, vectors=vectors)
     hits = [to_hit(query, r, notes[r.node_id]) for r in ranked]
+    mark_changes(hits, ranked)
+    if explain:
+        for i, (h, r) in enumerate(zip(hits, ranked, strict=True), 1):
+            h.explain = explain_hit(i, r, hits, ranked, mode=mode, decay=decay)
     if touch and not ws.config.read_only:
         used = used_hits(ws, hits)
         written = set(rehearse(ws, [h.node_id for h in used], now=now))
         for h in used:
             h.rehearsed = h.path in written
     return hits
+
+
+def mark_changes(hits: list[Hit], ranked: list[Ranked]) -> None:
+    """Mark hits that answer the same question with other statements (ranking.change_label): the
+    newest says so, an older one points at the newer one above it, so the agent need not guess."""
+    pos = {r.node_id: i for i, r in enumerate(ranked)}
+    for i, (h, r) in enumerate(zip(hits, ranked, strict=True)):
+        others = [(pos[o] + 1, day_of(hits[pos[o]].date)) for o in r.same_question if o in pos]
+        h.change = change_label(i + 1, day_of(h.date), others)
+
+
+def day_of(date: str | None) -> str | None:
+    return date[:10] if date else None
+
+
+def explain_hit(place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *, mode: Mode,
+                decay: bool) -> dict[str, Any]:
+    """How one hit was ranked: the parts of its relevance, its decay facts, and why it moved."""
+    c, st = r.cand, r.state
+    path_of = {x.node_id: h.path for x, h in zip(ranked, hits, strict=True)}
+    why = list(r.moves)
+    if r.relevance_rank and r.relevance_rank < place and not r.moves:
+        why.append(f"moved below #{place - 1}: " + ("a later statement of the same question ranks first"
+                                                      if r.same_question else "its successor ranks first"))
+    for s in st.superseded_by:
+        why.append(f"superseded by {path_of.get(s, s)}: never ranked above it")
+    return {
+        "place": place,
+        "relevance_rank": r.relevance_rank,
+        "mode": mode,
+        "bm25": round(c.lexical, 4),
+        "dense": round(c.similarity, 4),
+        "window": None if c.window is None else {"text": c.window.text, "similarity": round(c.window.similarity, 4)},
+        "coverage": None if c.coverage is None else round(c.coverage, 4),
+        "relevance": round(c.relevance, 4),
+        "decay": decay,
+        "strength": round(r.strength, 4),
+        "tier": st.tier,
+        "pinned": st.pinned,
+        "stated": None if st.stated.when is None else {"when": day_of(st.stated.when.isoformat()),
+                                                       "source": st.stated.source},
+        "dormant": r.dormant,
+        "reactivated": r.reactivated,
+        "same_question": [path_of[n] for n in r.same_question if n in path_of],
+        "moved": why,
+    }
 
 
 def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
@@ -125,4 +182,4 @@ def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-__all__ = ["Hit", "recall", "to_hit", "used_hits"]
+__all__ = ["Hit", "explain_hit", "mark_changes", "recall", "to_hit", "used_hits"]

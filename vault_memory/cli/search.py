@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -44,12 +44,14 @@ def recall(ctx: typer.Context,
            now: Now = None,
            no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
            mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
-           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False) -> None:
+           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False,
+           explain: Annotated[bool, typer.Option("--explain", help="Show how each hit was ranked")] = False) -> None:
     """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
         ensure_current(mem)
-        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay)
+        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay,
+                          explain=explain)
     if as_json:
         emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits)})
         return
@@ -59,7 +61,33 @@ def recall(ctx: typer.Context,
         flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
         where = f" > {h.heading}" if h.heading else ""
         typer.echo(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
+        if h.change:
+            typer.echo(f"   [stated {(h.date or 'undated')[:10]}; {h.change}]")
         typer.echo(f"   {h.snippet}")
+        if h.explain is not None:
+            for line in render_explain(h.explain):
+                typer.echo(f"   | {line}")
+
+
+def render_explain(ex: dict[str, Any]) -> list[str]:
+    """A hit's `explain` as a few lines for people."""
+    cover = "" if ex["coverage"] is None else f" x coverage {ex['coverage']:.2f}"
+    window = ex["window"]
+    dense = f"cosine {ex['dense']:.3f}" + (f", best sentence {window['similarity']:.3f}" if window else "")
+    lines = [f"relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}): "
+             f"bm25 {ex['bm25']:.2f}{cover}, {dense}"]
+    if window and window["similarity"] > ex["dense"]:  # the sentence, not the whole chunk, decided
+        lines.append(f"answers with: {window['text']}")
+    stated = ex["stated"]
+    when = f"stated {stated['when']} ({stated['source']})" if stated else "undated"
+    state = ", ".join(x for x in ["pinned" if ex["pinned"] else "", "dormant" if ex["dormant"] else "",
+                                  "reactivated" if ex["reactivated"] else ""] if x)
+    lines.append(f"strength {ex['strength']:.3f}, tier {ex['tier']}, {when}" + (f", {state}" if state else "")
+                 + ("" if ex["decay"] else ", decay off"))
+    if ex["same_question"]:
+        lines.append("answers the same question as: " + ", ".join(ex["same_question"]))
+    lines += list(ex["moved"])
+    return lines
 
 
 def status(ctx: typer.Context, as_json: AsJson = False) -> None:
