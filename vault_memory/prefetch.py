@@ -52,6 +52,7 @@ from .relations import with_identities
 from .search import Searcher
 from .staging import refresh_staged_memories
 from .text import snippet
+from .windows import chunk_body
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -401,13 +402,6 @@ def mark_changes(entries: list[PrefetchEntry], groups: dict[str, tuple[str, ...]
     return out
 
 
-def _chunk_body(chunk: ChunkRow) -> str:
-    """The chunk's text without the heading-path line the indexer puts first (when it has one)."""
-    if chunk.heading and chunk.text.startswith(chunk.heading + "\n"):
-        return chunk.text[len(chunk.heading) + 1:]
-    return chunk.text
-
-
 def _merge_duplicates(ws: Workspace, query: str, ranked: Sequence[_Pick], cap: int) -> list[PrefetchEntry]:
     chunks: list[ChunkRow] = [t.cand.chunk for t in ranked]
     vecs = ws.catalog.get_vectors(sorted({c.text_hash for c in chunks})) if chunks else {}
@@ -415,7 +409,7 @@ def _merge_duplicates(ws: Workspace, query: str, ranked: Sequence[_Pick], cap: i
     for pick in ranked:
         score, cand, note, strength, reactivated = pick.score, pick.cand, pick.note, pick.strength, pick.reactivated
         chunk: ChunkRow = cand.chunk
-        body = snippet("\n" + _chunk_body(chunk), query, width=cap)  # "\n": snippet drops a first line
+        body = snippet("\n" + chunk_body(chunk), query, width=cap)  # "\n": snippet drops a first line
         # The sentence that answers, when the chunk has one: the statement is what the agent
         # needs, and a short entry leaves room for the other statements of the same question.
         shown = cand.window.text if cand.window is not None else body

@@ -10,16 +10,19 @@ other talk surrounded a fact rather than whether the note states it.
 Recall and prefetch therefore score their best candidates also by their best *window*:
 the chunk's sentences (a line of chat is usually one; prose lines are split at sentence
 ends), of which only those sharing a content word with the query are embedded — the
-dense side of a chunk becomes max(cosine to the chunk, cosine to its best window).
-Window vectors are not in the index (that would double the cost of a first index); they
-are embedded at query time, for the top `search.WINDOW_CANDIDATES` chunks only, and cached by
-text hash in `windows.sqlite` beside the catalog, so a text is never embedded twice.
-How much it costs and what it buys: README "Ranking", `python -m bench answer_windows`.
+dense side of a chunk becomes max(cosine to the chunk, cosine to its best window)
+(search.Searcher.search). Window vectors are not in the index (that would double the cost
+of a first index); they are embedded at query time, for the top `search.WINDOW_CANDIDATES`
+chunks only, at most WINDOWS_PER_CHUNK each, and cached by text hash in `windows.sqlite`
+beside the catalog, so a text is never embedded twice. Episodic records (`type:
+conversation`...) are scored whole, as before. What it buys and costs: README "Ranking".
 
-    split_windows(text, heading)   the sentences of a chunk (pure)
+    split_windows(body)            the sentences of a chunk (pure)
+    window_terms(query)            the query's words as windows match them (pure)
     pick_windows(windows, terms)   those worth embedding for a query (pure)
     WindowCache                    the vector cache (SQLite; never required: errors only log)
     best_windows(...)              chunk id -> its best window and that window's cosine
+    WindowScorer                   search.WindowScorer over an index (what Memory hands out)
 """
 
 from __future__ import annotations
