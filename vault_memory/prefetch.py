@@ -337,11 +337,13 @@ def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedde
     node id -> the others of its group, and the ranked notes that are in a group."""
     cands = ws.searcher(embedder).search(query, mode="hybrid", granularity="note", candidates=100,
                                          exclude_prefixes=(staged_prefix,), windows=ws.window_scorer())
-    notes = with_identities(ws, ws.catalog.notes_by_ids(sorted({c.node_id for c in cands})))
-    cands = [c for c in cands if c.node_id in notes]
+    # Only the head is ranked: the k come from it unless nearly all of it is dormant (then the
+    # groups are merely smaller), and ranking every candidate's decay state would double the turn's cost.
     head = cands[: 4 * RECALL_K + 20]
+    notes = with_identities(ws, ws.catalog.notes_by_ids(sorted({c.node_id for c in head})))
+    head = [c for c in head if c.node_id in notes]
     vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head])
-    ranked = rank(cands, notes, model=ws.decay, now=now, decay=True, k=RECALL_K, vectors=vectors)
+    ranked = rank(head, notes, model=ws.decay, now=now, decay=True, k=RECALL_K, vectors=vectors)
     grouped = {r.node_id: r for r in ranked if r.same_question}
     return {n: r.same_question for n, r in grouped.items()}, grouped
 

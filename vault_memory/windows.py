@@ -94,12 +94,14 @@ def window_terms(query: str) -> frozenset[str]:
     return frozenset(_light_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1)
 
 
-def shared_terms(terms: Set[str], text: str) -> int:
-    """How many of `terms` (window_terms) occur in `text`."""
-    return len(terms & {_light_stem(w) for w in _WORD.findall(text.lower())})
+def shared_terms(terms: Set[str], text: str, stems: Mapping[str, str] | None = None) -> int:
+    """How many of `terms` (window_terms) occur in `text` (`stems`: word -> stem, known already)."""
+    words = _WORD.findall(text.lower())
+    return len(terms & {stems[w] if stems is not None and w in stems else _light_stem(w) for w in words})
 
 
-def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK) -> list[str]:
+def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK,
+                 stems: Mapping[str, str] | None = None) -> list[str]:
     """The windows worth embedding for a query with these content `terms` (window_terms): those
     of at least MIN_WINDOW_WORDS words sharing a term with it, most shared terms first, at most `cap`.
 
@@ -113,7 +115,7 @@ def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER
     for i, w in enumerate(windows):
         if len(_WORD.findall(w)) < MIN_WINDOW_WORDS:
             continue
-        shared = shared_terms(terms, w)
+        shared = shared_terms(terms, w, stems)
         if shared > 0:
             scored.append((-shared, i, w))
     scored.sort()
@@ -227,11 +229,18 @@ def best_windows(chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embed
     """
     terms = window_terms(query)
     picked: dict[str, list[str]] = {}
+    stems: dict[str, str] = {}  # each distinct word is stemmed once per query
     for ch in chunks:
-        wins = split_windows(chunk_body(ch))
+        body = chunk_body(ch)
+        words = set(_WORD.findall(body.lower()))
+        for w in words - stems.keys():
+            stems[w] = _light_stem(w)
+        if not terms & {stems[w] for w in words}:
+            continue  # most chunks share no word with the query and stop here
+        wins = split_windows(body)
         if len(wins) < 2:
             continue
-        chosen = pick_windows(wins, terms)
+        chosen = pick_windows(wins, terms, stems=stems)
         if chosen:
             picked[ch.chunk_id] = chosen
     if not picked:
