@@ -22,16 +22,24 @@ import logging
 import os
 import re
 import secrets
+import signal
+import sys
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 
-from .errors import ConfigError, IndexStateError, VectorStoreUnavailableError
+from .errors import (
+    ConfigError,
+    IndexNotWritableError,
+    IndexStateError,
+    VectorStoreCorruptError,
+    VectorStoreUnavailableError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +56,10 @@ TOKEN_ENV = ("VAULT_MEMORY_CHROMA_TOKEN", "CHROMA_TOKEN")
 HEADERS_ENV = "VAULT_MEMORY_CHROMA_HEADERS"
 TIMEOUT_ENV = "VAULT_MEMORY_CHROMA_TIMEOUT"
 KEY_FILE = "chroma-collection.key"
+STORE_FOLDER = "chroma"  # the embedded store's folder inside the index folder
+MARKER_PREFIX = "chroma.open-"  # + pid: this process has the embedded store open (see the module docstring)
+CHECK_TIMEOUT = 180.0  # seconds the child process checking a store may take (import + load + sample)
+_UNWRITABLE_WORDS = ("readonly", "read-only", "disk is full", "no space left", "disk quota")
 
 _CHECK = ("Check that the server is running and reachable (`curl {url}/api/v2/heartbeat`; start one with "
           "`chroma run --path DIR --host HOST --port PORT`), that --chroma-url / VAULT_MEMORY_CHROMA_URL is right, "
@@ -187,9 +199,18 @@ class VectorStore:
         except (ConfigError, VectorStoreUnavailableError):
             self.close()
             raise
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # pyo3's PanicException (a damaged folder) is a BaseException
             self.close()
             raise self._translate(exc) from exc
+        self._marker: Path | None = None
+        if path is not None:
+            self._marker = path.parent / f"{MARKER_PREFIX}{os.getpid()}"
+            try:
+                self._marker.touch()
+            except OSError:
+                self._marker = None
 
     # -- server mode plumbing --------------------------------------------------
     def _preflight(self, headers: dict[str, str]) -> None:
@@ -221,7 +242,7 @@ class VectorStore:
     def _unavailable(self, problem: str) -> VectorStoreUnavailableError:
         return VectorStoreUnavailableError(f"Chroma server at {self.url} {problem}. " + _CHECK.format(url=self.url))
 
-    def _translate(self, exc: Exception) -> Exception:
+    def _translate(self, exc: BaseException) -> Exception:
         if self.url:
             name = exc.__class__.__name__
             text = str(exc).strip()
@@ -234,15 +255,21 @@ class VectorStore:
             else:
                 problem = f"failed ({name}: {text})"
             return self._unavailable(problem)
-        return IndexStateError(
-            f"vector index at {self.path} is unreadable ({exc.__class__.__name__}: {exc}); "
-            "run `vault-memory index --rebuild` (nothing in the vault is lost)"
+        text = f"{exc.__class__.__name__}: {exc}"
+        if any(w in text.lower() for w in _UNWRITABLE_WORDS):
+            return IndexNotWritableError(f"cannot write the vector store {self.path} ({text}): free some space or make "
+                                         "the folder writable, or pass --index-dir to a writable folder")
+        return VectorStoreCorruptError(
+            f"the vector store {self.path} cannot be read ({text}); `vault-memory doctor --fix` rebuilds it from "
+            "the catalog's vectors (nothing is embedded again, nothing in the vault is lost)"
         )
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # see __init__
             raise self._translate(exc) from exc
 
     # -- rows ----------------------------------------------------------------
@@ -291,6 +318,10 @@ class VectorStore:
 
     def close(self) -> None:
         """Release a server client's connections (embedded clients are shared per folder and kept)."""
+        marker = getattr(self, "_marker", None)
+        if marker is not None:
+            marker.unlink(missing_ok=True)
+            self._marker = None
         if self.url and self.client is not None:
             try:
                 self.client.close()
@@ -299,16 +330,24 @@ class VectorStore:
             self.client = None
 
     @staticmethod
-    def destroy(path: Path) -> None:
-        """Remove an embedded store's folder; Chroma caches open clients per path, so forget them first."""
-        import shutil
-
+    def forget(path: Path) -> None:
+        """Drop Chroma's cached clients (it keeps one per folder for the process's life), so the next
+        open reads `path` afresh: after the folder was set aside, deleted or replaced."""
+        if "chromadb" not in sys.modules:
+            return
         try:
             from chromadb.api.shared_system_client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
         except Exception as exc:  # pragma: no cover - internal API moved
             log.debug("clear_system_cache: %s", exc)
+
+    @staticmethod
+    def destroy(path: Path) -> None:
+        """Remove an embedded store's folder; Chroma caches open clients per path, so forget them first."""
+        import shutil
+
+        VectorStore.forget(path)
         shutil.rmtree(path, ignore_errors=True)
 
     def describe(self) -> dict[str, Any]:
@@ -324,15 +363,135 @@ def open_store(*, vault: Path, index_dir: Path, embedder_identity: str, url: str
         parse_url(url)  # a malformed URL is a config error, not an outage
     target = describe_target(vault=vault, index_dir=index_dir, embedder_identity=embedder_identity, url=url)
     if not url:
-        return VectorStore(path=index_dir / "chroma", url=None, name=target["collection"])
+        return VectorStore(path=index_dir / STORE_FOLDER, url=None, name=target["collection"])
     return VectorStore(path=None, url=url, name=target["collection"], headers=server_headers(env),
                        timeout=_request_timeout(env))
+
+
+# -- checking an embedded store without risking this process ---------------------------------
+
+Sample = list[tuple[str, list[float]]]
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists, belongs to someone else (or cannot be asked: assume alive)
+    return True
+
+
+def stale_markers(index_dir: Path) -> list[Path]:
+    """Markers left by processes that died with the embedded store open."""
+    out = []
+    for marker in index_dir.glob(f"{MARKER_PREFIX}*"):
+        pid = marker.name[len(MARKER_PREFIX):]
+        if not pid.isdigit() or not _alive(int(pid)):
+            out.append(marker)
+    return out
+
+
+def probe_store(index_dir: Path, sample: Callable[[], tuple[str, Sample]]) -> str | None:
+    """If a process died with the embedded store open, check the store in a child process first;
+    returns what is wrong with it, or None (nothing died, or the check passed)."""
+    stale = stale_markers(index_dir)
+    if not stale:
+        return None
+    folder = index_dir / STORE_FOLDER
+    problem = None
+    if folder.exists():
+        log.info("a process died with the vector store %s open; checking it in a separate process", folder)
+        name, rows = sample()
+        result = check_store(folder, name, rows, [r[0] for r in rows])
+        problem = result.get("problem")
+    for marker in stale:
+        marker.unlink(missing_ok=True)
+    return problem if isinstance(problem, str) else None
+
+
+def check_store(folder: Path, collection: str, sample: Sample, want_ids: list[str] | None,
+                timeout: float = CHECK_TIMEOUT) -> dict[str, Any]:
+    """Open the embedded store in a child process and check it: that it opens, its count, that a
+    sample of the catalog's (chunk id, vector) pairs reads back with the same vectors, that a query
+    finds them, and (given `want_ids`, the catalog's chunk ids) which ids are missing or extra.
+
+    Returns {"problem": str | None, "count": int, "missing": int, "orphaned": int}. A damaged HNSW
+    file can crash hnswlib in native code; that kills only the child and is reported as a problem."""
+    import subprocess  # here: importing it at start-up breaks a stand-in msvcrt (tests/test_lock.py)
+
+    job = json.dumps({"folder": str(folder), "collection": collection, "sample": sample, "want": want_ids})
+    try:
+        proc = subprocess.run([sys.executable, "-c", "from vault_memory.vectorstore import check_main; check_main()"],
+                              input=job,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"problem": f"checking the vector store {folder} took more than {timeout:g} s; it may be damaged"}
+    except OSError as exc:
+        return {"problem": None, "error": f"could not start a process to check the vector store: {exc}"}
+    if proc.returncode < 0:
+        try:
+            sig = signal.Signals(-proc.returncode).name
+        except ValueError:
+            sig = str(-proc.returncode)
+        return {"problem": f"the vector store {folder} crashed the process reading it ({sig}): its files are damaged"}
+    try:
+        out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return out
+    except (ValueError, IndexError):
+        tail = " ".join(proc.stderr.strip().splitlines()[-1:])[:300]
+        return {"problem": f"the vector store {folder} could not be checked (exit {proc.returncode}: {tail})"}
+
+
+def _check_here(job: dict[str, Any]) -> dict[str, Any]:
+    """The child's side of `check_store`."""
+    folder, name = Path(job["folder"]), str(job["collection"])
+    sample: Sample = job.get("sample") or []
+    out: dict[str, Any] = {"problem": None, "count": 0, "missing": 0, "orphaned": 0}
+    try:
+        store = VectorStore(path=folder, url=None, name=name)
+        store._marker, marker = None, store._marker  # the parent's check is not a user of the store
+        if marker is not None:
+            marker.unlink(missing_ok=True)
+        out["count"] = store.count()
+        if sample:
+            ids = [cid for cid, _ in sample]
+            got = store._call(store.collection.get, ids=ids, include=["embeddings"])
+            have = dict(zip(got["ids"], got["embeddings"] if got["embeddings"] is not None else [], strict=False))
+            present = [(cid, vec) for cid, vec in sample if cid in have]  # a missing id is drift, found below
+            bad = [cid for cid, vec in present if float(np.dot(np.asarray(have[cid], dtype=np.float32),
+                                                               np.asarray(vec, dtype=np.float32))) < 0.99]
+            if bad:
+                out["problem"] = (f"the vector store {folder} returns wrong vectors for {len(bad)} of "
+                                  f"{len(present)} sampled chunks (e.g. {bad[0]})")
+                return out
+            if present:
+                hits = store.query(np.asarray(present[0][1], dtype=np.float32), 3)
+                if present[0][0] not in {cid for cid, _ in hits}:
+                    out["problem"] = (f"the vector store {folder} does not find a stored vector by itself "
+                                      f"({present[0][0]})")
+                    return out
+        if job.get("want") is not None:
+            want, have_ids = set(job["want"]), store.ids()
+            out["missing"], out["orphaned"] = len(want - have_ids), len(have_ids - want)
+    except (IndexStateError, IndexNotWritableError) as exc:
+        out["problem"] = str(exc)
+    return out
 
 
 def describe_target(*, vault: Path, index_dir: Path, embedder_identity: str, url: str | None) -> dict[str, Any]:
     """Where this index's vectors live (backend, server URL, folder, collection), without connecting."""
     if not url:
-        return {"backend": "chroma-embedded", "url": None, "path": str(index_dir / "chroma"),
+        return {"backend": "chroma-embedded", "url": None, "path": str(index_dir / STORE_FOLDER),
                 "collection": collection_name(vault, embedder_identity)}
     return {"backend": "chroma-http", "url": url.strip().rstrip("/"), "path": None,
             "collection": collection_name(vault, embedder_identity, collection_key(index_dir))}
+
+
+def check_main() -> None:
+    """The child process of `check_store`: a job on stdin, one JSON line on stdout."""
+    logging.disable(logging.CRITICAL)
+    print(json.dumps(_check_here(json.loads(sys.stdin.read()))))
