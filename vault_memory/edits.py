@@ -14,7 +14,14 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .errors import (
+    ConcurrentEditError,
+    ConfigError,
+    NoteError,
+    NoteNotFoundError,
+    VaultMemoryError,
+    VaultNotWritableError,
+)
 from .fields import STATED_KEY, parse_bool, parse_list, stated_record, text_dates
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, write_note
 from .records import PinResult
@@ -30,7 +37,14 @@ FieldsFor = Callable[[ParsedNote], tuple[dict[str, Any], list[str]]]
 
 
 def writable(ws: Workspace) -> None:
-    """ConfigError in read-only mode: the commands that exist to write refuse at once."""
+    """The commands that exist to write refuse at once in read-only mode: ConfigError for --read-only,
+    VaultNotWritableError when the vault itself cannot be written (Memory found it so)."""
+    problem = getattr(ws, "vault_problem", None)
+    if problem:
+        fix = {"read-only file system": "remount it writable", "the disk is full": "free some space"}.get(
+            problem, "fix its permissions")
+        raise VaultNotWritableError(f"the vault {ws.vault} cannot be written ({problem}); nothing was written: "
+                                    f"{fix}, then try again")
     if ws.config.read_only:
         raise ConfigError("read-only mode: vault-memory may not write to the vault; drop --read-only")
 
