@@ -30,7 +30,15 @@ def watch(ctx: typer.Context,
 
     Holds the index's writer lock while it runs; `recall` keeps working meanwhile.
     """
+    from vault_memory.config import check_setting
+    from vault_memory.errors import ConfigError
     from vault_memory.watch import Watcher, serve
+
+    for flag, name, value in (("--debounce", "debounce_seconds", debounce),
+                              ("--quiet-seconds", "quiet_seconds", quiet)):
+        problem = check_setting(name, value)
+        if problem is not None:
+            raise ConfigError(f"{flag} {value}: {problem}")
 
     def show(result: BatchResult) -> None:
         if result.changed:
