@@ -26,7 +26,7 @@ from .fields import STATED_KEY, parse_bool, parse_list, stated_record, text_date
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, write_note
 from .records import PinResult
 from .resolve import resolve_note
-from .text import folder_setting, join
+from .text import folder_setting, join, plain_text
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     when = (now if now is not None else ws.clock().astimezone())
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")]
+    lines = [ln.rstrip() for ln in plain_text(text, "log entry").strip().split("\n")]
     entry = f"- {when:%H:%M} " + "\n  ".join(lines) + "\n"
     folder = folder_setting(ws.config.episodes_folder, "episodes_folder")
     rel = join(folder, f"{when.date().isoformat()}.md")
