@@ -259,6 +259,9 @@ class Memory:
             with suppress(sqlite3.Error):
                 self._catalog.close()
         self._catalog, self._catalog_file, self._exact = None, None, None
+        self._close_store()
+
+    def _close_store(self) -> None:
         if self._store is not None:
             self._store.close()
         self._store = None
@@ -361,7 +364,7 @@ class Memory:
         with self.lock.if_free() as writer:
             if not writer or self.index_problem is not None or self.config.chroma_url:
                 self._store_broken = str(exc)
-                self._close_index()
+                self._close_store()
                 log.warning("%s; searching the catalog's vectors instead this time", exc)
                 return
             self.set_aside_store(str(exc))
@@ -370,15 +373,16 @@ class Memory:
     def set_aside_store(self, why: str) -> str | None:
         """Rename the embedded Chroma folder (never deleted) and start an empty one; returns the new name.
         The next use re-syncs it from the catalog's vectors, embedding nothing. Hold the writer lock."""
-        self._close_index()
+        self._close_store()
         folder = self.index_dir / STORE_FOLDER
         aside = None
         if folder.exists():
             aside = folder.with_name(f"{STORE_FOLDER}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
             folder.rename(aside)
         self._store_broken = None
-        log.warning("the vector store %s cannot be read (%s); %s, rebuilding it from the catalog's vectors "
-                    "(nothing is embedded again)", folder, why, f"set it aside as {aside.name}" if aside else "")
+        moved = f"set it aside as {aside.name} and " if aside else ""
+        log.warning("%s; %srebuilding it from the catalog's vectors (nothing is embedded again)",
+                    why.split("; `vault-memory doctor --fix`")[0], moved)
         return aside.name if aside else None
 
     @property

@@ -12,6 +12,17 @@ people reading the server's collection list) and a random key kept in the index
 folder, so several vaults, and several index folders of one vault (other machines,
 other users), share a server without touching each other's rows. Credentials come
 from the environment only, never from the command line or the vault.
+
+A damaged embedded folder (random bytes in a segment file, a segment folder removed) makes
+Chroma raise, panic in its Rust core (a BaseException, caught here too), or crash the whole
+process inside hnswlib (SIGSEGV: nothing to catch). So before a process opens the folder it
+decides whether to trust it, and checks it in a child process first (`check_store`, also what
+`doctor` runs) when it should not: a crash there costs the child, and the store is set aside
+and rebuilt from the catalog's vectors. Two cheap signs say "check first":
+- a marker `chroma.open-<pid>` whose process is gone: every embedded open leaves one until it
+  closes, so that process died with the store open, maybe of it;
+- the folder's files (names, sizes, mtimes) differ from `chroma.fingerprint`, written by the
+  last process to close the store: something changed them while nobody had them open.
 """
 
 from __future__ import annotations
@@ -58,6 +69,7 @@ TIMEOUT_ENV = "VAULT_MEMORY_CHROMA_TIMEOUT"
 KEY_FILE = "chroma-collection.key"
 STORE_FOLDER = "chroma"  # the embedded store's folder inside the index folder
 MARKER_PREFIX = "chroma.open-"  # + pid: this process has the embedded store open (see the module docstring)
+FINGERPRINT = "chroma.fingerprint"  # the store's files as the last process to close it left them
 CHECK_TIMEOUT = 180.0  # seconds the child process checking a store may take (import + load + sample)
 _UNWRITABLE_WORDS = ("readonly", "read-only", "disk is full", "no space left", "disk quota")
 
@@ -182,6 +194,14 @@ class VectorStore:
         except ImportError as exc:  # pragma: no cover - chromadb is a hard dependency
             raise IndexStateError("chromadb is not installed; pip install chromadb") from exc
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        self._marker: Path | None = None
+        if path is not None and url is None:
+            self._marker = path.parent / f"{MARKER_PREFIX}{os.getpid()}"
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._marker.touch()
+            except OSError:
+                self._marker = None
         try:
             if self.url:
                 host, port, ssl = parse_url(self.url)
@@ -204,13 +224,6 @@ class VectorStore:
         except BaseException as exc:  # pyo3's PanicException (a damaged folder) is a BaseException
             self.close()
             raise self._translate(exc) from exc
-        self._marker: Path | None = None
-        if path is not None:
-            self._marker = path.parent / f"{MARKER_PREFIX}{os.getpid()}"
-            try:
-                self._marker.touch()
-            except OSError:
-                self._marker = None
 
     # -- server mode plumbing --------------------------------------------------
     def _preflight(self, headers: dict[str, str]) -> None:
@@ -320,6 +333,8 @@ class VectorStore:
         """Release a server client's connections (embedded clients are shared per folder and kept)."""
         marker = getattr(self, "_marker", None)
         if marker is not None:
+            if self.path is not None and self.client is not None:
+                record_fingerprint(self.path)
             marker.unlink(missing_ok=True)
             self._marker = None
         if self.url and self.client is not None:
@@ -395,21 +410,59 @@ def stale_markers(index_dir: Path) -> list[Path]:
     return out
 
 
+def fingerprint(folder: Path) -> list[list[Any]]:
+    """The store's files: [relative path, size, mtime_ns], sorted. Cheap (stat calls only)."""
+    out: list[list[Any]] = []
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            out.append([os.path.relpath(full, folder), st.st_size, st.st_mtime_ns])
+    return sorted(out)
+
+
+def record_fingerprint(folder: Path) -> None:
+    """Write the store's fingerprint beside it (best effort: a read-only or full disk skips it)."""
+    target = folder.parent / FINGERPRINT
+    tmp = target.with_name(f"{FINGERPRINT}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(fingerprint(folder)), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _changed_behind_our_back(index_dir: Path) -> bool:
+    try:
+        recorded = json.loads((index_dir / FINGERPRINT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # never recorded (an index from before): nothing to compare with
+    others = [m for m in index_dir.glob(f"{MARKER_PREFIX}*") if m.name != f"{MARKER_PREFIX}{os.getpid()}"]
+    return not others and recorded != fingerprint(index_dir / STORE_FOLDER)
+
+
 def probe_store(index_dir: Path, sample: Callable[[], tuple[str, Sample]]) -> str | None:
-    """If a process died with the embedded store open, check the store in a child process first;
-    returns what is wrong with it, or None (nothing died, or the check passed)."""
-    stale = stale_markers(index_dir)
-    if not stale:
-        return None
+    """Check the embedded store in a child process first if it should not be trusted (see the
+    module docstring); returns what is wrong with it, or None (trusted, or the check passed)."""
     folder = index_dir / STORE_FOLDER
+    stale = stale_markers(index_dir)
+    why = ("a process died with it open" if stale else
+           "its files changed while no process had it open" if _changed_behind_our_back(index_dir) else None)
+    if why is None:
+        return None
     problem = None
     if folder.exists():
-        log.info("a process died with the vector store %s open; checking it in a separate process", folder)
+        log.info("checking the vector store %s in a separate process first: %s", folder, why)
         name, rows = sample()
         result = check_store(folder, name, rows, [r[0] for r in rows])
         problem = result.get("problem")
     for marker in stale:
         marker.unlink(missing_ok=True)
+    if problem is None and folder.exists():
+        record_fingerprint(folder)
     return problem if isinstance(problem, str) else None
 
 
@@ -477,8 +530,9 @@ def _check_here(job: dict[str, Any]) -> dict[str, Any]:
         if job.get("want") is not None:
             want, have_ids = set(job["want"]), store.ids()
             out["missing"], out["orphaned"] = len(want - have_ids), len(have_ids - want)
+        record_fingerprint(folder)  # reading may have compacted it: what it is now is sound
     except (IndexStateError, IndexNotWritableError) as exc:
-        out["problem"] = str(exc)
+        out["problem"] = str(exc).split("; `vault-memory doctor --fix`")[0]
     return out
 
 
