@@ -131,7 +131,8 @@ def diagnose(mem: Memory) -> DoctorReport:
     report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
     report.temp_files = _leftover_temp_files(mem)
     try:
-        cat = mem.catalog
+        with mem.inspecting():
+            cat = mem.catalog
         integrity = cat.check()
         report.index_read_only = mem.index_problem
         report.checks_cut_short = integrity.partial

@@ -127,6 +127,7 @@ class Memory:
         self._catalog_file: tuple[int, int] | None = None  # (st_dev, st_ino) of the catalog file opened
         self._store_broken: str | None = None  # the embedded store failed and could not be rebuilt here
         self._reopening = False
+        self._repair = True  # set damaged index files aside and rebuild them when met (off: `inspecting`)
         self.clock = clock
         self._embedder = embedder
         self._catalog: Catalog | None = None
@@ -206,7 +207,7 @@ class Memory:
                 self._index_read_only(str(exc))
             except IndexStateError as exc:
                 with self.lock.if_free() as writer:
-                    if not writer:
+                    if not writer or not self._repair:
                         raise
                     self.set_aside_catalog(str(exc))
                     return self.catalog
@@ -326,7 +327,7 @@ class Memory:
         try:
             return op()
         except VectorStoreCorruptError as exc:
-            if not retry:
+            if not retry or not self._repair:
                 raise
             self._recover_store(exc)
         except (sqlite3.DatabaseError, ValueError, CatalogCorruptError) as exc:
@@ -334,10 +335,20 @@ class Memory:
                 raise IndexNotWritableError(
                     f"cannot write the index catalog {self.index_dir / CATALOG_NAME} ({exc}): free some space or "
                     "make the folder writable, or pass --index-dir to a writable folder") from exc
-            if not retry or not self._catalog_damaged(exc):
+            if not retry or not self._repair or not self._catalog_damaged(exc):
                 raise
             self._recover_catalog(exc)
         return self._guarded(op, retry=False)
+
+    @contextmanager
+    def inspecting(self) -> Iterator[None]:
+        """Within the block damaged index files are reported (raised), not set aside and rebuilt:
+        what `doctor` needs to say what it found."""
+        saved, self._repair = self._repair, False
+        try:
+            yield
+        finally:
+            self._repair = saved
 
     def _catalog_damaged(self, exc: BaseException) -> bool:
         if isinstance(exc, CatalogCorruptError) or is_corruption(exc):
@@ -431,7 +442,7 @@ class Memory:
             problem = probe_store(self.index_dir, self._probe_sample)
             if problem is not None:
                 with self.lock.if_free() as writer:
-                    if not writer:
+                    if not writer or not self._repair:
                         raise VectorStoreCorruptError(problem)
                     self.set_aside_store(problem)
         return open_store(vault=self.vault, index_dir=self.index_dir, embedder_identity=self.embedder.identity,

@@ -504,6 +504,21 @@ def _check_here(job: dict[str, Any]) -> dict[str, Any]:
     folder, name = Path(job["folder"]), str(job["collection"])
     sample: Sample = job.get("sample") or []
     out: dict[str, Any] = {"problem": None, "count": 0, "missing": 0, "orphaned": 0}
+    meta = folder / "chroma.sqlite3"
+    if meta.exists():  # Chroma's own SQLite file: its pages, before Chroma reads them
+        import sqlite3
+
+        try:
+            db = sqlite3.connect(f"{meta.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                rows = [str(r[0]) for r in db.execute("PRAGMA quick_check(5)")]
+            finally:
+                db.close()
+        except sqlite3.Error as exc:
+            rows = [str(exc)]
+        if rows != ["ok"]:
+            out["problem"] = f"the vector store {folder} is damaged ({meta.name}: {'; '.join(rows)})"
+            return out
     try:
         store = VectorStore(path=folder, url=None, name=name)
         store._marker, marker = None, store._marker  # the parent's check is not a user of the store
@@ -521,11 +536,10 @@ def _check_here(job: dict[str, Any]) -> dict[str, Any]:
                 out["problem"] = (f"the vector store {folder} returns wrong vectors for {len(bad)} of "
                                   f"{len(present)} sampled chunks (e.g. {bad[0]})")
                 return out
-            if present:
-                hits = store.query(np.asarray(present[0][1], dtype=np.float32), 3)
-                if present[0][0] not in {cid for cid, _ in hits}:
-                    out["problem"] = (f"the vector store {folder} does not find a stored vector by itself "
-                                      f"({present[0][0]})")
+            for cid, vec in present:  # the graph: every sampled vector must find itself
+                hits = store.query(np.asarray(vec, dtype=np.float32), 3)
+                if cid not in {hit for hit, _ in hits}:
+                    out["problem"] = f"the vector store {folder} does not find a stored vector by itself ({cid})"
                     return out
         if job.get("want") is not None:
             want, have_ids = set(job["want"]), store.ids()
