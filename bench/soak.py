@@ -423,6 +423,11 @@ def read_only(path: Path, mountable: bool) -> Iterator[None]:
             p.chmod(mode)
 
 
+def set_aside(index: Path) -> set[Path]:
+    """Damaged index files renamed aside (`catalog.sqlite.corrupt-*`, `chroma.corrupt-*`; not their -wal/-shm)."""
+    return {p for p in index.glob("*.corrupt-*") if not p.name.endswith(("-wal", "-shm"))}
+
+
 def index_state(index: Path) -> dict[str, Any]:
     db = sqlite3.connect(f"{(index / 'catalog.sqlite').resolve().as_uri()}?mode=ro", uri=True)
     try:
@@ -456,14 +461,14 @@ def soak(minutes: float, seed: int, embedder: str, notes: int) -> tuple[Soak, di
             s.scenario = name
             started = time.monotonic()
             step: Callable[[], None] = getattr(s, name)
-            aside = set(s.index.glob("*.corrupt-*"))
+            aside = set_aside(s.index)
             try:
                 step()
             except Exception as exc:  # noqa: BLE001 - a harness failure is an incident, not the end of the soak
                 s.tick("harness_errors")
                 s.incident(f"harness error {exc.__class__.__name__}: {exc}", [name], 0, "")
             ran[name] += 1
-            s.tick("set_aside", len(set(s.index.glob("*.corrupt-*")) - aside))  # damaged files found and rebuilt
+            s.tick("set_aside", len(set_aside(s.index) - aside))  # damaged files found and rebuilt
             log(f"{name} in {time.monotonic() - started:.0f} s; totals {dict(s.counts)}")
         return s, dict(ran)
 
