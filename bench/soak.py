@@ -78,6 +78,7 @@ class Soak:
 
     def note(self, args: list[str], code: int, stderr: str, expect: set[int]) -> None:
         self.tick("operations")
+        self.tick("commands")  # vault-memory processes (operations also counts the races' saves and recalls)
         if "Traceback (most recent call last)" in stderr:
             self.tick("tracebacks")
             self.incident("traceback", args, code, stderr)
@@ -106,6 +107,7 @@ class Soak:
             self.note(args, proc.returncode, err, {0})
         else:
             self.tick("operations")
+            self.tick("commands")
 
     def tick(self, what: str, n: int = 1) -> None:
         self.counts[what] += n
@@ -487,14 +489,15 @@ def main(argv: list[str] | None = None) -> int:
     res = Result("soak", RunOptions(quick=args.quick, out=args.out, embedder=args.embedder),
                  params={"minutes": minutes, "seed": seed, "notes": args.notes})
     s, ran = soak(minutes, seed, args.embedder, args.notes)
-    keys = ["operations", "faults", "sigkills", "runs", "not_converged", "human_bytes_lost", "edits_lost",
+    keys = ["operations", "commands", "faults", "sigkills", "runs", "not_converged", "human_bytes_lost", "edits_lost",
             "tracebacks", "crashes", "unexpected_exit_codes", "harness_errors", "race_saves", "set_aside"]
     totals = {k: int(s.counts.get(k, 0)) for k in keys}
     res.results = {"totals": totals, "scenarios": ran,
                    "by_scenario": {k: dict(v) for k, v in sorted(s.by_scenario.items())},
                    "incidents": s.incidents, "mount": s.mountable}
     res.markdown = [
-        f"{sum(ran.values())} scenarios in {minutes:g} minutes: {totals['operations']} operations, "
+        f"{sum(ran.values())} scenarios in {minutes:g} minutes: {totals['operations']} operations "
+        f"({totals['commands']} vault-memory commands, the rest the edit races' saves and recalls), "
         f"{totals['faults']} faults injected ({totals['sigkills']} SIGKILLs, {totals['race_saves']} racing saves), "
         f"{totals['runs']} convergence checks; {totals['set_aside']} damaged index files found, set aside and rebuilt.",
         "",
