@@ -391,6 +391,8 @@ Sample = list[tuple[str, list[float]]]
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there
+        return _alive_windows(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -398,6 +400,22 @@ def _alive(pid: int) -> bool:
     except (PermissionError, OSError):
         return True  # exists, belongs to someone else (or cannot be asked: assume alive)
     return True
+
+
+def _alive_windows(pid: int) -> bool:  # pragma: no cover - Windows only
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return bool(kernel32.GetLastError() == 5)  # access denied: it exists
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return True
+        return code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
 
 
 def stale_markers(index_dir: Path) -> list[Path]:
