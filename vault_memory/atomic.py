@@ -8,16 +8,41 @@ and never loses what an editor wrote.
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import os
 import secrets
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
-from .errors import ConcurrentEditError, NoteError, NoteNotFoundError
+from .errors import UNWRITABLE, ConcurrentEditError, NoteError, NoteNotFoundError, NoteWriteError, storage_message
 from .hashing import sha256_hex
 
 TMP_PREFIX = ".vm-tmp-"  # temp files of in-flight writes; watchers must ignore these names
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def refused_by_storage(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """For the write path's entry points `f(vault_root, rel_path, ...)`: an OSError saying the storage
+    refuses (read-only, permissions, full disk, I/O error) becomes a NoteWriteError naming the note, the
+    reason and what to do; the note is unchanged (temp files are removed before the error rises)."""
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def inner(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except OSError as exc:
+                if exc.errno not in UNWRITABLE and exc.errno != errno.EIO:
+                    raise
+                rel = str(args[1]) if len(args) > 1 else "a note"
+                raise NoteWriteError(rel, f"{storage_message(exc, what, exc.filename or rel)}; "
+                                          "the note was not changed") from None
+        return inner
+    return wrap
 CHANGED = "changed on disk since it was read; re-read and retry — "
 
 
@@ -240,4 +265,4 @@ def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
 
 
 __all__ = ["CHANGED", "QUIET_SECONDS", "TMP_PREFIX", "busy", "create", "fsync_dir", "guarded_replace",
-           "is_ours", "quiet_for", "rename_no_overwrite", "steady_read", "temp_file"]
+           "is_ours", "quiet_for", "refused_by_storage", "rename_no_overwrite", "steady_read", "temp_file"]

@@ -29,7 +29,8 @@ from .indexer import Indexer
 from .memory import Memory
 from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
-from .vectorstore import STORE_FOLDER, check_store, describe_target
+from .storecheck import check_store
+from .vectorstore import STORE_FOLDER, describe_target
 
 log = logging.getLogger(__name__)
 

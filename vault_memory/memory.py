@@ -3,6 +3,12 @@
 It owns the index folder (catalog + vector store), the embedder and the writer lock,
 and closes them on exit. Time enters here: every method takes `now`, defaulting to
 the clock only at this edge.
+
+Longer than most modules: besides the facade, it takes care of the index folder it owns —
+opening it read-only when it cannot be written, setting a damaged catalog or vector store
+aside and rebuilding it, noticing the folder deleted under a long-running writer
+(README "Reliability"). That care needs the lock, the embedder and the reconcile together,
+which only this object holds.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import edits, staging
-from .catalog import Catalog, is_corruption, is_unwritable, salvage_vectors
+from .catalog import Catalog
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
@@ -37,6 +43,7 @@ from .errors import (
     VectorStoreUnavailableError,
 )
 from .indexer import Indexer, IndexReport, jsonable
+from .integrity import is_corruption, is_unwritable, salvage_vectors
 from .lock import WriterLock
 from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
@@ -46,8 +53,9 @@ from .recall import Hit
 from .recall import recall as _recall
 from .records import CommitReport, Committed, Left, PinResult, StagedMemory
 from .search import Granularity, Searcher
+from .storecheck import probe_store
 from .vault import IgnoreRules
-from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store, probe_store
+from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ comments, BOM, CRLF, the body) survives. Every write is an atomic compare-and-sw
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import re
@@ -23,16 +22,7 @@ from typing import Any
 import yaml
 
 from . import atomic
-from .errors import (
-    UNWRITABLE,
-    ConcurrentEditError,
-    NoteError,
-    NoteNotFoundError,
-    NoteParseError,
-    NoteWriteError,
-    UnsafePathError,
-    storage_message,
-)
+from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from .hashing import sha256_hex
 
 OWNED_KEYS: frozenset[str] = frozenset({
@@ -384,28 +374,10 @@ def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[s
     )
 
 
-def _storage(rel: str, exc: OSError, what: str) -> NoteWriteError:
-    """A write refused by the storage (read-only, permissions, full disk): the note is unchanged."""
-    return NoteWriteError(rel, f"{storage_message(exc, what, exc.filename or rel)}; the note was not changed")
-
-
+@atomic.refused_by_storage("write")
 def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
                set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
                body: str | None = None, quiet: float | None = None, wait: float = 0.0) -> ParsedNote:
-    """The single write path (`_write_note`); a write the storage refuses is a NoteWriteError
-    naming the note, the reason and what to do (never a bare OSError)."""
-    try:
-        return _write_note(vault_root, rel_path, expected_hash=expected_hash, set_fields=set_fields,
-                           remove_fields=remove_fields, body=body, quiet=quiet, wait=wait)
-    except OSError as exc:
-        if exc.errno in UNWRITABLE or exc.errno == errno.EIO:
-            raise _storage(_clean_rel(rel_path), exc, "write") from None
-        raise
-
-
-def _write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
-                set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
-                body: str | None = None, quiet: float | None = None, wait: float = 0.0) -> ParsedNote:
     """The single write path. expected_hash=None creates a new note; otherwise edits in place.
 
     An edit may only touch OWNED_KEYS (and the body if `body` is given); it is refused with
@@ -466,20 +438,12 @@ def _write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
         time.sleep(min(pause, 0.25))
 
 
+@atomic.refused_by_storage("move")
 def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: str | None) -> str:
     """Atomically move a note within the vault, never overwriting: `x.md` taken → `x (2).md` …
 
-    Returns the vault-relative path it ended up at. A move the storage refuses is a NoteWriteError.
+    Returns the vault-relative path it ended up at.
     """
-    try:
-        return _move_note(vault_root, src_rel, dst_rel, expected_hash=expected_hash)
-    except OSError as exc:
-        if exc.errno in UNWRITABLE or exc.errno == errno.EIO:
-            raise _storage(_clean_rel(src_rel), exc, "move") from None
-        raise
-
-
-def _move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: str | None) -> str:
     src_clean, dst_clean = _clean_rel(src_rel), _clean_rel(dst_rel)
     src, dst = safe_path(vault_root, src_rel), safe_path(vault_root, dst_rel)
     if (vault_root / src_clean).is_symlink():  # safe_path resolved it: we would move the target instead
