@@ -28,6 +28,7 @@ import numpy as np
 
 from . import lexical
 from .errors import IndexStateError
+from .integrity import CHECK_SECONDS, IntegrityReport, check_database, open_error
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,13 @@ class Catalog:
     LOAD_POSTINGS_AFTER = 1
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        """Open (creating it if need be) the catalog; `read_only` opens it for reading only.
+
+        Read-only works where nothing can be written: a WAL database normally needs its `-shm`
+        file, so when plain read-only fails the file is opened `immutable` (it cannot change
+        under us: nobody can write that folder). Errors: IndexNotWritableError (the folder cannot
+        be written), CatalogCorruptError (the file is damaged), IndexStateError (anything else).
+        """
         self.path = path
         self.read_only = read_only
         self._tokenizer: lexical.Tokenizer | None = None
@@ -143,7 +151,7 @@ class Catalog:
         self._note_rows: dict[tuple[Any, ...], NoteRow] = {}
         try:
             if read_only:
-                self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+                self.db = self._connect_read_only(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
@@ -155,15 +163,32 @@ class Catalog:
                     self.set_meta("schema", SCHEMA_VERSION)
                 self.db.commit()
             version = self.get_meta("schema")
-        except sqlite3.DatabaseError as exc:
-            raise IndexStateError(
-                f"index catalog {path} is unreadable ({exc}); run `vault-memory index --rebuild`"
-            ) from exc
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise open_error(path, exc) from exc
         if version not in (None, SCHEMA_VERSION):
             raise IndexStateError(
                 f"index catalog {path} has schema {version}, this version needs {SCHEMA_VERSION}; "
                 "run `vault-memory index --rebuild`"
             )
+
+    @staticmethod
+    def _connect_read_only(path: Path) -> sqlite3.Connection:
+        if not path.is_file():
+            raise sqlite3.OperationalError("unable to open database file")
+        uri = path.resolve().as_uri()
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            db = sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30, check_same_thread=False)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+
+    # -- integrity ------------------------------------------------------------
+    def check(self, max_seconds: float = CHECK_SECONDS) -> IntegrityReport:
+        """SQLite's quick_check and FTS5's integrity check, each bounded in time (integrity.check_database)."""
+        return check_database(self.db, read_only=self.read_only, max_seconds=max_seconds)
 
     def _migrate(self) -> None:
         """An index from another schema version keeps only its embedding cache (the costly part):
@@ -478,6 +503,12 @@ class Catalog:
             [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)],
         )
         if len(hashes):
+            self._bump_generation()
+
+    def put_vector_blobs(self, rows: dict[str, bytes]) -> None:
+        """Cached vectors as stored (salvaged from a damaged catalog: `salvage_vectors`)."""
+        self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", list(rows.items()))
+        if rows:
             self._bump_generation()
 
     def get_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:

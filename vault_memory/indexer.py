@@ -132,6 +132,11 @@ class Indexer:
             walk = walk_notes(self.vault, self.rules)
             candidates: Iterable[str] = walk.notes
             links = walk.skipped
+            for folder, problem in walk.unreadable.items():
+                # Not deleted, just unreadable now (permissions, a flaky mount): keep what was indexed.
+                for rel in (p for p in known if p.startswith(folder + "/")):
+                    scan.failures[rel] = f"{folder}/: {problem}; kept as last indexed"
+                    scan.fresh.add(rel)
         else:
             notes = sorted(p for p in set(paths) if self.rules.is_note(p))
             links = {p: why for p in notes if (why := self._link_reason(p))}

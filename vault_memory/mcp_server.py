@@ -39,7 +39,7 @@ from pydantic import Field
 from . import __version__
 from .config import Config
 from .embedders import Embedder, make_embedder
-from .errors import LockHeldError, NoteNotFoundError, UnsafePathError, VaultMemoryError
+from .errors import IndexNotWritableError, LockHeldError, NoteNotFoundError, UnsafePathError, VaultMemoryError
 from .hashing import sha256_hex
 from .memory import Memory
 
@@ -114,7 +114,7 @@ class Service:
             watcher = Watcher(mem)
             try:
                 report = watcher.start(wait=0.0)
-            except LockHeldError as exc:
+            except (LockHeldError, IndexNotWritableError) as exc:  # another writer, or a read-only index folder
                 watcher.close()
                 mem.close()
                 if not self.indexed_once.is_set():

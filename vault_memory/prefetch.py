@@ -43,7 +43,7 @@ import numpy as np
 
 from .catalog import ChunkRow, NoteRow
 from .edits import rehearse
-from .embedders import Embedder, Vectors
+from .embedders import Embedder, Vectors, embed_query
 from .errors import VectorStoreUnavailableError
 from .fields import parse_time
 from .ranking import Candidate
@@ -217,21 +217,9 @@ def _jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def fit_query(text: str, embedder: Embedder) -> str:
-    """The turn on one line, cut (keeping its start) to what the embedder accepts."""
-    text = _WS.sub(" ", text).strip()
-    limit = embedder.max_tokens
-    if embedder.count_tokens(text) <= limit:
-        return text
-    words = text.split(" ")
-    lo, hi = 1, len(words)
-    while lo < hi:  # the longest prefix of words that fits
-        mid = (lo + hi + 1) // 2
-        if embedder.count_tokens(" ".join(words[:mid])) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return " ".join(words[:lo])
+def one_line(text: str) -> str:
+    """The turn on one line (embedded whole: embedders.embed_query takes any length)."""
+    return _WS.sub(" ", text).strip()
 
 
 class _Remembered:
@@ -242,7 +230,8 @@ class _Remembered:
         self.identity, self.dim, self.max_tokens = inner.identity, inner.dim, inner.max_tokens
 
     def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
+        # Its own text "fits": embed_query then asks for it whole, and gets the vector it has.
+        return 1 if text == self.text else self.inner.count_tokens(text)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if list(texts) == [self.text]:
@@ -258,10 +247,10 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     cfg = ws.config
     budget = cfg.prefetch_budget if budget is None else int(budget)
     now = now or ws.clock()
-    query = fit_query(text, ws.embedder) if text.strip() else ""
+    query = one_line(text)
     if not query:
         return PrefetchResult("", [], budget)
-    qvec = np.asarray(ws.embedder.embed([query])[0], dtype=np.float32)
+    qvec = embed_query(ws.embedder, query)
     staged_prefix = cfg.staging_folder.strip("/") + "/"
 
     # Dense candidates only: admission is on cosine, so the nearest chunks *are* the best

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 
 from .catalog import Catalog
-from .embedders import Embedder
+from .embedders import Embedder, embed_query
 from .errors import EmbedderError
 from .ranking import Candidate, Mode, coverage, fuse, query_terms
 from .vectorstore import VectorStore
@@ -70,12 +70,12 @@ class Searcher:
             lexical = dict(ranked_lex[:candidates])
             lexical_wide = dict(ranked_lex)
         if mode in ("hybrid", "dense"):
-            qvec = self.embedder.embed([query])[0]
+            qvec = embed_query(self.embedder, query)
             dense = dict(self._dense(qvec, candidates))
         elif with_similarity:
             # Lexical-only candidates still need a cosine: dormancy and reactivation are judged on it.
             try:
-                qvec = self.embedder.embed([query])[0]
+                qvec = embed_query(self.embedder, query)
             except EmbedderError as exc:
                 log.warning("no query vector (%s): dormant notes cannot be reactivated in this recall", exc)
         pool = sorted(set(lexical) | set(dense))

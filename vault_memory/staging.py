@@ -190,15 +190,6 @@ def staged(ws: Workspace, now: dt.datetime | None = None) -> list[StagedMemory]:
 
 
 
-def _fit(ws: Workspace, text: str) -> str:
-    """Shorten text to what the embedder accepts (conflicts are judged on the beginning)."""
-    emb = ws.embedder
-    words = text.split(" ")
-    while len(words) > 1 and emb.count_tokens(" ".join(words)) > emb.max_tokens:
-        words = words[: max(1, int(len(words) * 0.8))]
-    return " ".join(words)
-
-
 def find_conflicts(ws: Workspace, title: str, text: str) -> list[Conflict]:
     """Indexed notes (outside the staging and episodes folders) whose best chunk has cosine
     ≥ config.conflict_similarity to this memory, most similar first."""
@@ -208,7 +199,7 @@ def find_conflicts(ws: Workspace, title: str, text: str) -> list[Conflict]:
     folders = (ws.config.staging_folder, ws.config.episodes_folder)
     exclude = tuple(f.strip("/") + "/" for f in folders if f.strip("/"))
     searcher = ws.searcher()
-    cands = searcher.search(_fit(ws, f"{title}\n{text}"), mode="dense", candidates=20, exclude_prefixes=exclude)
+    cands = searcher.search(f"{title}\n{text}", mode="dense", candidates=20, exclude_prefixes=exclude)
     close = sorted((c for c in cands if c.similarity >= ws.config.conflict_similarity),
                    key=lambda c: (-c.similarity, c.node_id))[:MAX_CONFLICTS]
     rows = cat.notes_by_ids([c.node_id for c in close])

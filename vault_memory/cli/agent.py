@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from .options import AsJson, Now, parse_now, state
-from .output import emit_json, note
+from .output import emit_json, note, say
 
 
 def prefetch(ctx: typer.Context,
@@ -30,7 +30,7 @@ def prefetch(ctx: typer.Context,
     if as_json:
         emit_json(result.to_dict())
     elif result.block:
-        typer.echo(result.block)
+        say(result.block)
     else:
         note("no relevant memory")
 

@@ -15,7 +15,7 @@ import typer
 from vault_memory.errors import ConfigError
 
 from .options import AsJson, Now, Tags, Target, Text, Title, parse_now, state
-from .output import emit_json, ensure_current, note
+from .output import emit_json, ensure_current, note, say
 
 if TYPE_CHECKING:
     from vault_memory import CommitReport
@@ -63,7 +63,7 @@ def stage(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None,
     if as_json:
         emit_json(sm.to_dict())
         return
-    typer.echo(sm.node_id)
+    say(sm.node_id)
     what = "already staged (same text)" if sm.existing else "staged"
     expires = f", expires {sm.expires:%Y-%m-%d %H:%M %Z}" if sm.expires else ""
     note(f"{what}: {sm.title!r} in {sm.path}{expires}")
@@ -83,23 +83,23 @@ def staged(ctx: typer.Context, as_json: AsJson = False, now: Now = None) -> None
     for x in expired:
         note(f"{x.node_id} ({x.title}) {x.reason}")
     if not items:
-        typer.echo("nothing staged")
+        say("nothing staged")
     for sm in items:
         flags = "".join([" [needs review]" if sm.needs_review else "", " [pinned]" if sm.pinned else ""])
         expires = f"expires {sm.expires:%Y-%m-%d}" if sm.expires else "does not expire"
-        typer.echo(f"{sm.node_id}  {sm.title}  ({sm.path}, {expires}){flags}")
+        say(f"{sm.node_id}  {sm.title}  ({sm.path}, {expires}){flags}")
         if sm.needs_review:
-            typer.echo(f"    {sm.review_reason()}")
+            say(f"    {sm.review_reason()}")
 
 
 def _render_commit(report: CommitReport) -> None:
     for c in report.committed:
         extra = f" (supersedes {', '.join(c.supersedes)})" if c.supersedes else ""
-        typer.echo(f"committed {c.node_id}  {c.title}  -> {c.path}{extra}")
+        say(f"committed {c.node_id}  {c.title}  -> {c.path}{extra}")
     for x in report.left:
-        typer.echo(f"left      {x.node_id or '-'}  {x.title}  ({x.path}): {x.reason}")
+        say(f"left      {x.node_id or '-'}  {x.title}  ({x.path}): {x.reason}")
     if not report.committed and not report.left:
-        typer.echo("nothing staged")
+        say("nothing staged")
 
 
 def commit(ctx: typer.Context,
@@ -142,7 +142,7 @@ def discard(ctx: typer.Context,
     if as_json:
         emit_json({"target": id, "path": where})
     else:
-        typer.echo(where)
+        say(where)
 
 
 def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None, as_json: AsJson = False,
@@ -155,7 +155,7 @@ def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = No
     if as_json:
         emit_json(done.to_dict())
         return
-    typer.echo(done.node_id)
+    say(done.node_id)
     if done.existing:
         note(f"already remembered in {done.path}; rehearsed it instead of writing a copy")
         return
@@ -170,7 +170,7 @@ def _pin(ctx: typer.Context, target: str, pinned: bool, as_json: bool) -> None:
         emit_json(result.to_dict())
         return
     verb = "pinned" if pinned else "unpinned"
-    typer.echo(f"{verb} {result.path}" + ("" if result.changed else f" (it already was {verb})"))
+    say(f"{verb} {result.path}" + ("" if result.changed else f" (it already was {verb})"))
 
 
 def pin(ctx: typer.Context, target: Target, as_json: AsJson = False) -> None:
@@ -195,4 +195,4 @@ def log(ctx: typer.Context, text: Annotated[str, typer.Argument(help="What happe
     if as_json:
         emit_json({"path": rel})
     else:
-        typer.echo(rel)
+        say(rel)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from .options import AsJson, Now, parse_now, state
-from .output import Progress, emit_json, ensure_current, render_index_report
+from .output import Progress, emit_json, ensure_current, render_index_report, say
 
 
 class Mode(enum.StrEnum):
@@ -34,7 +34,7 @@ def index(ctx: typer.Context,
     if as_json:
         emit_json(report.to_dict())
     else:
-        typer.echo(render_index_report(report))
+        say(render_index_report(report))
 
 
 def recall(ctx: typer.Context,
@@ -54,12 +54,12 @@ def recall(ctx: typer.Context,
         emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits)})
         return
     if not hits:
-        typer.echo("no matching notes")
+        say("no matching notes")
     for i, h in enumerate(hits, 1):
         flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
         where = f" > {h.heading}" if h.heading else ""
-        typer.echo(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
-        typer.echo(f"   {h.snippet}")
+        say(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
+        say(f"   {h.snippet}")
 
 
 def status(ctx: typer.Context, as_json: AsJson = False) -> None:
@@ -69,17 +69,17 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     if as_json:
         emit_json(info)
         return
-    typer.echo(f"vault:     {info['vault']}")
-    typer.echo(f"index:     {info['index_dir']}")
-    typer.echo(f"embedder:  {info['embedder']}")
+    say(f"vault:     {info['vault']}")
+    say(f"index:     {info['index_dir']}")
+    say(f"embedder:  {info['embedder']}")
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
-    typer.echo(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
+    say(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
                f"({store['vectors'] if 'vectors' in store else 'unavailable: ' + str(store.get('error', '?'))})")
-    typer.echo(f"notes:     {info['notes']}   chunks: {info['chunks']}")
+    say(f"notes:     {info['notes']}   chunks: {info['chunks']}")
     pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
-    typer.echo(f"pending:   {pending}")
+    say(f"pending:   {pending}")
     for path, err in info["failures"].items():
-        typer.echo(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
+        say(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
     for path, why in info.get("passed_over", {}).items():
-        typer.echo(f"not indexed: {path}: {why}")
+        say(f"not indexed: {path}: {why}")
