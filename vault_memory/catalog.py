@@ -14,6 +14,7 @@ import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from .errors import IndexStateError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"  # 5: failures record the file hash and the kind of passing over (private, symlink)
+SCHEMA_VERSION = "6"  # 6: notes.stated (when each note was stated, for date filters); 5: failures record kinds
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,8 +41,10 @@ CREATE TABLE IF NOT EXISTS notes (
     links TEXT NOT NULL,
     meta TEXT NOT NULL,
     mtime REAL NOT NULL,
-    id_in_file INTEGER NOT NULL
+    id_in_file INTEGER NOT NULL,
+    stated REAL  -- fields.stated_time as epoch seconds (NULL: no date known); filters.py ranges over it
 );
+CREATE INDEX IF NOT EXISTS notes_stated ON notes(stated);
 CREATE TABLE IF NOT EXISTS chunks (
     rid INTEGER PRIMARY KEY,  -- also the chunks_fts rowid, so FTS rows are found without a scan
     chunk_id TEXT NOT NULL UNIQUE,
@@ -86,6 +89,7 @@ class NoteRow:
     meta: dict[str, Any]
     mtime: float
     id_in_file: bool
+    stated: float | None = None  # when the note was stated (fields.stated_time), epoch seconds
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,16 @@ class ChunkRow:
     heading: str
     text: str
     text_hash: str
+
+
+def chunk_owner(chunk_id: str) -> str:
+    """The node_id a chunk id belongs to (chunk ids are `<node_id>#<index>`: indexer.chunk_note)."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
+def _like_prefix(text: str) -> str:
+    """`text` escaped for LIKE ... ESCAPE '\\' (its % and _ are literal)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def fts_query(text: str) -> str | None:
@@ -230,11 +244,11 @@ class Catalog:
         # A path may be taken over by another identity (delete + create): free it first.
         self.db.execute("DELETE FROM notes WHERE path = ? AND node_id != ?", (row.path, row.node_id))
         self.db.execute(
-            "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 row.node_id, row.path, row.file_hash, row.body_hash, row.title,
                 json.dumps(list(row.tags)), json.dumps(list(row.aliases)), json.dumps(list(row.links)),
-                json.dumps(row.meta, default=str, sort_keys=True), row.mtime, int(row.id_in_file),
+                json.dumps(row.meta, default=str, sort_keys=True), row.mtime, int(row.id_in_file), row.stated,
             ),
         )
         self.db.execute("UPDATE chunks_fts SET title = ? WHERE rowid IN (SELECT rid FROM chunks WHERE node_id = ?)",
@@ -319,17 +333,92 @@ class Catalog:
         if ids:
             self._bump_generation()
 
-    def lexical_search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better."""
+    def lexical_search(self, query: str, limit: int,
+                       allow: AbstractSet[str] | None = None) -> list[tuple[str, float]]:
+        """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better.
+
+        `allow`: only chunks of these notes (filters.py). FTS5 takes any rowid constraint as its
+        plan and then evaluates MATCH once per allowed row (3-8 s for 1,200 notes of a 10k vault),
+        so matches are read best first and filtered here instead, stopping at `limit`: FTS5 scores
+        and sorts every match either way (~50 ms at 10k notes); reading on costs ~1 ms per 2,000 rows.
+        """
         q = fts_query(query)
         if q is None:
             return []
-        rows = self.db.execute(
-            "SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "ORDER BY s LIMIT ?",
-            (q, limit),
-        ).fetchall()
-        return [(cid, -float(s)) for cid, s in rows]
+        sql = ("SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
+               "ORDER BY s")
+        if allow is None:
+            rows = self.db.execute(sql + " LIMIT ?", (q, limit)).fetchall()
+            return [(cid, -float(s)) for cid, s in rows]
+        out: list[tuple[str, float]] = []
+        cur = self.db.execute(sql, (q,))
+        try:
+            while len(out) < limit:
+                batch = cur.fetchmany(2000)
+                if not batch:
+                    break
+                out += [(cid, -float(s)) for cid, s in batch if chunk_owner(cid) in allow]
+        finally:
+            cur.close()
+        return out[:limit]
+
+    # -- filters, names, links, activity ------------------------------------
+    def filter_note_ids(self, *, folder: str | None = None, tags: Sequence[str] = (), types: Sequence[str] = (),
+                        stated_from: float | None = None, stated_before: float | None = None) -> set[str]:
+        """node_ids of the notes that pass every given condition (filters.py says what each means).
+
+        folder: the path starts with `folder/` (ASCII case ignored); tags: for each tag, the note
+        has it or a tag nested under it (`travel` matches `travel/japan`; tags are stored lower
+        case); types: frontmatter `type` (else `kind`) is one of these, case ignored; stated:
+        `stated_from <= stated < stated_before` (epoch seconds; a note with no date never passes).
+        """
+        where: list[str] = []
+        args: list[Any] = []
+        if folder:
+            where.append("path LIKE ? ESCAPE '\\'")
+            args.append(_like_prefix(folder) + "/%")
+        if stated_from is not None:
+            where.append("stated >= ?")
+            args.append(stated_from)
+        if stated_before is not None:
+            where.append("stated < ?")
+            args.append(stated_before)
+        if types:
+            where.append("lower(coalesce(json_extract(meta, '$.type'), json_extract(meta, '$.kind'))) IN "
+                         f"({','.join('?' * len(types))})")
+            args += [t.lower() for t in types]
+        for tag in tags:
+            where.append("EXISTS (SELECT 1 FROM json_each(notes.tags) AS t WHERE t.value = ? "
+                         "OR t.value LIKE ? ESCAPE '\\')")
+            args += [tag.lower(), _like_prefix(tag.lower()) + "/%"]
+        sql = "SELECT node_id FROM notes" + (" WHERE " + " AND ".join(where) if where else "")
+        return {r[0] for r in self.db.execute(sql, args)}
+
+    def name_rows(self) -> list[tuple[str, str, str, tuple[str, ...]]]:
+        """(node_id, path, title, aliases) of every note: what resolving a name needs, nothing more."""
+        return [(n, p, t, tuple(json.loads(a))) for n, p, t, a in
+                self.db.execute("SELECT node_id, path, title, aliases FROM notes")]
+
+    def link_rows(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(node_id, path, wikilink targets) of every note that links somewhere."""
+        return [(n, p, tuple(json.loads(links))) for n, p, links in
+                self.db.execute("SELECT node_id, path, links FROM notes WHERE links != '[]'")]
+
+    def activity_rows(self) -> list[tuple[str, str, str, Any, Any, Any]]:
+        """(node_id, path, title, created, last_accessed, access_count) of every note (recent.py)."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT node_id, path, title, json_extract(meta, '$.created'), json_extract(meta, '$.last_accessed'), "
+            "json_extract(meta, '$.access_count') FROM notes")]
+
+    def chunk_hashes_of_notes(self, node_ids: Iterable[str]) -> dict[str, str]:
+        """chunk_id -> text_hash of every chunk of these notes."""
+        ids = list(node_ids)
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT chunk_id, text_hash FROM chunks WHERE node_id IN ({marks})", part))
+        return out
 
     # -- vectors ------------------------------------------------------------
     def cached_hashes(self, hashes: Iterable[str]) -> set[str]:
@@ -395,7 +484,7 @@ class Catalog:
         return {p: (h, e, k) for p, h, e, k in self.db.execute("SELECT path, file_hash, error, kind FROM failures")}
 
 
-_NOTE_COLS = "node_id, path, file_hash, body_hash, title, tags, aliases, links, meta, mtime, id_in_file"
+_NOTE_COLS = "node_id, path, file_hash, body_hash, title, tags, aliases, links, meta, mtime, id_in_file, stated"
 
 
 def _note_row(r: Sequence[Any]) -> NoteRow:
@@ -403,6 +492,7 @@ def _note_row(r: Sequence[Any]) -> NoteRow:
         node_id=r[0], path=r[1], file_hash=r[2], body_hash=r[3], title=r[4],
         tags=tuple(json.loads(r[5])), aliases=tuple(json.loads(r[6])), links=tuple(json.loads(r[7])),
         meta=json.loads(r[8]), mtime=float(r[9]), id_in_file=bool(r[10]),
+        stated=None if r[11] is None else float(r[11]),
     )
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any
 
@@ -25,6 +25,8 @@ from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
 from .errors import IndexStateError, VaultMemoryError, VaultNotFoundError, VectorStoreUnavailableError
+from .fields import stated_epoch
+from .filters import make_filter
 from .indexer import Indexer, IndexReport, jsonable
 from .lock import WriterLock
 from .notefile import ParsedNote, file_node_id
@@ -316,29 +318,46 @@ class Memory:
             if not row.id_in_file and file_node_id(note):  # our first write gave it an id: a new identity
                 self.sync_paths([note.path])
                 return
+            stated = stated_epoch(note.meta, note.mtime, PurePosixPath(note.path).stem, self.decay.daily_format)
             with self.catalog.transaction():
                 self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
-                                                 mtime=note.mtime))
+                                                 mtime=note.mtime, stated=stated))
 
     # -- recall and prefetch ---------------------------------------------------
     def recall(self, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
                now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-               include_staged: bool = False) -> list[Hit]:
-        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False."""
+               include_staged: bool = False, tags: Sequence[str] | str | None = None, folder: str | None = None,
+               type: str | None = None, after: str | dt.date | None = None,
+               before: str | dt.date | None = None) -> list[Hit]:
+        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False.
+
+        Filters (filters.py) decide which notes may come back *before* ranking, so the k are
+        all eligible: `tags` (each one, nested tags included: `travel` matches `travel/japan`),
+        `folder` (at any depth), `type` (frontmatter `type`), `after` / `before` (when the note
+        was stated: ISO dates or times, or `7d`, `2w`, `3m`, `1y` back from now).
+        """
+        when = now or self.clock()
+        flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         return _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch, granularity=granularity,
-                       include_staged=include_staged)
+                       include_staged=include_staged, filters=flt)
 
     def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-                 refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
+                 refresh_staged: bool = True, touch: bool = False, tags: Sequence[str] | str | None = None,
+                 folder: str | None = None, type: str | None = None, after: str | dt.date | None = None,
+                 before: str | dt.date | None = None) -> PrefetchResult:
         """The `[RELEVANT_LEARNED_MEMORY]` block for this turn, at most `budget` characters in all.
 
         Entries are the notes whose decayed cosine to `text` reaches `prefetch_min_score`, best
         first, one per note, near-duplicates merged; dormant (unless strongly matched),
         superseded and staged memories stay out. `result.block` is "" when nothing is relevant.
         Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
-        notes are rehearsed only with `touch=True`. Logic and rationale: prefetch.py.
+        notes are rehearsed only with `touch=True`. The filters are recall's. Logic and
+        rationale: prefetch.py.
         """
-        return _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch)
+        when = now or self.clock()
+        flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
+        return _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch,
+                         filters=flt)
 
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
         """Write `last_accessed`/`access_count` for these notes; returns the paths written.

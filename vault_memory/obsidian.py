@@ -14,6 +14,7 @@ Everything is optional: a missing or unreadable settings file means "not configu
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import logging
 import re
@@ -126,6 +127,7 @@ _MONTHS = {m.lower(): i for i, m in enumerate(
      "November", "December"], start=1)}
 
 
+@functools.lru_cache(maxsize=16)  # asked once per note read (fields.stated_time): ~40 us each uncached
 def format_regex(fmt: str) -> re.Pattern[str] | None:
     """A regex for a moment.js date format, or None when it cannot name a day (e.g. no day)."""
     out, i, seen = [], 0, set()
