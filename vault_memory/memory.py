@@ -33,9 +33,15 @@ from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
 from .prefetch import prefetch as _prefetch
 from .ranking import Mode
+from .reading import NoteText
+from .reading import read as _read
 from .recall import Hit
 from .recall import recall as _recall
+from .recent import RecentNote
+from .recent import recent as _recent
 from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+from .related import Related
+from .related import related as _related
 from .search import Granularity, Searcher
 from .vault import IgnoreRules
 from .vectorstore import VectorStore, describe_target, open_store
@@ -359,6 +365,27 @@ class Memory:
         return _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch,
                          filters=flt)
 
+    # -- reading -----------------------------------------------------------------
+    def read(self, target: str, *, heading: str | None = None,
+             lines: str | tuple[int | None, int | None] | None = None, max_chars: int | None = None) -> NoteText:
+        """A note, one heading's section (`heading`, or `[[Note#Heading]]`) or a line range
+        (`"40:80"`, body lines, 1-based), with its path, title, node_id and dates.
+
+        `target` is a title, alias, file name, vault path, `[[wikilink]]` or node_id (resolve.py).
+        Writes nothing. Private notes and files that are not notes are refused. Logic: reading.py.
+        """
+        return _read(self, target, heading=heading, lines=lines, max_chars=max_chars)
+
+    def related(self, target: str, *, k: int = 10) -> Related:
+        """Notes related to `target` by its links (out and back) and by meaning (its chunks'
+        vectors against the index), each marked `linked` or not, with its reasons. Logic: related.py."""
+        return _related(self, target, k=k)
+
+    def recent(self, *, days: float = 7, k: int = 20, now: dt.datetime | None = None) -> list[RecentNote]:
+        """Notes written, committed, recalled or logged in the last `days` days, newest first
+        (from frontmatter and episode names, never file times). Logic: recent.py."""
+        return _recent(self, days=days, k=k, now=now)
+
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
         """Write `last_accessed`/`access_count` for these notes; returns the paths written.
 
@@ -400,11 +427,11 @@ class Memory:
         return staging.remember(self, text, title=title, tags=tags, now=now)
 
     def pin(self, target: str) -> PinResult:
-        """Pin a note (node_id or vault path): strength 1, never dormant."""
+        """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
         return edits.set_pinned(self, target, True)
 
     def unpin(self, target: str) -> PinResult:
-        """Unpin a note (node_id or vault path): it decays like any other again."""
+        """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again."""
         return edits.set_pinned(self, target, False)
 
     def log(self, text: str, now: dt.datetime | None = None) -> str:

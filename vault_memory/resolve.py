@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from .catalog import NoteRow
 from .errors import ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .notefile import file_node_id, read_note, safe_path
 from .text import folder_setting
@@ -96,31 +96,60 @@ def _by_path(ws: Workspace, target: str) -> str | None:
     return None
 
 
-def _rows(ws: Workspace) -> list[NoteRow]:
+class Names:
+    """Every note's names as Obsidian's quick switcher and its links see them.
+
+    casefolded name -> [(rank, path, how)]: file names and vault paths (without `.md`) rank
+    0, titles 1, aliases 2. A link may also name a note by the end of its path
+    (`[[deep/Note]]`).
+    """
+
+    def __init__(self, rows: Iterable[tuple[str, str, str, Sequence[str]]], extra_paths: Iterable[str] = ()) -> None:
+        self.table: dict[str, list[tuple[int, str, str]]] = {}
+        self.notes: dict[str, tuple[str, str]] = {}  # path -> (node_id, title) of the indexed notes
+        out = self.table
+        for node_id, path, title, aliases in rows:
+            self.notes[path] = (node_id, title)
+            stem = PurePosixPath(path).stem
+            out.setdefault(stem.casefold(), []).append((0, path, "file name"))
+            out.setdefault(path[:-3].casefold() if path.lower().endswith(".md") else path.casefold(),
+                           []).append((0, path, "path"))
+            if title and title.casefold() != stem.casefold():
+                out.setdefault(title.casefold(), []).append((1, path, "title"))
+            for alias in aliases:
+                out.setdefault(alias.casefold(), []).append((2, path, "alias"))
+        for rel in extra_paths:
+            out.setdefault(PurePosixPath(rel).stem.casefold(), []).append((0, rel, "file name"))
+
+    def lookup(self, name: str) -> list[tuple[int, str, str]]:
+        """(rank, path, how) of every note this name fits, the best rank only."""
+        key = name.strip().casefold().removesuffix(".md")
+        hits = self.table.get(key, [])
+        if not hits and "/" in key:
+            hits = [(r, p, h) for k, v in self.table.items() if k.endswith("/" + key) for r, p, h in v if h == "path"]
+        if not hits:
+            return []
+        best = min(r for r, _, _ in hits)
+        return [(r, p, h) for r, p, h in hits if r == best]
+
+    def paths(self, name: str) -> list[str]:
+        """The notes a link text names, nearest the vault root first (more than one: ambiguous)."""
+        return sorted({p for _, p, _ in self.lookup(name)}, key=lambda p: (p.count("/"), p))
+
+    def near(self, name: str) -> list[str]:
+        """Paths of the notes whose names are closest to `name` (for "did you mean")."""
+        key = name.strip().casefold().removesuffix(".md")
+        close = difflib.get_close_matches(key, list(self.table), n=MAX_SUGGESTIONS, cutoff=0.6)
+        return list(dict.fromkeys(sorted({p for _, p, _ in self.table[k]})[0] for k in close))
+
+
+def names(ws: Workspace) -> Names:
+    """The Names of the indexed notes (or, before anything is indexed, the vault's file names)."""
     try:
-        return ws.catalog.notes()
+        rows = ws.catalog.name_rows()
     except VaultMemoryError:
-        return []
-
-
-def _names(ws: Workspace) -> dict[str, list[tuple[int, str, str]]]:
-    """casefolded name -> [(rank, path, how)]: file names rank 0, titles 1, aliases 2 (as the switcher)."""
-    out: dict[str, list[tuple[int, str, str]]] = {}
-    seen: set[str] = set()
-    for row in _rows(ws):
-        seen.add(row.path)
-        stem = PurePosixPath(row.path).stem
-        out.setdefault(stem.casefold(), []).append((0, row.path, "file name"))
-        out.setdefault(row.path[:-3].casefold() if row.path.lower().endswith(".md") else row.path.casefold(),
-                       []).append((0, row.path, "path"))
-        if row.title and row.title.casefold() != stem.casefold():
-            out.setdefault(row.title.casefold(), []).append((1, row.path, "title"))
-        for alias in row.aliases:
-            out.setdefault(alias.casefold(), []).append((2, row.path, "alias"))
-    # Notes the index does not have yet (a fresh vault) are still found by their file names.
-    for rel in walk_notes(ws.vault, ws.rules).notes if not seen else ():
-        out.setdefault(PurePosixPath(rel).stem.casefold(), []).append((0, rel, "file name"))
-    return out
+        rows = []
+    return Names(rows, () if rows else walk_notes(ws.vault, ws.rules).notes)
 
 
 def resolve_target(ws: Workspace, target: str) -> Target:
@@ -141,22 +170,17 @@ def resolve_target(ws: Workspace, target: str) -> Target:
     found = _by_path(ws, name)
     if found:
         return Target(found, heading, "path")
-    names = _names(ws)
-    key = name.casefold().removesuffix(".md")
-    hits = names.get(key, [])
-    if not hits and "/" in key:  # a link may name a note by the end of its path: [[deep/Note]]
-        hits = [(r, p, h) for k, v in names.items() if k.endswith("/" + key) for r, p, h in v if h == "path"]
+    table = names(ws)
+    hits = table.lookup(name)
     if hits:
-        best = min(r for r, _, _ in hits)
-        paths = sorted({p for r, p, _ in hits if r == best}, key=lambda p: (p.count("/"), p))
+        paths = table.paths(name)
         if len(paths) > 1:
             listed = ", ".join(paths[:MAX_SUGGESTIONS])
             raise AmbiguousTargetError(f"{raw!r} names {len(paths)} notes: {listed}; give the vault path instead")
-        how = next(h for r, p, h in hits if r == best and p == paths[0])
+        how = next(h for _, p, h in hits if p == paths[0])
         return Target(paths[0], heading, how)
-    near = difflib.get_close_matches(key, list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
-    listed = "; ".join(f"{sorted({p for _, p, _ in names[k]})[0]}" for k in near)
-    hint = f"near matches: {listed}" if near else "no note has a similar name"
+    near = table.near(name)
+    hint = f"near matches: {'; '.join(near)}" if near else "no note has a similar name"
     raise NoteNotFoundError(raw, f"no note by this title, alias, path or node_id ({hint}); "
                                  "`vault-memory recall` finds notes by what they say")
 
@@ -166,4 +190,4 @@ def resolve_note(ws: Workspace, target: str) -> str:
     return resolve_target(ws, target).path
 
 
-__all__ = ["AmbiguousTargetError", "Target", "resolve_note", "resolve_target", "split_link"]
+__all__ = ["AmbiguousTargetError", "Names", "Target", "names", "resolve_note", "resolve_target", "split_link"]
