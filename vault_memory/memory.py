@@ -422,9 +422,13 @@ class Memory:
         return staging.discard(self, id)
 
     def remember(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
-                 now: dt.datetime | None = None) -> Committed:
-        """Stage and commit in one step (commits even on a conflict, and reports it)."""
-        return staging.remember(self, text, title=title, tags=tags, now=now)
+                 supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None) -> Committed:
+        """Stage and commit in one step (commits even on a conflict, and reports it).
+
+        If a note already states it (conflicts.py), nothing is written and that note is
+        returned (`existing`). `supersedes`: the note it replaces (linked both ways).
+        """
+        return staging.remember(self, text, title=title, tags=tags, supersedes=supersedes, now=now)
 
     def pin(self, target: str) -> PinResult:
         """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
