@@ -23,7 +23,7 @@ import typer.main
 from vault_memory import __version__
 from vault_memory.errors import VaultMemoryError
 
-from . import agent, lifecycle, search, settings, sync
+from . import agent, lifecycle, notes, search, settings, sync
 from .options import (
     ChromaUrlOpt,
     EmbedderOpt,
@@ -48,7 +48,8 @@ app = typer.Typer(
 
 # Every command, in the order `--help` lists them; registered here and nowhere else.
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("index", search.index), ("recall", search.recall), ("status", search.status),
+    ("index", search.index), ("recall", search.recall), ("read", notes.read), ("related", notes.related),
+    ("recent", notes.recent), ("status", search.status),
     ("watch", sync.watch), ("doctor", sync.doctor),
     ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
     ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),
