@@ -337,10 +337,9 @@ class Catalog:
                        allow: AbstractSet[str] | None = None) -> list[tuple[str, float]]:
         """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better.
 
-        `allow`: only chunks of these notes (filters.py). FTS5 takes any rowid constraint as its
+        `allow`: only chunks of these notes (filters.py). FTS5 takes a rowid constraint as its
         plan and then evaluates MATCH once per allowed row (3-8 s for 1,200 notes of a 10k vault),
-        so matches are read best first and filtered here instead, stopping at `limit`: FTS5 scores
-        and sorts every match either way (~50 ms at 10k notes); reading on costs ~1 ms per 2,000 rows.
+        so the allowed rows are picked from the scored matches instead.
         """
         q = fts_query(query)
         if q is None:
@@ -350,17 +349,16 @@ class Catalog:
         if allow is None:
             rows = self.db.execute(sql + " LIMIT ?", (q, limit)).fetchall()
             return [(cid, -float(s)) for cid, s in rows]
-        out: list[tuple[str, float]] = []
-        cur = self.db.execute(sql, (q,))
-        try:
-            while len(out) < limit:
-                batch = cur.fetchmany(2000)
-                if not batch:
-                    break
-                out += [(cid, -float(s)) for cid, s in batch if chunk_owner(cid) in allow]
-        finally:
-            cur.close()
-        return out[:limit]
+        if not allow:
+            return []
+        # The subquery's LIMIT -1 keeps SQLite from pushing the rowid test into FTS5: matches are
+        # scored as usual, then the allowed ones kept (~1.5x an unfiltered query at 10k notes).
+        rows = self.db.execute(
+            "SELECT chunk_id, s FROM (SELECT chunk_id, rowid AS r, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s "
+            "FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT -1) "
+            "WHERE r IN (SELECT rid FROM chunks WHERE node_id IN (SELECT value FROM json_each(?))) ORDER BY s LIMIT ?",
+            (q, json.dumps(sorted(allow)), limit)).fetchall()
+        return [(cid, -float(s)) for cid, s in rows]
 
     # -- filters, names, links, activity ------------------------------------
     def filter_note_ids(self, *, folder: str | None = None, tags: Sequence[str] = (), types: Sequence[str] = (),
@@ -388,9 +386,12 @@ class Catalog:
                          f"({','.join('?' * len(types))})")
             args += [t.lower() for t in types]
         for tag in tags:
-            where.append("EXISTS (SELECT 1 FROM json_each(notes.tags) AS t WHERE t.value = ? "
-                         "OR t.value LIKE ? ESCAPE '\\')")
-            args += [tag.lower(), _like_prefix(tag.lower()) + "/%"]
+            # a plain text test first (the column holds JSON: '"travel' starts "travel" and "travel/x"),
+            # so json_each runs only on notes that may have it: 5 ms instead of 45 ms at 10k notes
+            where.append("tags LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM json_each(notes.tags) AS t "
+                         "WHERE t.value = ? OR t.value LIKE ? ESCAPE '\\')")
+            args += ["%" + _like_prefix(json.dumps(tag.lower())[:-1]) + "%", tag.lower(),
+                     _like_prefix(tag.lower()) + "/%"]
         sql = "SELECT node_id FROM notes" + (" WHERE " + " AND ".join(where) if where else "")
         return {r[0] for r in self.db.execute(sql, args)}
 

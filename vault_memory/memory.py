@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import edits, staging
-from .catalog import Catalog
+from .catalog import Catalog, chunk_owner
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
@@ -89,6 +89,7 @@ class Memory:
         self._store_failed: str | None = None
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
+        self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore, use_obsidian=self.config.obsidian_settings)
@@ -107,6 +108,7 @@ class Memory:
             self._catalog.close()
             self._catalog = None
             self._exact = None
+            self._owners = None
         if self._store is not None:
             self._store.close()
         self._store = None
@@ -214,6 +216,17 @@ class Memory:
         """
         return self.config.chroma_url is None and self.catalog.chunk_count() <= self.config.exact_search_limit
 
+    def _exact_owners(self) -> tuple[np.ndarray, dict[str, int]]:
+        """For the exact vectors' rows: each row's note as a small integer, and note -> integer.
+        Kept with the vectors, so a filtered search masks rows with one integer `isin` (search.py)."""
+        ids, _ = self._exact_vectors()
+        if self._owners is None or self._owners[0] is not ids:
+            codes: dict[str, int] = {}
+            arr = np.fromiter((codes.setdefault(chunk_owner(c), len(codes)) for c in ids), dtype=np.int64,
+                              count=len(ids))
+            self._owners = (ids, arr, codes)
+        return self._owners[1], self._owners[2]
+
     def _exact_vectors(self) -> tuple[list[str], np.ndarray]:
         """All chunk vectors, loaded once and again only after the catalog's chunks change."""
         gen = self.catalog.vectors_generation()
@@ -225,7 +238,8 @@ class Memory:
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher over this index, on the dense backend `exact_search` picks."""
         if self.exact_search():
-            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors)
+            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors,
+                            owners=self._exact_owners)
         return Searcher(self.catalog, self.store, embedder or self.embedder)
 
     # -- indexing -------------------------------------------------------------
@@ -262,6 +276,7 @@ class Memory:
             self._catalog.close()
             self._catalog = None
             self._exact = None
+            self._owners = None
         if self._store is not None or self.config.chroma_url:
             store = self.store
             if store is not None:

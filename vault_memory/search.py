@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 Granularity = Literal["note", "chunk"]
 ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
+ExactOwners = Callable[[], tuple[np.ndarray, dict[str, int]]]
 #: A filtered dense search on a store scores the allowed chunks exactly up to this many (loading
 #: 20k cached vectors takes ~30 ms); more, and the store is over-asked (at most ALLOWED_OVERFETCH_MAX).
 ALLOWED_EXACT = 20_000
@@ -46,13 +47,15 @@ class Searcher:
     """Relevance only: no decay, no writes."""
 
     def __init__(self, catalog: Catalog, store: VectorStore | None, embedder: Embedder, *,
-                 exact: ExactVectors | None = None) -> None:
+                 exact: ExactVectors | None = None, owners: ExactOwners | None = None) -> None:
         """Dense candidates come from `store` (ANN), else from `exact` (all vectors, e.g. a
-        cache kept by Memory), else from the catalog's vectors loaded here."""
+        cache kept by Memory), else from the catalog's vectors loaded here. `owners` gives
+        each exact row's note as an integer code (and the codes), for filtered searches."""
         self.catalog = catalog
         self.store = store
         self.embedder = embedder
         self.exact = exact
+        self.owners = owners
 
     @property
     def has_dense(self) -> bool:
@@ -69,8 +72,13 @@ class Searcher:
         if not ids:
             return []
         rows = None
-        if allow is not None:  # only the allowed notes' chunks compete (filters.py): ~3 ms at 26k chunks
-            rows = np.fromiter((chunk_owner(c) in allow for c in ids), dtype=bool, count=len(ids)).nonzero()[0]
+        if allow is not None:  # only the allowed notes' chunks compete (filters.py)
+            if self.owners is not None:  # ~1 ms at 26k chunks, against 10-25 ms testing each chunk id
+                codes, index = self.owners()
+                wanted = np.fromiter((index[a] for a in allow if a in index), dtype=np.int64)
+                rows = np.isin(codes, wanted).nonzero()[0]
+            else:
+                rows = np.fromiter((chunk_owner(c) in allow for c in ids), dtype=bool, count=len(ids)).nonzero()[0]
             if not rows.size:
                 return []
         return _top(ids, mat @ qvec, n, rows)
@@ -168,4 +176,4 @@ class Searcher:
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
 
 
-__all__ = ["ExactVectors", "Granularity", "Searcher"]
+__all__ = ["ExactOwners", "ExactVectors", "Granularity", "Searcher"]
