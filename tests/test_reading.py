@@ -176,3 +176,19 @@ def test_recent_reads_activity_from_frontmatter(make_memory: MemoryFactory, tmp_
     assert [r.path for r in mem.recent(days=7, k=2, now=NOW)] == ["Memory/used.md", "Memory/Staged/draft.md"]
     assert "Memory/old.md" in [r.path for r in mem.recent(days=365, k=100, now=NOW)]
     assert mem.recent(days=1, now=NOW + dt.timedelta(days=30)) == []
+
+
+def test_names_are_kept_until_a_name_changes(rmem: Memory) -> None:
+    """Memory keeps the resolver's table of names (costly at 10k notes) until a path, title or alias changes."""
+    assert rmem.read("MC").path == "People/Maya Chen.md"
+    kept = rmem.note_names()
+    rmem.recall("kafka", touch=True)  # rehearsal: frontmatter only, names unchanged
+    rmem.index()
+    assert rmem.note_names() is kept
+    path = rmem.vault / "People/Maya Chen.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("aliases: [Maya, MC]", "aliases: [Maya C]"))
+    rmem.index()
+    assert rmem.note_names() is not kept
+    assert rmem.read("Maya C").path == "People/Maya Chen.md"
+    with pytest.raises(NoteNotFoundError):
+        rmem.read("MC")

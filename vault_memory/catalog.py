@@ -1,10 +1,13 @@
 """The catalog: a SQLite file in the index folder holding what the index knows.
 
-Tables: `notes` (one row per indexed note, keyed by node_id), `chunks` (one row per
-chunk), `vectors` (embedding cache keyed by the hash of the embedded text, so the
-same text is never embedded twice), `chunks_fts` (FTS5, the lexical BM25 index),
-`failures` (notes that could not be parsed) and `meta` (embedder identity, state).
-Everything here is derived from the vault and can be deleted.
+Tables: `notes` (one row per indexed note, keyed by node_id, with the time it was stated
+for date filters), `chunks` (one row per chunk), `vectors` (embedding cache keyed by the
+hash of the embedded text, so the same text is never embedded twice), `chunks_fts` (FTS5,
+the lexical BM25 index), `failures` (notes that could not be parsed) and `meta` (embedder
+identity, state). Everything here is derived from the vault and can be deleted.
+
+Longer than most modules: every SQL statement of the index lives here (notes, chunks,
+vectors, BM25, filters, names and links), so the schema has one reader and one writer.
 """
 
 from __future__ import annotations
@@ -241,6 +244,9 @@ class Catalog:
         return out
 
     def upsert_note(self, row: NoteRow) -> None:
+        before = self.db.execute("SELECT path, title, aliases FROM notes WHERE node_id = ?", (row.node_id,)).fetchone()
+        if before is None or tuple(before) != (row.path, row.title, json.dumps(list(row.aliases))):
+            self._bump("names_gen")  # a rehearsal (meta only) leaves the names as they were
         # A path may be taken over by another identity (delete + create): free it first.
         self.db.execute("DELETE FROM notes WHERE path = ? AND node_id != ?", (row.path, row.node_id))
         self.db.execute(
@@ -259,6 +265,7 @@ class Catalog:
         ids = [r[0] for r in self.db.execute("SELECT chunk_id FROM chunks WHERE node_id = ?", (node_id,))]
         self._delete_chunks(ids)
         self.db.execute("DELETE FROM notes WHERE node_id = ?", (node_id,))
+        self._bump("names_gen")
         return ids
 
     # -- chunks -------------------------------------------------------------
@@ -315,12 +322,19 @@ class Catalog:
         return sorted(old - {c.chunk_id for c in chunks})
 
     def _bump_generation(self) -> None:
-        self.db.execute("INSERT INTO meta VALUES ('vectors_gen', '1') "
-                        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+        self._bump("vectors_gen")
+
+    def _bump(self, key: str) -> None:
+        self.db.execute("INSERT INTO meta VALUES (?, '1') "
+                        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (key,))
 
     def vectors_generation(self) -> str:
         """Changes whenever the set of (chunk, vector) pairs may have changed, in any process."""
         return self.get_meta("vectors_gen") or "0"
+
+    def names_generation(self) -> str:
+        """Changes whenever a note's path, title or aliases may have changed, in any process."""
+        return self.get_meta("names_gen") or "0"
 
     def _delete_chunks(self, ids: list[str]) -> None:
         for start in range(0, len(ids), 500):
@@ -397,13 +411,20 @@ class Catalog:
 
     def name_rows(self) -> list[tuple[str, str, str, tuple[str, ...]]]:
         """(node_id, path, title, aliases) of every note: what resolving a name needs, nothing more."""
-        return [(n, p, t, tuple(json.loads(a))) for n, p, t, a in
+        return [(n, p, t, tuple(json.loads(a)) if a != "[]" else ()) for n, p, t, a in
                 self.db.execute("SELECT node_id, path, title, aliases FROM notes")]
 
-    def link_rows(self) -> list[tuple[str, str, tuple[str, ...]]]:
-        """(node_id, path, wikilink targets) of every note that links somewhere."""
-        return [(n, p, tuple(json.loads(links))) for n, p, links in
-                self.db.execute("SELECT node_id, path, links FROM notes WHERE links != '[]'")]
+    def link_rows(self, mentioning: Sequence[str] | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(node_id, path, wikilink targets) of every note that links somewhere; with `mentioning`,
+        only notes whose link text contains one of these strings (ASCII case ignored; a cheap
+        text test before the JSON is decoded: the caller still resolves each link)."""
+        sql, args = "SELECT node_id, path, links FROM notes WHERE links != '[]'", []
+        if mentioning is not None:
+            if not mentioning:
+                return []
+            sql += " AND (" + " OR ".join("links LIKE ? ESCAPE '\\'" for _ in mentioning) + ")"
+            args = ["%" + _like_prefix(json.dumps(m)[1:-1]) + "%" for m in mentioning]
+        return [(n, p, tuple(json.loads(links))) for n, p, links in self.db.execute(sql, args)]
 
     def activity_rows(self) -> list[tuple[str, str, str, Any, Any, Any]]:
         """(node_id, path, title, created, last_accessed, access_count) of every note (recent.py)."""

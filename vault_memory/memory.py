@@ -3,6 +3,10 @@
 It owns the index folder (catalog + vector store), the embedder and the writer lock,
 and closes them on exit. Time enters here: every method takes `now`, defaulting to
 the clock only at this edge.
+
+Longer than most modules: it is the facade, so every public operation is a documented method
+here (each one line over its module), next to the state those operations share: the index,
+the lock, and the caches a long-running process keeps (vectors, note names).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from .fields import stated_epoch
 from .filters import make_filter
 from .indexer import Indexer, IndexReport, jsonable
 from .lock import WriterLock
+from .names import Names
 from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
 from .prefetch import prefetch as _prefetch
@@ -43,7 +48,7 @@ from .records import CommitReport, Committed, Left, PinResult, StagedMemory
 from .related import Related
 from .related import related as _related
 from .search import Granularity, Searcher
-from .vault import IgnoreRules
+from .vault import IgnoreRules, walk_notes
 from .vectorstore import VectorStore, describe_target, open_store
 
 log = logging.getLogger(__name__)
@@ -90,6 +95,7 @@ class Memory:
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
+        self._names: tuple[str, Names] | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore, use_obsidian=self.config.obsidian_settings)
@@ -109,6 +115,7 @@ class Memory:
             self._catalog = None
             self._exact = None
             self._owners = None
+            self._names = None
         if self._store is not None:
             self._store.close()
         self._store = None
@@ -235,6 +242,20 @@ class Memory:
             self._exact = (gen, ids, mat)
         return self._exact[1], self._exact[2]
 
+    def note_names(self) -> Names:
+        """Every indexed note's names (resolve.py), kept until a path, title or alias changes in
+        any process (catalog `names_gen`); before anything is indexed, the vault's file names."""
+        try:
+            gen = self.catalog.names_generation()
+            if self._names is None or self._names[0] != gen:
+                rows = self.catalog.name_rows()
+                if not rows:
+                    return Names([], walk_notes(self.vault, self.rules).notes)
+                self._names = (gen, Names(rows))
+            return self._names[1]
+        except VaultMemoryError:
+            return Names([], walk_notes(self.vault, self.rules).notes)
+
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher over this index, on the dense backend `exact_search` picks."""
         if self.exact_search():
@@ -277,6 +298,7 @@ class Memory:
             self._catalog = None
             self._exact = None
             self._owners = None
+            self._names = None
         if self._store is not None or self.config.chroma_url:
             store = self.store
             if store is not None:

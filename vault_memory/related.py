@@ -21,6 +21,7 @@ not indexed is reported in `unresolved`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,6 +42,7 @@ NEIGHBOURS = 50  # nearest chunks asked per chunk of the note
 SOURCE_CHUNKS = 64  # chunks of a long note compared, at most
 LINKS_MAX = 50
 K_MAX = 50
+_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -77,6 +79,10 @@ class Related:
         out = asdict(self)
         out["count"] = len(self.related)
         return out
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
 
 
 def _own_chunks(ws: Workspace, path: str) -> tuple[str, str, tuple[str, ...], list[str], np.ndarray]:
@@ -121,7 +127,11 @@ def _link_graph(ws: Workspace, table: Names, path: str,
             out.setdefault(hits[0], link)
     resolved: dict[str, str | None] = {}
     back: set[str] = set()
-    for _nid, source, targets in ws.catalog.link_rows():
+    # Only notes whose links mention one of this note's names can link to it; names with
+    # letters beyond ASCII are matched by case in SQL, so with one of those every note is read.
+    keys = table.keys_of(path)
+    mention = None if any(not k.isascii() for k in keys) else [k.rsplit("/", 1)[-1] for k in keys]
+    for _nid, source, targets in ws.catalog.link_rows(mention):
         if source == path:
             continue
         for link in targets:
@@ -171,7 +181,11 @@ def related(ws: Workspace, target: str, *, k: int = 10) -> Related:
     def entry(nid: str) -> RelatedNote:
         row = rows[nid]
         sim, cid, j = best.get(nid, (None, "", 0))
-        passage = snippet(chunk_text.get(cid, ""), texts[j] if texts else "", width=200) if cid else ""
+        theirs = chunk_text.get(cid, "")
+        # the passage of theirs around the words the two chunks share (a whole chunk as the
+        # query would make snippet() test hundreds of words in every window)
+        shared = sorted(_words(theirs) & _words(texts[j]) if texts else set(), key=len, reverse=True)[:20]
+        passage = snippet(theirs, " ".join(shared), width=200) if cid else ""
         reasons = []
         if row.path in back:
             reasons.append("links to this note")

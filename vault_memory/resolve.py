@@ -16,20 +16,17 @@ them (a write must not guess); one that fits none lists the nearest names.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from .errors import ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .names import MAX_SUGGESTIONS, Names
 from .notefile import file_node_id, read_note, safe_path
 from .text import folder_setting
 from .vault import walk_notes
 from .workspace import Workspace
 
 _LINK = re.compile(r"^!?\[\[(.+?)\]\]$")
-MAX_SUGGESTIONS = 5
 
 
 @dataclass(frozen=True)
@@ -77,8 +74,12 @@ def _by_id(ws: Workspace, target: str) -> str | None:
         pass
     if row is not None and (not row.id_in_file or _has_id(ws, row.path, target)):
         return row.path
-    # Not indexed yet (the index is written by another process, or stale): look where the
-    # agent's memories live before giving up.
+    return None
+
+
+def _by_id_on_disk(ws: Workspace, target: str) -> str | None:
+    """Not indexed yet (the index is written by another process, or stale): look for the id where
+    the agent's memories live. Reads every memory, so it is the last thing tried."""
     places = walk_notes(ws.vault, ws.rules, folder_setting(ws.config.staging_folder, "staging_folder")).notes
     places += walk_notes(ws.vault, ws.rules, folder_setting(ws.config.memory_folder, "memory_folder",
                                                              allow_root=True), recursive=False).notes
@@ -96,60 +97,9 @@ def _by_path(ws: Workspace, target: str) -> str | None:
     return None
 
 
-class Names:
-    """Every note's names as Obsidian's quick switcher and its links see them.
-
-    casefolded name -> [(rank, path, how)]: file names and vault paths (without `.md`) rank
-    0, titles 1, aliases 2. A link may also name a note by the end of its path
-    (`[[deep/Note]]`).
-    """
-
-    def __init__(self, rows: Iterable[tuple[str, str, str, Sequence[str]]], extra_paths: Iterable[str] = ()) -> None:
-        self.table: dict[str, list[tuple[int, str, str]]] = {}
-        self.notes: dict[str, tuple[str, str]] = {}  # path -> (node_id, title) of the indexed notes
-        out = self.table
-        for node_id, path, title, aliases in rows:
-            self.notes[path] = (node_id, title)
-            stem = PurePosixPath(path).stem
-            out.setdefault(stem.casefold(), []).append((0, path, "file name"))
-            out.setdefault(path[:-3].casefold() if path.lower().endswith(".md") else path.casefold(),
-                           []).append((0, path, "path"))
-            if title and title.casefold() != stem.casefold():
-                out.setdefault(title.casefold(), []).append((1, path, "title"))
-            for alias in aliases:
-                out.setdefault(alias.casefold(), []).append((2, path, "alias"))
-        for rel in extra_paths:
-            out.setdefault(PurePosixPath(rel).stem.casefold(), []).append((0, rel, "file name"))
-
-    def lookup(self, name: str) -> list[tuple[int, str, str]]:
-        """(rank, path, how) of every note this name fits, the best rank only."""
-        key = name.strip().casefold().removesuffix(".md")
-        hits = self.table.get(key, [])
-        if not hits and "/" in key:
-            hits = [(r, p, h) for k, v in self.table.items() if k.endswith("/" + key) for r, p, h in v if h == "path"]
-        if not hits:
-            return []
-        best = min(r for r, _, _ in hits)
-        return [(r, p, h) for r, p, h in hits if r == best]
-
-    def paths(self, name: str) -> list[str]:
-        """The notes a link text names, nearest the vault root first (more than one: ambiguous)."""
-        return sorted({p for _, p, _ in self.lookup(name)}, key=lambda p: (p.count("/"), p))
-
-    def near(self, name: str) -> list[str]:
-        """Paths of the notes whose names are closest to `name` (for "did you mean")."""
-        key = name.strip().casefold().removesuffix(".md")
-        close = difflib.get_close_matches(key, list(self.table), n=MAX_SUGGESTIONS, cutoff=0.6)
-        return list(dict.fromkeys(sorted({p for _, p, _ in self.table[k]})[0] for k in close))
-
-
 def names(ws: Workspace) -> Names:
     """The Names of the indexed notes (or, before anything is indexed, the vault's file names)."""
-    try:
-        rows = ws.catalog.name_rows()
-    except VaultMemoryError:
-        rows = []
-    return Names(rows, () if rows else walk_notes(ws.vault, ws.rules).notes)
+    return ws.note_names()
 
 
 def resolve_target(ws: Workspace, target: str) -> Target:
@@ -179,6 +129,9 @@ def resolve_target(ws: Workspace, target: str) -> Target:
             raise AmbiguousTargetError(f"{raw!r} names {len(paths)} notes: {listed}; give the vault path instead")
         how = next(h for _, p, h in hits if p == paths[0])
         return Target(paths[0], heading, how)
+    found = None if _looks_like_path(name) or any(c.isspace() for c in name) else _by_id_on_disk(ws, name)
+    if found:
+        return Target(found, heading, "node_id")
     near = table.near(name)
     hint = f"near matches: {'; '.join(near)}" if near else "no note has a similar name"
     raise NoteNotFoundError(raw, f"no note by this title, alias, path or node_id ({hint}); "
