@@ -15,9 +15,10 @@ decides (conflict, duplicate, nothing). The sweep reports, per threshold, the sh
 flagged, so the default (`conflict_similarity`) is picked where contradictions are caught and
 related facts are not.
 
-`filters`: on a synthetic vault of N notes (bench/synth.py, fake embedder), the cost of a
-filtered recall with the allowlist (filters.py) against the alternative, a predicate on the
-candidate pool widened until it holds k eligible notes, for filters of different selectivity.
+`filters`: on a synthetic vault of N notes (bench/synth.py, fake embedder), for filters of
+different selectivity: the allowlist (filters.py) alone, the search with it (allowlist
+included), the alternative (an unfiltered search whose candidate pool is widened, 100 -> 400
+-> 1,600 ..., until k eligible notes remain), and the whole filtered recall.
 
 `mcp`: `vault-memory mcp` as a subprocess over stdio on that vault, driven by the official SDK
 client: round-trip p50/p95 of `read` (by title), `related`, filtered and unfiltered `recall`.
@@ -328,11 +329,14 @@ def run_filters(n: int, out: Path, k: int = 5) -> dict[str, Any]:
         for name, spec in specs.items():
             flt = make_filter(now=NOW, **spec)
             allow_t: list[float] = []
+            search_t: list[float] = []
             recall_t: list[float] = []
             for q in queries:
                 started = time.perf_counter()
-                eligible(mem, flt)
+                allow = eligible(mem, flt)
                 allow_t.append(time.perf_counter() - started)
+                mem.searcher().search(q, candidates=100, allow=allow)
+                search_t.append(time.perf_counter() - started)
                 started = time.perf_counter()
                 mem.recall(q, k=k, touch=False, **spec)
                 recall_t.append(time.perf_counter() - started)
@@ -354,9 +358,9 @@ def run_filters(n: int, out: Path, k: int = 5) -> dict[str, Any]:
                 pred_t.append(time.perf_counter() - started)
                 pools.append(pool)
             entry = {"filter": name, "eligible_notes": allowed, "share": round(allowed / n, 4),
-                     "allowlist": _summary(allow_t), "recall_with_allowlist": _summary(recall_t),
+                     "allowlist": _summary(allow_t), "search_with_allowlist": _summary(search_t),
                      "search_predicate_widened": _summary(pred_t), "pool_median": statistics.median(pools),
-                     "pool_max": max(pools)}
+                     "pool_max": max(pools), "recall": _summary(recall_t)}
             result["filters"].append(entry)
             print(json.dumps(entry), file=sys.stderr)
     out.parent.mkdir(parents=True, exist_ok=True)
