@@ -63,7 +63,9 @@ class Config:
     staging_folder: str = "Memory/Staged"
     episodes_folder: str = "Memory/Episodes"
     staged_ttl_days: float = 7.0
-    conflict_similarity: float = 0.72  # MiniLM spot check: contradictions 0.70-0.90, related facts <= 0.66
+    # Cosine of a new memory to a note's statement that flags it (conflicts.py). MiniLM, bench/tools_bench.py
+    # conflicts: at 0.52 contradictions 0.87 flagged, restatements and paraphrases 1.00, related facts 0.00.
+    conflict_similarity: float = 0.52
     autolink: bool = True  # link the notes a memory (or a log entry) names by title or alias (linking.py)
     log_to_daily_note: bool = False  # `log` appends to today's daily note (Obsidian's settings) instead
     log_heading: str = "Log"  # ... under this heading (created at the end of the note if missing)

@@ -8,7 +8,9 @@ Longer than most modules: besides the facade, it takes care of the index folder 
 opening it read-only when it cannot be written, setting a damaged catalog or vector store
 aside and rebuilding it, noticing the folder deleted under a long-running writer
 (README "Reliability"). That care needs the lock, the embedder and the reconcile together,
-which only this object holds.
+which only this object holds. It is also the facade, so every public operation is a documented
+method here (each one line over its module), next to the caches a long-running process keeps
+(vectors, note names).
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any, TypeVar
 
 import numpy as np
 
 from . import edits, review, staging
-from .catalog import Catalog
+from .catalog import Catalog, chunk_owner
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
@@ -42,21 +44,30 @@ from .errors import (
     VectorStoreCorruptError,
     VectorStoreUnavailableError,
 )
+from .fields import stated_epoch
+from .filters import make_filter
 from .indexer import Indexer, IndexReport, jsonable
 from .integrity import is_corruption, is_unwritable, salvage_vectors
 from .lock import WriterLock
+from .names import Names
 from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
 from .prefetch import prefetch as _prefetch
 from .ranking import Mode
+from .reading import NoteText
+from .reading import read as _read
 from .recall import Hit
 from .recall import recall as _recall
+from .recent import RecentNote
+from .recent import recent as _recent
 from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+from .related import Related
+from .related import related as _related
 from .review import Review
 from .review_note import render as render_review
 from .search import Granularity, Searcher
 from .storecheck import probe_store
-from .vault import IgnoreRules
+from .vault import IgnoreRules, walk_notes
 from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 
 log = logging.getLogger(__name__)
@@ -145,6 +156,8 @@ class Memory:
         self._store_failed: str | None = None
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
+        self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
+        self._names: tuple[str, Names] | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
@@ -163,6 +176,8 @@ class Memory:
             self._catalog.close()
             self._catalog = None
             self._exact = None
+            self._owners = None
+            self._names = None
         if self._store is not None:
             self._store.close()
         self._store = None
@@ -512,6 +527,17 @@ class Memory:
             return True  # the embedded store cannot be used or opened here: the catalog's vectors can
         return self.config.chroma_url is None and self.catalog.chunk_count() <= self.config.exact_search_limit
 
+    def _exact_owners(self) -> tuple[np.ndarray, dict[str, int]]:
+        """For the exact vectors' rows: each row's note as a small integer, and note -> integer.
+        Kept with the vectors, so a filtered search masks rows with one integer `isin` (search.py)."""
+        ids, _ = self._exact_vectors()
+        if self._owners is None or self._owners[0] is not ids:
+            codes: dict[str, int] = {}
+            arr = np.fromiter((codes.setdefault(chunk_owner(c), len(codes)) for c in ids), dtype=np.int64,
+                              count=len(ids))
+            self._owners = (ids, arr, codes)
+        return self._owners[1], self._owners[2]
+
     def _exact_vectors(self) -> tuple[list[str], np.ndarray]:
         """All chunk vectors, loaded once and again only after the catalog's chunks change."""
         gen = self.catalog.vectors_generation()
@@ -520,10 +546,25 @@ class Memory:
             self._exact = (gen, ids, mat)
         return self._exact[1], self._exact[2]
 
+    def note_names(self) -> Names:
+        """Every indexed note's names (resolve.py), kept until a path, title or alias changes in
+        any process (catalog `names_gen`); before anything is indexed, the vault's file names."""
+        try:
+            gen = self.catalog.names_generation()
+            if self._names is None or self._names[0] != gen:
+                rows = self.catalog.name_rows()
+                if not rows:
+                    return Names([], walk_notes(self.vault, self.rules).notes)
+                self._names = (gen, Names(rows))
+            return self._names[1]
+        except VaultMemoryError:
+            return Names([], walk_notes(self.vault, self.rules).notes)
+
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher over this index, on the dense backend `exact_search` picks."""
         if self.exact_search():
-            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors)
+            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors,
+                            owners=self._exact_owners)
         return Searcher(self.catalog, self.store, embedder or self.embedder)
 
     # -- indexing -------------------------------------------------------------
@@ -561,6 +602,8 @@ class Memory:
                 self._catalog.close()
             self._catalog = None
             self._exact = None
+            self._owners = None
+            self._names = None
         if self._store is not None or self.config.chroma_url:
             store = self.store
             if store is not None:
@@ -632,30 +675,67 @@ class Memory:
             if not row.id_in_file and file_node_id(note):  # our first write gave it an id: a new identity
                 self.sync_paths([note.path])
                 return
+            stated = stated_epoch(note.meta, note.mtime, PurePosixPath(note.path).stem, self.decay.daily_format)
             with self.catalog.transaction():
                 self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
-                                                 mtime=note.mtime))
+                                                 mtime=note.mtime, stated=stated))
 
     # -- recall and prefetch ---------------------------------------------------
     def recall(self, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
                now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-               include_staged: bool = False) -> list[Hit]:
-        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False."""
+               include_staged: bool = False, tags: Sequence[str] | str | None = None, folder: str | None = None,
+               type: str | None = None, after: str | dt.date | None = None,
+               before: str | dt.date | None = None) -> list[Hit]:
+        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False.
+
+        Filters (filters.py) decide which notes may come back *before* ranking, so the k are
+        all eligible: `tags` (each one, nested tags included: `travel` matches `travel/japan`),
+        `folder` (at any depth), `type` (frontmatter `type`), `after` / `before` (when the note
+        was stated: ISO dates or times, or `7d`, `2w`, `3m`, `1y` back from now).
+        """
+        when = now or self.clock()
+        flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         return self._guarded(lambda: _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch,
-                                             granularity=granularity, include_staged=include_staged))
+                                             granularity=granularity, include_staged=include_staged, filters=flt))
 
     def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-                 refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
+                 refresh_staged: bool = True, touch: bool = False, tags: Sequence[str] | str | None = None,
+                 folder: str | None = None, type: str | None = None, after: str | dt.date | None = None,
+                 before: str | dt.date | None = None) -> PrefetchResult:
         """The `[RELEVANT_LEARNED_MEMORY]` block for this turn, at most `budget` characters in all.
 
         Entries are the notes whose decayed cosine to `text` reaches `prefetch_min_score`, best
         first, one per note, near-duplicates merged; dormant (unless strongly matched),
         superseded and staged memories stay out. `result.block` is "" when nothing is relevant.
         Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
-        notes are rehearsed only with `touch=True`. Logic and rationale: prefetch.py.
+        notes are rehearsed only with `touch=True`. The filters are recall's. Logic and
+        rationale: prefetch.py.
         """
+        when = now or self.clock()
+        flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         return self._guarded(lambda: _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged,
-                                               touch=touch))
+                                               touch=touch, filters=flt))
+
+    # -- reading -----------------------------------------------------------------
+    def read(self, target: str, *, heading: str | None = None,
+             lines: str | tuple[int | None, int | None] | None = None, max_chars: int | None = None) -> NoteText:
+        """A note, one heading's section (`heading`, or `[[Note#Heading]]`) or a line range
+        (`"40:80"`, body lines, 1-based), with its path, title, node_id and dates.
+
+        `target` is a title, alias, file name, vault path, `[[wikilink]]` or node_id (resolve.py).
+        Writes nothing. Private notes and files that are not notes are refused. Logic: reading.py.
+        """
+        return _read(self, target, heading=heading, lines=lines, max_chars=max_chars)
+
+    def related(self, target: str, *, k: int = 10) -> Related:
+        """Notes related to `target` by its links (out and back) and by meaning (its chunks'
+        vectors against the index), each marked `linked` or not, with its reasons. Logic: related.py."""
+        return _related(self, target, k=k)
+
+    def recent(self, *, days: float = 7, k: int = 20, now: dt.datetime | None = None) -> list[RecentNote]:
+        """Notes written, committed, recalled or logged in the last `days` days, newest first
+        (from frontmatter and episode names, never file times). Logic: recent.py."""
+        return _recent(self, days=days, k=k, now=now)
 
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
         """Write `last_accessed`/`access_count` for these notes; returns the paths written.
@@ -693,16 +773,21 @@ class Memory:
         return staging.discard(self, id)
 
     def remember(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
-                 now: dt.datetime | None = None) -> Committed:
-        """Stage and commit in one step (commits even on a conflict, and reports it)."""
-        return self._guarded(lambda: staging.remember(self, text, title=title, tags=tags, now=now))
+                 supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None) -> Committed:
+        """Stage and commit in one step (commits even on a conflict, and reports it).
+
+        If a note already states it (conflicts.py), nothing is written and that note is
+        returned (`existing`). `supersedes`: the note it replaces (linked both ways).
+        """
+        return self._guarded(lambda: staging.remember(self, text, title=title, tags=tags, supersedes=supersedes,
+                                                      now=now))
 
     def pin(self, target: str) -> PinResult:
-        """Pin a note (node_id or vault path): strength 1, never dormant."""
+        """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
         return edits.set_pinned(self, target, True)
 
     def unpin(self, target: str) -> PinResult:
-        """Unpin a note (node_id or vault path): it decays like any other again."""
+        """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again."""
         return edits.set_pinned(self, target, False)
 
     def log(self, text: str, now: dt.datetime | None = None) -> str:

@@ -46,6 +46,7 @@ from .edits import rehearse
 from .embedders import Embedder, Vectors, embed_query
 from .errors import VectorStoreUnavailableError
 from .fields import parse_time
+from .filters import NoteFilter, eligible
 from .ranking import Candidate
 from .search import Searcher
 from .staging import refresh_staged_memories
@@ -242,8 +243,8 @@ class _Remembered:
 # -- the edge: one call against a Memory ------------------------------------------------
 
 def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-             refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
-    """See `Memory.prefetch`."""
+             refresh_staged: bool = True, touch: bool = False, filters: NoteFilter | None = None) -> PrefetchResult:
+    """See `Memory.prefetch`. `filters` restrict the candidates before admission (filters.py)."""
     cfg = ws.config
     budget = cfg.prefetch_budget if budget is None else int(budget)
     now = now or ws.clock()
@@ -258,13 +259,14 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     # documents) per query (~100 ms on 10k notes), which the turn should not pay.
     embedder = _Remembered(ws.embedder, query, qvec)
     pool = min(200, max(30, budget // 40))
+    allow = eligible(ws, filters)
     try:
         cands = ws.searcher(embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow)
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
         ws.lexical_only(exc)
         cands = Searcher(ws.catalog, None, embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     best: dict[str, _Pick] = {}
     for c in cands:

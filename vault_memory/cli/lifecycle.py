@@ -32,12 +32,19 @@ class _Conflict(Protocol):
     def path(self) -> str | None: ...
     @property
     def similarity(self) -> float | None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def statement(self) -> str: ...
 
 
 def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: bool, path: str = "") -> None:
     for c in conflicts:
         sim = f", similarity {c.similarity:.2f}" if c.similarity is not None else ""
-        note(f"  conflicts with {c.title or c.node_id or '?'} ({c.path or 'not in the index'}{sim})")
+        what = "already stated in" if c.kind == "duplicate" else "conflicts with"
+        note(f"  {what} {c.title or c.node_id or '?'} ({c.path or 'not in the index'}{sim})")
+        if c.statement:
+            note(f"    which says: {c.statement}")
     if not conflicts:
         return
     first = conflicts[0]
@@ -145,19 +152,26 @@ def discard(ctx: typer.Context,
         say(where)
 
 
-def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None, as_json: AsJson = False,
-             now: Now = None) -> None:
-    """Stage and commit a memory in one step; prints its node_id. Conflicts are reported, not blocking."""
+def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None,
+             supersedes: Annotated[str | None, typer.Option(
+                 "--supersedes", metavar="OLD", show_default=False,
+                 help="The note this memory replaces (node_id, path, title or [[link]]); both are linked")] = None,
+             as_json: AsJson = False, now: Now = None) -> None:
+    """Stage and commit a memory in one step; prints its node_id. Conflicts are reported, not blocking.
+
+    If a note already states it, nothing is written: prints that note's node_id and says where.
+    """
     when = parse_now(now)
     with state(ctx).memory() as mem:
         ensure_current(mem)
-        done = mem.remember(text, title=title, tags=tag or [], now=when)
+        done = mem.remember(text, title=title, tags=tag or [], supersedes=supersedes, now=when)
     if as_json:
         emit_json(done.to_dict())
         return
     say(done.node_id)
     if done.existing:
-        note(f"already remembered in {done.path}; rehearsed it instead of writing a copy")
+        said = done.conflicts[0].statement if done.conflicts and done.conflicts[0].statement else ""
+        note(f"already stated in {done.path}" + (f": {said!r}" if said else "") + "; nothing written")
         return
     note(f"remembered: {done.title!r} in {done.path}")
     _conflict_lines(done.node_id, done.conflicts, committed=True, path=done.path)

@@ -26,7 +26,7 @@ import typer.main
 from vault_memory import __version__
 from vault_memory.errors import StorageError, VaultMemoryError, storage_message
 
-from . import agent, lifecycle, review, search, settings, sync
+from . import agent, lifecycle, notes, review, search, settings, sync
 from .options import (
     ChromaUrlOpt,
     EmbedderOpt,
@@ -52,7 +52,8 @@ app = typer.Typer(
 
 # Every command, in the order `--help` lists them; registered here and nowhere else.
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("index", search.index), ("recall", search.recall), ("status", search.status),
+    ("index", search.index), ("recall", search.recall), ("read", notes.read), ("related", notes.related),
+    ("recent", notes.recent), ("status", search.status),
     ("watch", sync.watch), ("doctor", sync.doctor),
     ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
     ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from .options import AsJson, Now, parse_now, state
+from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
 from .output import Progress, emit_json, ensure_current, render_index_report, say
 
 
@@ -44,12 +44,18 @@ def recall(ctx: typer.Context,
            now: Now = None,
            no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
            mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
-           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False) -> None:
-    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
+           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False,
+           tag: FilterTag = None, folder: FilterFolder = None, type: FilterType = None, after: FilterAfter = None,
+           before: FilterBefore = None) -> None:
+    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals.
+
+    The filters choose which notes may come back before anything is ranked, so the k are all eligible.
+    """
     when = parse_now(now)
     with state(ctx).memory() as mem:
         ensure_current(mem)
-        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay)
+        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay,
+                          tags=tag, folder=folder, type=type, after=after, before=before)
     if as_json:
         emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits)})
         return
