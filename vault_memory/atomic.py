@@ -138,7 +138,9 @@ def create(path: Path, rel: str, data: bytes) -> None:
 # 4. That leaves a save whose truncate lands in the microseconds between check 2 and the
 #    swap (with the lease: one that opened the old file meanwhile and broke the lease). We
 #    keep the old inode open across the swap and read it afterwards: if it changed, or the
-#    lease was broken, the editor wrote (or will write) into it; we wait until it is quiet and put its bytes back
+#    lease was broken, the editor wrote (or will write) into it; we wait until it is quiet (and,
+#    with leases, until no process holds it open for writing: a save paused between two writes
+#    is not done) and put its bytes back
 #    at the path (if the path still holds what we wrote; otherwise beside it, as a
 #    conflict copy), and report ConcurrentEditError. Nothing the editor wrote is lost.
 # On Windows an open file cannot be replaced and editors save differently; steps 1-3 apply.
@@ -355,6 +357,16 @@ def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_res
     _rescue(path, rel, fd, data)
 
 
+def _held_for_writing(fd: int) -> bool:
+    """Whether another process still has the file open for writing (an editor paused between two
+    writes of one save: quiet is not done). Linux answers through a lease; elsewhere, False."""
+    lease = _read_lease(fd)
+    if lease:
+        with contextlib.suppress(OSError):
+            fcntl_mod.fcntl(fd, fcntl_mod.F_SETLEASE, fcntl_mod.F_UNLCK)
+    return lease is False
+
+
 def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
     """An editor wrote into the file we just replaced: put what it wrote back at the path."""
     deadline = time.monotonic() + RESCUE_MAX_WAIT
@@ -365,7 +377,7 @@ def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
         cur = _fingerprint(os.fstat(fd))
         if cur != last:
             last, steady_since = cur, time.monotonic()
-        elif time.monotonic() - steady_since >= RESCUE_QUIET:
+        elif time.monotonic() - steady_since >= RESCUE_QUIET and not _held_for_writing(fd):
             break
     saved = _read_fd(fd)
     try:
