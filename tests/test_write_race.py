@@ -195,10 +195,14 @@ def test_a_save_by_rename_between_check_and_swap_stands(tmp_path: Path, monkeypa
 
 
 @pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETLEASE"), reason="file leases are Linux-only")
-def test_a_rescue_waits_for_a_save_paused_between_two_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An editor (another process) opens the note while we swap, so it writes into the old file; it
-    writes half, pauses longer than the rescue's quiet period, then writes the rest. The rescue must
-    put back the whole save, not the half it saw when the file first went quiet."""
+@pytest.mark.parametrize("exchange", EXCHANGE)
+def test_an_editor_opening_the_note_as_we_swap_keeps_its_whole_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    exchange: bool) -> None:
+    """An editor (another process) opens the note while we swap: it has the old file and waits on our
+    lease. It writes half, pauses longer than the rescue's quiet period, then writes the rest.
+    With RENAME_EXCHANGE the old file goes back to the path before we let go (the save lands in
+    place); without it the rescue waits until the editor closes the file, not only until it is
+    quiet, and puts the whole save back, not the half it saw first."""
     import subprocess
     import sys
 
@@ -222,11 +226,12 @@ def test_a_rescue_waits_for_a_save_paused_between_two_writes(tmp_path: Path, mon
             time.sleep(1.5)  # the editor has looked the path up (the old file) and waits on our lease
         return real(a, b)
 
-    if atomic._RENAMEAT2 is not None:
+    if exchange:
         monkeypatch.setattr(atomic, "_exchange", lambda a, b: editor_opens_first(real_exchange, a, b))
     else:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
         monkeypatch.setattr(atomic.os, "replace", lambda a, b: editor_opens_first(real_replace, a, b))
-    with pytest.raises(ConcurrentEditError, match="back in place"):
+    with pytest.raises(ConcurrentEditError, match="an editor opened it" if exchange else "back in place"):
         write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
     assert procs[0].wait(10) == 0
     assert path.read_bytes() == edited
