@@ -44,6 +44,8 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "rehearse_floor": ("bench.studies.rehearse_floor", "locomo"),
     "lexical_study": ("bench.studies.lexical_study", None),
     "same_question": ("bench.studies.same_question", "locomo"),
+    "soak": ("bench.studies.soak", None),
+    "tools": ("bench.studies.tools", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")

@@ -36,6 +36,7 @@ import datetime as dt
 import logging
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -44,9 +45,10 @@ import numpy as np
 from .catalog import ChunkRow, NoteRow
 from .decay import MemoryState, is_episodic
 from .edits import rehearse
-from .embedders import Embedder, Vectors
+from .embedders import Embedder, Vectors, embed_query
 from .errors import VectorStoreUnavailableError
 from .fields import parse_time
+from .filters import NoteFilter, eligible
 from .ranking import Candidate, Ranked, change_label, freshness, rank
 from .relations import with_identities
 from .search import Searcher
@@ -235,21 +237,9 @@ def _jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def fit_query(text: str, embedder: Embedder) -> str:
-    """The turn on one line, cut (keeping its start) to what the embedder accepts."""
-    text = _WS.sub(" ", text).strip()
-    limit = embedder.max_tokens
-    if embedder.count_tokens(text) <= limit:
-        return text
-    words = text.split(" ")
-    lo, hi = 1, len(words)
-    while lo < hi:  # the longest prefix of words that fits
-        mid = (lo + hi + 1) // 2
-        if embedder.count_tokens(" ".join(words[:mid])) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return " ".join(words[:lo])
+def one_line(text: str) -> str:
+    """The turn on one line (embedded whole: embedders.embed_query takes any length)."""
+    return _WS.sub(" ", text).strip()
 
 
 class _Remembered:
@@ -260,7 +250,8 @@ class _Remembered:
         self.identity, self.dim, self.max_tokens = inner.identity, inner.dim, inner.max_tokens
 
     def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
+        # Its own text "fits": embed_query then asks for it whole, and gets the vector it has.
+        return 1 if text == self.text else self.inner.count_tokens(text)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if list(texts) == [self.text]:
@@ -271,15 +262,15 @@ class _Remembered:
 # -- the edge: one call against a Memory ------------------------------------------------
 
 def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-             refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
-    """See `Memory.prefetch`."""
+             refresh_staged: bool = True, touch: bool = False, filters: NoteFilter | None = None) -> PrefetchResult:
+    """See `Memory.prefetch`. `filters` restrict the candidates before admission (filters.py)."""
     cfg = ws.config
     budget = cfg.prefetch_budget if budget is None else int(budget)
     now = now or ws.clock()
-    query = fit_query(text, ws.embedder) if text.strip() else ""
+    query = one_line(text)
     if not query:
         return PrefetchResult("", [], budget)
-    qvec = np.asarray(ws.embedder.embed([query])[0], dtype=np.float32)
+    qvec = embed_query(ws.embedder, query)
     staged_prefix = cfg.staging_folder.strip("/") + "/"
 
     # Dense candidates only: admission is on cosine, so the nearest chunks *are* the best
@@ -287,14 +278,15 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     # documents) per query (~100 ms on 10k notes), which the turn should not pay.
     embedder = _Remembered(ws.embedder, query, qvec)
     pool = min(200, max(30, budget // 40))
+    allow = eligible(ws, filters)
     try:
         cands = ws.searcher(embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,),
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow,
             windows=ws.window_scorer())
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
         ws.lexical_only(exc)
         cands = Searcher(ws.catalog, None, embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     best: dict[str, _Pick] = {}
     for c in cands:
@@ -314,7 +306,7 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
         if held is None or (-score, c.key) < (-held.score, held.cand.key):  # its best chunk; ties by chunk id
             best[c.node_id] = _Pick(score, c, note, gate.strength, gate.reactivated, state)
     picks = sorted(best.values(), key=lambda t: (-t.score, t.note.node_id))
-    ranked = with_statements(ws, query, picks, cfg.prefetch_min_score, now, embedder, staged_prefix)
+    ranked = with_statements(ws, query, picks, cfg.prefetch_min_score, now, embedder, staged_prefix, allow)
 
     entries = mark_changes(_merge_duplicates(ws, query, ranked, cfg.prefetch_entry_cap),
                            {p.note.node_id: p.same_question for p in ranked})
@@ -331,12 +323,13 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
 RECALL_K = 5
 
 
-def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedder,
-                  staged_prefix: str) -> tuple[dict[str, tuple[str, ...]], dict[str, Ranked]]:
+def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedder, staged_prefix: str,
+                  allow: AbstractSet[str] | None = None) -> tuple[dict[str, tuple[str, ...]], dict[str, Ranked]]:
     """What recall (hybrid, decay on, k=RECALL_K) would say answers the same question:
     node id -> the others of its group, and the ranked notes that are in a group."""
     cands = ws.searcher(embedder).search(query, mode="hybrid", granularity="note", candidates=100,
-                                         exclude_prefixes=(staged_prefix,), windows=ws.window_scorer())
+                                         exclude_prefixes=(staged_prefix,), allow=allow,
+                                         windows=ws.window_scorer())
     # Only the head is ranked: the k come from it unless nearly all of it is dormant (then the
     # groups are merely smaller), and ranking every candidate's decay state would double the turn's cost.
     head = cands[: 4 * RECALL_K + 20]
@@ -349,7 +342,7 @@ def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedde
 
 
 def with_statements(ws: Workspace, query: str, picks: Sequence[_Pick], min_score: float, now: dt.datetime,
-                    embedder: Embedder, staged_prefix: str) -> list[_Pick]:
+                    embedder: Embedder, staged_prefix: str, allow: AbstractSet[str] | None = None) -> list[_Pick]:
     """The admitted notes (score >= `min_score`), best first, each followed by the other
     statements of the question it answers, stated later first (issue 14).
 
@@ -361,7 +354,7 @@ def with_statements(ws: Workspace, query: str, picks: Sequence[_Pick], min_score
     admitted = [p for p in picks if p.score >= min_score]
     if not any(not is_episodic(p.stated) for p in admitted):
         return admitted
-    groups, grouped = recall_groups(ws, query, now, embedder, staged_prefix)
+    groups, grouped = recall_groups(ws, query, now, embedder, staged_prefix, allow)
     by_id = {p.note.node_id: p for p in picks}
     placed: set[str] = set()
     out: list[_Pick] = []

@@ -19,6 +19,7 @@ from .config import Config
 from .decay import DecayModel
 from .embedders import Embedder
 from .errors import VectorStoreUnavailableError
+from .names import Names
 from .notefile import ParsedNote
 from .search import Searcher
 from .vault import IgnoreRules
@@ -41,6 +42,10 @@ class Workspace(Protocol):
 
     @property
     def embedder(self) -> Embedder: ...
+
+    def note_names(self) -> Names:
+        """Every indexed note's names (file name, path, title, aliases) for resolving targets and links."""
+        ...
 
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher on the dense backend the index calls for."""

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from .options import AsJson, Now, parse_now, state
-from .output import Progress, emit_json, ensure_current, render_index_report
+from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
+from .output import Progress, emit_json, ensure_current, render_index_report, say
 
 
 class Mode(enum.StrEnum):
@@ -34,7 +34,7 @@ def index(ctx: typer.Context,
     if as_json:
         emit_json(report.to_dict())
     else:
-        typer.echo(render_index_report(report))
+        say(render_index_report(report))
 
 
 def recall(ctx: typer.Context,
@@ -45,28 +45,33 @@ def recall(ctx: typer.Context,
            no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
            mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
            no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False,
+           tag: FilterTag = None, folder: FilterFolder = None, type: FilterType = None, after: FilterAfter = None,
+           before: FilterBefore = None,
            explain: Annotated[bool, typer.Option("--explain", help="Show how each hit was ranked")] = False) -> None:
-    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
+    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals.
+
+    The filters choose which notes may come back before anything is ranked, so the k are all eligible.
+    """
     when = parse_now(now)
     with state(ctx).memory() as mem:
         ensure_current(mem)
         hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay,
-                          explain=explain)
+                          tags=tag, folder=folder, type=type, after=after, before=before, explain=explain)
     if as_json:
         emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits)})
         return
     if not hits:
-        typer.echo("no matching notes")
+        say("no matching notes")
     for i, h in enumerate(hits, 1):
         flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
         where = f" > {h.heading}" if h.heading else ""
-        typer.echo(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
+        say(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
         if h.change:
-            typer.echo(f"   [stated {(h.date or 'undated')[:10]}; {h.change}]")
-        typer.echo(f"   {h.snippet}")
+            say(f"   [stated {(h.date or 'undated')[:10]}; {h.change}]")
+        say(f"   {h.snippet}")
         if h.explain is not None:
             for line in render_explain(h.explain):
-                typer.echo(f"   | {line}")
+                say(f"   | {line}")
 
 
 def render_explain(ex: dict[str, Any]) -> list[str]:
@@ -80,9 +85,9 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
         lines.append(f"answers with: {window['text']}")
     stated = ex["stated"]
     when = f"stated {stated['when']} ({stated['source']})" if stated else "undated"
-    state = ", ".join(x for x in ["pinned" if ex["pinned"] else "", "dormant" if ex["dormant"] else "",
+    marks = ", ".join(x for x in ["pinned" if ex["pinned"] else "", "dormant" if ex["dormant"] else "",
                                   "reactivated" if ex["reactivated"] else ""] if x)
-    lines.append(f"strength {ex['strength']:.3f}, tier {ex['tier']}, {when}" + (f", {state}" if state else "")
+    lines.append(f"strength {ex['strength']:.3f}, tier {ex['tier']}, {when}" + (f", {marks}" if marks else "")
                  + ("" if ex["decay"] else ", decay off"))
     if ex["same_question"]:
         lines.append("answers the same question as: " + ", ".join(ex["same_question"]))
@@ -97,17 +102,17 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     if as_json:
         emit_json(info)
         return
-    typer.echo(f"vault:     {info['vault']}")
-    typer.echo(f"index:     {info['index_dir']}")
-    typer.echo(f"embedder:  {info['embedder']}")
+    say(f"vault:     {info['vault']}")
+    say(f"index:     {info['index_dir']}")
+    say(f"embedder:  {info['embedder']}")
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
-    typer.echo(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
+    say(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
                f"({store['vectors'] if 'vectors' in store else 'unavailable: ' + str(store.get('error', '?'))})")
-    typer.echo(f"notes:     {info['notes']}   chunks: {info['chunks']}")
+    say(f"notes:     {info['notes']}   chunks: {info['chunks']}")
     pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
-    typer.echo(f"pending:   {pending}")
+    say(f"pending:   {pending}")
     for path, err in info["failures"].items():
-        typer.echo(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
+        say(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
     for path, why in info.get("passed_over", {}).items():
-        typer.echo(f"not indexed: {path}: {why}")
+        say(f"not indexed: {path}: {why}")
