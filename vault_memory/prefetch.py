@@ -5,7 +5,8 @@
     [/RELEVANT_LEARNED_MEMORY]
 
 Choosing entries. The score is *decayed absolute relevance*: the cosine of the turn to a
-note's best chunk, times `1 - w + w * strength` (w = STRENGTH_WEIGHT, 0.15). Cosine is
+note's best chunk (or to its best answer window, when higher: windows.py, so a fact is not
+judged by the talk around it), times `1 - w + w * strength` (w = STRENGTH_WEIGHT, 0.15). Cosine is
 used because it is the one relevance number with a fixed scale: the fused relevance that
 recall ranks by is min-max normalised per query (its top hit is always ~1.0, so a minimum on
 it would never give an empty block) and BM25 grows with corpus size and query length.
@@ -14,6 +15,11 @@ nothing that passes the gate. Entries below `prefetch_min_score` are cut (by sco
 by position); what remains is shown best first, one entry per note, near-duplicates
 merged, until the budget is used. Dormant notes stay out unless the turn matches them as closely as
 recall's reactivation rule demands; superseded and staged memories always stay out.
+
+The current statement (issue 14). When an admitted note is a fact, the other notes that
+recall's ranking says answer the same question follow it into the block, even below the
+bar, stated later first and marked ("stated 2024-03-02; older: newer statement (2024-11-20)
+is #1"): the newest statement is shown whenever an older one is (`with_statements`).
 
 No block: when nothing passes, `block` is the empty string (not an empty marker pair),
 so a caller can always do `system = base + result.block` without adding noise.
