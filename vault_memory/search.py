@@ -25,8 +25,10 @@ ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
 #: chunks (most relevant first), the query's vector and text -> chunk id -> its best
 #: answer window (windows.WindowScorer; None: chunks are scored whole, as before issue 14)
 WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Window]]
-#: How many of the most relevant chunks get their answer windows scored (see windows.py).
-WINDOW_CANDIDATES = 50
+#: How many of the most relevant chunks get their answer windows scored (see windows.py). 30 chunks
+#: and 2 sentences each give updates_hard what 50 and 4 gave (20 loses a statement) for a third
+#: of the sentences embedded by a new question (bench same_question's replay).
+WINDOW_CANDIDATES = 30
 ExactOwners = Callable[[], tuple[np.ndarray, dict[str, int]]]
 #: A filtered dense search on a store scores the allowed chunks exactly up to this many (loading
 #: 20k cached vectors takes ~30 ms); more, and the store is over-asked (at most ALLOWED_OVERFETCH_MAX).
