@@ -530,7 +530,11 @@ def test_two_writers_in_one_process_tree(wvault: Path, base: Path) -> None:
             while time.monotonic() < deadline and not reader.catalog.note_by_path("kea.md"):
                 time.sleep(0.05)
             assert reader.catalog.note_by_path("kea.md") is not None
-            assert diagnose(reader).ok
+            report = diagnose(reader)  # the watcher may still be flushing the note's vectors: wait for it
+            while time.monotonic() < deadline + 10 and not report.ok:
+                time.sleep(0.1)
+                report = diagnose(reader)
+            assert report.ok, report.problems()
         finally:
             stop.set()
             t.join(timeout=10)

@@ -29,8 +29,8 @@ from .indexer import Indexer
 from .memory import Memory
 from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
-from .storecheck import check_store
-from .vectorstore import STORE_FOLDER, describe_target
+from .storecheck import changed_behind_our_back, check_store
+from .vectorstore import MARKER_PREFIX, STORE_FOLDER, describe_target
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +129,8 @@ class DoctorReport:
 def diagnose(mem: Memory) -> DoctorReport:
     """Compare vault and index without writing to either; first check the index files are sound."""
     report = DoctorReport(embedder_configured=mem.embedder.identity)
+    # before anything here opens the store; this very process having it open is not "behind our back"
+    changed = not (mem.index_dir / f"{MARKER_PREFIX}{os.getpid()}").exists() and changed_behind_our_back(mem.index_dir)
     report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
     report.temp_files = _leftover_temp_files(mem)
     try:
@@ -140,6 +142,11 @@ def diagnose(mem: Memory) -> DoctorReport:
         report.catalog_damage = integrity.problems
         if not report.catalog_damage:
             _compare(mem, report)
+        if changed and report.store_damage is None and (mem.index_dir / STORE_FOLDER).exists():
+            # Chroma's HNSW files carry no checksums: random bytes in them may answer every sampled
+            # query and still be damage. Rebuilding from the catalog's vectors embeds nothing.
+            report.store_damage = (f"the vector store {mem.index_dir / STORE_FOLDER} changed while no process had it "
+                                   "open (restored, copied or damaged)")
     except CatalogCorruptError as exc:
         report.catalog_damage = [str(exc)]
     except (sqlite3.DatabaseError, ValueError) as exc:  # damage the checks did not see, met while reading
