@@ -158,9 +158,18 @@ def format_regex(fmt: str) -> re.Pattern[str] | None:
 _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None:
     """The day a daily note's file name names (`2024-03-05`, or the vault's daily-notes format)."""
-    for rx in (_ISO_DAY, format_regex(fmt)):
+    if not _DIGIT.search(stem):
+        # Every format that names a day has a day of digits. Recall asks this of ~200 candidate
+        # notes per query, and building the format's regex each time was a third of a warm recall.
+        return None
+    for rx in (_ISO_DAY, None):
+        if rx is None:
+            rx = format_regex(fmt)  # only when the name is not an ISO day
         m = rx.match(stem) if rx is not None else None
         if m is None:
             continue
