@@ -4,8 +4,12 @@ Tables: `notes` (one row per indexed note, keyed by node_id), `chunks` (one row 
 chunk), `vectors` (embedding cache keyed by the hash of the embedded text, so the
 same text is never embedded twice), `chunks_fts` (FTS5, the lexical BM25 index),
 `lex_docs` (the same terms for the in-memory BM25 of lexical.py), `failures` (notes
-that could not be parsed) and `meta` (embedder identity, state).
+that could not be parsed), `file_stamps` (each file's stat when it was last read, so
+an unchanged file is not read again) and `meta` (embedder identity, state).
 Everything here is derived from the vault and can be deleted.
+
+Longer than most modules: it is the one place that speaks SQL to the index, and each
+table's few queries sit together so a schema change is made in one file.
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, file_hash TEXT NOT N
                                      kind TEXT NOT NULL DEFAULT 'unreadable');
 -- chunks whose vector is in the catalog but not yet confirmed written to the vector store
 CREATE TABLE IF NOT EXISTS store_pending (chunk_id TEXT PRIMARY KEY);
+-- what a note file's stat said when its bytes were last read and hashed (indexer.file_stamp):
+-- while the stamp is unchanged the file is not read again
+CREATE TABLE IF NOT EXISTS file_stamps (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, file_hash TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     chunk_id UNINDEXED, body, title, tokenize = '""" + lexical.TOKENIZE + """'
 );
@@ -101,6 +108,27 @@ class ChunkRow:
     text_hash: str
 
 
+@dataclass(frozen=True)
+class VectorProgress:
+    """How many of the index's chunks have their vector: a first index writes every note's rows
+    before it embeds them, and until all have one recall ranks by BM25 alone."""
+
+    chunks: int
+    embedded: int
+
+    @property
+    def pending(self) -> int:
+        return self.chunks - self.embedded
+
+    @property
+    def complete(self) -> bool:
+        return self.pending == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunks": self.chunks, "embedded": self.embedded, "pending": self.pending,
+                "complete": self.complete}
+
+
 def query_words(text: str) -> list[str]:
     """The words a lexical query ORs: its meaningful words (all words if none are), once each."""
     words = [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
@@ -138,6 +166,10 @@ class Catalog:
         # their JSON columns was a fifth of a warm hybrid recall at 10k notes. Keyed by every
         # column, so an edited row is simply another key. NoteRows are shared: read-only.
         self._note_rows: dict[tuple[Any, ...], NoteRow] = {}
+        # ... and by node_id, valid while the notes' generation (bumped by every committed write to
+        # `notes`, in any process) is the one they were read at: recall asks for the same ~200 twice.
+        self._notes_by_id: dict[str, NoteRow] = {}
+        self._notes_gen: str | None = None
         try:
             if read_only:
                 self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
@@ -173,7 +205,8 @@ class Catalog:
             return
         log.warning("index catalog %s has schema %s; upgrading to %s (cached vectors are kept)",
                     self.path, old, SCHEMA_VERSION)
-        for table in ("chunks_fts", "lex_docs", "lex_segment", "chunks", "notes", "failures", "store_pending"):
+        for table in ("chunks_fts", "lex_docs", "lex_segment", "chunks", "notes", "failures", "store_pending",
+                      "file_stamps"):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self.db.execute("DELETE FROM meta WHERE key NOT IN ('embedder')")
         self.db.execute("INSERT INTO meta(key, value) VALUES ('store_dirty', '1')")  # re-sync Chroma's ids
@@ -228,6 +261,14 @@ class Catalog:
 
     def notes_by_ids(self, node_ids: Sequence[str]) -> dict[str, NoteRow]:
         out: dict[str, NoteRow] = {}
+        by_id: dict[str, NoteRow] | None = None
+        if not self.db.in_transaction:  # rows read inside a transaction may still roll back
+            gen = self.get_meta("notes_gen") or "0"
+            if gen != self._notes_gen or len(self._notes_by_id) > 50_000:
+                self._notes_by_id, self._notes_gen = {}, gen
+            by_id = self._notes_by_id
+            out = {n: by_id[n] for n in node_ids if n in by_id}
+            node_ids = [n for n in node_ids if n not in out]
         cache = self._note_rows
         if len(cache) > 50_000:
             cache.clear()
@@ -239,6 +280,8 @@ class Catalog:
                 if row is None:
                     row = cache[r] = _note_row(r)
                 out[row.node_id] = row
+                if by_id is not None:
+                    by_id[row.node_id] = row
         return out
 
     def entries(self) -> list[tuple[str, str, str, str]]:
@@ -274,6 +317,7 @@ class Catalog:
     def upsert_note(self, row: NoteRow) -> None:
         old = self.db.execute("SELECT title, aliases, tags FROM notes WHERE node_id = ?", (row.node_id,)).fetchone()
         old_title = None if old is None else " ".join([old[0], *json.loads(old[1]), *json.loads(old[2])])
+        self._bump_notes()
         # A path may be taken over by another identity (delete + create): free it first.
         self.db.execute("DELETE FROM notes WHERE path = ? AND node_id != ?", (row.path, row.node_id))
         self.db.execute(
@@ -296,6 +340,7 @@ class Catalog:
         ids = [r[0] for r in self.db.execute("SELECT chunk_id FROM chunks WHERE node_id = ?", (node_id,))]
         self._delete_chunks(ids)
         self.db.execute("DELETE FROM notes WHERE node_id = ?", (node_id,))
+        self._bump_notes()
         return ids
 
     # -- chunks -------------------------------------------------------------
@@ -333,6 +378,39 @@ class Catalog:
     def chunk_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
 
+    def embedded_chunk_ids(self) -> set[str]:
+        """Chunks whose text has a cached vector: what a vector store should hold."""
+        return {r[0] for r in self.db.execute(
+            "SELECT c.chunk_id FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash")}
+
+    def embedded_chunk_count(self) -> int:
+        return int(self.db.execute(
+            "SELECT count(*) FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash").fetchone()[0])
+
+    def unembedded_chunks(self, limit: int = -1) -> list[tuple[int, str, str]]:
+        """(rid, chunk_id, text_hash) of chunks written before their vector (indexer: catalog
+        first), in rid order."""
+        return [(int(r), c, h) for r, c, h in self.db.execute(
+            "SELECT rid, chunk_id, text_hash FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash) ORDER BY rid LIMIT ?", (limit,))]
+
+    def vector_progress(self) -> VectorProgress:
+        chunks = self.chunk_count()
+        return VectorProgress(chunks, chunks - (self.unembedded_count() if self.get_meta("embedding_pending") == "1"
+                                                else 0))
+
+    def unembedded_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                                   "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)").fetchone()[0])
+
+    def texts_by_rids(self, rids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for start in range(0, len(rids), 500):
+            part = list(rids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT rid, text FROM chunks WHERE rid IN ({marks})", part))
+        return out
+
     def chunk_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
@@ -359,6 +437,10 @@ class Catalog:
             "INSERT INTO meta VALUES ('lexical_gen', '1') "
             "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value").fetchone()
         return int(value)
+
+    def _bump_notes(self) -> None:
+        self.db.execute("INSERT INTO meta VALUES ('notes_gen', '1') "
+                        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
     def _bump_generation(self) -> None:
         self.db.execute("INSERT INTO meta VALUES ('vectors_gen', '1') "
@@ -496,6 +578,18 @@ class Catalog:
         """Drop cached vectors no chunk uses any more."""
         cur = self.db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
         return cur.rowcount
+
+    # -- file stamps ----------------------------------------------------------
+    def file_stamps(self) -> dict[str, tuple[str, str]]:
+        """path -> (stat stamp, file hash) of the files whose bytes were read and hashed."""
+        return {p: (s, h) for p, s, h in self.db.execute("SELECT path, stamp, file_hash FROM file_stamps")}
+
+    def set_file_stamps(self, stamps: dict[str, tuple[str, str]]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO file_stamps VALUES (?, ?, ?)",
+                            [(p, s, h) for p, (s, h) in stamps.items()])
+
+    def drop_file_stamps(self, paths: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM file_stamps WHERE path = ?", [(p,) for p in paths])
 
     # -- failures and notes passed over -------------------------------------
     def set_failure(self, path: str, file_hash: str, error: str, kind: str = "unreadable") -> None:

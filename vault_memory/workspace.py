@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from .catalog import Catalog
+from .catalog import Catalog, VectorProgress
 from .config import Config
 from .decay import DecayModel
 from .embedders import Embedder
@@ -40,6 +40,10 @@ class Workspace(Protocol):
 
     @property
     def embedder(self) -> Embedder: ...
+
+    def vectors(self) -> VectorProgress:
+        """How many chunks have their vector (the rest are found by keyword only, for now)."""
+        ...
 
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher on the dense backend the index calls for."""
