@@ -558,6 +558,17 @@ def test_create_without_fields_or_body(vault: Path) -> None:
     assert (vault / "n.md").read_bytes() == b"---\n---\n"
 
 
+def test_create_from_whole_text_writes_it_as_is(vault: Path) -> None:
+    text = "---\ndate: \"2026-11-29\"\ntags:\n  - daily\n---\n# Sunday\n\n## Log\n- 09:00 up\n"
+    note = write_note(vault, "d.md", expected_hash=None, whole=text)
+    assert (vault / "d.md").read_text(encoding="utf-8") == text and note.meta["date"] == "2026-11-29"
+    with pytest.raises(NoteParseError):  # never create a note that cannot be read back
+        write_note(vault, "bad.md", expected_hash=None, whole="---\ndate: [oops\n---\nbody\n")
+    assert not (vault / "bad.md").exists()
+    with pytest.raises(ValueError):
+        write_note(vault, "e.md", expected_hash=None, whole="x", set_fields={"node_id": "y"})
+
+
 def test_create_never_overwrites(vault: Path) -> None:
     (vault / "n.md").write_bytes(b"human\n")
     with pytest.raises(NoteError, match="already exists"):

@@ -103,7 +103,7 @@ DISCORD = "We use Discord for the team chat now."
 def test_stage_writes_a_staged_note_that_recall_skips(mem: Memory, empty_vault: Path) -> None:
     sm = mem.stage("Maya prefers short standups, ten minutes at most.", title="Standup length",
                    tags=["#team", "meetings", "team"], now=NOW)
-    assert sm.path == f"Memory/Staged/standup-length-{sm.node_id[:6]}.md"
+    assert sm.path == "Memory/Staged/Standup length.md"  # the title is the file name; the id is in frontmatter
     raw = (empty_vault / sm.path).read_text(encoding="utf-8")
     assert raw == (
         "---\n"
@@ -111,10 +111,9 @@ def test_stage_writes_a_staged_note_that_recall_skips(mem: Memory, empty_vault: 
         "status: staged\n"
         "created: 2026-11-29T12:00:00+00:00\n"
         "expires: 2026-12-06T12:00:00+00:00\n"
-        "title: Standup length\n"
         "tags: [team, meetings]\n"
         "---\n"
-        "# Standup length\n\nMaya prefers short standups, ten minutes at most.\n"
+        "Maya prefers short standups, ten minutes at most.\n"  # no heading repeating the title
     )
     assert not sm.needs_review and sm.conflicts == []
     assert sm.expires == NOW + 7 * DAY
@@ -127,16 +126,25 @@ def test_stage_writes_a_staged_note_that_recall_skips(mem: Memory, empty_vault: 
 
 
 def test_stage_default_title_and_heading(mem: Memory, empty_vault: Path) -> None:
-    long = mem.stage("The backup job runs nightly at two and keeps thirty daily snapshots on the NAS.", now=NOW)
-    assert long.title == "The backup job runs nightly at two and…"
+    long = mem.stage("The backup job runs nightly at two and keeps thirty daily snapshots on the NAS. "
+                     "Restores take an hour.", now=NOW)
+    # the whole first sentence, never cut with "…"; the file name is it, cut on a word when too long
+    assert long.title == "The backup job runs nightly at two and keeps thirty daily snapshots on the NAS"
+    assert long.path == "Memory/Staged/The backup job runs nightly at two and keeps thirty daily.md"
+    assert meta_of(empty_vault, long.path)["title"] == long.title  # the full title, since the name is shorter
     assert (empty_vault / long.path).read_text(encoding="utf-8").endswith(
-        "# The backup job runs nightly at two and…\n\nThe backup job runs nightly at two and keeps thirty "
-        "daily snapshots on the NAS.\n")
-    assert "title" not in meta_of(empty_vault, long.path)  # only an explicit title goes to frontmatter
+        "---\nThe backup job runs nightly at two and keeps thirty daily snapshots on the NAS. "
+        "Restores take an hour.\n")
     short = mem.stage("Tea, not coffee.", now=NOW)
-    assert short.title == "Tea, not coffee."
+    assert short.title == "Tea, not coffee" and short.path == "Memory/Staged/Tea, not coffee.md"
+    assert "title" not in meta_of(empty_vault, short.path)  # the file name says it
     headed = mem.stage("# Printer\n\nThe office printer needs the blue cable.", now=NOW)
     assert headed.title == "Printer" and headed.text == "The office printer needs the blue cable."
+    assert headed.path == "Memory/Staged/Printer.md"
+    # a second memory with the same title gets " 2", not a hex suffix
+    again = mem.stage("# Printer\n\nThe home printer uses USB.", now=NOW)
+    assert again.path == "Memory/Staged/Printer 2.md" and again.title == "Printer"
+    assert meta_of(empty_vault, again.path)["title"] == "Printer"
 
 
 @pytest.mark.parametrize("bad", ["", "   \n\t"])
@@ -164,7 +172,12 @@ def test_stage_flags_conflict_with_a_committed_note(mem: Memory, empty_vault: Pa
     assert sm.conflicts[0].similarity is not None and sm.conflicts[0].similarity >= mem.config.conflict_similarity
     assert sm.conflicts[0].title == "Team chat" and sm.conflicts[0].path == "Notes/team chat.md"
     meta = meta_of(empty_vault, sm.path)
-    assert meta["needs_review"] is True and meta["conflicts_with"] == [old.node_id]
+    # a link Obsidian's graph and backlinks read, and the file name does not clash with the old note's
+    assert meta["needs_review"] is True and meta["conflicts_with"] == ["[[team chat]]"]
+    assert sm.path == "Memory/Staged/Team chat 2.md"
+    # read back from the file, the link is the same note
+    [listed] = mem.staged(now=NOW)
+    assert listed.conflicts_with == [old.node_id] and listed.conflicts[0].path == "Notes/team chat.md"
     # something unrelated is not flagged
     other = mem.stage("The dentist appointment is on Tuesday at nine.", title="Dentist", now=NOW)
     assert not other.needs_review and "needs_review" not in meta_of(empty_vault, other.path)
@@ -198,21 +211,20 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
     assert report.left == []
     [done] = report.committed
     assert done.node_id == sm.node_id and done.staged_path == sm.path
-    assert done.path == f"Memory/vpn-{sm.node_id[:6]}.md" and done.tier == "short"
+    assert done.path == "Memory/VPN.md" and done.tier == "short"
     assert not path.exists() and staged_files(empty_vault) == []
     raw = (empty_vault / done.path).read_text(encoding="utf-8")
     assert raw == (
         "---\n"
         f"node_id: {sm.node_id}\n"
         "created: 2026-11-27T12:00:00+00:00\n"
-        "title: VPN\n"
         "tags: [it]\n"
         "source: \"chat with Maya\"  # keep\n"
         "last_accessed: 2026-11-29T12:00:00+00:00\n"
         "tier: short\n"
         "rehearsal_days: 1\n"
         "---\n"
-        "# VPN\n\nThe VPN needs the hardware key since March.\n\nAdded by hand.\n"
+        "The VPN needs the hardware key since March.\n\nAdded by hand.\n"
     )
     row = mem.catalog.note_by_id(sm.node_id)
     assert row is not None and row.path == done.path  # the index followed the move (same identity)
@@ -277,7 +289,8 @@ def test_commit_needs_review_by_id_clears_the_flag(mem: Memory, empty_vault: Pat
     [done] = mem.commit([sm.node_id], now=NOW).committed
     meta = meta_of(empty_vault, done.path)
     assert "needs_review" not in meta and "status" not in meta and "expires" not in meta
-    assert meta["conflicts_with"] == sm.conflicts_with  # kept as a record of the similarity
+    assert meta["conflicts_with"] == ["[[team chat]]"]  # kept as a record of the similarity
+    assert done.conflicts[0].node_id == sm.conflicts_with[0]
 
 
 def test_commit_all_commits_everything_not_flagged_and_says_why(mem: Memory, empty_vault: Path) -> None:
@@ -360,8 +373,10 @@ def test_supersedes_links_both_and_successor_ranks_first(mem: Memory, empty_vaul
     [done] = report.committed
     old_id = meta_of(empty_vault, "team chat.md")["node_id"]  # the link is state to keep: it gets one
     assert done.supersedes == [old_id]
-    assert meta_of(empty_vault, done.path)["supersedes"] == [old_id]
-    assert meta_of(empty_vault, "team chat.md")["superseded_by"] == [sm.node_id]
+    # both sides are links Obsidian shows and follows; the API still speaks identities
+    assert done.path == "Memory/Team chat 2.md"  # "team chat" is taken (Obsidian's names ignore case)
+    assert meta_of(empty_vault, done.path)["supersedes"] == ["[[team chat]]"]
+    assert meta_of(empty_vault, "team chat.md")["superseded_by"] == ["[[Team chat 2]]"]
     assert (empty_vault / "team chat.md").read_text(encoding="utf-8").endswith(f"# Team chat\n\n{SLACK}\n")
     hits = mem.recall(query, now=NOW, touch=False)
     assert [h.node_id for h in hits[:2]] == [sm.node_id, old_id]
@@ -383,11 +398,13 @@ def test_supersedes_by_path_and_refusals(mem: Memory, empty_vault: Path) -> None
     assert snapshot(empty_vault) == before
     [done] = mem.commit([sm.node_id], supersedes="old.md", now=NOW).committed
     old_meta = meta_of(empty_vault, "old.md")
-    assert old_meta["superseded_by"] == [sm.node_id]
+    assert old_meta["superseded_by"] == ["[[The meeting room is C3 now]]"]
     assert done.supersedes == [old_meta["node_id"]]
-    # a second successor is added, not replacing the first
-    [second] = mem.commit([other.node_id], supersedes="old.md", now=NOW).committed
-    assert meta_of(empty_vault, "old.md")["superseded_by"] == [sm.node_id, other.node_id]
+    assert meta_of(empty_vault, done.path)["supersedes"] == ["[[old]]"]
+    # a second successor is added, not replacing the first; named by title this time
+    [second] = mem.commit([other.node_id], supersedes="Old", now=NOW).committed
+    assert meta_of(empty_vault, "old.md")["superseded_by"] == ["[[The meeting room is C3 now]]",
+                                                               "[[The lunch break is at noon]]"]
     assert second.supersedes == [old_meta["node_id"]]
 
 
@@ -476,7 +493,7 @@ def test_remember_commits_a_conflict_and_reports_it(mem: Memory, empty_vault: Pa
     assert not done.existing
     assert [c.node_id for c in done.conflicts] == [old.node_id]
     meta = meta_of(empty_vault, done.path)
-    assert meta["conflicts_with"] == [old.node_id] and "needs_review" not in meta
+    assert meta["conflicts_with"] == ["[[team chat]]"] and "needs_review" not in meta
     assert done.to_dict()["conflicts_with"] == [old.node_id]
 
 
@@ -883,7 +900,7 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
 @pytest.mark.slow
 def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> None:
     nid = cli("remember", "The boiler manual is in the drawer.", "--now", at(NOW)).stdout.strip()
-    assert meta_of(empty_vault, f"Memory/the-boiler-manual-is-in-the-drawer-{nid[:6]}.md")["node_id"] == nid
+    assert meta_of(empty_vault, "Memory/The boiler manual is in the drawer.md")["node_id"] == nid
     again = cli.json("remember", "The boiler manual is in the drawer.", "--now", at(NOW + DAY))
     assert again["existing"] and again["node_id"] == nid
     x = cli("stage", "Throwaway", "--now", at(NOW)).stdout.strip()
@@ -892,7 +909,7 @@ def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> Non
         == "Memory/Episodes/2026-11-29.md"
     assert read_note(empty_vault, "Memory/Episodes/2026-11-29.md").body == "- 08:30 Fixed the boiler\n"
     assert cli("pin", nid, "--json").stdout and meta_of(
-        empty_vault, f"Memory/the-boiler-manual-is-in-the-drawer-{nid[:6]}.md")["pinned"] is True
+        empty_vault, "Memory/The boiler manual is in the drawer.md")["pinned"] is True
 
     assert isinstance(cli("pin", "../x.md", ok=False).exception, UnsafePathError)
     assert isinstance(cli("commit", "nope", ok=False).exception, NoteNotFoundError)

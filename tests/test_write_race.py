@@ -46,6 +46,26 @@ def test_a_half_saved_note_is_never_written_over(tmp_path: Path) -> None:
     assert path.read_bytes() == partial
 
 
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETLEASE"), reason="file leases are Linux-only")
+def test_a_save_paused_longer_than_the_quiet_period_is_still_refused(tmp_path: Path) -> None:
+    """An editor that truncated, wrote half and then stalled (a loaded machine) for longer than
+    QUIET_SECONDS: the half looks quiet, but the editor still holds the file open for writing."""
+    path = old_note(tmp_path)
+    editor = open(path, "r+b")  # noqa: SIM115 - held open across the write, as a stalled save does
+    try:
+        editor.truncate(0)
+        editor.write(HUMAN.encode()[: len(HUMAN) // 2])
+        editor.flush()
+        past = time.time() - 60
+        os.utime(path, (past, past))  # quiet for a minute: the quiet period alone would let it through
+        half = path.read_bytes()
+        with pytest.raises(ConcurrentEditError, match="open for writing"):
+            write_note(tmp_path, "g.md", expected_hash=sha256_hex(half), set_fields={"access_count": 1})
+        assert path.read_bytes() == half
+    finally:
+        editor.close()
+
+
 def test_a_busy_note_waits_when_asked_then_writes(tmp_path: Path) -> None:
     path = old_note(tmp_path)
     path.write_text(HUMAN, encoding="utf-8")  # just saved (whole)

@@ -8,11 +8,18 @@ and never loses what an editor wrote.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import signal
 import stat
 import time
 from pathlib import Path
+
+try:  # POSIX; the read lease below is Linux-only
+    import fcntl as fcntl_mod
+except ImportError:  # pragma: no cover - Windows
+    fcntl_mod = None  # type: ignore[assignment]
 
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError
 from .hashing import sha256_hex
@@ -96,14 +103,21 @@ def create(path: Path, rel: str, data: bytes) -> None:
 # 2. Right before the swap, the path must still be the same inode with the same size,
 #    mtime_ns and content (re-read through the same descriptor): any save that began
 #    before this check is seen, and we back off (ConcurrentEditError: the human wins).
+#    On Linux we also hold a read lease from this check through the swap: the kernel grants
+#    it only while no other process has the file open for writing, so a save paused halfway
+#    for longer than the quiet period (the editor holds the file open meanwhile) is refused
+#    here too; and any open for writing during the swap waits for us and breaks the lease.
 # 3. A save that begins after the swap opens the path, which is our new file: it truncates
 #    and rewrites ours, so the human's bytes are whole (our bookkeeping is what is lost).
 # 4. That leaves a save whose truncate lands in the microseconds between check 2 and the
-#    swap. We keep the old inode open across the swap and read it afterwards: if it
-#    changed, the editor wrote into it; we wait until it is quiet and put its bytes back
+#    swap (with the lease: one that opened the old file meanwhile and broke the lease). We
+#    keep the old inode open across the swap and read it afterwards: if it changed, or the
+#    lease was broken, the editor wrote (or will write) into it; we wait until it is quiet and put its bytes back
 #    at the path (if the path still holds what we wrote; otherwise beside it, as a
 #    conflict copy), and report ConcurrentEditError. Nothing the editor wrote is lost.
 # On Windows an open file cannot be replaced and editors save differently; steps 1-3 apply.
+# Without leases (macOS, a filesystem without them) the quiet period is what holds a slow save
+# back: one that pauses longer than QUIET_SECONDS in the middle is the case left open there.
 # tests/test_write_race.py and `python -m bench soak` race editors against this.
 
 QUIET_SECONDS = 1.0  # a file written to within this many seconds may be mid-save
@@ -172,11 +186,48 @@ def quiet_for(st: os.stat_result, quiet: float) -> float:
     return max(0.0, quiet - age)
 
 
+def _read_lease(fd: int) -> bool | None:
+    """Linux only: take a read lease on the file read through `fd`.
+
+    The kernel grants it only while no other process has the file open for writing (an editor
+    in the middle of a save, however slow, holds it open), and while we hold it, another
+    process opening the file for writing waits for us and shows up as a broken lease. True:
+    held. False: refused, a writer has it open. None: leases are not available here (another
+    OS, a filesystem without them, a file we do not own): steps 1-4 stand alone.
+    """
+    if fcntl_mod is None or not (hasattr(fcntl_mod, "F_SETLEASE") and hasattr(fcntl_mod, "F_SETSIG")):
+        return None
+    try:
+        # A broken lease is signalled; the default SIGIO would end the process, SIGURG is ignored.
+        fcntl_mod.fcntl(fd, fcntl_mod.F_SETSIG, signal.SIGURG)
+        fcntl_mod.fcntl(fd, fcntl_mod.F_SETLEASE, fcntl_mod.F_RDLCK)
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY):
+            return False
+        return None
+    return True
+
+
+def _lease_broken(fd: int) -> bool:
+    """Whether a process opened the leased file for writing since we took the lease; releases it."""
+    try:
+        broken = fcntl_mod.fcntl(fd, fcntl_mod.F_GETLEASE) != fcntl_mod.F_RDLCK
+    except OSError:
+        broken = True  # cannot tell: look at the old file below, as without a lease
+    with contextlib.suppress(OSError):
+        fcntl_mod.fcntl(fd, fcntl_mod.F_SETLEASE, fcntl_mod.F_UNLCK)
+    return broken
+
+
 def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_result, data: bytes,
-                     mode: int | None) -> None:
+                    mode: int | None) -> None:
     """Swap `data` in for the file read as `old` through `fd` (steps 2-4 above; fd -1: steps 2-3)."""
     tmp = temp_file(path, data, mode)
+    lease = _read_lease(fd) if fd >= 0 else None
+    broken = False
     try:
+        if lease is False:
+            raise busy(rel, "another program has it open for writing")
         try:
             now = os.stat(path)
         except OSError:
@@ -187,6 +238,8 @@ def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_res
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+        if lease:
+            broken = _lease_broken(fd)  # release: a writer waiting on the lease goes on now
     fsync_dir(path.parent)
     _remember_ours(path, data)
     if fd < 0:
@@ -196,7 +249,7 @@ def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_res
         orphan = _read_fd(fd) if _fingerprint(after) == _fingerprint(seen) else None
     except OSError:
         return
-    if orphan == old:
+    if orphan == old and not broken:
         return  # the replaced file was left alone: nobody was writing it
     _rescue(path, rel, fd, data)
 

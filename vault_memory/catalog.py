@@ -8,8 +8,8 @@ that could not be parsed), `file_stamps` (each file's stat when it was last read
 an unchanged file is not read again) and `meta` (embedder identity, state).
 Everything here is derived from the vault and can be deleted.
 
-Longer than most modules: it is the one place that speaks SQL to the index, and each
-table's few queries sit together so a schema change is made in one file.
+Longer than 500 lines because every SQL statement against this file lives here, so
+the schema and the queries that depend on it change together in one place.
 """
 
 from __future__ import annotations
@@ -283,6 +283,11 @@ class Catalog:
                 if by_id is not None:
                     by_id[row.node_id] = row
         return out
+
+    def note_names(self) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+        """(path, title, aliases, tags) of every note: what naming and linking need, meta left encoded."""
+        return [(p, t, tuple(json.loads(a)), tuple(json.loads(g)))
+                for p, t, a, g in self.db.execute("SELECT path, title, aliases, tags FROM notes")]
 
     def entries(self) -> list[tuple[str, str, str, str]]:
         """(node_id, path, file_hash, body_hash) of every note: what planning needs, nothing decoded."""

@@ -58,6 +58,12 @@ class Config:
     episodes_folder: str = "Memory/Episodes"
     staged_ttl_days: float = 7.0
     conflict_similarity: float = 0.72  # MiniLM spot check: contradictions 0.70-0.90, related facts <= 0.66
+    autolink: bool = True  # link the notes a memory (or a log entry) names by title or alias (linking.py)
+    log_to_daily_note: bool = False  # `log` appends to today's daily note (Obsidian's settings) instead
+    log_heading: str = "Log"  # ... under this heading (created at the end of the note if missing)
+    # The review note (review.py): "" turns it off.
+    review_note: str = "Memory/Review.md"
+    review_window_days: float = 7.0  # "recently" and "soon" in the review note
     # Prefetch.
     prefetch_budget: int = 1200
     prefetch_entry_cap: int = 400

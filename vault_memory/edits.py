@@ -14,10 +14,13 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from .daily import entry_lines, log_to_daily_note
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
-from .fields import STATED_KEY, parse_bool, parse_list, stated_record, text_dates
+from .fields import STATED_KEY, parse_bool, stated_record, text_dates
+from .linking import link_for
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, write_note
 from .records import PinResult
+from .relations import relation_values
 from .resolve import resolve_note
 from .text import folder_setting, join
 from .workspace import Workspace
@@ -122,9 +125,11 @@ def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
 # -- episodic log -------------------------------------------------------------------------
 
 def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
-    """Append `- HH:MM text` to `<episodes_folder>/YYYY-MM-DD.md` (created with `date:`); returns its path.
+    """Append `- HH:MM text` to today's log; returns the note's path.
 
-    Date and time are those of `now` in its own offset (the local time when not given).
+    The log is `<episodes_folder>/YYYY-MM-DD.md` (created with `date:`), or, with
+    `log_to_daily_note`, the person's daily note under `log_heading` (daily.py). Date and time are
+    those of `now` in its own offset (the local time when not given). Notes the entry names are linked.
     """
     writable(ws)
     if not isinstance(text, str) or not text.strip():
@@ -132,8 +137,15 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     when = (now if now is not None else ws.clock().astimezone())
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")]
-    entry = f"- {when:%H:%M} " + "\n  ".join(lines) + "\n"
+    lines = entry_lines(link_for(ws, text), when)
+    if ws.config.log_to_daily_note:
+        if not ws.config.log_heading.strip():
+            raise ConfigError("log_heading is empty; set it to the heading log entries go under (e.g. Log)")
+        rel = log_to_daily_note(ws.vault, ws.rules.obsidian, heading=ws.config.log_heading, entry=lines, when=when,
+                                quiet=ws.config.quiet_seconds)
+        ws.index_paths([rel])
+        return rel
+    entry = "\n".join(lines) + "\n"
     folder = folder_setting(ws.config.episodes_folder, "episodes_folder")
     rel = join(folder, f"{when.date().isoformat()}.md")
     for attempt in (1, 2):
@@ -189,6 +201,8 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         fields = ws.decay.rehearse(state, now)
         if state.tier != "short":
             fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
+        if ws.decay.dormant(state, now):
+            fields["reactivated"] = now.replace(microsecond=0)  # it came back: the review note lists it
         try:
             new = write_note(ws.vault, row.path, expected_hash=note.file_hash,
                              set_fields={**fields, **first_write_fields(ws, note)})
@@ -205,17 +219,21 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
 
 # -- supersession -------------------------------------------------------------------------
 
-def link_superseded(ws: Workspace, rel: str, new_ids: Sequence[str], *,
+def link_superseded(ws: Workspace, rel: str, values: Sequence[str], *, ids: Sequence[str] = (),
                     unlink: bool = False) -> tuple[str, ParsedNote]:
-    """Add (or remove) new_ids to the old note's `superseded_by`; returns (old node_id, note)."""
+    """Add (or remove) `values` (links to the new notes) to the old note's `superseded_by`; returns
+    (old node_id, note). Existing entries (node_ids written before links) are kept; removing drops
+    the values and, for notes linked by id, those `ids`."""
     def fields(note: ParsedNote) -> tuple[dict[str, Any], list[str]]:
-        current = list(parse_list(note.meta.get("superseded_by")))
+        current = relation_values(note.meta.get("superseded_by"))
         if unlink:
-            merged = [x for x in current if x not in new_ids]
+            merged = [x for x in current if x not in values and x not in ids]
         else:
-            merged = current + [x for x in new_ids if x not in current]
+            merged = current + [v for v in values if v not in current]
         out: dict[str, Any] = {}
         remove: list[str] = []
+        if merged == current:
+            return out, remove
         if merged:
             out["superseded_by"] = merged
         else:
@@ -226,12 +244,12 @@ def link_superseded(ws: Workspace, rel: str, new_ids: Sequence[str], *,
     return file_node_id(note) or "", note
 
 
-def unlink_superseded(ws: Workspace, rel: str, ids: Sequence[str]) -> None:
+def unlink_superseded(ws: Workspace, rel: str, values: Sequence[str]) -> None:
     """Undo `link_superseded`, best effort (a failure is logged: the human can fix it by hand)."""
     try:
-        link_superseded(ws, rel, ids, unlink=True)
+        link_superseded(ws, rel, values, unlink=True)
     except (NoteError, ValueError, OSError) as exc:
-        log.warning("%s: could not remove %s from superseded_by (%s); edit it by hand", rel, ", ".join(ids), exc)
+        log.warning("%s: could not remove %s from superseded_by (%s); edit it by hand", rel, ", ".join(values), exc)
 
 
 # -- trash --------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ Many new texts (a first index) are written catalog first: every note's rows, the
 vectors in waves (`_fill_vectors`), so keyword search serves within seconds while the model
 works; `embedding_pending` marks that state until every chunk has its vector.
 
-Longer than most modules: scanning, executing a plan and repairing the store share the
-crash-safety order described here, which is easier to check in one file.
+Longer than 500 lines because the execute step's write order is the crash-safety
+argument; split across modules it could no longer be read top to bottom.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .errors import EmbedderMismatchError, NoteParseError
 from .fields import parse_bool
 from .hashing import sha256_hex
 from .markdown import CHUNKER_VERSION, chunk_body, extract_info
-from .notefile import ParsedNote, file_node_id, parse_note
+from .notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note
 from .planner import Change, Entry, Kind, Plan, plan_changes
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import VectorStore
@@ -209,6 +209,10 @@ class Indexer:
             if parse_bool(note.meta.get("private")):
                 self._pass_over(scan, recorded, rel, file_hash, "private: true (never indexed, recalled or prefetched)",
                                 "private")
+                continue
+            if str(note.meta.get("generated_by") or "").strip() == GENERATED_BY:
+                self._pass_over(scan, recorded, rel, file_hash, f"generated_by: {GENERATED_BY} (the review note or "
+                                "a kept copy of it: never indexed; remove the property to make it a note)", "private")
                 continue
             parsed[rel] = note
         scope = None if paths is None else set(paths)

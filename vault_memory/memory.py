@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import edits, staging
+from . import edits, review, staging
 from .catalog import Catalog, VectorProgress
 from .config import Config, resolve_config
 from .decay import DecayModel
@@ -39,6 +39,8 @@ from .ranking import Mode
 from .recall import Hit
 from .recall import recall as _recall
 from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+from .review import Review
+from .review_note import render as render_review
 from .search import Granularity, Searcher
 from .vault import IgnoreRules
 from .vectorstore import VectorStore, describe_target, open_store
@@ -94,7 +96,7 @@ class Memory:
         self._progress: tuple[str, VectorProgress] | None = None  # (vectors generation, counts)
         self._hold = False
         self.lock = WriterLock(self.index_dir)
-        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore, use_obsidian=self.config.obsidian_settings)
+        self._rules = self._ignore_rules()
         self.decay = DecayModel.from_settings(self.config, daily_format=self._rules.obsidian.daily_format)
 
     # -- lifecycle ------------------------------------------------------------
@@ -167,9 +169,14 @@ class Memory:
         """Which files are notes (dot-folders, `ignore` settings, `.vaultmemoryignore`)."""
         return self._rules
 
+    def _ignore_rules(self) -> IgnoreRules:
+        # The review note is the system's own page, never a memory: left out like an ignored file.
+        patterns = (*self.config.ignore, *review.ignore_pattern(self.config))
+        return IgnoreRules.for_vault(self.vault, patterns, use_obsidian=self.config.obsidian_settings)
+
     def reload_rules(self) -> None:
         """Read the ignore rules again (the watcher calls this when `.vaultmemoryignore` changes)."""
-        self._rules = IgnoreRules.for_vault(self.vault, self.config.ignore, use_obsidian=self.config.obsidian_settings)
+        self._rules = self._ignore_rules()
         self.decay = replace(self.decay, daily_format=self._rules.obsidian.daily_format)
 
     @property
@@ -502,6 +509,25 @@ class Memory:
     def log(self, text: str, now: dt.datetime | None = None) -> str:
         """Append a timestamped line to today's episodic note; returns its path."""
         return edits.log_entry(self, text, now)
+
+    # -- the review -------------------------------------------------------------
+    def review(self, now: dt.datetime | None = None, *, write: bool = True) -> Review:
+        """What the memory is doing at `now`: drafts and their conflicts, what fades, went dormant, came
+        back or was superseded, unreadable notes, and a chart. `result.markdown` is the review note;
+        with `write` it is written to `review_note` (a person's edit to it is kept, see review.py);
+        `result.to_dict()` is the same content as data. Reads the index as it is (`index` first)."""
+        result = review.gather(self, now)
+        result.markdown = render_review(result)
+        if write:
+            review.write_review(self, result)
+        return result
+
+    def refresh_review(self, now: dt.datetime | None = None) -> Review | None:
+        """Rewrite the review note if there is one (the watcher calls this when the memory changed)."""
+        rel = review.review_path(self.config)
+        if not rel or self.config.read_only or not (self.vault / rel).is_file():
+            return None
+        return self.review(now)
 
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:

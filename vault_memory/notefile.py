@@ -25,10 +25,13 @@ from . import atomic
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from .hashing import sha256_hex
 
+GENERATED_BY = "vault-memory"  # `generated_by:` of notes the system generates (the review note): never indexed
+
 OWNED_KEYS: frozenset[str] = frozenset({
     "node_id", "revision", "last_accessed", "access_count", "pinned", "tier", "created",
     "status", "expires", "needs_review", "conflicts_with", "supersedes", "superseded_by",
-    "rehearsal_days", "stated",
+    "rehearsal_days", "stated", "reactivated",
+    "generated_by", "generated_at", "review_hash",  # the review note's (review.py), never a person's note
 })
 
 
@@ -376,8 +379,10 @@ def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[s
 
 def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
                set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
-               body: str | None = None, quiet: float | None = None, wait: float = 0.0) -> ParsedNote:
-    """The single write path. expected_hash=None creates a new note; otherwise edits in place.
+               body: str | None = None, quiet: float | None = None, wait: float = 0.0,
+               whole: str | None = None) -> ParsedNote:
+    """The single write path. expected_hash=None creates a new note (from `set_fields` and `body`, or
+    from `whole`, the full text, frontmatter included, written as is); otherwise edits in place.
 
     An edit may only touch OWNED_KEYS (and the body if `body` is given); it is refused with
     ConcurrentEditError if the file's sha256 is no longer `expected_hash`, or if the file was
@@ -391,13 +396,22 @@ def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
     if fields.keys() & removed:
         raise ValueError(f"keys both set and removed: {sorted(fields.keys() & removed)}")
     rel, path = _clean_rel(rel_path), safe_path(vault_root, rel_path)
+    if whole is not None:
+        if expected_hash is not None or fields or removed or body is not None:
+            raise ValueError("`whole` creates a new note from its full text; it takes no other change")
     if expected_hash is None:
-        # New note: any keys, written through the emitter so odd keys are quoted too.
-        rendered = {k: _render(k, v) for k, v in fields.items()}
-        lines = [f"{_scalar('key', k, False)[0]}: {t}\n" for k, (t, _) in rendered.items()]
         new_body = (body or "").replace("\r\n", "\n")
-        raw = ("---\n" + "".join(lines) + "---\n" + new_body).encode("utf-8")
-        new = _verify(rel, raw, {}, rendered, set(), new_body)
+        if whole is not None:
+            # The whole file as given (a rendered template, its own frontmatter included), as is;
+            # parsed first, so we never create a note that cannot be read back (NoteParseError).
+            raw = whole.replace("\r\n", "\n").encode("utf-8")
+            new = parse_note(rel, raw)
+        else:
+            # New note: any keys, written through the emitter so odd keys are quoted too.
+            rendered = {k: _render(k, v) for k, v in fields.items()}
+            lines = [f"{_scalar('key', k, False)[0]}: {t}\n" for k, (t, _) in rendered.items()]
+            raw = ("---\n" + "".join(lines) + "---\n" + new_body).encode("utf-8")
+            new = _verify(rel, raw, {}, rendered, set(), new_body)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.create(path, rel, raw)
         return replace(new, mtime=os.stat(path).st_mtime)

@@ -37,6 +37,7 @@ class ObsidianSettings:
     excluded: tuple[str, ...] = ()  # userIgnoreFilters, verbatim
     daily_folder: str = ""
     daily_format: str = DEFAULT_DAILY_FORMAT
+    daily_template: str = ""  # vault-relative .md path of the daily-notes template, "" when none
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
     def excludes(self, rel: str, *, is_dir: bool = False) -> bool:
@@ -91,7 +92,8 @@ def read_settings(vault: Path) -> ObsidianSettings:
     daily = _read_json(root / "daily-notes.json")
     template = _clean(daily.get("template"))
     if template:
-        files.append(template if template.lower().endswith(".md") else template + ".md")
+        template = template if template.lower().endswith(".md") else template + ".md"
+        files.append(template)
         parent = str(PurePosixPath(template).parent)
         if parent not in (".", "") and parent != _clean(daily.get("folder")):
             folders.append(parent)  # the daily template's folder holds the vault's other templates too
@@ -108,7 +110,7 @@ def read_settings(vault: Path) -> ObsidianSettings:
     return ObsidianSettings(
         template_folders=tuple(dict.fromkeys(folders)), template_files=tuple(dict.fromkeys(files)),
         excluded=tuple(excluded), daily_folder=_clean(daily.get("folder")),
-        daily_format=fmt if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAILY_FORMAT,
+        daily_format=fmt if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAILY_FORMAT, daily_template=template,
         _regexes=tuple(regexes),
     )
 
@@ -189,4 +191,91 @@ def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None
     return None
 
 
-__all__ = ["ObsidianSettings", "date_from_name", "format_regex", "read_settings"]
+# -- dates into file names (moment.js `format`, as Obsidian names daily notes) -----------------
+
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+_MONTH_NAMES = list(_MONTHS)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _locale_week(day: dt.date) -> tuple[int, int]:
+    """(week, week-year) as moment's default `en` locale counts them: weeks start on Sunday and
+    week 1 is the week holding January 1st (dow 0, doy 6)."""
+    def offset(year: int) -> int:  # day of the year (0-based, may be negative) on which week 1 starts
+        return -((dt.date(year, 1, 1).weekday() + 1) % 7)
+
+    def weeks(year: int) -> int:
+        days = (dt.date(year + 1, 1, 1) - dt.date(year, 1, 1)).days
+        return (days - offset(year) + offset(year + 1)) // 7
+
+    year = day.year
+    week = (day.timetuple().tm_yday - 1 - offset(year)) // 7 + 1
+    if week < 1:
+        year -= 1
+        week += weeks(year)
+    elif week > weeks(year):
+        week -= weeks(year)
+        year += 1
+    return week, year
+
+
+def _token(tok: str, when: dt.datetime) -> str:
+    d = when
+    iso_year, iso_week, iso_day = d.isocalendar()
+    week, week_year = _locale_week(d.date())
+    hour12 = d.hour % 12 or 12
+    values: dict[str, str] = {
+        "YYYY": f"{d.year:04d}", "YY": f"{d.year % 100:02d}", "Q": str((d.month - 1) // 3 + 1),
+        "MMMM": _MONTH_NAMES[d.month - 1].capitalize(), "MMM": _MONTH_NAMES[d.month - 1][:3].capitalize(),
+        "MM": f"{d.month:02d}", "Mo": _ordinal(d.month), "M": str(d.month),
+        "DDDD": f"{d.timetuple().tm_yday:03d}", "DDD": str(d.timetuple().tm_yday),
+        "DD": f"{d.day:02d}", "Do": _ordinal(d.day), "D": str(d.day),
+        "dddd": _DAYS[d.weekday()], "ddd": _DAYS[d.weekday()][:3], "dd": _DAYS[d.weekday()][:2],
+        "d": str((d.weekday() + 1) % 7), "e": str((d.weekday() + 1) % 7), "E": str(iso_day),
+        "ww": f"{week:02d}", "w": str(week), "wo": _ordinal(week), "gggg": f"{week_year:04d}",
+        "WW": f"{iso_week:02d}", "W": str(iso_week), "Wo": _ordinal(iso_week), "GGGG": f"{iso_year:04d}",
+        "HH": f"{d.hour:02d}", "H": str(d.hour), "hh": f"{hour12:02d}", "h": str(hour12),
+        "mm": f"{d.minute:02d}", "m": str(d.minute), "ss": f"{d.second:02d}", "s": str(d.second),
+        "A": "AM" if d.hour < 12 else "PM", "a": "am" if d.hour < 12 else "pm",
+        "X": str(int(d.timestamp())), "x": str(int(d.timestamp() * 1000)),
+    }
+    return values[tok]
+
+
+_FORMAT_TOKENS = sorted(["YYYY", "YY", "Q", "MMMM", "MMM", "MM", "Mo", "M", "DDDD", "DDD", "DD", "Do", "D", "dddd",
+                         "ddd", "dd", "d", "e", "E", "ww", "wo", "w", "gggg", "WW", "Wo", "W", "GGGG", "HH", "H",
+                         "hh", "h", "mm", "m", "ss", "s", "A", "a", "X", "x"], key=len, reverse=True)
+
+
+def format_moment(fmt: str, when: dt.datetime | dt.date) -> str:
+    """`when` formatted with a moment.js format string (English names), as Obsidian names daily notes.
+
+    Covers the tokens date and time formats use: years, quarters, months, days (of month, year and
+    week), weeks (locale `w`, ISO `W`), hours, minutes, seconds, AM/PM, Unix time and `[literal]` text.
+    """
+    if not isinstance(when, dt.datetime):
+        when = dt.datetime(when.year, when.month, when.day)
+    out: list[str] = []
+    i = 0
+    while i < len(fmt):
+        if fmt[i] == "[":
+            j = fmt.find("]", i)
+            if j >= 0:
+                out.append(fmt[i + 1:j])
+                i = j + 1
+                continue
+        tok = next((t for t in _FORMAT_TOKENS if fmt.startswith(t, i)), None)
+        if tok is None:
+            out.append(fmt[i])
+            i += 1
+        else:
+            out.append(_token(tok, when))
+            i += len(tok)
+    return "".join(out)
+
+
+__all__ = ["ObsidianSettings", "date_from_name", "format_moment", "format_regex", "read_settings"]

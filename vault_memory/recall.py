@@ -17,6 +17,7 @@ from .catalog import NoteRow
 from .edits import memory_folder, rehearse
 from .errors import VectorStoreUnavailableError
 from .ranking import Mode, Ranked, rank
+from .relations import with_identities
 from .search import Granularity, Searcher
 from .text import in_folder, snippet
 from .workspace import Workspace
@@ -92,6 +93,7 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
             query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
+    notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
     head = cands[: 4 * k + 20]
     vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
     ranked = rank(cands, notes, model=ws.decay, now=now, decay=decay, k=k, vectors=vectors)

@@ -5,10 +5,11 @@ A staged memory is an ordinary Markdown note in the staging folder (default
 or edit it before it is committed. The folder is the truth: every note in it is a
 staged memory, whatever its frontmatter says.
 
-    stage       write a staged note (node_id, status: staged, created, expires, tags);
-                flag it needs_review + conflicts_with when a committed note is very similar
-    commit      move staged notes to the memory folder as `tier: short` (keeping node_id);
-                optionally link `supersedes` / `superseded_by`
+    stage       write a staged note (node_id, status: staged, created, expires, tags), named by
+                its title, unique in the vault (memory_name); flag it needs_review +
+                conflicts_with ([[links]]) when a committed note is very similar
+    commit      move staged notes to the memory folder as `tier: short` (keeping node_id and
+                name); optionally link `supersedes` / `superseded_by` as [[links]] both ways
     commit_all  commit every staged memory not flagged needs_review; report the rest and why
     discard     move a staged memory to `.trash/` (Obsidian's convention); never delete
     remember    stage + commit in one step (the simple path for small models)
@@ -50,11 +51,25 @@ from .edits import (
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import parse_bool, parse_list, parse_time
 from .hashing import sha256_hex
+from .linking import link_for
 from .markdown import chunk_body
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
+from .obsidian import date_from_name
 from .records import CommitReport, Committed, Conflict, Left, StagedMemory, iso
+from .relations import Identities, link_names, link_text, note_stems, relation_values
 from .resolve import resolve_note
-from .text import clean_input, clean_tags, in_folder, join, memory_body, norm, slug, split_title
+from .text import (
+    clean_input,
+    clean_tags,
+    in_folder,
+    join,
+    memory_body,
+    norm,
+    note_name,
+    split_title,
+    unique_name,
+    unlink,
+)
 from .vault import walk_notes
 from .workspace import Workspace, now_utc
 
@@ -75,14 +90,21 @@ _POINTER = re.compile(
 # -- reading staged memories --------------------------------------------------------------
 
 def _conflicts_from_meta(ws: Workspace, meta: dict[str, Any]) -> list[Conflict]:
-    ids = list(parse_list(meta.get("conflicts_with")))
-    if not ids:
+    """The notes `conflicts_with` names: `[[links]]` (written now) or node_ids (written before)."""
+    values = relation_values(meta.get("conflicts_with"))
+    if not values:
         return []
-    try:
-        rows = ws.catalog.notes_by_ids(ids)
-    except VaultMemoryError:
-        rows = {}
-    return [Conflict(i, rows[i].title, rows[i].path) if i in rows else Conflict(i) for i in ids]
+    ids = Identities(ws)
+    out: list[Conflict] = []
+    for value in values:
+        row = ids.row(value)
+        if row is not None:
+            out.append(Conflict(row.node_id, row.title, row.path))
+        elif value.startswith("[["):  # a link to a note not indexed (yet), or gone: keep its name
+            out.append(Conflict("", value.strip("[]").split("|")[0]))
+        else:
+            out.append(Conflict(value))
+    return out
 
 
 def _as_staged(ws: Workspace, note: ParsedNote) -> StagedMemory:
@@ -153,6 +175,11 @@ def expire_staged(ws: Workspace, now: dt.datetime | None = None) -> list[Left]:
     return out
 
 
+def scan_staged(ws: Workspace) -> list[StagedMemory]:
+    """The staged memories as they are on disk, oldest first, expired ones included (nothing is moved)."""
+    return [sm for sm, _ in _scan(ws)[0]]
+
+
 def staged(ws: Workspace, now: dt.datetime | None = None) -> list[StagedMemory]:
     """The staged memories, oldest first (expired ones are moved to .trash first)."""
     expire_staged(ws, now)
@@ -199,42 +226,73 @@ def _identical(ws: Workspace, conflicts: Sequence[Conflict], text: str) -> Confl
             note = read_note(ws.vault, c.path)
         except (NoteError, OSError):
             continue
-        if norm(split_title(note.body)[1]) == want and file_node_id(note) == c.node_id:
+        if norm(unlink(split_title(note.body)[1])) == want and file_node_id(note) == c.node_id:
             return c
     return None
 
 
 
+def taken_names(ws: Workspace, *, exclude: Sequence[str] = ()) -> dict[str, list[str]]:
+    """File names in use (casefolded stem -> paths): every indexed note, and whatever is on disk in
+    the staging and memory folders (the index may not have it yet), minus `exclude`."""
+    on_disk = [join(folder, name) for folder in (staging_folder(ws), memory_folder(ws))
+               for name in _md_names(ws, folder)]
+    taken = note_stems(ws, extra=on_disk)
+    gone = set(exclude)
+    return {k: [p for p in v if p not in gone] for k, v in taken.items() if any(p not in gone for p in v)}
+
+
+def _md_names(ws: Workspace, folder: str) -> list[str]:
+    try:
+        return [n for n in os.listdir(ws.vault / folder) if n.lower().endswith(".md")]
+    except OSError:
+        return []
+
+
+def memory_name(ws: Workspace, title: str, taken: dict[str, list[str]]) -> str:
+    """The file name (no `.md`) of a new memory: its title, readable, unique in the vault (` 2` on a clash).
+
+    Unique across the vault, not just its folder: Obsidian links by file name, so a relation
+    `[[Name]]` must name one note. A name that reads as a date gets " (memory)": a date-named
+    file would be taken for a daily note, and dated by its name.
+    """
+    name = note_name(title)
+    if date_from_name(name, ws.decay.daily_format) is not None:
+        name += " (memory)"
+    return unique_name(name, taken)
+
+
 def _stage(ws: Workspace, text: str, title: str, given: bool, tags: list[str], now: dt.datetime,
            conflicts: list[Conflict]) -> StagedMemory:
     for sm, _ in _scan(ws)[0]:
-        if norm(sm.text) == norm(text) and (sm.expires is None or sm.expires > now):
+        if norm(unlink(sm.text)) == norm(text) and (sm.expires is None or sm.expires > now):
             sm.existing = True  # the same text is already staged (an agent retrying): no second copy
             return sm
     nid = new_node_id()
     expires = now + dt.timedelta(days=ws.config.staged_ttl_days)
+    folder = staging_folder(ws)
+    taken = taken_names(ws)
     fields: dict[str, Any] = {"node_id": nid, "status": "staged", "created": now, "expires": expires}
-    if given:
-        fields["title"] = title
     if tags:
         fields["tags"] = tags
     if conflicts:
         fields["needs_review"] = True
-        fields["conflicts_with"] = [c.node_id for c in conflicts]
-    folder = staging_folder(ws)
-    rel = join(folder, f"{slug(title)}-{nid[:6]}.md")
-    body = memory_body(title, text)
-    try:
-        note = write_note(ws.vault, rel, expected_hash=None, set_fields=fields, body=body)
-    except NoteError:
-        if not (ws.vault / rel).exists():
-            raise
-        nid = new_node_id()  # a name clash (astronomically unlikely): take another id and name
-        fields["node_id"] = nid
-        rel = join(folder, f"{slug(title)}-{nid[:8]}.md")
-        note = write_note(ws.vault, rel, expected_hash=None, set_fields=fields, body=body)
+        fields["conflicts_with"] = [link_text(c.path, taken) if c.path else c.node_id for c in conflicts]
+    body = memory_body(link_for(ws, text))
+    for attempt in (1, 2):
+        stem = memory_name(ws, title, taken)
+        rel = join(folder, f"{stem}.md")
+        head = {k: fields[k] for k in ("node_id", "status", "created", "expires")}
+        here = {**head, **({"title": title} if title != stem else {}), **fields}  # title where it always was
+        try:
+            note = write_note(ws.vault, rel, expected_hash=None, set_fields=here, body=body)
+            break
+        except NoteError:
+            if not (ws.vault / rel).exists() or attempt == 2:
+                raise
+            taken.setdefault(stem.casefold(), []).append(rel)  # created a moment ago by someone else
     ws.index_paths([rel])
-    return StagedMemory(node_id=nid, path=note.path, title=title, text=text, tags=tags, created=now,
+    return StagedMemory(node_id=nid, path=note.path, title=title, text=note.body.strip(), tags=tags, created=now,
                         expires=expires, needs_review=bool(conflicts), conflicts=conflicts)
 
 
@@ -287,9 +345,18 @@ def _pick_staged(ws: Workspace, idents: Sequence[str],
 
 
 
-def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datetime, supersedes: Sequence[str],
-                report: CommitReport) -> str | None:
-    """Commit one staged note; returns its new path, or None (and a Left entry) if it could not be."""
+@dataclass(frozen=True)
+class _Old:
+    """A note a commit supersedes: where it is, its identity, and how the new memory links it."""
+
+    path: str
+    node_id: str
+    link: str
+
+
+def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datetime, olds: Sequence[_Old],
+                dst: str, report: CommitReport) -> str | None:
+    """Commit one staged note to `dst`; returns where it ended up, or None (and a Left entry) if it could not be."""
     meta = note.meta
     tier = str(meta.get("tier") or "").strip().lower()
     fields: dict[str, Any] = {"last_accessed": now}
@@ -301,15 +368,16 @@ def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datet
     nid = sm.node_id or new_node_id()
     if not sm.node_id:
         fields["node_id"] = nid
-    if supersedes:
-        current = list(parse_list(meta.get("supersedes")))
-        fields["supersedes"] = current + [s for s in supersedes if s not in current]
+    current = relation_values(meta.get("supersedes"))
+    if olds:
+        add = [o.link for o in olds
+               if not any(v == o.node_id or link_names(v, PurePosixPath(o.path).stem) for v in current)]
+        if add:
+            fields["supersedes"] = current + add
     remove = [k for k in ("status", "expires", "needs_review") if k in meta]
     try:
         written = write_note(ws.vault, note.path, expected_hash=note.file_hash, set_fields=fields, wait=PATIENCE,
                              remove_fields=remove)
-        dst = join(memory_folder(ws),
-                    PurePosixPath(note.path).name)
         final = move_note(ws.vault, written.path, dst, expected_hash=written.file_hash)
     except ConcurrentEditError:
         report.left.append(Left(nid, note.path, sm.title, "busy",
@@ -319,8 +387,9 @@ def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datet
     except (NoteError, ValueError, OSError) as exc:
         report.left.append(Left(nid, note.path, sm.title, "error", f"error: {exc}; it stays staged"))
         return None
-    report.committed.append(Committed(nid, final, sm.title, note.path, tier, list(fields.get("supersedes", [])),
-                                      list(sm.conflicts)))
+    superseded = Identities(ws).all(current) if current else []
+    superseded += [o.node_id for o in olds if o.node_id and o.node_id not in superseded]
+    report.committed.append(Committed(nid, final, sm.title, note.path, tier, superseded, list(sm.conflicts)))
     return final
 
 
@@ -332,39 +401,61 @@ def _as_list(value: str | Sequence[str] | None) -> list[str]:
     return [v for v in value if v.strip()]
 
 
+def _destination(ws: Workspace, staged_path: str, taken: dict[str, list[str]]) -> str:
+    """Where a staged memory goes in the memory folder: the same file name, unless another note
+    took it meanwhile (then ` 2`, ...)."""
+    stem = PurePosixPath(staged_path).stem
+    if taken.get(stem.casefold()):
+        stem = unique_name(stem, taken)
+    return join(memory_folder(ws), f"{stem}.md")
+
+
 def _commit(ws: Workspace, chosen: list[tuple[StagedMemory, ParsedNote]], supersedes: list[str],
             now: dt.datetime, report: CommitReport) -> None:
     staging = staging_folder(ws)
     touched: list[str] = []
-    olds: list[tuple[str, str]] = []  # (path, node_id) of superseded notes
-    new_ids = [sm.node_id for sm, _ in chosen]
+    old_paths: list[str] = []
     for target in supersedes:
         rel = resolve_note(ws, target)
         if in_folder(rel, staging):
             raise ConfigError(f"--supersedes {target}: {rel} is staged, not committed; commit or discard it first")
         if any(n.path == rel for _, n in chosen):
             raise ConfigError(f"--supersedes {target}: a memory cannot supersede itself")
-        olds.append((rel, ""))
+        if rel not in old_paths:
+            old_paths.append(rel)
+    # Decide every destination first: the old notes link to the new ones where they will be.
+    taken = taken_names(ws, exclude=[n.path for _, n in chosen])
+    dests: dict[str, str] = {}
+    for _, note in chosen:
+        dests[note.path] = _destination(ws, note.path, taken)
+        taken.setdefault(PurePosixPath(dests[note.path]).stem.casefold(), []).append(dests[note.path])
+    new_links = {n.path: link_text(dests[n.path], taken) for _, n in chosen}
+    new_ids = [sm.node_id for sm, _ in chosen]
     # Link the old notes first: if one is being edited we stop before committing anything.
-    linked: list[tuple[str, str]] = []
+    olds: list[_Old] = []
     try:
-        for rel, _ in olds:
-            old_id, _note = link_superseded(ws, rel, new_ids)
-            linked.append((rel, old_id))
+        for rel in old_paths:
+            old_id, _note = link_superseded(ws, rel, list(new_links.values()), ids=new_ids)
+            olds.append(_Old(rel, old_id, link_text(rel, taken)))
     except BaseException:
-        for rel, _ in linked:
-            unlink_superseded(ws, rel, new_ids)
-        ws.index_paths([r for r, _ in linked])
+        for old in olds:
+            unlink_superseded(ws, old.path, list(new_links.values()))
+        ws.index_paths([o.path for o in olds])
         raise
-    old_ids = [oid for _, oid in linked]
     for sm, note in chosen:
-        final = _commit_one(ws, sm, note, now, old_ids, report)
+        final = _commit_one(ws, sm, note, now, olds, dests[note.path], report)
         touched += [note.path] + ([final] if final else [])
-    failed = [x.node_id for x in report.left if x.node_id in new_ids]
-    if failed:  # do not leave an old note pointing at a successor that is still staged
-        for rel, _ in linked:
-            unlink_superseded(ws, rel, failed)
-    ws.index_paths(touched + [r for r, _ in linked])
+        if final and final != dests[note.path] and olds:  # a name taken in the last instant: relink
+            moved = link_text(final, taken)
+            for old in olds:
+                unlink_superseded(ws, old.path, [new_links[note.path]])
+                link_superseded(ws, old.path, [moved])
+    failed = {x.path for x in report.left}
+    stale = [new_links[n.path] for _, n in chosen if n.path in failed]
+    if stale:  # do not leave an old note pointing at a successor that is still staged
+        for old in olds:
+            unlink_superseded(ws, old.path, stale)
+    ws.index_paths(touched + [o.path for o in olds])
 
 
 def commit(ws: Workspace, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None,
@@ -548,5 +639,5 @@ def refresh_staged_memories(ws: Workspace, text: str, qvec: np.ndarray, *, now: 
     return refreshed
 
 
-__all__ = ["commit", "commit_all", "discard", "expire_staged", "find_conflicts", "is_pointer",
-           "refresh_staged_memories", "remember", "stage", "staged"]
+__all__ = ["commit", "commit_all", "discard", "expire_staged", "find_conflicts", "is_pointer", "memory_name",
+           "refresh_staged_memories", "remember", "scan_staged", "stage", "staged", "taken_names"]

@@ -1,4 +1,4 @@
-"""Pure helpers for the text of an agent's memory: titles, slugs, tags, folders.
+"""Pure helpers for the text of an agent's memory: titles, file names, tags, folders.
 
 No I/O: what a memory is called, where its file goes and how its body reads are
 decided here from strings, so they can be tested with strings.
@@ -11,12 +11,23 @@ from collections.abc import Iterable
 
 from .errors import ConfigError
 
-TITLE_WORDS = 8  # a default title is the first words of the text
-TITLE_CHARS = 80
-SLUG_CHARS = 60
+TITLE_CHARS = 200  # a default title is the text's first sentence; only a runaway sentence is cut (on a word)
+NAME_CHARS = 60  # a file name is the title, cut on a word boundary when longer than this
 _WS = re.compile(r"\s+")
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
-_SLUG_DROP = re.compile(r"[^\w]+", re.UNICODE)
+# Characters a file name may not hold: Windows and macOS refuse \ / : * ? " < > |, and Obsidian's links
+# break on # ^ [ ] | (a heading, a block, the link's own brackets, the alias separator).
+_NAME_BAD = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]+')
+_RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                       *(f"lpt{i}" for i in range(1, 10))})  # Windows device names
+# Abbreviations whose period does not end a sentence ("Dr. Chen", "e.g. tea").
+_ABBREV = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "no",
+                     "fig", "mt", "ft", "inc", "ltd", "co"})
+# Words a cut file name should not end on.
+_DANGLING = frozenset("a an the of to for with and or nor but so in on at by from as into onto than that which who "
+                      "instead about over under after before while when where because if".split())
+_LINK = re.compile(r"\[\[([^\[\]|\n]*)(?:\|([^\[\]\n]*))?\]\]")
+_MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _TAG_BAD = re.compile(r"[\s,#\[\]{}]+")
 
 
@@ -38,17 +49,81 @@ def split_title(body: str) -> tuple[str, str]:
     return "", body.strip()
 
 
+def unlink(text: str) -> str:
+    """The text as it reads: `[[Maya Chen|Maya]]` -> Maya, `[[Maya Chen]]` -> Maya Chen, `[a](url)` -> a."""
+    def shown(m: re.Match[str]) -> str:
+        if m.group(2) is not None:
+            return m.group(2)
+        target = m.group(1)
+        return target.split("#", 1)[0].rsplit("/", 1)[-1] or target.lstrip("#")
+
+    return _MD_LINK.sub(lambda m: m.group(1), _LINK.sub(shown, text))
+
+
+def _first_sentence(line: str) -> str:
+    """The line up to the end of its first sentence ('.', '!' or '?' then a space), abbreviations aside."""
+    for m in re.finditer(r"[.!?]+(?=\s)", line):
+        before = line[: m.start()].rsplit(None, 1)
+        word = before[-1].casefold() if before else ""
+        if m.group() == "." and (word in _ABBREV or (len(word) == 1 and word.isalpha())):
+            continue  # "Dr. Chen", "J. R. R. Tolkien"
+        return line[: m.end()]
+    return line
+
+
 def default_title(text: str) -> str:
-    """The first ~8 words of the text, on one line, without Markdown decoration."""
-    words = [w.strip("*_`>#[]") for w in text.split()]
-    title = " ".join(w for w in words if w)
-    words = title.split()
-    short = " ".join(words[:TITLE_WORDS])
-    if len(short) > TITLE_CHARS:
-        short = short[:TITLE_CHARS].rsplit(" ", 1)[0] or short[:TITLE_CHARS]
-    if len(words) > TITLE_WORDS or len(short) < len(title):
-        short = short.rstrip(".,;:!?-") + "…"
-    return short or "memory"
+    """The text's first sentence, whole, on one line, without Markdown decoration or a final period.
+
+    Never cut with an ellipsis: a title is what the memory is called. Only a first sentence
+    longer than TITLE_CHARS is cut, on a word boundary.
+    """
+    line = next((ln for ln in text.split("\n") if ln.strip()), "")
+    line = unlink(line)
+    line = re.sub(r"^\s*(?:[>#]+|[-*+]|\d+[.)])\s+", "", line)  # a quote, heading or list marker
+    line = re.sub(r"[*_`]+", "", line)
+    title = _WS.sub(" ", _first_sentence(line)).strip()
+    title = title.rstrip(".").rstrip() if not title.endswith("...") else title
+    if len(title) > TITLE_CHARS:
+        title = title[:TITLE_CHARS].rsplit(" ", 1)[0] or title[:TITLE_CHARS]
+    return title or "Memory"
+
+
+def note_name(title: str, max_chars: int = NAME_CHARS) -> str:
+    """A file name (without `.md`) that reads like the title: what Obsidian shows as the note's name.
+
+    Characters file systems or Obsidian's links refuse become spaces; a title longer than
+    `max_chars` is cut on a word boundary (the full title goes into the frontmatter); no
+    leading dot (a hidden file), no trailing dot or space (Windows), no device name.
+    """
+    name = _WS.sub(" ", _NAME_BAD.sub(" ", unlink(title))).strip()
+    name = name.lstrip(".").strip().rstrip(". ")
+    if len(name) > max_chars:
+        head = name[: max_chars + 1]
+        # Prefer the end of a clause ("…peanuts; check every menu" -> "…peanuts"), then a word.
+        clause = max((head.rfind(p) for p in (";", ",", " - ", " – ", " — ", "(")), default=-1)
+        if clause >= max_chars // 3:
+            cut = head[:clause]
+        else:
+            cut = head.rsplit(" ", 1)[0] if " " in head else name[:max_chars]
+        words = cut.rstrip(" .,;:-–—(").split(" ")
+        while len(words) > 2 and words[-1].casefold() in _DANGLING:
+            words.pop()  # "…instead of" reads cut off: end on a word that carries meaning
+        name = " ".join(words).rstrip(" .,;:-–—(")
+    if name.casefold() in _RESERVED:
+        name += " (memory)"
+    return name or "Memory"
+
+
+def unique_name(name: str, taken: Iterable[str]) -> str:
+    """`name`, or `name 2`, `name 3`, ... : the first one not in `taken` (compared ignoring case, as
+    Obsidian's links and case-insensitive file systems do)."""
+    used = {t.casefold() for t in taken}
+    if name.casefold() not in used:
+        return name
+    n = 2
+    while f"{name} {n}".casefold() in used:
+        n += 1
+    return f"{name} {n}"
 
 
 def clean_input(text: str, title: str | None) -> tuple[str, str, bool]:
@@ -76,14 +151,10 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
     return out
 
 
-def slug(title: str) -> str:
-    """A file-name-safe, lower-case form of the title (at most SLUG_CHARS)."""
-    out = _SLUG_DROP.sub("-", title.casefold()).strip("-_")
-    return out[:SLUG_CHARS].rstrip("-_") or "memory"
-
-
-def memory_body(title: str, text: str) -> str:
-    return f"# {title}\n\n{text}\n"
+def memory_body(text: str) -> str:
+    """The body of an agent memory: its text. The title lives in the file name (and `title:`),
+    so the body does not repeat it as a heading."""
+    return f"{text.strip()}\n"
 
 
 def folder_setting(name: str, setting: str, *, allow_root: bool = False) -> str:
@@ -138,4 +209,4 @@ def snippet(text: str, query: str, width: int = 240) -> str:
 
 
 __all__ = ["clean_input", "clean_tags", "default_title", "folder_setting", "in_folder", "join", "memory_body",
-           "norm", "slug", "snippet", "split_title"]
+           "norm", "note_name", "snippet", "split_title", "unique_name", "unlink"]

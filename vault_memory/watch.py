@@ -12,10 +12,16 @@ frontmatter-only, so their echo is a META sync that writes nothing: no loop.
 "A human edit is a rehearsal": when a sync sees a note's *body* change (content hash,
 never mtime) and the file then stays quiet for `quiet` seconds, the edit is recorded in
 frontmatter (`revision` + 1, `last_accessed`) with a compare-and-swap write.
+
+Longer than 500 lines because the one loop interleaves four kinds of work that must not
+block each other (batches of events, body-edit rehearsal, embedding what a first index
+left, the review note); each is a few methods here, and split apart their timing rules
+could no longer be read together.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import logging
 import os
@@ -46,6 +52,7 @@ IDLE_TICK = 1.0  # the loop wakes this often when idle, to notice a stop request
 FILL_STEP = 128
 RETRY_SECONDS = (1.0, 5.0, 30.0)  # back-off when a batch fails (embedder down, disk full)
 REHEARSE_MAX_BATCH = 10  # more body edits than this in one batch is a bulk change (git pull), not a human edit
+REVIEW_DELAY = 2.0  # the review note is rewritten this long after the memory last changed (and once a day)
 
 
 @dataclass
@@ -166,6 +173,8 @@ class Watcher:
         self._stop = threading.Event()
         self._edits: dict[str, _Edit] = {}  # node_id -> body edit waiting for quiet
         self._observer: Any = None
+        self._review_due: float | None = None  # monotonic time the review note is to be rewritten
+        self._review_day: dt.date | None = None  # the day it was last rewritten by this watcher
         self._saved_level = logging.NOTSET
         self.batches = 0  # applied batches, for tests and logs
 
@@ -285,6 +294,7 @@ class Watcher:
             elif self.filling and not self.pending() and time.monotonic() >= self._fill_not_before:
                 self._fill_step()
             self._record_edits()
+            self._refresh_review()
 
     def _fill_step(self) -> None:
         """Embed the next FILL_STEP texts that were written to the catalog before their vectors."""
@@ -362,6 +372,8 @@ class Watcher:
             self._not_before = 0.0
             if result.report is not None and result.report.texts_pending:
                 self.filling = True
+            if result.changed:
+                self._review_due = time.monotonic() + REVIEW_DELAY
         result.seconds = time.perf_counter() - started
         self.batches += 1
         if self.on_batch is not None:
@@ -454,6 +466,35 @@ class Watcher:
                 del self._touched[p]
         if written and self.on_batch is not None:
             self.on_batch(BatchResult(paths=len(written), rehearsed=written))
+
+
+    # -- the review note ----------------------------------------------------------------------
+    def _refresh_review(self) -> None:
+        """Rewrite the review note (if there is one) a little after the memory changed, and once a day.
+
+        Never a loop: the review note's path is ignored (Memory's rules), so its write sends no event,
+        and a kept copy of an edited one is passed over by the indexer, which changes nothing.
+        """
+        now = time.monotonic()
+        today = self.mem.clock().astimezone(local_zone()).date()
+        if self._review_due is None and self._review_day == today:
+            return
+        if (self._review_due is not None and now < self._review_due) or self.pending():
+            return
+        self._review_due, self._review_day = None, today
+        try:
+            result = self.mem.refresh_review()
+        except (VaultMemoryError, OSError) as exc:
+            log.warning("could not refresh the review note: %s", exc)
+            return
+        if result is None:
+            return
+        if result.busy:
+            self._review_due = now + max(self.quiet, REVIEW_DELAY)  # someone is editing it: later
+        elif result.skipped:
+            log.warning("review note not written: %s", result.skipped)
+        if result.kept_edit:
+            log.warning("the review note had been edited; that version is kept as %s", result.kept_edit)
 
 
 @dataclass

@@ -7,6 +7,7 @@ what happened go to stderr.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Protocol
 
 import typer
@@ -33,16 +34,23 @@ class _Conflict(Protocol):
     def similarity(self) -> float | None: ...
 
 
-def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: bool) -> None:
+def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: bool, path: str = "") -> None:
     for c in conflicts:
         sim = f", similarity {c.similarity:.2f}" if c.similarity is not None else ""
-        note(f"  conflicts with {c.node_id} ({c.title or '?'}{', ' + c.path if c.path else ''}{sim})")
-    if conflicts and not committed:
-        note(f"  needs review: `vault-memory commit {node_id} --supersedes OLD_ID` if it replaces that note, "
-             f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}`")
-    elif conflicts:
-        note(f"  if it replaces that note, link them: set `supersedes: [OLD_ID]` on {node_id} "
-             "and `superseded_by` on the old note")
+        note(f"  conflicts with {c.title or c.node_id or '?'} ({c.path or 'not in the index'}{sim})")
+    if not conflicts:
+        return
+    first = conflicts[0]
+    old = first.path or first.node_id or first.title or "OLD"
+    if not committed:
+        note(f'  needs review: `vault-memory commit {node_id} --supersedes "{old}"` if it replaces that note, '
+             f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}` "
+             "(`vault-memory review --interactive` walks every draft)")
+    else:
+        old_name = PurePosixPath(first.path).stem if first.path else old
+        new_name = PurePosixPath(path).stem if path else node_id
+        note(f"  if it replaces that note, link them: add `supersedes: ['[[{old_name}]]']` to {path or node_id} "
+             f"and `superseded_by: ['[[{new_name}]]']` to {first.path or 'the old note'}")
 
 
 def stage(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None, as_json: AsJson = False,
@@ -101,7 +109,7 @@ def commit(ctx: typer.Context,
            = False,
            supersedes: Annotated[str | None, typer.Option(
                "--supersedes", metavar="OLD", show_default=False,
-               help="node_id or path of the note the committed memory replaces")] = None,
+               help="The note the committed memory replaces: its title, [[link]], path or node_id")] = None,
            as_json: AsJson = False, now: Now = None) -> None:
     """Commit staged memories to the memory folder (as tier: short); says what it left and why.
 
@@ -152,7 +160,7 @@ def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = No
         note(f"already remembered in {done.path}; rehearsed it instead of writing a copy")
         return
     note(f"remembered: {done.title!r} in {done.path}")
-    _conflict_lines(done.node_id, done.conflicts, committed=True)
+    _conflict_lines(done.node_id, done.conflicts, committed=True, path=done.path)
 
 
 def _pin(ctx: typer.Context, target: str, pinned: bool, as_json: bool) -> None:
@@ -179,7 +187,8 @@ def log(ctx: typer.Context, text: Annotated[str, typer.Argument(help="What happe
         now: Annotated[str | None, typer.Option("--now", metavar="ISO", show_default=False,
                                                 help="Time of the entry, ISO 8601 (default: now, local)")] = None,
         as_json: AsJson = False) -> None:
-    """Append `- HH:MM TEXT` to today's episodic note (Memory/Episodes/YYYY-MM-DD.md); prints its path."""
+    """Append `- HH:MM TEXT` to today's episodic note (Memory/Episodes/YYYY-MM-DD.md), or with
+    log_to_daily_note under the log_heading of today's daily note; prints its path."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
         rel = mem.log(text, now=when)

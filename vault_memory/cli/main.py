@@ -23,7 +23,7 @@ import typer.main
 from vault_memory import __version__
 from vault_memory.errors import VaultMemoryError
 
-from . import agent, lifecycle, search, settings, sync
+from . import agent, lifecycle, review, search, settings, sync
 from .options import (
     ChromaUrlOpt,
     EmbedderOpt,
@@ -52,7 +52,7 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("watch", sync.watch), ("doctor", sync.doctor),
     ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
     ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),
-    ("unpin", lifecycle.unpin), ("log", lifecycle.log),
+    ("unpin", lifecycle.unpin), ("log", lifecycle.log), ("review", review.review),
     ("prefetch", agent.prefetch), ("mcp", agent.mcp),
     ("config", settings.config),
 ]
