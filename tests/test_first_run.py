@@ -57,7 +57,8 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(make
     assert hits[0].path == "Preferences/Food.md"  # the one note that mentions sourdough
     assert not diagnose(mem).ok and any("no vector yet" in p for p in diagnose(mem).problems())
 
-    queries = fake.texts_embedded  # the recall above embedded its query (for dormancy), nothing else
+    queries = fake.texts_embedded
+    assert queries == 0  # no chunk has a vector: no cosine to judge dormancy by, so not even the query
     step = mem.fill_vectors(limit=10)
     assert step.texts_embedded == 10 == fake.texts_embedded - queries
     assert 0 < mem.vectors().embedded < total and not mem.vectors().complete
@@ -75,6 +76,24 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(make
     for mode in ("hybrid", "dense", "bm25"):
         assert [h.to_dict() for h in clean.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)] == \
                [h.to_dict() for h in mem.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)]
+
+
+def test_catalog_first_commits_notes_while_it_is_still_chunking(make_memory: MemoryFactory,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the budget the writer does not chunk the whole vault before its first row: a reader
+    finds the first notes while the rest are still being chunked."""
+    mem = make_memory()
+    seen: list[int] = []
+    real = indexer_mod.Indexer.chunk_note
+
+    def spy(self: Any, node_id: str, note: Any) -> Any:
+        seen.append(mem.catalog.chunk_count())
+        return real(self, node_id, note)
+
+    monkeypatch.setattr(indexer_mod, "COMMIT_CHUNKS", 8)
+    monkeypatch.setattr(indexer_mod.Indexer, "chunk_note", spy)
+    mem.index(embed_budget=0)
+    assert seen[0] == 0 and seen[-1] > 0, "rows were committed before the last note was chunked"
 
 
 def test_reader_embeds_a_few_texts_and_leaves_a_first_index_to_the_writer(make_memory: MemoryFactory,

@@ -84,7 +84,10 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
     pool = max(100, 4 * k)
     try:
-        cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=decay,
+        # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
+        # dormancy by, so the query is not embedded and no model is loaded for this answer.
+        similarity = decay and ws.vectors().embedded > 0
+        cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=similarity,
                                 candidates=pool, exclude_prefixes=exclude)
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)

@@ -50,7 +50,9 @@ def recall(ctx: typer.Context,
     """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
-        if mode is not Mode.bm25 or not no_decay:  # the query's vector will be needed: load the model meanwhile
+        # The query's vector will be needed (unless no chunk has one yet: a first index is
+        # being written): load the model meanwhile.
+        if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
             mem.warm_query(query)
         ensure_current(mem)
         hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay)
