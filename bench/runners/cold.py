@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -44,11 +45,15 @@ from .first_run import baseline_tree
 
 QUERY = "does vitamin D supplementation reduce the risk of fractures"
 PY = sys.executable
+MINILM_IDENTITY = "minilm-l6-v2-int8/384"  # what a MiniLM-built catalog records as its embedder
 QUERY_CACHE = "query-vectors.sqlite"  # vault_memory.queryvectors.FILE_NAME, in the index folder
 NEW_QUERY = "CLI recall, new query (vector not cached: model loads)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fake-vectors", action="store_true",
+                        help="time the 10k-note index `scale` builds with fake vectors (relabelled as MiniLM's, "
+                             "so the CLI loads and runs the real model): timing only, when no MiniLM 10k index exists")
     parser.add_argument("--baseline", default=None, metavar="COMMIT",
                         help="also time that commit's CLI on the same index, in the same repeats")
 
@@ -132,6 +137,20 @@ def _target(opts: RunOptions) -> tuple[Path, Path, str, str, str | None]:
         build_synth(vault, 100)  # the CLI's own reconcile indexes it on the first (only) run
         what = "synthetic 100 notes, fake embedder (CI smoke test; the CLI run also indexes)"
         return vault, index, "fake", what, None
+    if opts.extra.get("fake_vectors"):
+        index = opts.cache / "index" / "synth-10000-fake_384-scale"
+        copy = cold / "synth-10000-fake-as-minilm"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(index, copy, ignore=shutil.ignore_patterns("writer.lock"))
+        db = sqlite3.connect(copy / "catalog.sqlite")
+        try:  # the CLI then loads MiniLM and embeds the query with it; the notes' vectors stay fake
+            db.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (MINILM_IDENTITY,))
+            db.commit()
+        finally:
+            db.close()
+        what = ("synthetic 10,000 notes, index built with FAKE vectors (`scale`'s) relabelled as MiniLM's: the "
+                "real model loads and embeds the query, so every step is timed, but rankings mean nothing")
+        return opts.cache / "vaults" / "synth-10000", copy, "minilm", what, None
     candidates = [
         (opts.cache / "vaults" / "synth-10000", opts.cache / "index" / "synth-10000-minilm-scale",
          "synthetic 10,000 notes", None),
