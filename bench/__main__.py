@@ -44,6 +44,8 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "save_race": ("bench.studies.save_race", None),
     "rehearse_floor": ("bench.studies.rehearse_floor", "locomo"),
     "lexical_study": ("bench.studies.lexical_study", None),
+    "soak": ("bench.studies.soak", None),
+    "tools": ("bench.studies.tools", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")

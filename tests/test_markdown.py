@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from vault_memory.errors import ConfigError
-from vault_memory.markdown import Chunk, NoteInfo, approx_tokens, chunk_body, extract_info
+from vault_memory.markdown import Chunk, NoteInfo, approx_tokens, chunk_body, extract_info, strip_comments
 
 # --------------------------------------------------------------------------- #
 # extract_info: title
@@ -233,6 +233,9 @@ def is_subsequence(needle: str, haystack: str) -> bool:
 
 def check_chunks(body: str, chunks: list[Chunk], max_tokens: int, count: Callable[[str], int]) -> None:
     """Every invariant chunk_body promises, for any body."""
+    # chunk_body indexes what Obsidian shows: `%% comments %%` are not content (random noise can
+    # write "%%"; a body that is only a comment has no chunks). Lines are kept, so line numbers hold.
+    body = strip_comments(body.replace("\r\n", "\n").replace("\r", "\n"))
     assert [c.index for c in chunks] == list(range(len(chunks)))
     for chunk in chunks:
         assert count(chunk.text) <= max_tokens, chunk

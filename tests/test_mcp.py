@@ -20,7 +20,8 @@ from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.mcp_server import Service, build_server
 
-TOOLS = {"recall", "prefetch", "remember", "stage", "staged_list", "commit", "commit_all", "pin", "log", "status"}
+TOOLS = {"recall", "read", "related", "recent", "prefetch", "remember", "stage", "staged_list", "commit", "commit_all",
+         "discard", "pin", "unpin", "log", "review", "status"}
 
 
 def cli_command() -> tuple[str, list[str]]:
@@ -73,6 +74,37 @@ def test_stdio_server_end_to_end(tmp_path: Path) -> None:
 
             bad = await client.call_tool("recall", {"query": "bike", "k": 0})
             assert bad.is_error and "from 1 to 50" in text_of(bad)
+            limit = await client.call_tool("recall", {"query": "bike", "limit": 3})
+            assert limit.is_error and "`limit` (did you mean `k`?)" in text_of(limit), text_of(limit)
+
+            # read by title, by alias, by [[link#heading]]
+            for target, path, heading in (("Danube Bike Trip", "Projects/Danube Bike Trip.md", ""),
+                                          ("Donauradweg", "Projects/Danube Bike Trip.md", ""),
+                                          ("[[Ines Okafor#Gift ideas|gifts]]", "People/Ines Okafor.md", "Gift ideas")):
+                got = await client.call_tool("read", {"target": target})
+                assert not got.is_error and got.structured_content is not None, text_of(got)
+                assert got.structured_content["path"] == path and got.structured_content["heading"] == heading
+            # related: the backlinks, and at least one note related but not linked
+            rel = await client.call_tool("related", {"target": "Danube Bike Trip"})
+            assert not rel.is_error and rel.structured_content is not None
+            items = rel.structured_content["related"]
+            assert {"People/Ines Okafor.md", "Preferences/Coffee.md"} <= {r["path"] for r in items if r["links_here"]}
+            assert any(not r["linked"] for r in items)
+            # filters: only eligible notes
+            filtered = await client.call_tool("recall", {"query": "trip plans", "k": 5, "tags": ["travel"],
+                                                         "folder": "Projects", "after": "2026-01-01"})
+            assert not filtered.is_error and filtered.structured_content is not None
+            assert [h["path"] for h in filtered.structured_content["hits"]] == ["Projects/Danube Bike Trip.md"]
+            # remember with supersedes, then discard a draft
+            newer = await client.call_tool("remember", {"text": "The user's bicycle is now a black Brompton.",
+                                                        "supersedes": memory["node_id"]})
+            assert not newer.is_error and newer.structured_content is not None, text_of(newer)
+            assert newer.structured_content["supersedes"] == [memory["node_id"]]
+            draft = await client.call_tool("stage", {"text": "The allotment is plot 112."})
+            assert draft.structured_content is not None
+            gone = await client.call_tool("discard", {"id": draft.structured_content["node_id"]})
+            assert not gone.is_error and gone.structured_content is not None
+            assert gone.structured_content["path"].startswith(".trash/")
 
             still = await client.call_tool("status", {})  # the server is still serving
             assert not still.is_error and still.structured_content is not None
@@ -158,7 +190,7 @@ def test_paths_cannot_leave_the_vault(served: Service, vault: Path, tmp_path: Pa
 def test_no_tool_deletes_a_note(served: Service, vault: Path) -> None:
     async def body(c: Client) -> None:
         names = {t.name for t in (await c.list_tools()).tools}
-        assert names == TOOLS and not {"discard", "delete", "unpin"} & names
+        assert names == TOOLS and not {"delete", "remove"} & names
         staged = await c.call_tool("stage", {"text": "The user waters the ficus on Mondays."})
         assert not staged.is_error and staged.structured_content is not None
         listed = await c.call_tool("staged_list", {})
@@ -229,3 +261,115 @@ def test_second_server_on_the_same_index_serves_reads(vault: Path, tmp_path: Pat
                 assert s.structured_content["server"]["keeps_index_current"] is False
 
     anyio.run(main)
+
+
+# -- the toolset: parity with the CLI, strict arguments, typed results, hints ------------------
+
+def test_mcp_and_cli_offer_the_same_verbs() -> None:
+    from vault_memory.cli.main import COMMANDS
+    from vault_memory.mcp_server import CLI_ONLY, CLI_VERB, specs
+
+    cli = {name for name, _ in COMMANDS}
+    mcp_verbs = {CLI_VERB.get(name, name) for name in specs()}
+    assert mcp_verbs == cli - set(CLI_ONLY), (sorted(mcp_verbs ^ (cli - set(CLI_ONLY))))
+    assert set(CLI_ONLY) <= cli  # the documented CLI-only verbs exist
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    for name in specs():
+        assert f"| `{name}` |" in readme, f"MCP tool {name} is not in the README's tool table"
+    for name in CLI_ONLY:
+        assert f"`{name}`" in readme
+
+
+def test_unknown_arguments_are_refused_naming_the_valid_ones(served: Service) -> None:
+    async def body(c: Client) -> None:
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+        assert all(t.input_schema.get("additionalProperties") is False for t in listed.values())
+        for name, args, expected in [
+            ("recall", {"query": "bike", "limit": 3}, "`limit` (did you mean `k`?); it takes: query, k, tags"),
+            ("read", {"path": "Projects/Eris.md"}, "`path` (did you mean `target`?)"),
+            ("status", {"verbose": True}, "it takes: no arguments"),
+            ("remember", {"text": "x y z", "tag": ["a"]}, "`tag` (did you mean `tags`?)"),
+        ]:
+            r = await c.call_tool(name, args)
+            assert r.is_error and expected in text_of(r), (name, text_of(r))
+
+    run_with(served, body)
+
+
+def test_every_tool_has_a_typed_output_schema_and_honest_hints(served: Service) -> None:
+    async def body(c: Client) -> None:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        for t in tools.values():
+            schema = t.output_schema
+            assert schema and schema.get("type") == "object" and schema.get("properties"), t.name
+            assert t.annotations is not None and t.annotations.open_world_hint is False
+        read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
+        assert read_only == {"read", "related", "recent", "review", "status"}
+        destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
+        assert destructive == {"discard"}
+        assert tools["recall"].annotations and tools["recall"].annotations.idempotent_hint  # rehearsal coalesces
+        assert set(tools["read"].output_schema["properties"]) >= {"path", "title", "node_id", "text", "stated"}
+
+    run_with(served, body)
+
+
+def test_read_related_recent_and_filters_in_process(served: Service, vault: Path) -> None:
+    async def body(c: Client) -> None:
+        r = await c.call_tool("read", {"target": "Ines", "lines": "1:3"})
+        assert not r.is_error and r.structured_content is not None
+        assert r.structured_content["path"] == "People/Ines Okafor.md" and r.structured_content["end_line"] == 3
+        r = await c.call_tool("read", {"target": "Danube Bike Trp"})
+        assert r.is_error and "near matches: Projects/Danube Bike Trip.md" in text_of(r)
+        r = await c.call_tool("read", {"target": "../outside.md"})
+        assert r.is_error and "refused" in text_of(r)
+        r = await c.call_tool("recall", {"query": "coffee", "folder": "Preferences", "k": 10})
+        assert r.structured_content is not None and r.structured_content["hits"]
+        assert all(h["path"].startswith("Preferences/") for h in r.structured_content["hits"])
+        assert r.structured_content["filter"] == "folder Preferences"
+        r = await c.call_tool("recall", {"query": "coffee", "after": "last week"})
+        assert r.is_error and "is not a date" in text_of(r)
+        r = await c.call_tool("prefetch", {"text": "which coffee beans", "tags": "preferences"})
+        assert not r.is_error and r.structured_content is not None
+        assert all(e["path"].startswith("Preferences/") for e in r.structured_content["entries"])
+        saved = await c.call_tool("remember", {"text": "Maya's bike lock code is 4711.", "tags": ["bike"]})
+        assert not saved.is_error
+        r = await c.call_tool("recent", {"days": 1})
+        assert r.structured_content is not None
+        assert [n["event"] for n in r.structured_content["notes"]][:1] == ["created"]
+        r = await c.call_tool("unpin", {"target": "[[Home Lab]]"})
+        assert not r.is_error and r.structured_content is not None and r.structured_content["pinned"] is False
+        r = await c.call_tool("staged_list", {})
+        assert r.structured_content is not None and r.structured_content["count"] == 0
+
+    run_with(served, body)
+
+
+def test_notes_are_resources(served: Service) -> None:
+    async def body(c: Client) -> None:
+        templates = (await c.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["memory://note/{+path}"]
+        got = await c.read_resource("memory://note/People/Ines%20Okafor.md")
+        text = getattr(got.contents[0], "text", "")
+        assert text.startswith("# Ines Okafor") and "node_id" not in text
+        for uri in ("memory://note/../outside.md", "memory://note/.obsidian/app.json", "memory://note/Nope.md"):
+            with pytest.raises(Exception):  # noqa: B017 - the SDK raises its MCPError for a failed read
+                await c.read_resource(uri)
+
+    run_with(served, body)
+
+
+def test_review_through_mcp_writes_nothing(served: Service, vault: Path) -> None:
+    """The review note is readable through MCP (a tool and a resource) without writing it into the vault."""
+    async def body(c: Client) -> None:
+        staged = await c.call_tool("stage", {"text": "Maya's bike lock code is 4711.", "title": "Bike lock"})
+        assert not staged.is_error
+        r = await c.call_tool("review", {})
+        assert not r.is_error and r.structured_content is not None
+        out = r.structured_content
+        assert out["path"] == "Memory/Review.md" and "Bike lock" in out["markdown"]
+        assert [d["title"] for d in out["review"]["drafts"]] == ["Bike lock"]
+        got = await c.read_resource("memory://review")
+        assert "Bike lock" in getattr(got.contents[0], "text", "")
+
+    run_with(served, body)
+    assert not (vault / "Memory" / "Review.md").exists()

@@ -22,6 +22,7 @@ from vault_memory.errors import (
     NoteError,
     NoteNotFoundError,
     NoteParseError,
+    NoteWriteError,
     UnsafePathError,
 )
 from vault_memory.notefile import (
@@ -612,7 +613,7 @@ def test_failed_replace_leaves_original_and_no_temp(vault: Path, monkeypatch: py
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(NoteWriteError, match="No space left on device.*free some space"):  # names it, exit 8
         write_note(vault, "n.md", expected_hash=old.file_hash, set_fields={"tier": "hot"})
     assert (vault / "n.md").read_bytes() == raw
     assert not leftovers(vault)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,18 +87,41 @@ def test_our_own_fresh_write_does_not_wait(tmp_path: Path) -> None:
     assert time.monotonic() - started < 1.0  # the bytes are ours: no save of anyone else is in progress
 
 
-def test_a_save_landing_between_check_and_swap_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+EXCHANGE = [pytest.param(True, marks=pytest.mark.skipif(atomic._RENAMEAT2 is None, reason="no renameat2 here"),
+                         id="exchange"), pytest.param(False, id="replace")]
+
+
+def hook_swap(monkeypatch: pytest.MonkeyPatch, exchange: bool, hook: Callable[..., object]) -> None:
+    """Route the swap through `hook(real, src, dst)`: RENAME_EXCHANGE where the system has it, else os.replace.
+
+    The editor here is this very process, whose open for writing would wait out our own read lease (the
+    kernel's lease-break-time, 45 s): the lease is off, as where the system has none; steps 2-4 stand alone.
+    """
+    monkeypatch.setattr(atomic, "_read_lease", lambda fd: None)
+    if exchange:
+        real_exchange = atomic._exchange
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: hook(real_exchange, a, b))
+    else:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+        real_replace = os.replace
+        monkeypatch.setattr(atomic.os, "replace", lambda a, b: hook(real_replace, a, b))
+
+
+@pytest.mark.parametrize("exchange", EXCHANGE)
+def test_a_save_landing_between_check_and_swap_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           exchange: bool) -> None:
     path = old_note(tmp_path)
     note = read_note(tmp_path, "g.md")
     edited = HUMAN.replace("oat milk.", "oat milk and bread.").encode()
-    real_replace = os.replace
     done = threading.Event()
+    started = threading.Event()
 
-    def editor_then_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        if Path(dst) == path and not done.is_set():
+    def editor_then_replace(real: Callable[..., object], src: Path, dst: Path) -> object:
+        if Path(dst) == path and not started.is_set():
+            started.set()
             fh = open(path, "r+b")  # the editor opens the (old) file and truncates it...
             fh.truncate(0)
-            real_replace(src, dst)  # ...our swap happens...
+            out = real(src, dst)  # ...our swap happens...
 
             def finish() -> None:  # ...and the editor's write lands in the replaced inode
                 time.sleep(0.05)
@@ -106,41 +130,68 @@ def test_a_save_landing_between_check_and_swap_is_put_back(tmp_path: Path, monke
                 done.set()
 
             threading.Thread(target=finish).start()
-            return
-        real_replace(src, dst)
+            return out
+        return real(src, dst)
 
-    monkeypatch.setattr(atomic.os, "replace", editor_then_replace)
+    hook_swap(monkeypatch, exchange, editor_then_replace)
     with pytest.raises(ConcurrentEditError, match="back in place"):
         write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
     assert done.wait(5)
     assert path.read_bytes() == edited  # the human's whole save, ours dropped
 
 
-def test_a_rescued_save_is_kept_beside_when_the_path_changed_again(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("exchange", EXCHANGE)
+def test_a_rescued_save_is_kept_beside_when_the_path_changed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   exchange: bool) -> None:
     path = old_note(tmp_path)
     note = read_note(tmp_path, "g.md")
     real_replace = os.replace
     calls = {"n": 0}
 
-    def racing(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def racing(real: Callable[..., object], src: Path, dst: Path) -> object:
         calls["n"] += 1
         if calls["n"] == 1:
             with open(path, "r+b") as fh:  # an in-place save into the old inode...
                 fh.truncate(0)
                 fh.write(b"in place save\n")
-            real_replace(src, dst)
+            out = real(src, dst)
             (tmp_path / "other.tmp").write_bytes(b"a third save, by rename\n")
             real_replace(tmp_path / "other.tmp", path)  # ...and another save after ours
-            return
-        real_replace(src, dst)
+            return out
+        return real(src, dst)
 
-    monkeypatch.setattr(atomic.os, "replace", racing)
+    hook_swap(monkeypatch, exchange, racing)
     with pytest.raises(ConcurrentEditError, match="conflict"):
         write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
     copies = [p for p in tmp_path.iterdir() if "(conflict " in p.name]
     assert len(copies) == 1 and copies[0].read_bytes() == b"in place save\n"
     assert path.read_bytes() == b"a third save, by rename\n"
+
+
+@pytest.mark.skipif(atomic._RENAMEAT2 is None, reason="RENAME_EXCHANGE (Linux renameat2) is not available here")
+def test_a_save_by_rename_between_check_and_swap_stands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last window of the guard: an editor renames its save over the note after our check, before our
+    swap. The swap exchanges instead of replacing, sees that what it displaced is not what it checked, and
+    puts the editor's save back; our edit is dropped, nothing is kept beside (nothing else was saved)."""
+    path = old_note(tmp_path)
+    note = read_note(tmp_path, "g.md")
+    saved = HUMAN.replace("oat milk.", "oat milk, saved by rename.").encode()
+    real_replace = os.replace
+    real_exchange = atomic._exchange
+    calls = {"n": 0}
+
+    def rename_save_first(a: Path, b: Path) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            (tmp_path / "editor.tmp").write_bytes(saved)
+            real_replace(tmp_path / "editor.tmp", path)
+        return real_exchange(a, b)
+
+    monkeypatch.setattr(atomic, "_exchange", rename_save_first)
+    with pytest.raises(ConcurrentEditError, match="a save landed"):
+        write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
+    assert path.read_bytes() == saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.md"]  # no temp file, no conflict copy
 
 
 def test_unterminated_frontmatter_is_reported_and_never_rewritten(tmp_path: Path) -> None:

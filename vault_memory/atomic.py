@@ -8,23 +8,49 @@ and never loses what an editor wrote.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import functools
 import os
 import secrets
 import signal
 import stat
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 try:  # POSIX; the read lease below is Linux-only
     import fcntl as fcntl_mod
 except ImportError:  # pragma: no cover - Windows
     fcntl_mod = None  # type: ignore[assignment]
 
-from .errors import ConcurrentEditError, NoteError, NoteNotFoundError
+from .errors import UNWRITABLE, ConcurrentEditError, NoteError, NoteNotFoundError, NoteWriteError, storage_message
 from .hashing import sha256_hex
 
 TMP_PREFIX = ".vm-tmp-"  # temp files of in-flight writes; watchers must ignore these names
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def refused_by_storage(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """For the write path's entry points `f(vault_root, rel_path, ...)`: an OSError saying the storage
+    refuses (read-only, permissions, full disk, I/O error) becomes a NoteWriteError naming the note, the
+    reason and what to do; the note is unchanged (temp files are removed before the error rises)."""
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def inner(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except OSError as exc:
+                if exc.errno not in UNWRITABLE and exc.errno != errno.EIO:
+                    raise
+                rel = str(args[1]) if len(args) > 1 else "a note"
+                raise NoteWriteError(rel, f"{storage_message(exc, what, exc.filename or rel)}; "
+                                          "the note was not changed") from None
+        return inner
+    return wrap
 CHANGED = "changed on disk since it was read; re-read and retry — "
 
 
@@ -219,6 +245,81 @@ def _lease_broken(fd: int) -> bool:
     return broken
 
 
+def _renameat2() -> Any:
+    """glibc's renameat2, for RENAME_EXCHANGE (Linux >= 3.15, glibc >= 2.28), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_RENAMEAT2 = _renameat2()
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap what the two names point at, atomically; False where the system cannot."""
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EXDEV):
+        return False  # not supported here (an old kernel, a filesystem without it): plain replace
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _same_file(st: os.stat_result, other: os.stat_result) -> bool:
+    return (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino)
+
+
+def swap_in(tmp: Path, path: Path, rel: str, expected: os.stat_result | None) -> None:
+    """Put `tmp` at `path`, replacing the file `expected` (the one we checked) and nothing else.
+
+    With RENAME_EXCHANGE the file we displaced comes back to `tmp`'s name, so we can see it: if a
+    save by rename landed between our check and the swap, what we displaced is that save, not the
+    file we checked; it is swapped back into place (and kept beside as a conflict copy if a third
+    save came in meanwhile). Without it, os.replace (the window is the microseconds between the
+    check and this call).
+    """
+    ours = os.lstat(tmp)
+    if expected is None or not _exchange(tmp, path):
+        os.replace(tmp, path)
+        return
+    displaced = os.lstat(tmp)
+    if _same_file(displaced, expected):
+        tmp.unlink()  # the file we checked; whoever still has it open keeps it (step 4 looks)
+        return
+    _exchange(tmp, path)  # put their save back
+    back = os.lstat(tmp)
+    if not _same_file(back, ours):  # a third save landed in between: keep it too, never drop it
+        keep_beside(tmp, path)
+    else:
+        tmp.unlink()
+    raise ConcurrentEditError(rel, CHANGED + "a save landed as we wrote; it stands, your edit was not written")
+
+
+def keep_beside(src: Path, path: Path) -> Path:
+    """Move `src` next to `path` as `<name> (conflict <time>).md`, never over anything."""
+    stamp = time.strftime("%Y-%m-%d %H%M%S")
+    for n in range(1, 100):
+        suffix = f" (conflict {stamp})" if n == 1 else f" (conflict {stamp} {n})"
+        copy = path.with_name(f"{path.stem}{suffix}{path.suffix}")
+        try:
+            rename_no_overwrite(src, copy)
+            return copy
+        except FileExistsError:
+            continue
+    raise NoteError(path.name, "too many conflict copies beside this note; nothing was removed")
+
+
 def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_result, data: bytes,
                     mode: int | None) -> None:
     """Swap `data` in for the file read as `old` through `fd` (steps 2-4 above; fd -1: steps 2-3)."""
@@ -235,7 +336,7 @@ def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_res
         current = _read_fd(fd) if fd >= 0 else path.read_bytes()
         if _fingerprint(now) != _fingerprint(seen) or current != old:
             raise ConcurrentEditError(rel, CHANGED + "your edit was not written")
-        os.replace(tmp, path)
+        swap_in(tmp, path, rel, now)
     finally:
         tmp.unlink(missing_ok=True)
         if lease:
@@ -268,24 +369,26 @@ def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
             break
     saved = _read_fd(fd)
     try:
+        here: os.stat_result | None = os.stat(path)
         current: bytes | None = path.read_bytes()
     except OSError:
-        current = None
+        here, current = None, None
+    where = ""
     if current == ours:
         tmp = temp_file(path, saved, stat.S_IMODE(os.fstat(fd).st_mode))
         try:
-            os.replace(tmp, path)
+            swap_in(tmp, path, rel, here)
+            fsync_dir(path.parent)
+            _remember_ours(path, saved)
+            where = "it is back in place"
+        except ConcurrentEditError:
+            pass  # yet another save took the path meanwhile: it stands; keep this one beside it
         finally:
             tmp.unlink(missing_ok=True)
-        fsync_dir(path.parent)
-        _remember_ours(path, saved)
-        where = "it is back in place"
-    else:  # the path changed again meanwhile: keep the editor's save beside it, never drop it
-        stamp = time.strftime("%Y-%m-%d %H%M%S")
-        copy = path.with_name(f"{path.stem} (conflict {stamp}){path.suffix}")
+    if not where:  # the path changed again meanwhile: keep the editor's save beside it, never drop it
         tmp = temp_file(path, saved, None)
         try:
-            rename_no_overwrite(tmp, copy)
+            copy = keep_beside(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
         where = f"it was kept as {copy.name}"
@@ -293,4 +396,4 @@ def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
 
 
 __all__ = ["CHANGED", "QUIET_SECONDS", "TMP_PREFIX", "busy", "create", "fsync_dir", "guarded_replace",
-           "is_ours", "quiet_for", "rename_no_overwrite", "steady_read", "temp_file"]
+           "is_ours", "quiet_for", "refused_by_storage", "rename_no_overwrite", "steady_read", "temp_file"]

@@ -3,6 +3,11 @@
 Precedence, highest first: explicit arguments (CLI flags) > `VAULT_MEMORY_*` environment
 variables > the vault's own `.vault-memory.toml` > the user config file
 (`~/.config/vault-memory/config.toml`, or `VAULT_MEMORY_CONFIG`) > defaults.
+
+Every value is checked where it enters (`check_setting`): numbers must be finite and inside
+the range `RANGES` gives (a NaN half-life made recall return nothing; `dormant_below = 2` hid
+every note), whole numbers must be whole, and choices one of `CHOICES`; the message names the
+key, the value and where it came from (the flag, the variable, the file).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import math
 import os
 import re
 import tomllib
@@ -57,7 +63,9 @@ class Config:
     staging_folder: str = "Memory/Staged"
     episodes_folder: str = "Memory/Episodes"
     staged_ttl_days: float = 7.0
-    conflict_similarity: float = 0.72  # MiniLM spot check: contradictions 0.70-0.90, related facts <= 0.66
+    # Cosine of a new memory to a note's statement that flags it (conflicts.py). MiniLM, bench/tools_bench.py
+    # conflicts: at 0.52 contradictions 0.87 flagged, restatements and paraphrases 1.00, related facts 0.00.
+    conflict_similarity: float = 0.52
     autolink: bool = True  # link the notes a memory (or a log entry) names by title or alias (linking.py)
     log_to_daily_note: bool = False  # `log` appends to today's daily note (Obsidian's settings) instead
     log_heading: str = "Log"  # ... under this heading (created at the end of the note if missing)
@@ -75,6 +83,13 @@ class Config:
     debounce_seconds: float = 0.3
     quiet_seconds: float = 5.0
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Resolution checks each value naming its source first; this catches Config(...) built in code.
+        for f in dataclasses.fields(self):
+            problem = check_setting(f.name, getattr(self, f.name))
+            if problem is not None:
+                raise ConfigError(f"{f.name} = {getattr(self, f.name)!r}: {problem}")
 
     @property
     def resolved_index_dir(self) -> Path:
@@ -95,6 +110,54 @@ def default_index_dir(vault: Path) -> Path:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+
+# Allowed ranges of the numeric settings: (low, high, low included). High is always included.
+# Cosines live in [-1, 1]; strengths in [0, 1]; times must be positive where zero means nonsense.
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "embed_timeout": (0.0, 86_400.0, False),
+    "exact_search_limit": (0, 1_000_000_000, True),
+    "half_life_short_days": (0.0, 36_500.0, False),
+    "half_life_long_days": (0.0, 36_500.0, False),
+    "dormant_below": (0.0, 1.0, True),
+    "reactivate_similarity": (-1.0, 1.0, True),
+    "reactivate_slope": (0.0, 10.0, True),
+    "reactivate_cap": (-1.0, 1.0, True),
+    "promote_after_days": (1, 3650, True),
+    "rehearsal_coalesce_seconds": (0.0, 31_536_000.0, True),
+    "rehearse_min_similarity": (-1.0, 1.0, True),
+    "rehearse_max_hits": (0, 100, True),
+    "staged_ttl_days": (0.0, 36_500.0, False),
+    "conflict_similarity": (-1.0, 1.0, True),
+    "prefetch_budget": (0, 1_000_000, True),
+    "prefetch_entry_cap": (1, 1_000_000, True),
+    "prefetch_min_score": (-1.0, 1.0, True),
+    "prefetch_staged_similarity": (-1.0, 1.0, True),
+    "debounce_seconds": (0.0, 60.0, True),
+    "quiet_seconds": (0.0, 86_400.0, True),
+}
+CHOICES: dict[str, tuple[str, ...]] = {"rehearse": ("all", "memories", "none")}
+
+
+def check_setting(name: str, value: Any) -> str | None:
+    """What is wrong with this value for setting `name` (None: nothing). Numbers must be finite
+    and in `RANGES`; settings without a listed range only need to be finite."""
+    if name in CHOICES and value not in CHOICES[name]:
+        return f"must be one of {', '.join(CHOICES[name])}"
+    f = _FIELDS.get(name)
+    kind = type(f.default) if f is not None else None
+    if kind not in (int, float) or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "must be a number"
+    if not math.isfinite(value):
+        return "must be a finite number"
+    if kind is int and value != int(value):
+        return "must be a whole number"
+    if name in RANGES:
+        low, high, low_in = RANGES[name]
+        if value > high or value < low or (value == low and not low_in):
+            return f"must be {'at least' if low_in else 'more than'} {low:g} and at most {high:g}"
+    return None
 # Settings that no longer do anything: accepted (with a warning) so an old config file still loads.
 _RETIRED = {"assign_ids": "node_ids are written only when there is state to keep (README: identity)"}
 _NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
@@ -120,8 +183,14 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             if text in ("0", "false", "no", "off"):
                 return False
             raise ValueError("expected true or false")
+        if isinstance(default, (int, float)) and isinstance(value, bool):
+            raise ValueError("expected a number, not true/false")
         if isinstance(default, int):
-            return int(value)
+            number = float(value) if isinstance(value, float) or (isinstance(value, str) and "." in value) \
+                else int(value)
+            if isinstance(number, float) and not number.is_integer():
+                raise ValueError("expected a whole number")
+            return int(number)
         if isinstance(default, float):
             return float(value)
         return None if value is None else str(value)
@@ -221,4 +290,8 @@ def resolve_config_sources(overrides: Mapping[str, Any] | None = None, env: Mapp
     typed = (Path, tuple, bool, int, float)
     values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, typed) else v)
               for k, v in merged.items()}
+    problems = [f"{k} = {v!r} from {sources[k]}: {why}" for k, v in values.items()
+                if k in sources and (why := check_setting(k, v)) is not None]
+    if problems:
+        raise ConfigError("; ".join(problems) + "; fix or remove " + ("it" if len(problems) == 1 else "them"))
     return Config(**values), sources

@@ -4,24 +4,33 @@ A tool over `Memory` (like watch, the MCP server and the CLI): it imports memory
 
 Read-only: the vault is scanned without assigning ids, the index is only read. `fix`
 reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
+
+It also checks that the index files themselves are sound: SQLite's `quick_check` and FTS5's
+integrity check on the catalog (each bounded in time), and the embedded Chroma store opened in
+a child process (a damaged HNSW file can crash the process that reads it: let that be the
+child) — its count, a sample of ids read back with their vectors, a query finding one. `fix`
+sets a damaged file aside (renamed, never deleted) and rebuilds it: the catalog from the vault
+(keeping what can be read of its embedding cache), Chroma from the catalog's vectors.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from .atomic import TMP_PREFIX
 from .edits import PATIENCE
-from .errors import VaultMemoryError
+from .errors import CatalogCorruptError, VaultMemoryError
 from .indexer import Indexer
 from .memory import Memory
 from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
-from .vectorstore import describe_target
+from .storecheck import check_store
+from .vectorstore import STORE_FOLDER, describe_target
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +59,10 @@ class DoctorReport:
     stale_lock_pid: int | None = None  # a lock file naming a process that no longer holds it
     writer_pid: int | None = None  # a live writer (e.g. `watch`), for information
     temp_files: list[str] = field(default_factory=list)  # leftover .vm-tmp-* files of interrupted writes
+    catalog_damage: list[str] = field(default_factory=list)  # what SQLite's integrity checks found
+    checks_cut_short: list[str] = field(default_factory=list)  # integrity checks stopped by their time bound
+    store_damage: str | None = None  # the embedded Chroma store cannot be read (or crashed its reader)
+    index_read_only: str | None = None  # why the index folder cannot be written (so --fix cannot)
 
     @property
     def embedder_mismatch(self) -> bool:
@@ -61,7 +74,8 @@ class DoctorReport:
         the index records them, and only the human can repair them."""
         return not (self.missing or self.stale or self.orphans or self.vectors_orphaned or self.vectors_missing
                     or self.vectors_pending or self.store_dirty or self.store_error or self.embedder_mismatch
-                    or self.duplicate_ids or self.stale_lock_pid or self.temp_files)
+                    or self.duplicate_ids or self.stale_lock_pid or self.temp_files or self.catalog_damage
+                    or self.store_damage)
 
     def problems(self) -> list[str]:
         """One line per finding, drift first."""
@@ -70,6 +84,17 @@ class DoctorReport:
         def some(items: list[str]) -> str:
             return ", ".join(items[:5]) + (f" (+{len(items) - 5} more)" if len(items) > 5 else "")
 
+        if self.catalog_damage:
+            out.append(f"the index catalog is damaged ({'; '.join(self.catalog_damage[:3])}): `--fix` sets it aside "
+                       "and rebuilds it from the vault")
+        if self.store_damage:
+            out.append(f"{self.store_damage}: `--fix` sets it aside and rebuilds it from the catalog's vectors")
+        if self.checks_cut_short:
+            out.append(f"integrity check incomplete: {', '.join(self.checks_cut_short)}; what was read is sound "
+                       "(not drift)")
+        if self.index_read_only:
+            out.append(f"the index folder cannot be written ({self.index_read_only}); it was read as it is, "
+                       "the vector store not checked (not drift)")
         if self.embedder_mismatch:
             out.append(f"index built with embedder '{self.embedder_index}', configured '{self.embedder_configured}': "
                        "run `vault-memory index --rebuild` or pass the matching --embedder")
@@ -108,9 +133,29 @@ class DoctorReport:
 
 
 def diagnose(mem: Memory) -> DoctorReport:
-    """Compare vault and index without writing to either."""
+    """Compare vault and index without writing to either; first check the index files are sound."""
+    report = DoctorReport(embedder_configured=mem.embedder.identity)
+    report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
+    report.temp_files = _leftover_temp_files(mem)
+    try:
+        with mem.inspecting():
+            cat = mem.catalog
+        integrity = cat.check()
+        report.index_read_only = mem.index_problem
+        report.checks_cut_short = integrity.partial
+        report.catalog_damage = integrity.problems
+        if not report.catalog_damage:
+            _compare(mem, report)
+    except CatalogCorruptError as exc:
+        report.catalog_damage = [str(exc)]
+    except (sqlite3.DatabaseError, ValueError) as exc:  # damage the checks did not see, met while reading
+        report.catalog_damage = [f"{exc.__class__.__name__}: {exc}"]
+    return report
+
+
+def _compare(mem: Memory, report: DoctorReport) -> None:
     cat = mem.catalog
-    report = DoctorReport(embedder_index=cat.get_meta("embedder"), embedder_configured=mem.embedder.identity)
+    report.embedder_index = cat.get_meta("embedder")
     indexer = Indexer(mem.vault, cat, None, mem.model, mem.rules)
     scan = indexer.scan(verify=True)  # every file read: no stat stamp taken on trust
     plan = indexer.plan(scan)
@@ -131,24 +176,49 @@ def diagnose(mem: Memory) -> DoctorReport:
     report.vector_store = describe_target(vault=mem.vault, index_dir=mem.index_dir,
                                           embedder_identity=mem.embedder.identity, url=mem.config.chroma_url)
     report.vectors_pending = mem.vectors().pending
+    if report.embedder_mismatch:
+        return
     if not mem.keeps_store():
         # No store on purpose (a local index within exact_search_limit): dense search reads the
         # catalog's vectors, so what needs checking is that every chunk has one (vectors_pending).
         report.vector_store = {"backend": "exact", "url": None, "path": None, "collection": None}
-    elif not report.embedder_mismatch:
-        try:
-            store = mem.store
-        except VaultMemoryError as exc:
-            store, report.store_error = None, str(exc)
-        if store is None and report.store_error is None:
-            report.store_error = mem.store_error  # lexical fallback is serving: still say the server is down
-        if store is not None:
-            want, have = cat.embedded_chunk_ids(), store.ids()  # a chunk waiting for its vector is not in it
-            report.vectors_orphaned = len(have - want)
-            report.vectors_missing = len(want - have)
-    report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
-    report.temp_files = _leftover_temp_files(mem)
-    return report
+        return
+    if mem.config.chroma_url is None:
+        if mem.index_problem is None:  # Chroma cannot open a folder it cannot write
+            _check_embedded_store(mem, report)
+        return
+    try:
+        store = mem.store
+    except VaultMemoryError as exc:
+        store, report.store_error = None, str(exc)
+    if store is None and report.store_error is None:
+        report.store_error = mem.store_error  # lexical fallback is serving: still say the server is down
+    if store is not None:
+        want, have = cat.embedded_chunk_ids(), store.ids()  # a chunk waiting for its vector is not in it
+        report.vectors_orphaned = len(have - want)
+        report.vectors_missing = len(want - have)
+
+
+def _check_embedded_store(mem: Memory, report: DoctorReport) -> None:
+    """The embedded store, checked in a child process (vectorstore.check_store)."""
+    cat = mem.catalog
+    want = sorted(cat.embedded_chunk_ids())  # a chunk waiting for its vector is not in it
+    folder = mem.index_dir / STORE_FOLDER
+    if not folder.exists():
+        report.vectors_missing = len(want)
+        return
+    ids, mat = cat.all_chunk_vectors()
+    picks = sorted({round(i * (len(ids) - 1) / 7) for i in range(8)}) if ids else []
+    sample = [(ids[i], [float(x) for x in mat[i]]) for i in picks]
+    result = check_store(folder, str(report.vector_store.get("collection")), sample, want)
+    problem = result.get("problem")
+    if isinstance(problem, str):
+        report.store_damage = problem
+    elif "error" in result:
+        report.store_error = str(result["error"])
+    else:
+        report.vectors_missing = int(result.get("missing", 0))
+        report.vectors_orphaned = int(result.get("orphaned", 0))
 
 
 def _probe_lock(mem: Memory) -> tuple[int | None, int | None]:
@@ -196,11 +266,17 @@ def _give_copies_their_own_ids(mem: Memory, duplicates: dict[str, list[str]]) ->
                 log.warning("%s: could not give it a node_id of its own (%s); edit it by hand", rel, exc)
 
 
-def fix(mem: Memory) -> DoctorReport:
+def fix(mem: Memory, before: DoctorReport | None = None) -> DoctorReport:
     """Reconcile the index with the vault (re-syncing Chroma) and remove leftovers; returns a fresh diagnosis.
 
-    The one write into the vault it may make: copies that carry another note's node_id get their own."""
+    The one write into the vault it may make: copies that carry another note's node_id get their own.
+    A damaged catalog or vector store (`before`, diagnosed again if not given) is set aside and rebuilt first."""
+    before = before if before is not None else diagnose(mem)
     with mem.writing():
+        if before.catalog_damage:
+            mem.set_aside_catalog("; ".join(before.catalog_damage[:3]))
+        elif before.store_damage:
+            mem.set_aside_store(before.store_damage)
         mem.index(verify=True)
         if not mem.config.read_only:
             _give_copies_their_own_ids(mem, mem.indexer().scan().duplicates)

@@ -15,14 +15,21 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .daily import entry_lines, log_to_daily_note
-from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .errors import (
+    ConcurrentEditError,
+    ConfigError,
+    NoteError,
+    NoteNotFoundError,
+    VaultMemoryError,
+    VaultNotWritableError,
+)
 from .fields import STATED_KEY, parse_bool, stated_record, text_dates
 from .linking import link_for
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, write_note
 from .records import PinResult
 from .relations import relation_values
 from .resolve import resolve_note
-from .text import folder_setting, join
+from .text import folder_setting, join, plain_text
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -33,7 +40,14 @@ FieldsFor = Callable[[ParsedNote], tuple[dict[str, Any], list[str]]]
 
 
 def writable(ws: Workspace) -> None:
-    """ConfigError in read-only mode: the commands that exist to write refuse at once."""
+    """The commands that exist to write refuse at once in read-only mode: ConfigError for --read-only,
+    VaultNotWritableError when the vault itself cannot be written (Memory found it so)."""
+    problem = getattr(ws, "vault_problem", None)
+    if problem:
+        fix = {"read-only file system": "remount it writable", "the disk is full": "free some space"}.get(
+            problem, "fix its permissions")
+        raise VaultNotWritableError(f"the vault {ws.vault} cannot be written ({problem}); nothing was written: "
+                                    f"{fix}, then try again")
     if ws.config.read_only:
         raise ConfigError("read-only mode: vault-memory may not write to the vault; drop --read-only")
 
@@ -137,7 +151,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     when = (now if now is not None else ws.clock().astimezone())
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
-    lines = entry_lines(link_for(ws, text), when)
+    lines = entry_lines(link_for(ws, plain_text(text, "log entry")), when)
     if ws.config.log_to_daily_note:
         if not ws.config.log_heading.strip():
             raise ConfigError("log_heading is empty; set it to the heading log entries go under (e.g. Log)")

@@ -6,7 +6,10 @@ to refuse mixing vectors from different models.
 
 No embedder truncates silently: a text longer than `max_tokens` is an error, because a
 vector of the first half of a chunk would be indexed as if it stood for the whole chunk.
-The chunker upstream uses `count_tokens` to make every chunk fit.
+The chunker upstream uses `count_tokens` to make every chunk fit. A *query* is different:
+whatever length a caller accepts (MCP takes 2,000 characters, the CLI any), it must be
+answered, so `embed_query` embeds a long one as consecutive windows that each fit and
+averages them, with one warning. Recall, prefetch and staging's conflict check all use it.
 
 Longer than most modules: it is one port (`Embedder`) with its three implementations,
 which share the checks and the normalisation; each is small on its own.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.resources
+import logging
 import os
 import re
 import threading
@@ -38,8 +42,13 @@ __all__ = [
     "FakeEmbedder",
     "MiniLMEmbedder",
     "OllamaEmbedder",
+    "embed_query",
     "make_embedder",
+    "query_windows",
 ]
+
+log = logging.getLogger(__name__)
+MAX_QUERY_WINDOWS = 32  # a query longer than this many windows is cut (32 x 256 tokens: ~40k characters)
 
 Vectors = npt.NDArray[np.float32]
 
@@ -95,6 +104,57 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """float32 array (len(texts), dim) of L2-normalised rows, in input order."""
         ...
+
+
+def _longest_fit(parts: list[str], sep: str, fits: Any) -> int:
+    """How many leading `parts` joined by `sep` still fit (0 if not even the first does)."""
+    lo, hi = 0, len(parts)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(sep.join(parts[:mid])):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def query_windows(text: str, embedder: Embedder, max_windows: int = MAX_QUERY_WINDOWS) -> list[str]:
+    """`text` as consecutive pieces that each fit the embedder (one piece if it fits), cut between
+    words (inside a word only when one word alone is too long); at most `max_windows` pieces."""
+    def fits(piece: str) -> bool:
+        return embedder.count_tokens(piece) <= embedder.max_tokens
+
+    text = " ".join(text.split())
+    if fits(text):
+        return [text]
+    words, out = text.split(" "), list[str]()
+    while words and len(out) < max_windows:
+        n = _longest_fit(words, " ", fits)
+        if n == 0:  # one word longer than the window: cut it by characters
+            word = words[0]
+            cut = max(1, _longest_fit(list(word), "", fits))
+            out.append(word[:cut])
+            words[0] = word[cut:]
+            if not words[0]:
+                words.pop(0)
+            continue
+        out.append(" ".join(words[:n]))
+        words = words[n:]
+    return out
+
+
+def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
+    """The unit vector of a query of any length: the text itself when it fits the embedder, else the
+    mean of its windows (`query_windows`), re-normalised, with one warning. Never an error for length."""
+    if embedder.count_tokens(text) <= embedder.max_tokens:
+        return np.asarray(embedder.embed([text])[0], dtype=np.float32)
+    windows = query_windows(text, embedder)
+    cut = " (and cut to its first part)" if len(windows) >= MAX_QUERY_WINDOWS else ""
+    log.warning("the query is %d characters, longer than %s takes at once (%d tokens): embedded as %d windows, "
+                "averaged%s", len(text), embedder.identity, embedder.max_tokens, len(windows), cut)
+    vectors = np.asarray(embedder.embed(windows), dtype=np.float32)
+    out: npt.NDArray[np.float32] = _l2_normalise(vectors.mean(axis=0, keepdims=True))[0]
+    return out
 
 
 def _too_long(identity: str, index: int, n_tokens: int, max_tokens: int) -> EmbedderError:

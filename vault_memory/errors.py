@@ -10,15 +10,26 @@
     │   └── UnsafePathError          a path that would leave the vault
     ├── EmbedderError                the embedder cannot produce vectors (missing model, server down)
     ├── IndexStateError              the derived index is missing, corrupt or from another model
-    │   └── EmbedderMismatchError    the index was built by a different embedder
-    ├── LockHeldError                another process holds the index writer lock
-    └── VectorStoreUnavailableError  a Chroma server cannot be reached
+    │   ├── EmbedderMismatchError    the index was built by a different embedder
+    │   ├── CatalogCorruptError      catalog.sqlite fails SQLite's integrity check (set aside and rebuilt)
+    │   └── VectorStoreCorruptError  the embedded Chroma folder cannot be read (set aside and rebuilt)
+    ├── LockHeldError                another process holds the index writer lock (or took it over)
+    ├── VectorStoreUnavailableError  a Chroma server cannot be reached
+    └── StorageError                 a file or folder cannot be written or read: read-only file system,
+        │                            permissions, full disk, I/O error (always names the file)
+        ├── VaultNotWritableError    the vault cannot be written: the commands that write refuse,
+        │                            the rest behave as with --read-only
+        ├── NoteWriteError           one note could not be written for that reason (also a NoteError)
+        └── IndexNotWritableError    the index folder cannot be written: readers read it as it is
 
 Messages say what happened, which file or setting, and what to do. The CLI maps
-each class to an exit code in one place.
+each class to an exit code in one place (cli/main.py `execute`), and turns an OSError
+that reaches it into the StorageError message for that file.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class VaultMemoryError(Exception):
@@ -83,6 +94,14 @@ class EmbedderMismatchError(IndexStateError):
     """The index holds vectors from a different embedder."""
 
 
+class CatalogCorruptError(IndexStateError):
+    """The catalog's SQLite file is damaged (a failed integrity check, "database disk image is malformed")."""
+
+
+class VectorStoreCorruptError(IndexStateError):
+    """The embedded Chroma folder cannot be read; it is rebuilt from the catalog's vectors."""
+
+
 class LockHeldError(VaultMemoryError):
     """Another process holds the index writer lock."""
 
@@ -97,3 +116,56 @@ class VectorStoreUnavailableError(VaultMemoryError):
     """The vector store (e.g. a Chroma server) cannot be reached."""
 
     exit_code = 7
+
+
+class StorageError(VaultMemoryError):
+    """A file or folder cannot be written or read (read-only, permissions, full disk, I/O error)."""
+
+    exit_code = 8
+
+
+class VaultNotWritableError(StorageError):
+    """The vault cannot be written; nothing was written."""
+
+
+class NoteWriteError(NoteError, StorageError):
+    """One note could not be written because of its storage; the file is unchanged.
+
+    A NoteError too, so bookkeeping that skips a note it cannot write (rehearsal) skips this one."""
+
+    exit_code = 8
+
+
+class IndexNotWritableError(StorageError):
+    """The index folder cannot be written (a command that must write the index refuses)."""
+
+
+# What to do about an OSError, by errno: the second half of every storage message.
+_HINTS = {
+    errno.EROFS: "the file system is read-only: remount it writable",
+    errno.EACCES: "permission denied: check the owner and permissions (ls -l)",
+    errno.EPERM: "operation not permitted: check the owner, permissions and attributes (lsattr)",
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is exceeded: free some space or raise the quota",
+    errno.EIO: "the disk reported an I/O error: check the disk (dmesg) and restore the file from a backup",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+    errno.ENFILE: "too many open files in the system",
+}
+# errnos that mean "this place cannot be written", as opposed to a missing or odd file.
+UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
+
+
+def storage_hint(exc: OSError) -> str:
+    """What to do about this OSError, in a few words."""
+    if exc.errno in _HINTS:
+        return _HINTS[exc.errno]
+    return exc.strerror or str(exc) or exc.__class__.__name__
+
+
+def storage_message(exc: OSError, what: str = "", path: object = None) -> str:
+    """`cannot write <file> (<strerror>): <what to do>` for an OSError, naming the file it was about."""
+    where = path if path is not None else (exc.filename if exc.filename is not None else "a file")
+    reason = exc.strerror or exc.__class__.__name__
+    verb = what or ("write" if exc.errno in UNWRITABLE else "read")
+    hint = storage_hint(exc)
+    return f"cannot {verb} {where} ({reason})" + ("" if hint == reason else f": {hint}")

@@ -168,10 +168,17 @@ def stated_time(meta: Mapping[str, Any], mtime: float | None = None, stem: str =
     return Stated(None, "none", False)
 
 
+def stated_epoch(meta: Mapping[str, Any], mtime: float | None = None, stem: str = "",
+                 daily_format: str = DEFAULT_DAILY_FORMAT) -> float | None:
+    """`stated_time` as epoch seconds (None: no date known), as the catalog keeps it for date filters."""
+    when = stated_time(meta, mtime, stem, daily_format).when
+    return None if when is None else when.timestamp()
+
+
 def stated_record(mtime: float) -> dt.date:
     """What we write as `stated` into a note with no date of its own: the day its file carried."""
     return day_of(mtime).date()
 
 
 __all__ = ["STATED_KEY", "Stated", "day_of", "local_zone", "parse_bool", "parse_int", "parse_list", "parse_time",
-           "stated_record", "stated_time", "text_dates"]
+           "stated_epoch", "stated_record", "stated_time", "text_dates"]

@@ -28,10 +28,11 @@ import numpy as np
 from .catalog import Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
 from .errors import EmbedderMismatchError, NoteParseError
-from .fields import parse_bool
+from .fields import parse_bool, stated_epoch
 from .hashing import sha256_hex
 from .markdown import CHUNKER_VERSION, chunk_body, extract_info
 from .notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note
+from .obsidian import DEFAULT_DAILY_FORMAT
 from .planner import Change, Entry, Kind, Plan, plan_changes
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import VectorStore
@@ -154,6 +155,11 @@ class Indexer:
             walk = walk_notes(self.vault, self.rules)
             candidates: Iterable[str] = walk.notes
             links = walk.skipped
+            for folder, problem in walk.unreadable.items():
+                # Not deleted, just unreadable now (permissions, a flaky mount): keep what was indexed.
+                for rel in (p for p in known if p.startswith(folder + "/")):
+                    scan.failures[rel] = f"{folder}/: {problem}; kept as last indexed"
+                    scan.fresh.add(rel)
         else:
             notes = sorted(p for p in set(paths) if self.rules.is_note(p))
             links = {p: why for p in notes if (why := self._link_reason(p))}
@@ -357,7 +363,7 @@ class Indexer:
             if note is None:
                 continue
             with cat.transaction():
-                cat.upsert_note(note_row(change.entry, note))
+                cat.upsert_note(note_row(change.entry, note, self.rules.obsidian.daily_format))
         self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress, embed_budget)
         with cat.transaction():
             cat.prune_vectors()
@@ -584,7 +590,7 @@ class Indexer:
     def _write_note(self, change: Change, note: ParsedNote, chunks: list[ChunkRow], batch: StoreBatch) -> None:
         """A note's catalog rows, inside the caller's transaction; its store writes go to `batch`,
         flushed by the caller after that transaction commits."""
-        row = note_row(change.entry, note)
+        row = note_row(change.entry, note, self.rules.obsidian.daily_format)
         vectors = self.catalog.get_vectors([c.text_hash for c in chunks])
         if change.previous is None:
             # identity is new; a note previously indexed at this path under another id is replaced
@@ -692,12 +698,15 @@ def racy(st: os.stat_result, read_at: float) -> bool:
     return read_at - max(st.st_mtime, st.st_ctime) < RACY_SECONDS
 
 
-def note_row(entry: Entry, note: ParsedNote) -> NoteRow:
-    info = extract_info(note.meta, note.body, Path(entry.path).stem)
+
+def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_FORMAT) -> NoteRow:
+    stem = Path(entry.path).stem
+    info = extract_info(note.meta, note.body, stem)
     return NoteRow(
         node_id=entry.node_id, path=entry.path, file_hash=note.file_hash, body_hash=note.body_hash,
         title=info.title, tags=info.tags, aliases=info.aliases, links=info.links,
         meta=jsonable(note.meta), mtime=note.mtime, id_in_file=not entry.node_id.startswith("path:"),
+        stated=stated_epoch(note.meta, note.mtime, stem, daily_format),
     )
 
 

@@ -11,6 +11,25 @@ so two `WriterLock`s on one folder exclude each other even inside one process.
 The backend is chosen by what imports, not by `sys.platform`, so the Windows path can be
 exercised on POSIX with a stand-in `msvcrt` (tests/test_lock.py). With neither module the
 package still imports; only taking the lock fails, with a message saying why.
+
+One writer even when the folder is deleted or recreated. A lock is on an open file, so a
+holder whose `writer.lock` was unlinked (the index folder deleted, `rm -rf ~/.cache/...`)
+still holds a lock, on a file nobody can open any more: a new writer creates a new file,
+locks it, and both would write. Two rules close that:
+- an acquirer checks, after locking, that the file it locked is the one at the path
+  (fstat of its descriptor = stat of the path); if not, the path was replaced while it
+  was locking, and it tries again on the new file;
+- a holder checks `still_ours()` (two stat calls) before each write it makes and, in a
+  long-running process, every second (watch.py, Memory.check_index). When the path no longer
+  holds its file, it has lost the lock: it takes the lock on the new file if it is free
+  and rebuilds the index there, or stops with LockHeldError if another writer has it.
+A new writer can therefore overlap an old one only until the old one's next check (about a
+second, or the end of the embedding batch in flight), and only while the old one writes into
+the deleted files, which nobody reads.
+
+A folder that cannot be written (read-only file system, permissions, full disk) has no lock
+to take: `try_acquire` raises IndexNotWritableError, `if_free` yields False (readers then
+read the index as it is), and `probe` still works, read-only.
 """
 
 from __future__ import annotations
@@ -20,13 +39,13 @@ import importlib
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Protocol
 
-from .errors import IndexStateError, LockHeldError
+from .errors import UNWRITABLE, IndexNotWritableError, IndexStateError, LockHeldError, storage_message
 
 LOCK_NAME = "writer.lock"
 # Windows locks a byte range, and a locked range cannot be read by other processes; lock one
@@ -126,8 +145,14 @@ def _open_existing(path: Path) -> int:
     # Read-write where allowed (byte-range locks want it); flock is content with read-only.
     try:
         return os.open(path, os.O_RDWR)
-    except PermissionError:
+    except OSError as exc:
+        if exc.errno not in UNWRITABLE:
+            raise
         return os.open(path, os.O_RDONLY)
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 @dataclass(frozen=True)
@@ -162,24 +187,63 @@ class WriterLock:
         except (OSError, ValueError):
             return None
 
+    def _open_for_lock(self) -> int:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if exc.errno in UNWRITABLE:
+                raise IndexNotWritableError(
+                    storage_message(exc, "write the index folder", self.path.parent)
+                    + "; or pass --index-dir to a writable folder (readers still read this index as it is)"
+                ) from None
+            raise
+
     def try_acquire(self) -> bool:
+        """Take the lock without waiting; False if another process holds it.
+
+        IndexNotWritableError when the folder cannot be written at all."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            if not self._backend.try_lock(fd):
+        for _ in range(10):
+            fd = self._open_for_lock()
+            try:
+                if not self._backend.try_lock(fd):
+                    os.close(fd)
+                    return False
+                if self._is_at_path(fd):
+                    break
+            except BaseException:
                 os.close(fd)
-                return False
-        except BaseException:
+                raise
+            # The path was unlinked or replaced while we locked: that lock protects nothing.
+            self._backend.unlock(fd)
             os.close(fd)
-            raise
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, str(os.getpid()).encode())
-        os.fsync(fd)
+        else:
+            raise LockHeldError(f"the lock file {self.path} keeps being replaced while it is taken; "
+                                "is something deleting the index folder in a loop?")
+        try:
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, str(os.getpid()).encode())
+            os.fsync(fd)
+        except OSError:
+            pass  # a full disk: the pid only names the holder in messages; the lock itself holds
         self._fd = fd
         return True
+
+    def _is_at_path(self, fd: int) -> bool:
+        try:
+            return _same_file(os.fstat(fd), os.stat(self.path))
+        except OSError:
+            return False
+
+    def still_ours(self) -> bool:
+        """True while we hold the lock on the file that is at the path (see the module docstring).
+
+        False when not held, or when `writer.lock` was deleted or replaced under us: the index
+        folder went away, and another process may be writing a new one."""
+        return self._fd is not None and self._is_at_path(self._fd)
 
     def acquire(self, wait: float = 3.0) -> None:
         """Wait up to `wait` seconds, then raise LockHeldError naming the holder."""
@@ -204,7 +268,10 @@ class WriterLock:
         the lock (a watcher, the MCP server) picks the change up. Releases only what it took.
         """
         held = self.held
-        got = held or self.try_acquire()
+        try:
+            got = held or self.try_acquire()
+        except IndexNotWritableError:
+            got = False  # nobody can write this index: read it as it is
         try:
             yield got
         finally:
@@ -215,7 +282,8 @@ class WriterLock:
         if self._fd is None:
             return
         try:
-            os.ftruncate(self._fd, 0)
+            with suppress(OSError):  # the pid is informational; a full disk must not keep the lock
+                os.ftruncate(self._fd, 0)
             self._backend.unlock(self._fd)
         finally:
             os.close(self._fd)

@@ -36,11 +36,13 @@ from vault_memory.errors import ConfigError
 
 __all__ = [
     "Chunk",
+    "Heading",
     "NoteInfo",
     "TARGET_TOKENS",
     "approx_tokens",
     "chunk_body",
     "extract_info",
+    "headings",
     "strip_comments",
 ]
 
@@ -367,6 +369,26 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
         aliases=_dedupe(_frontmatter_aliases(meta)),
         links=_dedupe(links),
     )
+
+
+@dataclass(frozen=True)
+class Heading:
+    """One heading of a note body: its level (1-6), its text, and its line (0-based)."""
+
+    level: int
+    text: str
+    line: int
+
+
+def headings(body: str) -> list[Heading]:
+    """The body's headings in order (ATX and setext; none inside code blocks or HTML)."""
+    out: list[Heading] = []
+    for node in _parse(_normalise(body)):
+        tok = node.token
+        if tok.type == "heading_open" and tok.map:
+            level = int(tok.tag[1:]) if tok.tag[1:].isdigit() else 1
+            out.append(Heading(level, _inline_text(node.inline), tok.map[0]))
+    return out
 
 
 # --------------------------------------------------------------------------- #

@@ -4,46 +4,72 @@ It owns the index folder (catalog + vector store), the embedder and the writer l
 and closes them on exit. Time enters here: every method takes `now`, defaulting to
 the clock only at this edge.
 
-Longer than 500 lines because it is the facade: every entry point (index, fill, recall,
-stage, status) decides here which of the store, the catalog and the embedder it needs,
-and keeping those decisions together is what keeps a cold CLI from loading any it does not.
+Longer than most modules: besides the facade, it takes care of the index folder it owns —
+opening it read-only when it cannot be written, setting a damaged catalog or vector store
+aside and rebuilding it, noticing the folder deleted under a long-running writer
+(README "Reliability"). That care needs the lock, the embedder and the reconcile together,
+which only this object holds. It is also the facade, so every public operation is a documented
+method here (each one line over its module), next to the caches a long-running process keeps
+(vectors, note names).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from . import edits, review, staging
-from .catalog import Catalog, VectorProgress
+from .catalog import Catalog, VectorProgress, chunk_owner
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
-from .errors import IndexStateError, VaultMemoryError, VaultNotFoundError, VectorStoreUnavailableError
+from .errors import (
+    CatalogCorruptError,
+    IndexNotWritableError,
+    IndexStateError,
+    LockHeldError,
+    VaultMemoryError,
+    VaultNotFoundError,
+    VectorStoreCorruptError,
+    VectorStoreUnavailableError,
+)
+from .fields import stated_epoch
+from .filters import make_filter
 from .indexer import Indexer, IndexReport, jsonable
+from .integrity import is_corruption, is_unwritable, salvage_vectors
 from .lock import WriterLock
+from .names import Names
 from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
 from .prefetch import prefetch as _prefetch
 from .queryvectors import QueryEmbedder
 from .ranking import Mode
+from .reading import NoteText
+from .reading import read as _read
 from .recall import Hit
 from .recall import recall as _recall
+from .recent import RecentNote
+from .recent import recent as _recent
 from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+from .related import Related
+from .related import related as _related
 from .review import Review
 from .review_note import render as render_review
 from .search import Granularity, Searcher
-from .vault import IgnoreRules
-from .vectorstore import VectorStore, describe_target, open_store
+from .storecheck import probe_store
+from .vault import IgnoreRules, walk_notes
+from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +79,39 @@ STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only
 # MiniLM at most. Beyond that it writes the changed notes to the catalog (found by keyword at
 # once) and leaves their vectors to `index`, `watch` or the MCP server (README "First run").
 READER_EMBED_BUDGET = 64
+T = TypeVar("T")
 
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def unwritable_reason(folder: Path) -> str | None:
+    """Why nothing can be written in `folder` (its nearest existing ancestor if it does not exist yet), or None.
+
+    A read-only file system, missing write permission, or a full disk. Cheap (statvfs and
+    access, no file created), so every command can ask; a write can still fail later (a disk
+    that fills up meanwhile) and is then reported where it happens."""
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    try:
+        st = os.statvfs(probe)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        st = None
+    if st is not None and st.f_flag & getattr(os, "ST_RDONLY", 1):
+        return "read-only file system"
+    if not os.access(probe, os.W_OK):
+        return "permission denied"
+    if st is not None and st.f_blocks and st.f_bavail == 0:
+        return "the disk is full"
+    return None
+
+
+def remedy(reason: str) -> str:
+    """What to do about an `unwritable_reason`."""
+    return {"read-only file system": "remount it writable", "the disk is full": "free some space"}.get(
+        reason, "fix its permissions")
 
 
 class Memory:
@@ -85,6 +140,20 @@ class Memory:
             raise VaultNotFoundError(f"vault folder {self.config.vault} does not exist; pass --vault PATH")
         self.vault = self.config.vault.resolve()
         self.index_dir = self.config.resolved_index_dir
+        # A vault that cannot be written is served read-only, with one warning (README "Reliability").
+        self.vault_problem: str | None = None if self.config.read_only else unwritable_reason(self.vault)
+        if self.vault_problem is not None:
+            log.warning("the vault %s cannot be written (%s): working read-only (no rehearsal, no node_ids; stage, "
+                        "remember, log, pin and commit refuse). To write, %s; to say it is meant to be read-only "
+                        "(and silence this), pass --read-only", self.vault, self.vault_problem,
+                        remedy(self.vault_problem))
+            self.config = replace(self.config, read_only=True)
+        self._index_problem: str | None = None  # why the index folder cannot be written (read it as it is)
+        self._index_checked = False
+        self._catalog_file: tuple[int, int] | None = None  # (st_dev, st_ino) of the catalog file opened
+        self._store_broken: str | None = None  # the embedded store failed and could not be rebuilt here
+        self._reopening = False
+        self._repair = True  # set damaged index files aside and rebuild them when met (off: `inspecting`)
         self.clock = clock
         self._embedder = embedder
         self._queries: QueryEmbedder | None = None
@@ -94,6 +163,8 @@ class Memory:
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._progress: tuple[str, VectorProgress] | None = None  # (vectors generation, counts)
+        self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
+        self._names: tuple[str, Names] | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
@@ -113,6 +184,8 @@ class Memory:
             self._catalog = None
             self._exact = None
             self._progress = None
+            self._owners = None
+            self._names = None
         if self._store is not None:
             self._store.close()
         self._store = None
@@ -141,28 +214,239 @@ class Memory:
         """Start embedding `text` on a background thread (loading the model), so a recall of it
         that follows does not wait for the model: the CLI calls this before it reconciles."""
         self.embedder.start(text)
+    # -- the index folder: opening, damage, and going away ------------------------------
+    @property
+    def index_problem(self) -> str | None:
+        """Why the index folder cannot be written (readers then read it as it is, once warned), or None."""
+        if not self._index_checked:
+            self._index_checked = True
+            reason = unwritable_reason(self.index_dir)
+            catalog = self.index_dir / CATALOG_NAME
+            if reason is None and catalog.exists() and not os.access(catalog, os.W_OK):
+                reason = f"no permission to write {catalog}"
+            if reason is not None:
+                self._index_read_only(reason)
+        return self._index_problem
+
+    def _index_read_only(self, reason: str) -> None:
+        if self._index_problem is None:
+            self._index_problem = reason
+            log.warning("the index folder %s cannot be written (%s): reading the index as it is (notes changed "
+                        "since it was last written are not seen). To update it, %s, or pass --index-dir to a "
+                        "writable folder", self.index_dir, reason, remedy(reason))
 
     @property
     def catalog(self) -> Catalog:
-        """The SQLite catalog (opened on first use; an unreadable one is set aside and rebuilt)."""
+        """The SQLite catalog (opened on first use; a damaged one is set aside and rebuilt, see `set_aside_catalog`)."""
         if self._catalog is None:
-            path = self.index_dir / CATALOG_NAME
-            try:
-                self._catalog = Catalog(path)
-            except IndexStateError:
-                with self.lock.if_free() as writer:
-                    if not writer:
-                        raise
-                    # The index is disposable: set the broken one aside and start again.
-                    aside = path.with_name(f"{CATALOG_NAME}.corrupt-{int(time.time())}")
-                    log.warning("index catalog %s is unreadable; moved it to %s and rebuilding", path, aside)
-                    path.rename(aside)
-                    for suffix in ("-wal", "-shm"):
-                        path.with_name(CATALOG_NAME + suffix).unlink(missing_ok=True)
-                    self._store = None
-                    VectorStore.destroy(self.index_dir / "chroma")
-                    self._catalog = Catalog(path)
+            self._catalog = self._open_catalog()
+            with suppress(OSError):
+                st = os.stat(self._catalog.path)
+                self._catalog_file = (st.st_dev, st.st_ino)
         return self._catalog
+
+    def _open_catalog(self) -> Catalog:
+        path = self.index_dir / CATALOG_NAME
+        if self.index_problem is None:
+            try:
+                return Catalog(path)
+            except IndexNotWritableError as exc:  # a check above cannot see everything (e.g. a file's ACL)
+                self._index_read_only(str(exc))
+            except IndexStateError as exc:
+                with self.lock.if_free() as writer:
+                    if not writer or not self._repair:
+                        raise
+                    self.set_aside_catalog(str(exc))
+                    return self.catalog
+        if not path.is_file():
+            raise IndexNotWritableError(f"there is no index at {self.index_dir} yet, and it cannot be written "
+                                        f"({self._index_problem}): {remedy(str(self._index_problem))}, or pass "
+                                        "--index-dir to a writable folder")
+        try:
+            return Catalog(path, read_only=True)
+        except CatalogCorruptError as exc:
+            raise CatalogCorruptError(f"{exc}; this folder cannot be written ({self._index_problem}), so it "
+                                      f"cannot be rebuilt here: {remedy(str(self._index_problem))}, or pass "
+                                      "--index-dir to a writable folder") from exc
+
+    def set_aside_catalog(self, why: str) -> None:
+        """Rename the damaged catalog (never deleted: it is evidence) and start a new one. The index is
+        derived, so nothing is lost; the embedding cache is saved as far as it can be read (the costly
+        part), the rest is rebuilt by the next reconcile. The caller holds the writer lock."""
+        path = self.index_dir / CATALOG_NAME
+        self._close_index()
+        aside = path.with_name(f"{CATALOG_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = aside.with_name(f"{CATALOG_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+        if path.exists():
+            path.rename(aside)
+        for suffix in ("-wal", "-shm"):  # kept beside it, so the set-aside file reads as it was
+            side = path.with_name(CATALOG_NAME + suffix)
+            if side.exists():
+                side.rename(aside.with_name(aside.name + suffix))
+        embedder, rows = salvage_vectors(aside) if aside.exists() else (None, {})
+        if embedder is not None and embedder != self.embedder.identity:
+            rows = {}  # vectors of another model: the new index is built with the configured one
+        VectorStore.destroy(self.index_dir / STORE_FOLDER)  # derived from the catalog: rebuilt with it
+        catalog = Catalog(path)
+        if rows:
+            with catalog.transaction():
+                catalog.put_vector_blobs(rows)
+                catalog.set_meta("embedder", self.embedder.identity)
+        catalog.close()
+        kept = (f"{len(rows)} cached vectors were saved from it, so only text they do not cover is embedded again"
+                if rows else "its embedding cache could not be saved, so every note is embedded again")
+        log.warning("index catalog %s is damaged (%s); set it aside as %s and rebuilding the index from the vault "
+                    "(nothing in the vault is lost; %s)", path, why, aside.name, kept)
+
+    def _close_index(self) -> None:
+        """Close catalog and vector store (they are reopened on next use); keeps the lock."""
+        if self._catalog is not None:
+            with suppress(sqlite3.Error):
+                self._catalog.close()
+        self._catalog, self._catalog_file, self._exact = None, None, None
+        self._close_store()
+
+    def _close_store(self) -> None:
+        if self._store is not None:
+            self._store.close()
+        self._store = None
+        if self.config.chroma_url is None:
+            VectorStore.forget(self.index_dir / STORE_FOLDER)
+
+    def _catalog_replaced(self) -> bool:
+        """The catalog file we have open is no longer the one at its path (deleted or replaced)."""
+        if self._catalog is None or self._catalog_file is None:
+            return False
+        try:
+            st = os.stat(self.index_dir / CATALOG_NAME)
+        except OSError:
+            return True
+        return (st.st_dev, st.st_ino) != self._catalog_file
+
+    def check_index(self) -> bool:
+        """Is the index folder still the one this process opened? False if it had to be reopened.
+
+        For a process that keeps the writer lock (watch, the MCP server), called every second and
+        before each write: if `writer.lock` was deleted or replaced (the folder was removed or
+        recreated), it takes the lock on the new file and rebuilds the index there, or raises
+        LockHeldError if another writer already has it (lock.py explains why). If only the catalog
+        went away, it is rebuilt. A reader just reopens what is at the path. Costs a few stat calls."""
+        if self._reopening:
+            return True
+        lock_lost = self.lock.held and not self.lock.still_ours()
+        if not lock_lost and not self._catalog_replaced():
+            return True
+        self._reopening = True
+        try:
+            what = "its writer.lock" if lock_lost else "its catalog"
+            self._close_index()
+            self._index_checked, self._index_problem = False, None
+            if not self.lock.held:
+                log.info("index catalog %s was replaced; reopening it", self.index_dir / CATALOG_NAME)
+                return False
+            if lock_lost:
+                self.lock.release()
+                if not self.lock.try_acquire():
+                    self._hold = False
+                    pid = self.lock.holder_pid()
+                    raise LockHeldError(
+                        f"the index folder {self.index_dir} was deleted or replaced while this process wrote it, "
+                        f"and {f'process {pid}' if pid else 'another process'} now writes the new one; this "
+                        "process stops writing (restart it once that one is done)", pid=pid)
+            log.warning("the index folder %s lost %s (deleted or replaced under this process); rebuilding the "
+                        "index there from the vault", self.index_dir, what)
+            self._reconcile()
+            return False
+        finally:
+            self._reopening = False
+
+    def _guarded(self, op: Callable[[], T], *, retry: bool = True) -> T:
+        """Run a read or write of the index; a damaged catalog or vector store is set aside and
+        rebuilt (when this process may write the index) and the call made again, once.
+
+        SQLite reports damage only when a query reaches the damaged page, so any call may be the
+        first to see it: "database disk image is malformed" from a recall, an odd value from a
+        damaged row (ValueError), or an integrity check that fails."""
+        self.check_index()
+        try:
+            return op()
+        except VectorStoreCorruptError as exc:
+            if not retry or not self._repair:
+                raise
+            self._recover_store(exc)
+        except (sqlite3.DatabaseError, ValueError, CatalogCorruptError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and is_unwritable(exc):
+                raise IndexNotWritableError(
+                    f"cannot write the index catalog {self.index_dir / CATALOG_NAME} ({exc}): free some space or "
+                    "make the folder writable, or pass --index-dir to a writable folder") from exc
+            if not retry or not self._repair or not self._catalog_damaged(exc):
+                raise
+            self._recover_catalog(exc)
+        return self._guarded(op, retry=False)
+
+    @contextmanager
+    def inspecting(self) -> Iterator[None]:
+        """Within the block damaged index files are reported (raised), not set aside and rebuilt:
+        what `doctor` needs to say what it found."""
+        saved, self._repair = self._repair, False
+        try:
+            yield
+        finally:
+            self._repair = saved
+
+    def _catalog_damaged(self, exc: BaseException) -> bool:
+        if isinstance(exc, CatalogCorruptError) or is_corruption(exc):
+            return True
+        try:
+            return not self.catalog.check(max_seconds=2.0).ok
+        except (sqlite3.Error, VaultMemoryError):
+            return True
+
+    def _recover_catalog(self, exc: BaseException) -> None:
+        path = self.index_dir / CATALOG_NAME
+        with self.lock.if_free() as writer:
+            if not writer or self.index_problem is not None:
+                why = (f"this folder cannot be written ({self.index_problem})" if self.index_problem
+                       else f"process {self.lock.holder_pid() or '?'} is writing the index (e.g. `watch`): stop it")
+                raise CatalogCorruptError(f"index catalog {path} is damaged ({exc}); {why}, then run "
+                                          "`vault-memory doctor --fix` to rebuild it from the vault") from exc
+            self.set_aside_catalog(str(exc))
+            self._reconcile()
+
+    def _recover_store(self, exc: VectorStoreCorruptError) -> None:
+        """Set a damaged embedded Chroma folder aside and rebuild it from the catalog's vectors
+        (nothing is embedded); a process that may not write the index searches the catalog instead."""
+        with self.lock.if_free() as writer:
+            if not writer or self.index_problem is not None or self.config.chroma_url:
+                self._store_broken = str(exc)
+                self._close_store()
+                log.warning("%s; searching the catalog's vectors instead this time", exc)
+                return
+            self.set_aside_store(str(exc))
+            self._reconcile()
+
+    def set_aside_store(self, why: str) -> str | None:
+        """Rename the embedded Chroma folder (never deleted) and start an empty one; returns the new name.
+        The next use re-syncs it from the catalog's vectors, embedding nothing. Hold the writer lock."""
+        self._close_store()
+        folder = self.index_dir / STORE_FOLDER
+        aside = None
+        if folder.exists():
+            aside = folder.with_name(f"{STORE_FOLDER}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+            folder.rename(aside)
+        self._store_broken = None
+        moved = f"set it aside as {aside.name} and " if aside else ""
+        log.warning("%s; %srebuilding it from the catalog's vectors (nothing is embedded again)",
+                    why.split("; `vault-memory doctor --fix`")[0], moved)
+        return aside.name if aside else None
+
+    @property
+    def store_broken(self) -> str | None:
+        """Why the embedded vector store is not used in this process (damaged, not rebuilt here), or None."""
+        return self._store_broken
 
     @property
     def rules(self) -> IgnoreRules:
@@ -194,12 +478,35 @@ class Memory:
         if self._store is None and (self._store_failed is None
                                     or time.monotonic() - self._store_failed_at >= STORE_RETRY_SECONDS):
             try:
-                self._store = open_store(vault=self.vault, index_dir=self.index_dir,
-                                         embedder_identity=self.embedder.identity, url=self.config.chroma_url)
+                self._store = self._open_store()
                 self._store_failed = None
             except VectorStoreUnavailableError as exc:
                 self.lexical_only(exc)
         return self._store
+
+    def _open_store(self) -> VectorStore:
+        if self.config.chroma_url is None:
+            if self.index_problem is not None:
+                raise IndexNotWritableError(f"the vector store in {self.index_dir} cannot be opened: the folder cannot "
+                                            f"be written ({self.index_problem})")
+            # A process that died with the store open may have died *of* it (a damaged HNSW file
+            # crashes hnswlib in native code): check it in a child process before touching it here.
+            problem = probe_store(self.index_dir, self._probe_sample)
+            if problem is not None:
+                with self.lock.if_free() as writer:
+                    if not writer or not self._repair:
+                        raise VectorStoreCorruptError(problem)
+                    self.set_aside_store(problem)
+        return open_store(vault=self.vault, index_dir=self.index_dir, embedder_identity=self.embedder.identity,
+                          url=self.config.chroma_url)
+
+    def _probe_sample(self) -> tuple[str, list[tuple[str, list[float]]]]:
+        """(collection, a few (chunk id, vector) of the catalog) for checking the store in a child process."""
+        ids, mat = self._exact_vectors()
+        pick = sorted({int(i) for i in np.linspace(0, len(ids) - 1, num=min(8, len(ids)))}) if ids else []
+        name = describe_target(vault=self.vault, index_dir=self.index_dir, embedder_identity=self.embedder.identity,
+                               url=None)["collection"]
+        return name, [(ids[i], [float(x) for x in mat[i]]) for i in pick]
 
     def lexical_only(self, exc: VectorStoreUnavailableError) -> None:
         """The server failed (at open or mid-run): raise, or with lexical fallback go BM25-only and warn."""
@@ -281,6 +588,8 @@ class Memory:
         """
         if self.config.chroma_url is not None:
             return False
+        if self._store_broken or self.index_problem:
+            return True  # the embedded store cannot be used or opened here: the catalog's vectors can
         # Past the limit too while the local store is not built yet (the writer is filling it).
         return self.vectors().chunks <= self.config.exact_search_limit or self.catalog.get_meta("store") != "live"
 
@@ -292,6 +601,17 @@ class Memory:
             self._progress = (gen, self.catalog.vector_progress())
         return self._progress[1]
 
+    def _exact_owners(self) -> tuple[np.ndarray, dict[str, int]]:
+        """For the exact vectors' rows: each row's note as a small integer, and note -> integer.
+        Kept with the vectors, so a filtered search masks rows with one integer `isin` (search.py)."""
+        ids, _ = self._exact_vectors()
+        if self._owners is None or self._owners[0] is not ids:
+            codes: dict[str, int] = {}
+            arr = np.fromiter((codes.setdefault(chunk_owner(c), len(codes)) for c in ids), dtype=np.int64,
+                              count=len(ids))
+            self._owners = (ids, arr, codes)
+        return self._owners[1], self._owners[2]
+
     def _exact_vectors(self) -> tuple[list[str], np.ndarray]:
         """All chunk vectors, loaded once and again only after the catalog's chunks change."""
         gen = self.catalog.vectors_generation()
@@ -300,10 +620,25 @@ class Memory:
             self._exact = (gen, ids, mat)
         return self._exact[1], self._exact[2]
 
+    def note_names(self) -> Names:
+        """Every indexed note's names (resolve.py), kept until a path, title or alias changes in
+        any process (catalog `names_gen`); before anything is indexed, the vault's file names."""
+        try:
+            gen = self.catalog.names_generation()
+            if self._names is None or self._names[0] != gen:
+                rows = self.catalog.name_rows()
+                if not rows:
+                    return Names([], walk_notes(self.vault, self.rules).notes)
+                self._names = (gen, Names(rows))
+            return self._names[1]
+        except VaultMemoryError:
+            return Names([], walk_notes(self.vault, self.rules).notes)
+
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher over this index, on the dense backend `exact_search` picks."""
         if self.exact_search():
-            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors)
+            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors,
+                            owners=self._exact_owners)
         return Searcher(self.catalog, self.store, embedder or self.embedder)
 
     # -- indexing -------------------------------------------------------------
@@ -321,7 +656,7 @@ class Memory:
         with self.writing(wait):
             if rebuild:
                 self._drop_index()
-            report = self._reconcile(progress, embed_budget=embed_budget, verify=verify)
+            report = self._guarded(lambda: self._reconcile(progress, embed_budget=embed_budget, verify=verify))
         report.rebuilt = rebuild
         return report
 
@@ -356,15 +691,18 @@ class Memory:
 
     def _drop_index(self) -> None:
         if self._catalog is not None:
-            self._catalog.close()
+            with suppress(sqlite3.Error):
+                self._catalog.close()
             self._catalog = None
             self._exact = None
+            self._owners = None
+            self._names = None
         if self._store is not None or self.config.chroma_url:
             store = self.store
             if store is not None:
                 store.drop()
         else:
-            VectorStore.destroy(self.index_dir / "chroma")
+            VectorStore.destroy(self.index_dir / STORE_FOLDER)
         for suffix in ("", "-wal", "-shm"):
             (self.index_dir / (CATALOG_NAME + suffix)).unlink(missing_ok=True)
 
@@ -372,17 +710,26 @@ class Memory:
         """Reconcile only these vault-relative paths (the watcher's incremental step); `embed_budget`
         as for `index`."""
         with self.writing():
-            return self._reconcile(None, paths=paths, embed_budget=embed_budget)
+            return self._guarded(lambda: self._reconcile(None, paths=paths, embed_budget=embed_budget))
 
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Bring the index up to date before reading, if no other process is writing it; otherwise
         read what is there. Never blocks on a long embedding: at most READER_EMBED_BUDGET texts
         are embedded here; when more are needed, the changed notes are written to the catalog
-        (found by keyword at once) and `vectors()` says how many chunks still wait for theirs."""
-        with self.lock.if_free() as writer:
-            if writer:
-                return self._reconcile(progress, embed_budget=READER_EMBED_BUDGET)
-        log.info("index is being written by process %s; reading it as it is", self.lock.holder_pid())
+        (found by keyword at once) and `vectors()` says how many chunks still wait for theirs.
+
+        An index that cannot be written (read-only folder, full disk) is read as it is, with a warning."""
+        if self.index_problem is not None:
+            return None  # said once, when it was found
+        try:
+            with self.lock.if_free() as writer:
+                if writer:
+                    return self._guarded(lambda: self._reconcile(progress, embed_budget=READER_EMBED_BUDGET))
+        except IndexNotWritableError as exc:
+            log.warning("could not bring the index up to date (%s); reading it as it is", exc)
+            return None
+        if self.index_problem is None:
+            log.info("index is being written by process %s; reading it as it is", self.lock.holder_pid())
         return None
 
     def resync_store(self) -> int:
@@ -434,29 +781,67 @@ class Memory:
             if not row.id_in_file and file_node_id(note):  # our first write gave it an id: a new identity
                 self.sync_paths([note.path])
                 return
+            stated = stated_epoch(note.meta, note.mtime, PurePosixPath(note.path).stem, self.decay.daily_format)
             with self.catalog.transaction():
                 self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
-                                                 mtime=note.mtime))
+                                                 mtime=note.mtime, stated=stated))
 
     # -- recall and prefetch ---------------------------------------------------
     def recall(self, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
                now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-               include_staged: bool = False) -> list[Hit]:
-        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False."""
-        return _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch, granularity=granularity,
-                       include_staged=include_staged)
+               include_staged: bool = False, tags: Sequence[str] | str | None = None, folder: str | None = None,
+               type: str | None = None, after: str | dt.date | None = None,
+               before: str | dt.date | None = None) -> list[Hit]:
+        """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False.
+
+        Filters (filters.py) decide which notes may come back *before* ranking, so the k are
+        all eligible: `tags` (each one, nested tags included: `travel` matches `travel/japan`),
+        `folder` (at any depth), `type` (frontmatter `type`), `after` / `before` (when the note
+        was stated: ISO dates or times, or `7d`, `2w`, `3m`, `1y` back from now).
+        """
+        when = now or self.clock()
+        flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
+        return self._guarded(lambda: _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch,
+                                             granularity=granularity, include_staged=include_staged, filters=flt))
 
     def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-                 refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
+                 refresh_staged: bool = True, touch: bool = False, tags: Sequence[str] | str | None = None,
+                 folder: str | None = None, type: str | None = None, after: str | dt.date | None = None,
+                 before: str | dt.date | None = None) -> PrefetchResult:
         """The `[RELEVANT_LEARNED_MEMORY]` block for this turn, at most `budget` characters in all.
 
         Entries are the notes whose decayed cosine to `text` reaches `prefetch_min_score`, best
         first, one per note, near-duplicates merged; dormant (unless strongly matched),
         superseded and staged memories stay out. `result.block` is "" when nothing is relevant.
         Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
-        notes are rehearsed only with `touch=True`. Logic and rationale: prefetch.py.
+        notes are rehearsed only with `touch=True`. The filters are recall's. Logic and
+        rationale: prefetch.py.
         """
-        return _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch)
+        when = now or self.clock()
+        flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
+        return self._guarded(lambda: _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged,
+                                               touch=touch, filters=flt))
+
+    # -- reading -----------------------------------------------------------------
+    def read(self, target: str, *, heading: str | None = None,
+             lines: str | tuple[int | None, int | None] | None = None, max_chars: int | None = None) -> NoteText:
+        """A note, one heading's section (`heading`, or `[[Note#Heading]]`) or a line range
+        (`"40:80"`, body lines, 1-based), with its path, title, node_id and dates.
+
+        `target` is a title, alias, file name, vault path, `[[wikilink]]` or node_id (resolve.py).
+        Writes nothing. Private notes and files that are not notes are refused. Logic: reading.py.
+        """
+        return _read(self, target, heading=heading, lines=lines, max_chars=max_chars)
+
+    def related(self, target: str, *, k: int = 10) -> Related:
+        """Notes related to `target` by its links (out and back) and by meaning (its chunks'
+        vectors against the index), each marked `linked` or not, with its reasons. Logic: related.py."""
+        return _related(self, target, k=k)
+
+    def recent(self, *, days: float = 7, k: int = 20, now: dt.datetime | None = None) -> list[RecentNote]:
+        """Notes written, committed, recalled or logged in the last `days` days, newest first
+        (from frontmatter and episode names, never file times). Logic: recent.py."""
+        return _recent(self, days=days, k=k, now=now)
 
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
         """Write `last_accessed`/`access_count` for these notes; returns the paths written.
@@ -470,7 +855,7 @@ class Memory:
     def stage(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
               now: dt.datetime | None = None) -> StagedMemory:
         """Write a staged memory (flagged needs_review if it conflicts with a committed note)."""
-        return staging.stage(self, text, title=title, tags=tags, now=now)
+        return self._guarded(lambda: staging.stage(self, text, title=title, tags=tags, now=now))
 
     def staged(self, now: dt.datetime | None = None) -> list[StagedMemory]:
         """The staged memories, oldest first; expired ones are moved to .trash/ first."""
@@ -494,16 +879,21 @@ class Memory:
         return staging.discard(self, id)
 
     def remember(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
-                 now: dt.datetime | None = None) -> Committed:
-        """Stage and commit in one step (commits even on a conflict, and reports it)."""
-        return staging.remember(self, text, title=title, tags=tags, now=now)
+                 supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None) -> Committed:
+        """Stage and commit in one step (commits even on a conflict, and reports it).
+
+        If a note already states it (conflicts.py), nothing is written and that note is
+        returned (`existing`). `supersedes`: the note it replaces (linked both ways).
+        """
+        return self._guarded(lambda: staging.remember(self, text, title=title, tags=tags, supersedes=supersedes,
+                                                      now=now))
 
     def pin(self, target: str) -> PinResult:
-        """Pin a note (node_id or vault path): strength 1, never dormant."""
+        """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
         return edits.set_pinned(self, target, True)
 
     def unpin(self, target: str) -> PinResult:
-        """Unpin a note (node_id or vault path): it decays like any other again."""
+        """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again."""
         return edits.set_pinned(self, target, False)
 
     def log(self, text: str, now: dt.datetime | None = None) -> str:
@@ -532,6 +922,9 @@ class Memory:
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """Counts, locations, embedder, and what a reconcile would do (without doing it)."""
+        return self._guarded(self._status)
+
+    def _status(self) -> dict[str, Any]:
         cat = self.catalog
         indexer = Indexer(self.vault, cat, None, self.model, self.rules)
         scan = indexer.scan()
@@ -547,9 +940,13 @@ class Memory:
                           "exact_search_limit": self.config.exact_search_limit}
         else:
             try:
-                store = self.store
-                store_info = store.describe() | {"vectors": store.count()} if store else {"error": self.store_error}
-            except VectorStoreUnavailableError as exc:
+                if self._store_broken or (self.index_problem and not self.config.chroma_url):
+                    store_info = {"error": self._store_broken or f"not opened: the index folder cannot be written "
+                                                                 f"({self.index_problem})"}
+                else:
+                    store = self.store
+                    store_info = store.describe() | {"vectors": store.count()} if store else {"error": self.store_error}
+            except (VectorStoreUnavailableError, IndexStateError, IndexNotWritableError) as exc:
                 store_info = {"error": str(exc)}
             if "error" in store_info:  # still say which server and collection this index uses
                 store_info = describe_target(vault=self.vault, index_dir=self.index_dir,
@@ -569,6 +966,8 @@ class Memory:
             "failures": {p: e for p, (_, e) in cat.failures().items()} | dict(scan.failures),
             "passed_over": dict(scan.passed),  # private notes and symlinks: never indexed, by design
             "writer_pid": self.lock.holder_pid() if not self.lock.held else None,
+            "vault_read_only": self.vault_problem,  # why the vault cannot be written (served read-only), or None
+            "index_read_only": self.index_problem,  # why the index folder cannot be written (read as is), or None
         }
 
 

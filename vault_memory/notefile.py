@@ -377,6 +377,7 @@ def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[s
     )
 
 
+@atomic.refused_by_storage("write")
 def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
                set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
                body: str | None = None, quiet: float | None = None, wait: float = 0.0,
@@ -451,6 +452,7 @@ def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
         time.sleep(min(pause, 0.25))
 
 
+@atomic.refused_by_storage("move")
 def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: str | None) -> str:
     """Atomically move a note within the vault, never overwriting: `x.md` taken → `x (2).md` …
 

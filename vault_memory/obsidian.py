@@ -165,30 +165,29 @@ _DIGIT = re.compile(r"\d")
 
 def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None:
     """The day a daily note's file name names (`2024-03-05`, or the vault's daily-notes format)."""
-    if not _DIGIT.search(stem):
-        # Every format that names a day has a day of digits. Recall asks this of ~200 candidate
-        # notes per query, and building the format's regex each time was a third of a warm recall.
-        return None
-    for rx in (_ISO_DAY, None):
-        if rx is None:
-            rx = format_regex(fmt)  # only when the name is not an ISO day
-        m = rx.match(stem) if rx is not None else None
-        if m is None:
-            continue
+    m = _ISO_DAY.match(stem)
+    if m is not None:
         try:
-            if rx is _ISO_DAY:
-                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-            g = m.groupdict()
-            year = int(g["Y"]) if g.get("Y") else 2000 + int(g["YY"])
-            if g.get("M"):
-                month = int(g["M"])
-            else:
-                name = (g.get("MMMM") or g.get("MMM") or "").lower()
-                month = next((n for full, n in _MONTHS.items() if full.startswith(name) and len(name) >= 3), 0)
-            return dt.date(year, month, int(g["D"]))
-        except (ValueError, KeyError):
-            continue
-    return None
+            return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            pass
+    if fmt == DEFAULT_DAILY_FORMAT:
+        return None  # the ISO form was it (building its regex again costs ~40 us per note read)
+    rx = format_regex(fmt)
+    m = rx.match(stem) if rx is not None else None
+    if m is None:
+        return None
+    try:
+        g = m.groupdict()
+        year = int(g["Y"]) if g.get("Y") else 2000 + int(g["YY"])
+        if g.get("M"):
+            month = int(g["M"])
+        else:
+            name = (g.get("MMMM") or g.get("MMM") or "").lower()
+            month = next((n for full, n in _MONTHS.items() if full.startswith(name) and len(name) >= 3), 0)
+        return dt.date(year, month, int(g["D"]))
+    except (ValueError, KeyError):
+        return None
 
 
 # -- dates into file names (moment.js `format`, as Obsidian names daily notes) -----------------

@@ -43,9 +43,10 @@ import numpy as np
 
 from .catalog import ChunkRow, NoteRow
 from .edits import rehearse
-from .embedders import Embedder, Vectors
+from .embedders import Embedder, Vectors, embed_query
 from .errors import VectorStoreUnavailableError
 from .fields import parse_time
+from .filters import NoteFilter, eligible
 from .ranking import Candidate
 from .search import Searcher
 from .staging import refresh_staged_memories
@@ -217,21 +218,9 @@ def _jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def fit_query(text: str, embedder: Embedder) -> str:
-    """The turn on one line, cut (keeping its start) to what the embedder accepts."""
-    text = _WS.sub(" ", text).strip()
-    limit = embedder.max_tokens
-    if embedder.count_tokens(text) <= limit:
-        return text
-    words = text.split(" ")
-    lo, hi = 1, len(words)
-    while lo < hi:  # the longest prefix of words that fits
-        mid = (lo + hi + 1) // 2
-        if embedder.count_tokens(" ".join(words[:mid])) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return " ".join(words[:lo])
+def one_line(text: str) -> str:
+    """The turn on one line (embedded whole: embedders.embed_query takes any length)."""
+    return _WS.sub(" ", text).strip()
 
 
 class _Remembered:
@@ -242,7 +231,8 @@ class _Remembered:
         self.identity, self.dim, self.max_tokens = inner.identity, inner.dim, inner.max_tokens
 
     def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
+        # Its own text "fits": embed_query then asks for it whole, and gets the vector it has.
+        return 1 if text == self.text else self.inner.count_tokens(text)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if list(texts) == [self.text]:
@@ -253,15 +243,15 @@ class _Remembered:
 # -- the edge: one call against a Memory ------------------------------------------------
 
 def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-             refresh_staged: bool = True, touch: bool = False) -> PrefetchResult:
-    """See `Memory.prefetch`."""
+             refresh_staged: bool = True, touch: bool = False, filters: NoteFilter | None = None) -> PrefetchResult:
+    """See `Memory.prefetch`. `filters` restrict the candidates before admission (filters.py)."""
     cfg = ws.config
     budget = cfg.prefetch_budget if budget is None else int(budget)
     now = now or ws.clock()
-    query = fit_query(text, ws.embedder) if text.strip() else ""
+    query = one_line(text)
     if not query:
         return PrefetchResult("", [], budget)
-    qvec = np.asarray(ws.embedder.embed([query])[0], dtype=np.float32)
+    qvec = embed_query(ws.embedder, query)
     staged_prefix = cfg.staging_folder.strip("/") + "/"
 
     # Dense candidates only: admission is on cosine, so the nearest chunks *are* the best
@@ -269,13 +259,14 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     # documents) per query (~100 ms on 10k notes), which the turn should not pay.
     embedder = _Remembered(ws.embedder, query, qvec)
     pool = min(200, max(30, budget // 40))
+    allow = eligible(ws, filters)
     try:
         cands = ws.searcher(embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow)
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
         ws.lexical_only(exc)
         cands = Searcher(ws.catalog, None, embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,))
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     best: dict[str, _Pick] = {}
     for c in cands:

@@ -16,6 +16,7 @@ from typing import Any
 from .catalog import NoteRow
 from .edits import memory_folder, rehearse
 from .errors import VectorStoreUnavailableError
+from .filters import NoteFilter, eligible
 from .ranking import Mode, Ranked, rank
 from .relations import with_identities
 from .search import Granularity, Searcher
@@ -68,9 +69,10 @@ def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
 
 def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
            now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-           include_staged: bool = False) -> list[Hit]:
-    """See `Memory.recall`."""
-    if not query.strip():
+           include_staged: bool = False, filters: NoteFilter | None = None) -> list[Hit]:
+    """See `Memory.recall`. `filters` restrict the candidates before ranking (filters.py)."""
+    allow = eligible(ws, filters)
+    if not query.strip() or allow == set():
         return []
     now = now or ws.clock()
     searcher = ws.searcher()
@@ -88,12 +90,12 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
         # dormancy by, so the query is not embedded and no model is loaded for this answer.
         similarity = decay and ws.vectors().embedded > 0
         cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=similarity,
-                                candidates=pool, exclude_prefixes=exclude)
+                                candidates=pool, exclude_prefixes=exclude, allow=allow)
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
         lexical_only = True
         cands = Searcher(ws.catalog, None, ws.embedder).search(
-            query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude)
+            query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude, allow=allow)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares

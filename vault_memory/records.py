@@ -21,15 +21,18 @@ def iso(value: dt.datetime | None) -> str | None:
 
 @dataclass
 class Conflict:
-    """A committed note that a staged memory is very similar to."""
+    """A note that a new memory contradicts or repeats (conflicts.py says which, and why)."""
 
     node_id: str
     title: str = ""
     path: str = ""
     similarity: float | None = None  # known when just computed; not stored in the note
+    kind: str = "conflict"  # conflict: states the subject differently | duplicate: already states it
+    statement: str = ""  # the note's statement that matched (when just computed)
 
     def describe(self) -> str:
-        return f"{self.node_id} ({self.title or 'not in the index'})"
+        what = "already stated in" if self.kind == "duplicate" else "conflicts with"
+        return f"{what} {self.node_id} ({self.title or 'not in the index'})"
 
 
 @dataclass
@@ -54,7 +57,7 @@ class StagedMemory:
 
     def review_reason(self) -> str:
         if self.conflicts:
-            return "needs_review: conflicts with " + ", ".join(c.describe() for c in self.conflicts)
+            return "needs_review: " + ", ".join(c.describe() for c in self.conflicts)
         return "needs_review: flagged for review (commit it by id, or set needs_review: false)"
 
     def to_dict(self) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .conflicts import check as check_conflicts
 from .edits import (
     PATIENCE,
     link_superseded,
@@ -74,8 +75,6 @@ from .vault import walk_notes
 from .workspace import Workspace, now_utc
 
 log = logging.getLogger(__name__)
-
-MAX_CONFLICTS = 5
 
 # A turn that points at what was just said instead of naming it ("keep that", "save it",
 # "don't forget this"): it refreshes the newest staged memory. A false positive only
@@ -190,45 +189,9 @@ def staged(ws: Workspace, now: dt.datetime | None = None) -> list[StagedMemory]:
 
 
 
-def _fit(ws: Workspace, text: str) -> str:
-    """Shorten text to what the embedder accepts (conflicts are judged on the beginning)."""
-    emb = ws.embedder
-    words = text.split(" ")
-    while len(words) > 1 and emb.count_tokens(" ".join(words)) > emb.max_tokens:
-        words = words[: max(1, int(len(words) * 0.8))]
-    return " ".join(words)
-
-
 def find_conflicts(ws: Workspace, title: str, text: str) -> list[Conflict]:
-    """Indexed notes (outside the staging and episodes folders) whose best chunk has cosine
-    ≥ config.conflict_similarity to this memory, most similar first."""
-    cat = ws.catalog
-    if not cat.chunk_count():
-        return []
-    folders = (ws.config.staging_folder, ws.config.episodes_folder)
-    exclude = tuple(f.strip("/") + "/" for f in folders if f.strip("/"))
-    searcher = ws.searcher()
-    cands = searcher.search(_fit(ws, f"{title}\n{text}"), mode="dense", candidates=20, exclude_prefixes=exclude)
-    close = sorted((c for c in cands if c.similarity >= ws.config.conflict_similarity),
-                   key=lambda c: (-c.similarity, c.node_id))[:MAX_CONFLICTS]
-    rows = cat.notes_by_ids([c.node_id for c in close])
-    return [Conflict(c.node_id, rows[c.node_id].title if c.node_id in rows else "",
-                     rows[c.node_id].path if c.node_id in rows else "", round(c.similarity, 4)) for c in close]
-
-
-def _identical(ws: Workspace, conflicts: Sequence[Conflict], text: str) -> Conflict | None:
-    """The conflicting committed note whose text is this text (whitespace and case aside)."""
-    want = norm(text)
-    for c in conflicts:
-        if not c.path:
-            continue
-        try:
-            note = read_note(ws.vault, c.path)
-        except (NoteError, OSError):
-            continue
-        if norm(unlink(split_title(note.body)[1])) == want and file_node_id(note) == c.node_id:
-            return c
-    return None
+    """Notes that state what this memory says, differently or already (conflicts.check)."""
+    return check_conflicts(ws, title, text)
 
 
 
@@ -506,21 +469,26 @@ def discard(ws: Workspace, ident: str) -> str:
 
 
 def remember(ws: Workspace, text: str, *, title: str | None = None, tags: Iterable[str] = (),
-             now: dt.datetime | None = None) -> Committed:
+             supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None) -> Committed:
     """Stage and commit in one step.
 
     A conflict does not stop it (small models must not be left with bookkeeping): the
-    memory is committed, keeps `conflicts_with`, and the result lists the conflicts. If the
-    very same text is already committed, that note is rehearsed instead of duplicated.
+    memory is committed, keeps `conflicts_with`, and the result lists the conflicts. If a
+    note already states it (a duplicate, conflicts.py: the same words, the same polarity),
+    nothing is written: the result is that note (`existing`), rehearsed when the `rehearse`
+    policy lets recall write to it. `supersedes` (node_id, path, title or [[link]]) commits
+    it as the successor of that note, duplicate or not.
     """
     writable(ws)
     now = now_utc(ws, now)
     clean_title, clean_text, given = clean_input(text, title)
     tag_list = clean_tags(tags)
+    olds = _as_list(supersedes)
     conflicts = find_conflicts(ws, clean_title, clean_text)
-    same = _identical(ws, conflicts, clean_text)
-    if same is not None:
-        rehearse(ws, [same.node_id], now=now)
+    same = next((c for c in conflicts if c.kind == "duplicate"), None)
+    if same is not None and not olds:
+        if _may_rehearse(ws, same.path):
+            rehearse(ws, [same.node_id], now=now)
         row = ws.catalog.note_by_id(same.node_id)
         tier = str((row.meta if row else {}).get("tier") or "long")
         return Committed(same.node_id, same.path, same.title, "", tier, [], [same], existing=True)
@@ -530,7 +498,7 @@ def remember(ws: Workspace, text: str, *, title: str | None = None, tags: Iterab
     chosen = [(s, n) for s, n in items if s.node_id == sm.node_id]
     if not chosen:
         raise NoteNotFoundError(sm.path, "staged a moment ago but gone now (moved or deleted by someone else)")
-    _commit(ws, chosen, [], now, report)
+    _commit(ws, chosen, olds, now, report)
     if not report.committed:
         why = report.left[0].reason if report.left else "unknown reason"
         raise ConcurrentEditError(sm.path, f"staged as {sm.node_id} but not committed ({why}); "
@@ -538,6 +506,12 @@ def remember(ws: Workspace, text: str, *, title: str | None = None, tags: Iterab
     done = report.committed[0]
     done.conflicts = list(sm.conflicts)
     return done
+
+
+def _may_rehearse(ws: Workspace, rel: str) -> bool:
+    """Whether the `rehearse` policy lets a use of this note be written into it (as recall would)."""
+    policy = ws.config.rehearse
+    return policy == "all" or (policy == "memories" and (not memory_folder(ws) or in_folder(rel, memory_folder(ws))))
 
 
 # -- keeping what a turn is about --------------------------------------------------------

@@ -31,6 +31,26 @@ _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _TAG_BAD = re.compile(r"[\s,#\[\]{}]+")
 
 
+# Characters str.splitlines() (and so the frontmatter editor and most editors) take as a line break.
+_LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def plain_text(value: str, what: str) -> str:
+    """A memory's text, title, tag or log line as a note can hold it: every kind of line break
+    (CR, U+2028, U+2029, NEL, VT, FF, the C0 separators) becomes a newline; a NUL, or bytes that are
+    not UTF-8, are refused, naming where they are (a Markdown file cannot carry them)."""
+    at = value.find("\x00")
+    if at >= 0:
+        raise ConfigError(f"the {what} contains a NUL character (U+0000) at position {at + 1}; remove it "
+                          "(a note cannot hold one)")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: bytes that were not UTF-8 (e.g. from argv)
+        raise ConfigError(f"the {what} is not valid text at position {exc.start + 1} (bytes that are not UTF-8); "
+                          "pass it as UTF-8") from None
+    return _LINE_BREAKS.sub("\n", value)
+
+
 def norm(text: str) -> str:
     """Whitespace collapsed and case folded: what "the same text" means for retries."""
     return _WS.sub(" ", text).strip().casefold()
@@ -130,7 +150,9 @@ def clean_input(text: str, title: str | None) -> tuple[str, str, bool]:
     """(title, text, title_given). A leading `# Heading` in the text serves as the title."""
     if not isinstance(text, str) or not text.strip():
         raise ConfigError("the memory text is empty; give the fact to remember")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    text = plain_text(text, "memory text").strip()
+    if title is not None:
+        title = plain_text(title, "title")
     if title is None or not title.strip():
         heading, rest = split_title(text)
         if heading and rest:
@@ -143,7 +165,7 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
     """Tags without '#', spaces or brackets, each once; an empty one is an error."""
     out: list[str] = []
     for tag in tags:
-        clean = _TAG_BAD.sub("-", str(tag).strip().lstrip("#")).strip("-/")
+        clean = _TAG_BAD.sub("-", plain_text(str(tag), f"tag {str(tag)!r}").strip().lstrip("#")).strip("-/")
         if not clean:
             raise ConfigError(f"tag {tag!r} is empty after removing '#' and spaces")
         if clean not in out:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pathspec
 
 from .config import IGNORE_FILE_NAME
+from .errors import StorageError, storage_message
 from .obsidian import ObsidianSettings, read_settings
 
 
@@ -54,6 +55,7 @@ class NoteWalk:
 
     notes: list[str] = field(default_factory=list)  # vault-relative, '/'-separated, sorted
     skipped: dict[str, str] = field(default_factory=dict)  # path -> why (symlinks)
+    unreadable: dict[str, str] = field(default_factory=dict)  # folder -> why it could not be listed
 
 
 def walk_notes(vault: Path, rules: IgnoreRules, under: str = "", *, recursive: bool = True) -> NoteWalk:
@@ -64,6 +66,10 @@ def walk_notes(vault: Path, rules: IgnoreRules, under: str = "", *, recursive: b
     rule, two ids), leave the vault, or loop; the link is reported in `skipped` instead
     (index its target, which is a note of its own if it is in the vault).
     os.scandir's entries carry their type, so a no-op reconcile of 10k notes costs no extra stat.
+
+    A folder that cannot be listed is reported in `unreadable` (its notes are not "gone": the
+    indexer keeps them as they were); the vault folder itself raises StorageError, since an
+    empty answer would read as "every note was deleted".
     """
     root = vault.resolve()
     walk = NoteWalk()
@@ -76,8 +82,13 @@ def walk_notes(vault: Path, rules: IgnoreRules, under: str = "", *, recursive: b
         path, rel_dir = stack.pop()
         try:
             entries = list(os.scandir(path))
-        except OSError:
-            continue  # not a folder (or gone, or unreadable): nothing to walk
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # gone, or not a folder: nothing to walk
+        except OSError as exc:
+            if path == str(root):
+                raise StorageError(storage_message(exc, "list the vault folder", root)) from None
+            walk.unreadable[rel_dir.rstrip("/")] = f"cannot list this folder ({exc.strerror or exc})"
+            continue
         for entry in entries:
             rel = rel_dir + entry.name
             try:

@@ -12,6 +12,17 @@ people reading the server's collection list) and a random key kept in the index
 folder, so several vaults, and several index folders of one vault (other machines,
 other users), share a server without touching each other's rows. Credentials come
 from the environment only, never from the command line or the vault.
+
+A damaged embedded folder (random bytes in a segment file, a segment folder removed) makes
+Chroma raise, panic in its Rust core (a BaseException, caught here too), or crash the whole
+process inside hnswlib (SIGSEGV: nothing to catch). So before a process opens the folder it
+decides whether to trust it, and checks it in a child process first (storecheck.py, also what
+`doctor` runs) when it should not: a crash there costs the child, and the store is set aside
+and rebuilt from the catalog's vectors. Two cheap signs say "check first", left here:
+- a marker `chroma.open-<pid>` whose process is gone: every embedded open leaves one until it
+  closes, so that process died with the store open, maybe of it;
+- the folder's files (names, sizes, mtimes) differ from `chroma.fingerprint`, written by the
+  last process to close the store: something changed them while nobody had them open.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import logging
 import os
 import re
 import secrets
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -31,7 +43,13 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from .errors import ConfigError, IndexStateError, VectorStoreUnavailableError
+from .errors import (
+    ConfigError,
+    IndexNotWritableError,
+    IndexStateError,
+    VectorStoreCorruptError,
+    VectorStoreUnavailableError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +66,10 @@ TOKEN_ENV = ("VAULT_MEMORY_CHROMA_TOKEN", "CHROMA_TOKEN")
 HEADERS_ENV = "VAULT_MEMORY_CHROMA_HEADERS"
 TIMEOUT_ENV = "VAULT_MEMORY_CHROMA_TIMEOUT"
 KEY_FILE = "chroma-collection.key"
+STORE_FOLDER = "chroma"  # the embedded store's folder inside the index folder
+MARKER_PREFIX = "chroma.open-"  # + pid: this process has the embedded store open (see the module docstring)
+FINGERPRINT = "chroma.fingerprint"  # the store's files as the last process to close it left them
+_UNWRITABLE_WORDS = ("readonly", "read-only", "disk is full", "no space left", "disk quota")
 
 _CHECK = ("Check that the server is running and reachable (`curl {url}/api/v2/heartbeat`; start one with "
           "`chroma run --path DIR --host HOST --port PORT`), that --chroma-url / VAULT_MEMORY_CHROMA_URL is right, "
@@ -170,6 +192,14 @@ class VectorStore:
         except ImportError as exc:  # pragma: no cover - chromadb is a hard dependency
             raise IndexStateError("chromadb is not installed; pip install chromadb") from exc
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        self._marker: Path | None = None
+        if path is not None and url is None:
+            self._marker = path.parent / f"{MARKER_PREFIX}{os.getpid()}"
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._marker.touch()
+            except OSError:
+                self._marker = None
         try:
             if self.url:
                 host, port, ssl = parse_url(self.url)
@@ -187,7 +217,9 @@ class VectorStore:
         except (ConfigError, VectorStoreUnavailableError):
             self.close()
             raise
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # pyo3's PanicException (a damaged folder) is a BaseException
             self.close()
             raise self._translate(exc) from exc
 
@@ -221,7 +253,7 @@ class VectorStore:
     def _unavailable(self, problem: str) -> VectorStoreUnavailableError:
         return VectorStoreUnavailableError(f"Chroma server at {self.url} {problem}. " + _CHECK.format(url=self.url))
 
-    def _translate(self, exc: Exception) -> Exception:
+    def _translate(self, exc: BaseException) -> Exception:
         if self.url:
             name = exc.__class__.__name__
             text = str(exc).strip()
@@ -234,15 +266,21 @@ class VectorStore:
             else:
                 problem = f"failed ({name}: {text})"
             return self._unavailable(problem)
-        return IndexStateError(
-            f"vector index at {self.path} is unreadable ({exc.__class__.__name__}: {exc}); "
-            "run `vault-memory index --rebuild` (nothing in the vault is lost)"
+        text = f"{exc.__class__.__name__}: {exc}"
+        if any(w in text.lower() for w in _UNWRITABLE_WORDS):
+            return IndexNotWritableError(f"cannot write the vector store {self.path} ({text}): free some space or make "
+                                         "the folder writable, or pass --index-dir to a writable folder")
+        return VectorStoreCorruptError(
+            f"the vector store {self.path} cannot be read ({text}); `vault-memory doctor --fix` rebuilds it from "
+            "the catalog's vectors (nothing is embedded again, nothing in the vault is lost)"
         )
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # see __init__
             raise self._translate(exc) from exc
 
     # -- rows ----------------------------------------------------------------
@@ -291,6 +329,12 @@ class VectorStore:
 
     def close(self) -> None:
         """Release a server client's connections (embedded clients are shared per folder and kept)."""
+        marker = getattr(self, "_marker", None)
+        if marker is not None:
+            if self.path is not None and self.client is not None:
+                record_fingerprint(self.path)
+            marker.unlink(missing_ok=True)
+            self._marker = None
         if self.url and self.client is not None:
             try:
                 self.client.close()
@@ -299,16 +343,24 @@ class VectorStore:
             self.client = None
 
     @staticmethod
-    def destroy(path: Path) -> None:
-        """Remove an embedded store's folder; Chroma caches open clients per path, so forget them first."""
-        import shutil
-
+    def forget(path: Path) -> None:
+        """Drop Chroma's cached clients (it keeps one per folder for the process's life), so the next
+        open reads `path` afresh: after the folder was set aside, deleted or replaced."""
+        if "chromadb" not in sys.modules:
+            return
         try:
             from chromadb.api.shared_system_client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
         except Exception as exc:  # pragma: no cover - internal API moved
             log.debug("clear_system_cache: %s", exc)
+
+    @staticmethod
+    def destroy(path: Path) -> None:
+        """Remove an embedded store's folder; Chroma caches open clients per path, so forget them first."""
+        import shutil
+
+        VectorStore.forget(path)
         shutil.rmtree(path, ignore_errors=True)
 
     def describe(self) -> dict[str, Any]:
@@ -324,15 +376,40 @@ def open_store(*, vault: Path, index_dir: Path, embedder_identity: str, url: str
         parse_url(url)  # a malformed URL is a config error, not an outage
     target = describe_target(vault=vault, index_dir=index_dir, embedder_identity=embedder_identity, url=url)
     if not url:
-        return VectorStore(path=index_dir / "chroma", url=None, name=target["collection"])
+        return VectorStore(path=index_dir / STORE_FOLDER, url=None, name=target["collection"])
     return VectorStore(path=None, url=url, name=target["collection"], headers=server_headers(env),
                        timeout=_request_timeout(env))
+
+
+def fingerprint(folder: Path) -> list[list[Any]]:
+    """The store's files: [relative path, size, mtime_ns], sorted. Cheap (stat calls only)."""
+    out: list[list[Any]] = []
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            out.append([os.path.relpath(full, folder), st.st_size, st.st_mtime_ns])
+    return sorted(out)
+
+
+def record_fingerprint(folder: Path) -> None:
+    """Write the store's fingerprint beside it (best effort: a read-only or full disk skips it)."""
+    target = folder.parent / FINGERPRINT
+    tmp = target.with_name(f"{FINGERPRINT}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(fingerprint(folder)), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def describe_target(*, vault: Path, index_dir: Path, embedder_identity: str, url: str | None) -> dict[str, Any]:
     """Where this index's vectors live (backend, server URL, folder, collection), without connecting."""
     if not url:
-        return {"backend": "chroma-embedded", "url": None, "path": str(index_dir / "chroma"),
+        return {"backend": "chroma-embedded", "url": None, "path": str(index_dir / STORE_FOLDER),
                 "collection": collection_name(vault, embedder_identity)}
     return {"backend": "chroma-http", "url": url.strip().rstrip("/"), "path": None,
             "collection": collection_name(vault, embedder_identity, collection_key(index_dir))}

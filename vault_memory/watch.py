@@ -13,10 +13,17 @@ frontmatter-only, so their echo is a META sync that writes nothing: no loop.
 never mtime) and the file then stays quiet for `quiet` seconds, the edit is recorded in
 frontmatter (`revision` + 1, `last_accessed`) with a compare-and-swap write.
 
-Longer than 500 lines because the one loop interleaves four kinds of work that must not
-block each other (batches of events, body-edit rehearsal, embedding what a first index
-left, the review note); each is a few methods here, and split apart their timing rules
-could no longer be read together.
+The index going away: every second (and before each batch) the watcher asks
+`Memory.check_index` whether its `writer.lock` and catalog are still the files at their paths.
+If the index folder was deleted or recreated, it takes the lock on the new folder and rebuilds
+the index there from the vault (nothing is lost: it is derived); if another writer took the new
+lock first, `run()` stops with LockHeldError (exit 6) rather than write beside it.
+
+
+Longer than 500 lines because the watcher owns its own recovery (the index deleted or its lock
+replaced under it, Obsidian's settings changing), and its one loop interleaves work that must not
+block each other (batches of events, body-edit rehearsal, embedding what a first index left, the
+review note): each must be read beside the event loop.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ IDLE_TICK = 1.0  # the loop wakes this often when idle, to notice a stop request
 # looks at the vault's events in between (~8 s of MiniLM), so edits are not held up for the
 # half hour a new 10k-note vault takes to embed.
 FILL_STEP = 128
+INDEX_CHECK_SECONDS = 1.0  # how often the index folder is checked for having gone away (two stat calls)
 RETRY_SECONDS = (1.0, 5.0, 30.0)  # back-off when a batch fails (embedder down, disk full)
 REHEARSE_MAX_BATCH = 10  # more body edits than this in one batch is a bulk change (git pull), not a human edit
 REVIEW_DELAY = 2.0  # the review note is rewritten this long after the memory last changed (and once a day)
@@ -66,15 +74,18 @@ class BatchResult:
     edits_seen: list[str] = field(default_factory=list)  # notes whose body changed (rehearsal candidates)
     rehearsed: list[str] = field(default_factory=list)  # edits recorded in frontmatter in this step
     error: str | None = None
+    rebuilt: bool = False  # the index folder went away and was rebuilt (check_index)
 
     @property
     def changed(self) -> bool:
         counts = self.report.counts if self.report else {}
         return bool(any(v for k, v in counts.items() if k != "unchanged") or self.rehearsed or self.error
-                    or (self.report and self.report.failures))
+                    or (self.report and self.report.failures) or self.rebuilt)
 
     def line(self) -> str:
         """One human line for stderr."""
+        if self.rebuilt:
+            return f"the index folder went away; rebuilt it from the vault in {self.seconds:.1f} s"
         if self.error:
             return f"sync of {self.paths} paths failed: {self.error}; retrying"
         if self.report is None:
@@ -283,7 +294,11 @@ class Watcher:
     # -- the main loop (the caller's thread) -------------------------------------
     def run(self, stop: threading.Event | None = None) -> None:
         """Apply batches until `stop()` (or `stop` is set). A batch in flight is finished first."""
+        checked = time.monotonic()
         while not (self._stop.is_set() or (stop is not None and stop.is_set())):
+            if time.monotonic() - checked >= INDEX_CHECK_SECONDS:
+                checked = time.monotonic()
+                self._check_index()
             batch = self._next_batch()
             if batch is not None:
                 try:
@@ -311,6 +326,15 @@ class Watcher:
         self.filling = report.texts_pending > 0
         if self.on_fill is not None:
             self.on_fill(self._filled, self._filled + report.texts_pending)
+
+    def _check_index(self) -> None:
+        """Rebuild the index if its folder went away (LockHeldError if another writer now has it)."""
+        started = time.perf_counter()
+        if self.mem.check_index():
+            return
+        log.info("rebuilt the index in %s (%d chunks)", self.mem.index_dir, self.mem.catalog.chunk_count())
+        if self.on_batch is not None:
+            self.on_batch(BatchResult(paths=0, full=True, seconds=time.perf_counter() - started, rebuilt=True))
 
     def _next_batch(self) -> tuple[set[str], set[str], bool] | None:
         with self._cond:

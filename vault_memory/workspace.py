@@ -19,6 +19,7 @@ from .config import Config
 from .decay import DecayModel
 from .embedders import Embedder
 from .errors import VectorStoreUnavailableError
+from .names import Names
 from .notefile import ParsedNote
 from .search import Searcher
 from .vault import IgnoreRules
@@ -43,6 +44,10 @@ class Workspace(Protocol):
 
     def vectors(self) -> VectorProgress:
         """How many chunks have their vector (the rest are found by keyword only, for now)."""
+        ...
+
+    def note_names(self) -> Names:
+        """Every indexed note's names (file name, path, title, aliases) for resolving targets and links."""
         ...
 
     def searcher(self, embedder: Embedder | None = None) -> Searcher:

@@ -4,6 +4,7 @@
     options.py    shared option declarations (Annotated aliases) and per-run state
     output.py     JSON on stdout, notes and progress on stderr
     search.py     index, recall, status
+    notes.py      read, related, recent
     sync.py       watch, doctor
     lifecycle.py  stage, staged, commit, discard, remember, pin, unpin, log
     agent.py      prefetch, mcp

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from .options import AsJson, Now, parse_now, state
-from .output import emit_json, note
+from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
+from .output import emit_json, note, say
 
 
 def prefetch(ctx: typer.Context,
@@ -21,16 +21,19 @@ def prefetch(ctx: typer.Context,
              no_refresh: Annotated[bool, typer.Option(
                  "--no-refresh-staged", help="Do not extend the expiry of staged memories the turn is about")] = False,
              touch: Annotated[bool, typer.Option("--touch", help="Rehearse the notes shown (off by default)")]
-             = False) -> None:
+             = False,
+             tag: FilterTag = None, folder: FilterFolder = None, type: FilterType = None, after: FilterAfter = None,
+             before: FilterBefore = None) -> None:
     """The [RELEVANT_LEARNED_MEMORY] block for TEXT, to put in a system prompt (prints nothing if none)."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
         mem.ensure_current()
-        result = mem.prefetch(text, budget=budget, now=when, refresh_staged=not no_refresh, touch=touch)
+        result = mem.prefetch(text, budget=budget, now=when, refresh_staged=not no_refresh, touch=touch,
+                              tags=tag, folder=folder, type=type, after=after, before=before)
     if as_json:
         emit_json(result.to_dict())
     elif result.block:
-        typer.echo(result.block)
+        say(result.block)
     else:
         note("no relevant memory")
 

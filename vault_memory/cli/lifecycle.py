@@ -15,7 +15,7 @@ import typer
 from vault_memory.errors import ConfigError
 
 from .options import AsJson, Now, Tags, Target, Text, Title, parse_now, state
-from .output import emit_json, ensure_current, note
+from .output import emit_json, ensure_current, note, say
 
 if TYPE_CHECKING:
     from vault_memory import CommitReport
@@ -32,12 +32,19 @@ class _Conflict(Protocol):
     def path(self) -> str | None: ...
     @property
     def similarity(self) -> float | None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def statement(self) -> str: ...
 
 
 def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: bool, path: str = "") -> None:
     for c in conflicts:
         sim = f", similarity {c.similarity:.2f}" if c.similarity is not None else ""
-        note(f"  conflicts with {c.title or c.node_id or '?'} ({c.path or 'not in the index'}{sim})")
+        what = "already stated in" if c.kind == "duplicate" else "conflicts with"
+        note(f"  {what} {c.title or c.node_id or '?'} ({c.path or 'not in the index'}{sim})")
+        if c.statement:
+            note(f"    which says: {c.statement}")
     if not conflicts:
         return
     first = conflicts[0]
@@ -63,7 +70,7 @@ def stage(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None,
     if as_json:
         emit_json(sm.to_dict())
         return
-    typer.echo(sm.node_id)
+    say(sm.node_id)
     what = "already staged (same text)" if sm.existing else "staged"
     expires = f", expires {sm.expires:%Y-%m-%d %H:%M %Z}" if sm.expires else ""
     note(f"{what}: {sm.title!r} in {sm.path}{expires}")
@@ -83,23 +90,23 @@ def staged(ctx: typer.Context, as_json: AsJson = False, now: Now = None) -> None
     for x in expired:
         note(f"{x.node_id} ({x.title}) {x.reason}")
     if not items:
-        typer.echo("nothing staged")
+        say("nothing staged")
     for sm in items:
         flags = "".join([" [needs review]" if sm.needs_review else "", " [pinned]" if sm.pinned else ""])
         expires = f"expires {sm.expires:%Y-%m-%d}" if sm.expires else "does not expire"
-        typer.echo(f"{sm.node_id}  {sm.title}  ({sm.path}, {expires}){flags}")
+        say(f"{sm.node_id}  {sm.title}  ({sm.path}, {expires}){flags}")
         if sm.needs_review:
-            typer.echo(f"    {sm.review_reason()}")
+            say(f"    {sm.review_reason()}")
 
 
 def _render_commit(report: CommitReport) -> None:
     for c in report.committed:
         extra = f" (supersedes {', '.join(c.supersedes)})" if c.supersedes else ""
-        typer.echo(f"committed {c.node_id}  {c.title}  -> {c.path}{extra}")
+        say(f"committed {c.node_id}  {c.title}  -> {c.path}{extra}")
     for x in report.left:
-        typer.echo(f"left      {x.node_id or '-'}  {x.title}  ({x.path}): {x.reason}")
+        say(f"left      {x.node_id or '-'}  {x.title}  ({x.path}): {x.reason}")
     if not report.committed and not report.left:
-        typer.echo("nothing staged")
+        say("nothing staged")
 
 
 def commit(ctx: typer.Context,
@@ -142,22 +149,29 @@ def discard(ctx: typer.Context,
     if as_json:
         emit_json({"target": id, "path": where})
     else:
-        typer.echo(where)
+        say(where)
 
 
-def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None, as_json: AsJson = False,
-             now: Now = None) -> None:
-    """Stage and commit a memory in one step; prints its node_id. Conflicts are reported, not blocking."""
+def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None,
+             supersedes: Annotated[str | None, typer.Option(
+                 "--supersedes", metavar="OLD", show_default=False,
+                 help="The note this memory replaces (node_id, path, title or [[link]]); both are linked")] = None,
+             as_json: AsJson = False, now: Now = None) -> None:
+    """Stage and commit a memory in one step; prints its node_id. Conflicts are reported, not blocking.
+
+    If a note already states it, nothing is written: prints that note's node_id and says where.
+    """
     when = parse_now(now)
     with state(ctx).memory() as mem:
         ensure_current(mem)
-        done = mem.remember(text, title=title, tags=tag or [], now=when)
+        done = mem.remember(text, title=title, tags=tag or [], supersedes=supersedes, now=when)
     if as_json:
         emit_json(done.to_dict())
         return
-    typer.echo(done.node_id)
+    say(done.node_id)
     if done.existing:
-        note(f"already remembered in {done.path}; rehearsed it instead of writing a copy")
+        said = done.conflicts[0].statement if done.conflicts and done.conflicts[0].statement else ""
+        note(f"already stated in {done.path}" + (f": {said!r}" if said else "") + "; nothing written")
         return
     note(f"remembered: {done.title!r} in {done.path}")
     _conflict_lines(done.node_id, done.conflicts, committed=True, path=done.path)
@@ -170,7 +184,7 @@ def _pin(ctx: typer.Context, target: str, pinned: bool, as_json: bool) -> None:
         emit_json(result.to_dict())
         return
     verb = "pinned" if pinned else "unpinned"
-    typer.echo(f"{verb} {result.path}" + ("" if result.changed else f" (it already was {verb})"))
+    say(f"{verb} {result.path}" + ("" if result.changed else f" (it already was {verb})"))
 
 
 def pin(ctx: typer.Context, target: Target, as_json: AsJson = False) -> None:
@@ -195,4 +209,4 @@ def log(ctx: typer.Context, text: Annotated[str, typer.Argument(help="What happe
     if as_json:
         emit_json({"path": rel})
     else:
-        typer.echo(rel)
+        say(rel)

@@ -2,7 +2,9 @@
 errors become exit codes (`execute`).
 
 Exit codes: 0 ok, 1 generic, 2 usage or bad input/config, 3 not found, 4 embedder, 5 index
-state, 6 locked, 7 vector store unreachable (vault_memory/errors.py), 130 interrupted.
+state (damaged, other model), 6 locked, 7 vector store unreachable, 8 a file cannot be written
+or read (read-only, permissions, full disk, I/O error; vault_memory/errors.py), 130 interrupted.
+An OSError or sqlite3 error that reaches this edge is a message naming the file, never a traceback.
 
 Usage errors are click exceptions. typer < 0.26 raises them from `click`, typer >= 0.26 from
 its vendored copy `typer._click`; the two share no classes, so they are recognised by
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
@@ -21,9 +24,9 @@ import typer
 import typer.main
 
 from vault_memory import __version__
-from vault_memory.errors import VaultMemoryError
+from vault_memory.errors import StorageError, VaultMemoryError, storage_message
 
-from . import agent, lifecycle, review, search, settings, sync
+from . import agent, lifecycle, notes, review, search, settings, sync
 from .options import (
     ChromaUrlOpt,
     EmbedderOpt,
@@ -35,6 +38,7 @@ from .options import (
     VaultOpt,
     VerboseOpt,
 )
+from .output import clean
 
 PROG = "vault-memory"
 HELP = "A Markdown vault as an AI agent's memory: index it, recall from it, remember into it."
@@ -48,7 +52,8 @@ app = typer.Typer(
 
 # Every command, in the order `--help` lists them; registered here and nowhere else.
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("index", search.index), ("recall", search.recall), ("status", search.status),
+    ("index", search.index), ("recall", search.recall), ("read", notes.read), ("related", notes.related),
+    ("recent", notes.recent), ("status", search.status),
     ("watch", sync.watch), ("doctor", sync.doctor),
     ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
     ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),
@@ -75,10 +80,20 @@ def callback(ctx: typer.Context, vault: VaultOpt = None, index_dir: IndexDirOpt 
     """Global options; each is also read from the environment and the config files (flags win)."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # log lines name notes and quote them: clean them too
+        if not isinstance(handler.formatter, _CleanFormatter):
+            handler.setFormatter(_CleanFormatter("%(levelname)s: %(message)s"))
     for noisy in ("chromadb", "httpx", "urllib3", "watchdog", "mcp"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     ctx.obj = State({"vault": vault, "index_dir": index_dir, "embedder": embedder, "ollama_host": ollama_host,
                      "chroma_url": chroma_url, "lexical_fallback": lexical_fallback, "read_only": read_only})
+
+
+class _CleanFormatter(logging.Formatter):
+    """Log lines for a terminal: without escape sequences or control characters (output.clean)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return clean(super().format(record))
 
 
 # -- errors -> exit codes ---------------------------------------------------------------------
@@ -90,7 +105,29 @@ def _click_class(exc: BaseException, name: str) -> bool:
 
 
 def _say(message: str) -> None:
-    typer.echo(message, err=True)
+    typer.echo(clean(message), err=True)
+
+
+def _os_error(exc: OSError) -> int:
+    """An OSError nothing below caught: which file, why, what to do; exit 8 (StorageError)."""
+    _say(f"error: {storage_message(exc)}")
+    return StorageError.exit_code
+
+
+def _sqlite_error(exc: sqlite3.Error) -> int:
+    """An sqlite3 error nothing below caught: it is about the index catalog."""
+    from vault_memory.integrity import is_corruption, is_unwritable
+
+    if is_corruption(exc):
+        _say(f"error: the index catalog is damaged ({exc}); `vault-memory doctor --fix` sets it aside and rebuilds "
+             "it from the vault (nothing in the vault is lost)")
+        return 5
+    if is_unwritable(exc):
+        _say(f"error: cannot write the index catalog ({exc}): free some space or make the index folder writable, "
+             "or pass --index-dir to a writable folder")
+        return StorageError.exit_code
+    _say(f"error: the index catalog failed ({exc}); `vault-memory doctor` says what is wrong with it")
+    return 5
 
 
 def _help_text() -> str:
@@ -144,6 +181,10 @@ def execute(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say("interrupted")
         return 130
+    except OSError as exc:
+        return _os_error(exc)
+    except sqlite3.Error as exc:
+        return _sqlite_error(exc)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

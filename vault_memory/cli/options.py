@@ -52,7 +52,22 @@ Text = Annotated[str, typer.Argument(help="The memory, in plain words", show_def
 Title = Annotated[str | None, typer.Option(
     "--title", show_default=False, help="Title (default: the first words of the text)")]
 Tags = Annotated[list[str] | None, typer.Option("--tag", show_default=False, help="A tag (repeatable)")]
-Target = Annotated[str, typer.Argument(help="node_id or vault-relative path", show_default=False)]
+Target = Annotated[str, typer.Argument(
+    help="A note: its title, alias, file name, vault path, [[wikilink]] or node_id", show_default=False)]
+
+# -- filters on recall and prefetch (vault_memory/filters.py) ---------------------------------
+FilterTag = Annotated[list[str] | None, typer.Option(
+    "--tag", metavar="TAG", show_default=False,
+    help="Only notes with this tag; nested tags count (travel matches travel/japan); repeatable: all must match")]
+FilterFolder = Annotated[str | None, typer.Option(
+    "--folder", metavar="FOLDER", show_default=False, help="Only notes in this vault folder (at any depth)")]
+FilterType = Annotated[str | None, typer.Option(
+    "--type", metavar="TYPE", show_default=False, help="Only notes whose frontmatter type is TYPE")]
+FilterAfter = Annotated[str | None, typer.Option(
+    "--after", metavar="WHEN", show_default=False,
+    help="Only notes stated on or after WHEN: a date (2026-10-01), a time, or a span back (7d, 2w, 3m, 1y)")]
+FilterBefore = Annotated[str | None, typer.Option(
+    "--before", metavar="WHEN", show_default=False, help="Only notes stated before WHEN (as --after)")]
 
 # Global flags by Config field, for saying where a setting came from.
 FLAGS = {"vault": "--vault", "index_dir": "--index-dir", "embedder": "--embedder", "ollama_host": "--ollama-host",

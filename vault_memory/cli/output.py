@@ -1,4 +1,12 @@
-"""Rendering: JSON on stdout, notes and progress on stderr.
+"""Rendering: JSON on stdout, notes and progress on stderr, and what a terminal may be shown.
+
+Notes are written by anyone (a web clipper, a shared vault, a model), and a terminal obeys
+what it is sent: an escape sequence in a title can retitle the window, write the clipboard
+(OSC 52) or hide text. Every human-readable line goes through `clean` (`say` on stdout,
+`note` on stderr, and the log formatter main.py installs): escape sequences are removed
+whole, other C0 and C1 controls and DEL dropped; newlines and tabs stay. JSON is exact
+instead: json escapes C0 itself, and `emit_json` writes DEL and C1 as `\\u00XX` escapes,
+which decode to the same string.
 
 JSON convention (README, "JSON output"): every `--json` prints exactly one JSON object; a list
 is always under a plural key (`hits`, `staged`, `committed`, `left`, `entries`), listings
@@ -9,6 +17,7 @@ fields wherever it appears, the `to_dict()` of the library's record.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -21,16 +30,41 @@ if TYPE_CHECKING:
     from vault_memory.memory import Memory
 
 
+# ESC or its 8-bit form, then: a CSI sequence (parameters, intermediates, a final byte); an OSC,
+# DCS, SOS, PM or APC string up to BEL or ST (or the end: an unterminated one swallows the rest);
+# or any other two-character escape.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])(?:[^\x07\x1b\x9c]|\x1b(?!\\))*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[\x20-\x7e]?"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """`text` safe to show on a terminal: escape sequences and control characters removed (\\n, \\t kept)."""
+    if not isinstance(text, str):
+        text = str(text)
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def say(message: str) -> None:
+    """A line of human-readable data on stdout (cleaned for the terminal)."""
+    typer.echo(clean(message))
+
+
 def emit_json(data: Mapping[str, Any]) -> None:
     """The one JSON writer: one object per command, UTF-8 as is, dates and paths as strings."""
     if not isinstance(data, Mapping):  # the convention, enforced where it is cheap to notice
         raise TypeError(f"--json output must be one object, not {type(data).__name__}")
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    typer.echo(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def note(message: str) -> None:
-    """What happened, for a human: stderr, so stdout stays data."""
-    typer.echo(message, err=True)
+    """What happened, for a human: stderr, so stdout stays data (cleaned for the terminal)."""
+    typer.echo(clean(message), err=True)
 
 
 def _clock(seconds: float) -> str:

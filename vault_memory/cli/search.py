@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 import typer
 
-from .options import AsJson, Now, parse_now, state
-from .output import Progress, emit_json, ensure_current, note, render_index_report
+from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
+from .output import Progress, emit_json, ensure_current, note, render_index_report, say
 
 
 class Mode(enum.StrEnum):
@@ -36,7 +36,7 @@ def index(ctx: typer.Context,
     if as_json:
         emit_json(report.to_dict())
     else:
-        typer.echo(render_index_report(report))
+        say(render_index_report(report))
 
 
 def recall(ctx: typer.Context,
@@ -46,8 +46,13 @@ def recall(ctx: typer.Context,
            now: Now = None,
            no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
            mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
-           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False) -> None:
-    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals."""
+           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False,
+           tag: FilterTag = None, folder: FilterFolder = None, type: FilterType = None, after: FilterAfter = None,
+           before: FilterBefore = None) -> None:
+    """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals.
+
+    The filters choose which notes may come back before anything is ranked, so the k are all eligible.
+    """
     when = parse_now(now)
     with state(ctx).memory() as mem:
         # The query's vector will be needed (unless no chunk has one yet: a first index is
@@ -55,7 +60,8 @@ def recall(ctx: typer.Context,
         if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
             mem.warm_query(query)
         ensure_current(mem)
-        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay)
+        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay,
+                          tags=tag, folder=folder, type=type, after=after, before=before)
         vectors = mem.vectors()
         writer = None if vectors.complete or mem.lock.held else mem.lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
@@ -68,12 +74,12 @@ def recall(ctx: typer.Context,
                    "vectors": vectors.to_dict()})
         return
     if not hits:
-        typer.echo("no matching notes")
+        say("no matching notes")
     for i, h in enumerate(hits, 1):
         flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
         where = f" > {h.heading}" if h.heading else ""
-        typer.echo(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
-        typer.echo(f"   {h.snippet}")
+        say(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
+        say(f"   {h.snippet}")
 
 
 def status(ctx: typer.Context, as_json: AsJson = False) -> None:
@@ -83,27 +89,27 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     if as_json:
         emit_json(info)
         return
-    typer.echo(f"vault:     {info['vault']}")
-    typer.echo(f"index:     {info['index_dir']}")
-    typer.echo(f"embedder:  {info['embedder']}")
+    say(f"vault:     {info['vault']}")
+    say(f"index:     {info['index_dir']}")
+    say(f"embedder:  {info['embedder']}")
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
     if store.get("backend") == "exact":
-        typer.echo(f"vectors:   exact search over the catalog's {store['vectors']} vectors "
+        say(f"vectors:   exact search over the catalog's {store['vectors']} vectors "
                    f"(no HNSW index below {store['exact_search_limit']} chunks)")
     else:
         count = store["vectors"] if "vectors" in store else "unavailable: " + str(store.get("error", "?"))
-        typer.echo(f"vectors:   {store.get('backend', 'unavailable')}{where}, "
-                   f"collection {store.get('collection', '?')} ({count})")
-    typer.echo(f"notes:     {info['notes']}   chunks: {info['chunks']}")
+        say(f"vectors:   {store.get('backend', 'unavailable')}{where}, "
+            f"collection {store.get('collection', '?')} ({count})")
+    say(f"notes:     {info['notes']}   chunks: {info['chunks']}")
     vec = info["vectors"]
     if not vec["complete"]:
         share = 100 * vec["embedded"] // max(1, vec["chunks"])
-        typer.echo(f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
+        say(f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
                    "recall is keyword-only (BM25) until all are")
     pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
-    typer.echo(f"pending:   {pending}")
+    say(f"pending:   {pending}")
     for path, err in info["failures"].items():
-        typer.echo(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
+        say(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
     for path, why in info.get("passed_over", {}).items():
-        typer.echo(f"not indexed: {path}: {why}")
+        say(f"not indexed: {path}: {why}")

@@ -12,7 +12,7 @@ import typer
 from vault_memory.config import VAULT_CONFIG_NAME, Config, Source, user_config_path
 
 from .options import FLAGS, AsJson, state
-from .output import emit_json
+from .output import emit_json, say
 
 
 def _jsonable(value: Any) -> Any:
@@ -62,6 +62,6 @@ def config(ctx: typer.Context, as_json: AsJson = False) -> None:
         else:
             shown = "(not set)" if value is None else str(value)
         origin = f" {row['from']}" if row["from"] else ""
-        typer.echo(f"{name:<{width}}  {shown}  ({row['source']}{origin})")
+        say(f"{name:<{width}}  {shown}  ({row['source']}{origin})")
     for kind, info in files.items():
-        typer.echo(f"{kind} file: {info['path']}" + ("" if info["exists"] else " (not present)"))
+        say(f"{kind} file: {info['path']}" + ("" if info["exists"] else " (not present)"))

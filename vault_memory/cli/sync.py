@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .options import AsJson, state
-from .output import Progress, emit_json, note, render_index_report
+from .output import Progress, emit_json, note, render_index_report, say
 
 if TYPE_CHECKING:
     from vault_memory.watch import BatchResult
@@ -30,7 +30,15 @@ def watch(ctx: typer.Context,
 
     Holds the index's writer lock while it runs; `recall` keeps working meanwhile.
     """
+    from vault_memory.config import check_setting
+    from vault_memory.errors import ConfigError
     from vault_memory.watch import Watcher, serve
+
+    for flag, name, value in (("--debounce", "debounce_seconds", debounce),
+                              ("--quiet-seconds", "quiet_seconds", quiet)):
+        problem = check_setting(name, value)
+        if problem is not None:
+            raise ConfigError(f"{flag} {value}: {problem}")
 
     progress = Progress("embedding", detail=lambda: "  (recall answers by keyword until done)")
 
@@ -72,24 +80,28 @@ def doctor(ctx: typer.Context, as_json: AsJson = False,
     with state(ctx).memory() as mem:
         report = diagnose(mem)
         if do_fix and not report.ok:
-            report, fixed = fix(mem), True
+            report, fixed = fix(mem, report), True
     if as_json:
         emit_json(report.to_dict() | {"fixed": fixed})
     else:
-        verdict = "consistent" if report.ok else "drift found"
-        typer.echo(f"{report.notes_in_vault} notes in the vault, {report.notes_in_index} in the index: {verdict}"
-                   + (" (after --fix)" if fixed else ""))
+        damaged = bool(report.catalog_damage or report.store_damage)
+        verdict = "consistent" if report.ok else "index damaged" if damaged else "drift found"
+        if report.catalog_damage:
+            say(f"index at {mem.index_dir}: {verdict}")
+        else:
+            say(f"{report.notes_in_vault} notes in the vault, {report.notes_in_index} in the index: {verdict}"
+                + (" (after --fix)" if fixed else ""))
         vs = report.vector_store
         if vs.get("backend") == "exact":
-            typer.echo("vectors: exact search over the catalog's vectors (no HNSW index kept at this size)")
+            say("vectors: exact search over the catalog's vectors (no HNSW index kept at this size)")
         else:
-            typer.echo(f"vectors: {vs.get('backend')}" + (f" at {vs['url']}" if vs.get("url") else "")
+            say(f"vectors: {vs.get('backend')}" + (f" at {vs['url']}" if vs.get("url") else "")
                        + f", collection {vs.get('collection')}")
         for line in report.problems():
-            typer.echo(f"  - {line}")
+            say(f"  - {line}")
         if report.writer_pid:
-            typer.echo(f"  (the index is being written by process {report.writer_pid})")
+            say(f"  (the index is being written by process {report.writer_pid})")
         if not report.ok and not do_fix:
-            typer.echo("run `vault-memory doctor --fix` to reconcile")
+            say("run `vault-memory doctor --fix` to " + ("repair it" if damaged else "reconcile"))
     if not report.ok:
         raise typer.Exit(1)

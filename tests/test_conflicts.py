@@ -1,0 +1,120 @@
+"""Conflicts and duplicates against every note, statement by statement (conflicts.py).
+
+The pure rules run everywhere; the end-to-end cases run the real MiniLM embedder (`model`),
+because the thresholds are calibrated on it (bench/tools_bench.py conflicts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import NOW, MemoryFactory, snapshot
+from vault_memory.conflicts import negated, says_the_same, statements, words
+from vault_memory.embedders import make_embedder
+from vault_memory.memory import Memory
+
+
+def test_statements_are_sentences_and_items_with_hard_wraps_joined() -> None:
+    text = ("Coffee\nI drink a double espresso every morning, no sugar. Dark roast, made on the Lelit,\n"
+            "18 g in, 36 g out.\n\n- A flat white after lunch,\n  at most.\n- [ ] Descale it.\n| a | b |\n## Beans\n")
+    assert statements(text, "Coffee") == [
+        "I drink a double espresso every morning, no sugar.", "Dark roast, made on the Lelit, 18 g in, 36 g out.",
+        "A flat white after lunch, at most.", "Descale it.", "a | b"]
+
+
+@pytest.mark.parametrize(("memory", "statement", "context", "same"), [
+    ("I drink a double espresso every morning, no sugar.", "I drink a double espresso every morning, no sugar.",
+     "", True),
+    ("The team standup is at 9:30 every weekday.", "The team standup is at 9:30 every weekday in room 4.", "", True),
+    ("Jonas is vegetarian.", "Vegetarian.", "Jonas Weber", True),  # the heading names the subject
+    ("Ines calls on Sunday evenings.", "Calls on Sunday evenings, usually around 20:00.", "Ines Okafor", True),
+    # the same words are not the same claim:
+    ("I drink a double espresso every morning with sugar.", "I drink a double espresso every morning, no sugar.",
+     "", False),  # polarity
+    ("Maya owes Karl 20 euros.", "Karl owes Maya 20 euros.", "", False),  # order
+    ("Keep the pump at 2.5 bar.", "Keep the pump at 1.5 bar.", "", False),  # a number
+    ("Jonas is best reached by email.", "Best reached on Slack; he reads email once a day.", "Jonas Weber", False),
+    ("Tea.", "Tea is for when I'm ill.", "", False),  # one content word says too little
+])  # fmt: skip
+def test_the_duplicate_rule(memory: str, statement: str, context: str, same: bool) -> None:
+    assert says_the_same(memory, statement, context) is same
+
+
+def test_words_and_polarity() -> None:
+    assert words("The drinks don't have sugar") == {"drink", "sugar"}
+    assert negated("I don't take sugar") and negated("without milk") and not negated("with milk")
+
+
+# -- end to end, with MiniLM --------------------------------------------------------------
+
+HUMAN = {
+    "Preferences/Coffee.md": ("---\ntags: [preferences]\n---\n# Coffee\n\n"
+                              "I drink a double espresso every morning, no sugar. Dark roast, made on the Lelit at "
+                              "home, 18 g in, 36 g out.\n\n- A flat white with oat milk after lunch, at most.\n"
+                              "- At the office the machine is terrible, so I bring a thermos.\n"
+                              "- Decaf is pointless. Tea is for when I'm ill.\n"),
+    "People/Jonas Weber.md": ("# Jonas Weber\n\nMy manager since 2023.\n\n- Based in Berlin, in the Leipzig office "
+                              "on Tuesdays and Wednesdays.\n- Vegetarian. Cycles to work all year.\n"),
+    "Notes/Garden.md": "# Garden\n\nThe rain barrel holds 300 litres. Karl checked the wiring.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def minilm():  # type: ignore[no-untyped-def]
+    return make_embedder("minilm")
+
+
+@pytest.fixture()
+def hmem(make_memory: MemoryFactory, tmp_path: Path, minilm: object) -> Memory:
+    vault = tmp_path / "hv"
+    for rel, text in HUMAN.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    mem = make_memory(minilm, vault=vault)
+    mem.index()
+    return mem
+
+
+@pytest.mark.model
+def test_stage_flags_a_human_note_that_states_it_differently(hmem: Memory) -> None:
+    sm = hmem.stage("I drink a double espresso every morning with sugar now.", now=NOW)
+    assert sm.needs_review and sm.conflicts[0].path == "Preferences/Coffee.md"
+    c = sm.conflicts[0]
+    assert c.kind == "conflict" and "no sugar" in c.statement and (c.similarity or 0) > 0.9
+    # the whole chunk is only ~0.65 similar: what staging compared before, and missed
+    other = hmem.stage("Jonas works in the Leipzig office on Mondays and Fridays.", now=NOW)
+    assert [x.path for x in other.conflicts] == ["People/Jonas Weber.md"] and other.conflicts[0].kind == "conflict"
+    unrelated = hmem.stage("The car's MOT is due in March.", now=NOW)
+    assert not unrelated.needs_review and unrelated.conflicts == []
+
+
+@pytest.mark.model
+def test_remember_of_a_stated_fact_writes_nothing_and_names_the_note(hmem: Memory) -> None:
+    before = snapshot(hmem.vault)
+    done = hmem.remember("Jonas is vegetarian.", now=NOW)
+    assert done.existing and done.path == "People/Jonas Weber.md" and done.staged_path == ""
+    assert done.conflicts[0].kind == "duplicate" and "Vegetarian" in done.conflicts[0].statement
+    after = snapshot(hmem.vault)
+    assert set(after) == set(before)  # no new note; at most the rehearsal of the one that says it
+    assert not (hmem.vault / "Memory").exists() or not list((hmem.vault / "Memory").rglob("*.md"))
+
+
+@pytest.mark.model
+def test_remember_of_a_changed_fact_commits_it_and_reports_the_note(hmem: Memory) -> None:
+    done = hmem.remember("I drink a double espresso every morning with sugar now.", now=NOW)
+    assert not done.existing and done.path.startswith("Memory/")
+    assert [c.path for c in done.conflicts] == ["Preferences/Coffee.md"] and done.conflicts[0].kind == "conflict"
+    # a paraphrase is a conflict, not a duplicate: only the same words can make `remember` write nothing
+    again = hmem.remember("Each morning I have two shots of espresso without any sugar.", now=NOW)
+    assert not again.existing and "Preferences/Coffee.md" in [c.path for c in again.conflicts]
+
+
+@pytest.mark.model
+def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
+    done = hmem.remember("The rain barrel holds 500 litres now.", supersedes="Garden", now=NOW)
+    assert done.supersedes and not done.existing
+    old = (hmem.vault / "Notes/Garden.md").read_text(encoding="utf-8")
+    stem = done.path.rsplit("/", 1)[-1].removesuffix(".md")  # relations are [[links]] by file name
+    assert f"superseded_by: ['[[{stem}]]']" in old and old.endswith("Karl checked the wiring.\n")

@@ -1,0 +1,219 @@
+"""What each MCP tool returns, as typed dictionaries: the SDK publishes them as the tools'
+`outputSchema` and validates every result against them (fields not declared here are dropped).
+
+The records are the library's own (`to_dict()` of Hit, StagedMemory, Committed, NoteText, ...),
+trimmed where a model needs less (a recall hit carries no ranking internals). typing_extensions'
+TypedDict, because pydantic needs it on Python 3.11.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import TypedDict
+
+
+class HitOut(TypedDict):
+    path: str
+    node_id: str
+    title: str
+    heading: str
+    snippet: str
+    date: str | None
+    score: float
+    pinned: bool
+    reactivated: bool
+    superseded_by: list[str]
+
+
+class RecallOut(TypedDict):
+    hits: list[HitOut]
+    count: int
+    filter: str  # what the filters let through ("no filter" when none was given)
+
+
+class PrefetchEntryOut(TypedDict):
+    path: str
+    node_id: str
+    date: str | None
+    text: str
+    score: float
+
+
+class PrefetchOut(TypedDict):
+    block: str
+    entries: list[PrefetchEntryOut]
+    refreshed_staged: list[str]
+
+
+class OutlineOut(TypedDict):
+    heading: str
+    level: int
+    line: int
+
+
+class ReadOut(TypedDict):
+    path: str
+    node_id: str
+    title: str
+    heading: str
+    text: str
+    start_line: int
+    end_line: int
+    line_count: int
+    truncated: bool
+    next_line: int | None
+    tags: list[str]
+    aliases: list[str]
+    links: list[str]
+    outline: list[OutlineOut]
+    created: str | None
+    stated: str | None
+    last_accessed: str | None
+    modified: str | None
+    pinned: bool
+    superseded_by: list[str]
+
+
+class RelatedNoteOut(TypedDict):
+    path: str
+    node_id: str
+    title: str
+    linked: bool
+    links_here: bool
+    linked_from_here: bool
+    similarity: float | None
+    snippet: str
+    reasons: list[str]
+
+
+class RelatedOut(TypedDict):
+    path: str
+    node_id: str
+    title: str
+    related: list[RelatedNoteOut]
+    count: int
+    links_out: int
+    backlinks: int
+    unresolved: list[str]
+
+
+class RecentNoteOut(TypedDict):
+    path: str
+    node_id: str
+    title: str
+    event: str
+    when: str
+
+
+class RecentOut(TypedDict):
+    notes: list[RecentNoteOut]
+    count: int
+
+
+class ConflictOut(TypedDict):
+    node_id: str
+    title: str
+    path: str
+    similarity: float | None
+    kind: str  # conflict | duplicate
+    statement: str
+
+
+class StagedOut(TypedDict):
+    node_id: str
+    path: str
+    title: str
+    text: str
+    tags: list[str]
+    created: str | None
+    expires: str | None
+    needs_review: bool
+    conflicts_with: list[str]
+    conflicts: list[ConflictOut]
+    pinned: bool
+    existing: bool
+
+
+class StageOut(StagedOut):
+    indexed: bool
+
+
+class StagedListOut(TypedDict):
+    staged: list[StagedOut]
+    count: int
+
+
+class CommittedOut(TypedDict):
+    node_id: str
+    path: str
+    title: str
+    staged_path: str
+    tier: str
+    supersedes: list[str]
+    conflicts_with: list[str]
+    conflicts: list[ConflictOut]
+    existing: bool
+
+
+class RememberOut(CommittedOut):
+    indexed: bool
+
+
+class LeftOut(TypedDict):
+    node_id: str
+    path: str
+    title: str
+    code: str
+    reason: str
+
+
+class CommitOut(TypedDict):
+    committed: list[CommittedOut]
+    left: list[LeftOut]
+    indexed: bool
+
+
+class DiscardOut(TypedDict):
+    target: str
+    path: str  # where it went: .trash/...
+
+
+class PinOut(TypedDict):
+    node_id: str
+    path: str
+    pinned: bool
+    changed: bool
+    indexed: bool
+
+
+class LogOut(TypedDict):
+    path: str
+    indexed: bool
+
+
+class ReviewOut(TypedDict):
+    markdown: str  # the review note as it reads in Obsidian
+    review: dict[str, Any]  # the same content as data (Review.to_dict)
+    path: str | None  # where the review note lives in the vault ("" turns it off)
+
+
+class ServerOut(TypedDict):
+    keeps_index_current: bool
+    startup_indexed: bool
+    read_only: bool
+    error: str | None
+
+
+class StatusOut(TypedDict):
+    vault: str
+    index_dir: str
+    notes: int
+    chunks: int
+    embedder: str
+    vector_store: dict[str, Any]
+    pending: dict[str, int]
+    failures: dict[str, str]
+    passed_over: dict[str, str]
+    writer_pid: int | None
+    server: ServerOut
