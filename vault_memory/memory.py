@@ -549,7 +549,9 @@ class Memory:
         """
         if self.config.chroma_url is not None:
             return True
-        return self.catalog.get_meta("store") == "live" or self.catalog.chunk_count() > self.config.exact_search_limit
+        limit = self.config.exact_search_limit
+        # A limit of 0 asks for the store at any size, from the first write on.
+        return self.catalog.get_meta("store") == "live" or limit <= 0 or self.catalog.chunk_count() > limit
 
     def _drop_local_store(self) -> None:
         """No local store on purpose: remove one an earlier version (or a larger index) left, once."""
