@@ -194,6 +194,49 @@ def test_a_save_by_rename_between_check_and_swap_stands(tmp_path: Path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.md"]  # no temp file, no conflict copy
 
 
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETLEASE"), reason="file leases are Linux-only")
+@pytest.mark.parametrize("exchange", EXCHANGE)
+def test_an_editor_opening_the_note_as_we_swap_keeps_its_whole_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    exchange: bool) -> None:
+    """An editor (another process) opens the note while we swap: it has the old file and waits on our
+    lease. It writes half, pauses longer than the rescue's quiet period, then writes the rest.
+    With RENAME_EXCHANGE the old file goes back to the path before we let go (the save lands in
+    place); without it the rescue waits until the editor closes the file, not only until it is
+    quiet, and puts the whole save back, not the half it saw first."""
+    import subprocess
+    import sys
+
+    path = old_note(tmp_path)
+    note = read_note(tmp_path, "g.md")
+    edited = HUMAN.replace("oat milk.", "oat milk, and this save paused halfway.").encode()
+    editor = ("import sys, time\n"
+              "data = sys.stdin.buffer.read()\n"
+              "with open(sys.argv[1], 'r+b') as f:\n"  # blocks on our lease until we let go
+              "    f.truncate(0); f.write(data[:40]); f.flush(); time.sleep(0.8); f.write(data[40:])\n")
+    real_exchange, real_replace = atomic._exchange, os.replace
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def editor_opens_first(real: Callable[..., object], a: Path, b: Path) -> object:
+        if not procs:
+            proc = subprocess.Popen([sys.executable, "-c", editor, str(path)], stdin=subprocess.PIPE)
+            assert proc.stdin is not None
+            proc.stdin.write(edited)
+            proc.stdin.close()
+            procs.append(proc)
+            time.sleep(1.5)  # the editor has looked the path up (the old file) and waits on our lease
+        return real(a, b)
+
+    if exchange:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: editor_opens_first(real_exchange, a, b))
+    else:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(atomic.os, "replace", lambda a, b: editor_opens_first(real_replace, a, b))
+    with pytest.raises(ConcurrentEditError, match="an editor opened it" if exchange else "back in place"):
+        write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"access_count": 1})
+    assert procs[0].wait(10) == 0
+    assert path.read_bytes() == edited
+
+
 def test_unterminated_frontmatter_is_reported_and_never_rewritten(tmp_path: Path) -> None:
     path = old_note(tmp_path, "---\ntitle: Draft\nmykey: v\n\n# Heading\nbody\n")
     with pytest.raises(NoteParseError, match="never closed"):

@@ -138,9 +138,16 @@ def create(path: Path, rel: str, data: bytes) -> None:
 # 4. That leaves a save whose truncate lands in the microseconds between check 2 and the
 #    swap (with the lease: one that opened the old file meanwhile and broke the lease). We
 #    keep the old inode open across the swap and read it afterwards: if it changed, or the
-#    lease was broken, the editor wrote (or will write) into it; we wait until it is quiet and put its bytes back
+#    lease was broken, the editor wrote (or will write) into it; we wait until it is quiet (and,
+#    with leases, until no process holds it open for writing: a save paused between two writes
+#    is not done) and put its bytes back
 #    at the path (if the path still holds what we wrote; otherwise beside it, as a
 #    conflict copy), and report ConcurrentEditError. Nothing the editor wrote is lost.
+# 5. On Linux the swap is a RENAME_EXCHANGE (swap_in), so what it displaced is in our hands:
+#    a save by rename that landed after check 2 is seen (it is not the file we checked) and
+#    put back; and an editor that asked to open the old file for writing meanwhile (a pending
+#    break of our lease: it waits on us, holding the old file) gets the old file back at the
+#    path before we let go, so its save lands in place and step 4 has nothing to rescue.
 # On Windows an open file cannot be replaced and editors save differently; steps 1-3 apply.
 # Without leases (macOS, a filesystem without them) the quiet period is what holds a slow save
 # back: one that pauses longer than QUIET_SECONDS in the middle is the case left open there.
@@ -280,14 +287,18 @@ def _same_file(st: os.stat_result, other: os.stat_result) -> bool:
     return (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino)
 
 
-def swap_in(tmp: Path, path: Path, rel: str, expected: os.stat_result | None) -> None:
+def swap_in(tmp: Path, path: Path, rel: str, expected: os.stat_result | None, *, lease_fd: int = -1,
+            data: bytes | None = None) -> None:
     """Put `tmp` at `path`, replacing the file `expected` (the one we checked) and nothing else.
 
     With RENAME_EXCHANGE the file we displaced comes back to `tmp`'s name, so we can see it: if a
     save by rename landed between our check and the swap, what we displaced is that save, not the
     file we checked; it is swapped back into place (and kept beside as a conflict copy if a third
-    save came in meanwhile). Without it, os.replace (the window is the microseconds between the
-    check and this call).
+    save came in meanwhile). And if `lease_fd` holds a read lease on the file we checked and an
+    editor asked to open that file for writing meanwhile (it now waits on our lease, holding the
+    old file), the old file goes back to the path before we let go, so the editor's save lands
+    where it belongs. Without RENAME_EXCHANGE, os.replace (the window is the microseconds between
+    the check and this call; step 4 looks after).
     """
     ours = os.lstat(tmp)
     if expected is None or not _exchange(tmp, path):
@@ -295,15 +306,27 @@ def swap_in(tmp: Path, path: Path, rel: str, expected: os.stat_result | None) ->
         return
     displaced = os.lstat(tmp)
     if _same_file(displaced, expected):
-        tmp.unlink()  # the file we checked; whoever still has it open keeps it (step 4 looks)
-        return
-    _exchange(tmp, path)  # put their save back
+        if lease_fd < 0 or not _break_pending(lease_fd):
+            tmp.unlink()  # the file we checked; whoever still has it open keeps it (step 4 looks)
+            return
+        why = "an editor opened it for writing as we wrote; its save stands, your edit was not written"
+    else:
+        why = "a save landed as we wrote; it stands, your edit was not written"
+    _exchange(tmp, path)  # put their file back
     back = os.lstat(tmp)
-    if not _same_file(back, ours):  # a third save landed in between: keep it too, never drop it
-        keep_beside(tmp, path)
+    if not _same_file(back, ours) or (data is not None and back.st_size != len(data)):
+        keep_beside(tmp, path)  # a third save landed in between (or wrote into ours): keep it too, never drop it
     else:
         tmp.unlink()
-    raise ConcurrentEditError(rel, CHANGED + "a save landed as we wrote; it stands, your edit was not written")
+    raise ConcurrentEditError(rel, CHANGED + why)
+
+
+def _break_pending(fd: int) -> bool:
+    """Whether a process asked to open the file we hold a read lease on for writing (it waits on us)."""
+    try:
+        return bool(fcntl_mod.fcntl(fd, fcntl_mod.F_GETLEASE) != fcntl_mod.F_RDLCK)
+    except OSError:
+        return False
 
 
 def keep_beside(src: Path, path: Path) -> Path:
@@ -336,7 +359,7 @@ def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_res
         current = _read_fd(fd) if fd >= 0 else path.read_bytes()
         if _fingerprint(now) != _fingerprint(seen) or current != old:
             raise ConcurrentEditError(rel, CHANGED + "your edit was not written")
-        swap_in(tmp, path, rel, now)
+        swap_in(tmp, path, rel, now, lease_fd=fd if lease else -1, data=data)
     finally:
         tmp.unlink(missing_ok=True)
         if lease:
@@ -355,6 +378,16 @@ def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_res
     _rescue(path, rel, fd, data)
 
 
+def _held_for_writing(fd: int) -> bool:
+    """Whether another process still has the file open for writing (an editor paused between two
+    writes of one save: quiet is not done). Linux answers through a lease; elsewhere, False."""
+    lease = _read_lease(fd)
+    if lease:
+        with contextlib.suppress(OSError):
+            fcntl_mod.fcntl(fd, fcntl_mod.F_SETLEASE, fcntl_mod.F_UNLCK)
+    return lease is False
+
+
 def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
     """An editor wrote into the file we just replaced: put what it wrote back at the path."""
     deadline = time.monotonic() + RESCUE_MAX_WAIT
@@ -365,7 +398,7 @@ def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
         cur = _fingerprint(os.fstat(fd))
         if cur != last:
             last, steady_since = cur, time.monotonic()
-        elif time.monotonic() - steady_since >= RESCUE_QUIET:
+        elif time.monotonic() - steady_since >= RESCUE_QUIET and not _held_for_writing(fd):
             break
     saved = _read_fd(fd)
     try:
