@@ -227,6 +227,12 @@ def test_a_crash_inside_a_tool_is_a_tool_error_and_the_server_goes_on(served: Se
 
 def test_prefetch_tool_returns_the_block(served: Service) -> None:
     async def body(c: Client) -> None:
+        # A new vault is served by keyword within seconds and embedded afterwards; prefetch judges
+        # relevance by meaning, so it is asked once every chunk has its vector.
+        for _ in range(200):
+            if served.call(lambda m: m.vectors().complete):
+                break
+            await anyio.sleep(0.05)
         r = await c.call_tool("prefetch", {"text": "GPU driver for CUDA on the Windows box", "budget": 400})
         assert not r.is_error and r.structured_content is not None
         block = r.structured_content["block"]

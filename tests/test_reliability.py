@@ -270,7 +270,9 @@ def chroma_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A vault of 1,200 chunks, indexed: enough for Chroma to write its HNSW segment files."""
     root = tmp_path_factory.mktemp("chroma")
     vault = _big_vault(root / "vault")
-    out = cli(*base(vault, root / "index"), "index")
+    # exact_search_limit 0: keep a Chroma store (a local index this small keeps none by default);
+    # once kept, it stays ("store" = "live"), so the commands below need not say it again
+    out = cli(*base(vault, root / "index"), "index", env={"VAULT_MEMORY_EXACT_SEARCH_LIMIT": "0"})
     assert out.returncode == 0, out.stderr
     assert list((root / "index" / "chroma").glob("*/data_level0.bin"))
     return vault, root / "index"

@@ -164,8 +164,16 @@ class Searcher:
             pool = [c for c in pool if c in lexical]
         elif mode == "dense":
             pool = [c for c in pool if c in dense]
-        cover = [coverage(terms, chunks[c].text) for c in pool] if mode == "hybrid" else None
-        fused = fuse(mode, [lexical.get(c, 0.0) for c in pool], [dense.get(c, 0.0) for c in pool], cover)
+        lex = [lexical.get(c, 0.0) for c in pool]
+        cover = None
+        if mode == "hybrid":
+            # Coverage weighs min-max scaled BM25, which is exactly 0 at the pool's lowest score
+            # (every dense-only candidate): there it changes nothing and is not computed.
+            lo, hi = min(lex, default=0.0), max(lex, default=0.0)
+            skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
+            cover = [1.0 if skip and s == lo else coverage(terms, chunks[c].text)
+                     for c, s in zip(pool, lex, strict=True)]
+        fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover)
         best: dict[str, Candidate] = {}
         for cid, rel in zip(pool, fused.tolist(), strict=True):
             ch = chunks[cid]
