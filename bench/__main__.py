@@ -29,6 +29,7 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
     "updates_hard": ("bench.runners.updates_hard", "locomo"),
     "scale": ("bench.runners.scale", None),
     "cold": ("bench.runners.cold", None),
+    "first_run": ("bench.runners.first_run", None),
     "pipeline": ("bench.runners.pipeline", None),
     "peers": ("bench.runners.peers", "locomo"),
 }

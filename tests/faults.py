@@ -116,9 +116,9 @@ def scribble(path: Path, at: float = 0.5, size: int = 8192, seed: int = 1) -> in
     return offset
 
 
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """The installed console script, as users meet it."""
-    env = {**os.environ, "VAULT_MEMORY_EMBEDDER": "fake"}
+def cli(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed console script, as users meet it (`env`: variables to add)."""
+    env = {**os.environ, "VAULT_MEMORY_EMBEDDER": "fake", **(env or {})}
     return subprocess.run([EXE, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 

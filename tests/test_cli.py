@@ -246,7 +246,9 @@ def test_every_json_output_is_one_object(base: list[str]) -> None:
     index = j("index")
     assert {"notes", "chunks", "counts", "failures"} <= set(index)
     hits = j("recall", "tokyo trip", "--no-touch")
-    assert set(hits) == {"hits", "count"} and hits["count"] == len(hits["hits"])  # type: ignore[arg-type]
+    assert set(hits) == {"hits", "count", "lexical_only", "vectors"}
+    assert hits["count"] == len(hits["hits"])  # type: ignore[arg-type]
+    assert hits["lexical_only"] is False and hits["vectors"]["complete"] is True  # type: ignore[index]
     assert {"vault", "notes", "pending"} <= set(j("status"))
     assert {"ok", "problems", "fixed"} <= set(j("doctor"))
     staged = j("stage", "The spare key is under the blue flowerpot.")

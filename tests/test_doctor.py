@@ -42,7 +42,9 @@ def dvault(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def mem(dvault: Path, tmp_path: Path) -> Iterator[Memory]:
-    m = Memory(Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake"), embedder=FakeEmbedder())
+    # exact_search_limit=0: keep a vector store, so its drift can be diagnosed and fixed
+    m = Memory(Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake", exact_search_limit=0),
+               embedder=FakeEmbedder())
     m.index()
     yield m
     m.close()

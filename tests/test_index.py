@@ -141,7 +141,7 @@ def test_copied_note_is_known_by_path_until_a_write_gives_it_an_id(make_memory: 
 
 
 def test_delete_removes_rows_from_both_indexes(make_memory: MemoryFactory, vault: Path) -> None:
-    mem = make_memory()
+    mem = make_memory(exact_search_limit=0)  # keep a vector store at any size (ANN path)
     mem.index()
     rel = "Inbox/ollama keep-alive.md"
     nid = f"path:{rel}"
@@ -227,14 +227,14 @@ def test_interrupted_index_resumes_without_reembedding(make_memory: MemoryFactor
     monkeypatch.setattr(indexer, "EMBED_SLICE", 8)
     monkeypatch.setattr(indexer, "WAVE_CHUNKS", 16)
     failing = FailingEmbedder(budget=3)
-    mem = make_memory(failing)
+    mem = make_memory(failing, exact_search_limit=0)  # with a vector store to keep in step
     with pytest.raises(Boom):
         mem.index()
     done_first = failing.texts_embedded
     assert done_first >= 8  # at least one slice was committed before the crash
     mem.close()
     fresh = FakeEmbedder()
-    mem2 = make_memory(fresh)
+    mem2 = make_memory(fresh, exact_search_limit=0)
     report = mem2.index()
     total = mem2.catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
     assert done_first < total
@@ -392,13 +392,13 @@ def test_changed_chunking_rules_rechunk_without_reembedding_known_text(make_memo
 
 def test_old_schema_is_upgraded_keeping_cached_vectors(make_memory: MemoryFactory, index_dir: Path) -> None:
     fake = FakeEmbedder()
-    mem = make_memory(fake)
+    mem = make_memory(fake, exact_search_limit=0)
     mem.index()
     with mem.catalog.transaction():
         mem.catalog.set_meta("schema", "0-old")
     mem.close()
     fresh = FakeEmbedder()
-    again = make_memory(fresh)
+    again = make_memory(fresh, exact_search_limit=0)
     report = again.index()
     assert report.counts["new"] == report.notes  # rebuilt from the vault ...
     assert fresh.texts_embedded == 0  # ... without embedding anything again

@@ -34,8 +34,9 @@ class VaultMachine(RuleBasedStateMachine):
         self.root = Path(tempfile.mkdtemp(prefix="vm-prop-"))
         self.vault = self.root / "vault"
         self.vault.mkdir()
-        self.mem = Memory(Config(vault=self.vault, index_dir=self.root / "index", embedder="fake"),
-                          embedder=FakeEmbedder())
+        # exact_search_limit=0: keep a vector store at any size, so the invariant below checks it
+        self.mem = Memory(Config(vault=self.vault, index_dir=self.root / "index", embedder="fake",
+                                 exact_search_limit=0), embedder=FakeEmbedder())
 
     def teardown(self) -> None:
         self.mem.close()

@@ -227,6 +227,12 @@ def test_a_crash_inside_a_tool_is_a_tool_error_and_the_server_goes_on(served: Se
 
 def test_prefetch_tool_returns_the_block(served: Service) -> None:
     async def body(c: Client) -> None:
+        # A new vault is served by keyword within seconds and embedded afterwards; prefetch judges
+        # relevance by meaning, so it is asked once every chunk has its vector.
+        for _ in range(200):
+            if served.call(lambda m: m.vectors().complete):
+                break
+            await anyio.sleep(0.05)
         r = await c.call_tool("prefetch", {"text": "GPU driver for CUDA on the Windows box", "budget": 400})
         assert not r.is_error and r.structured_content is not None
         block = r.structured_content["block"]
@@ -322,8 +328,18 @@ def test_read_related_recent_and_filters_in_process(served: Service, vault: Path
         assert r.is_error and "near matches: Projects/Danube Bike Trip.md" in text_of(r)
         r = await c.call_tool("read", {"target": "../outside.md"})
         assert r.is_error and "refused" in text_of(r)
+        first = await c.call_tool("recall", {"query": "coffee", "k": 1})  # maybe while vectors fill in
+        assert first.structured_content is not None
+        assert first.structured_content["lexical_only"] == (not first.structured_content["vectors"]["complete"])
+        assert bool(first.structured_content["note"]) == first.structured_content["lexical_only"]
+        for _ in range(200):
+            if served.call(lambda m: m.vectors().complete):
+                break
+            await anyio.sleep(0.05)
         r = await c.call_tool("recall", {"query": "coffee", "folder": "Preferences", "k": 10})
         assert r.structured_content is not None and r.structured_content["hits"]
+        assert r.structured_content["lexical_only"] is False and r.structured_content["note"] == ""
+        assert r.structured_content["vectors"]["complete"] and not r.structured_content["vectors"]["pending"]
         assert all(h["path"].startswith("Preferences/") for h in r.structured_content["hits"])
         assert r.structured_content["filter"] == "folder Preferences"
         r = await c.call_tool("recall", {"query": "coffee", "after": "last week"})
@@ -373,3 +389,13 @@ def test_review_through_mcp_writes_nothing(served: Service, vault: Path) -> None
 
     run_with(served, body)
     assert not (vault / "Memory" / "Review.md").exists()
+
+
+def test_results_say_they_are_keyword_only_while_vectors_fill_in() -> None:
+    from vault_memory.mcp_server.tools import _progress_note
+
+    filling = {"chunks": 26000, "embedded": 1200, "pending": 24800, "complete": False}
+    assert _progress_note(True, filling) == ("results are keyword-only (BM25) while 1,200 of 26,000 chunks are "
+                                             "embedded; ask again in a while for ranking by meaning too")
+    assert "unreachable" in _progress_note(True, {**filling, "embedded": 26000, "pending": 0, "complete": True})
+    assert _progress_note(False, filling) == ""

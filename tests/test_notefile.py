@@ -16,6 +16,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from vault_memory import atomic
 from vault_memory.atomic import TMP_PREFIX
 from vault_memory.errors import (
     ConcurrentEditError,
@@ -613,6 +614,7 @@ def test_failed_replace_leaves_original_and_no_temp(vault: Path, monkeypatch: py
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", boom)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)  # where RENAME_EXCHANGE is not available
     with pytest.raises(NoteWriteError, match="No space left on device.*free some space"):  # names it, exit 8
         write_note(vault, "n.md", expected_hash=old.file_hash, set_fields={"tier": "hot"})
     assert (vault / "n.md").read_bytes() == raw

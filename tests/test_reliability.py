@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import random
 import shutil
 import sqlite3
 import threading
@@ -253,9 +254,13 @@ def test_recall_rebuilds_a_catalog_damaged_under_it(make_memory: MemoryFactory, 
 def _big_vault(root: Path, notes: int = 600) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     words = "alpha beta gamma delta tea coffee river mountain code review garden train ticket music".split()
+    # distinct texts, as notes are: 14 words in every order made near-identical vectors, a cluster in
+    # which even a sound HNSW graph does not return a sampled vector among its own nearest 100
+    rare = [f"{a}{b}" for a in ("kor", "vel", "tam", "sib", "dru", "fen", "lom", "pax") for b in range(60)]
     for i in range(notes):
-        body = "\n\n".join(f"## S{j}\n\n" + " ".join(words[(i * 7 + j * 3 + k) % len(words)] for k in range(30))
-                           for j in range(2))
+        rng = random.Random(i)
+        body = "\n\n".join(f"## S{j}\n\n" + " ".join(rng.choice(words) if k % 3 == 0 else rng.choice(rare)
+                                                        for k in range(30)) for j in range(2))
         (root / f"n{i:04d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
     return root
 
@@ -265,7 +270,9 @@ def chroma_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A vault of 1,200 chunks, indexed: enough for Chroma to write its HNSW segment files."""
     root = tmp_path_factory.mktemp("chroma")
     vault = _big_vault(root / "vault")
-    out = cli(*base(vault, root / "index"), "index")
+    # exact_search_limit 0: keep a Chroma store (a local index this small keeps none by default);
+    # once kept, it stays ("store" = "live"), so the commands below need not say it again
+    out = cli(*base(vault, root / "index"), "index", env={"VAULT_MEMORY_EXACT_SEARCH_LIMIT": "0"})
     assert out.returncode == 0, out.stderr
     assert list((root / "index" / "chroma").glob("*/data_level0.bin"))
     return vault, root / "index"

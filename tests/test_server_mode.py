@@ -220,7 +220,9 @@ def test_server_stopped_mid_run(make_memory: MemoryFactory, vault: Path, own_ser
     mem.index()
     fallback = make_memory(chroma_url=url, lexical_fallback=True)
     assert fallback.recall("agent runbook", k=3, touch=False)  # the server answers
-    bm25 = [h.to_dict() for h in mem.recall("agent runbook", k=3, touch=False, mode="bm25")]
+    # what lexical fallback must return: the BM25 ranking, each hit saying it is lexical-only
+    bm25 = [h.to_dict() | {"lexical_only": True}
+            for h in mem.recall("agent runbook", k=3, touch=False, mode="bm25")]
     before = snapshot(vault)
 
     own_server.stop()
@@ -394,8 +396,12 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 def test_cli_against_the_server(vault: Path, tmp_path: Path, chroma: ChromaServer) -> None:
     base = ["--vault", str(vault), "--index-dir", str(tmp_path / "cli-index"), "--embedder", "fake"]
     r = cli(*base, "--chroma-url", chroma.url, "recall", "agent runbook sandbox", "--json", "--no-touch")
-    assert r.returncode == 0, r.stderr  # recall indexes first
-    assert json.loads(r.stdout)["hits"][0]["path"] == "Inbox/agent runbook.md"
+    assert r.returncode == 0, r.stderr  # recall indexes first: every note catalogued, found by keyword ...
+    got = json.loads(r.stdout)
+    assert got["hits"][0]["path"] == "Inbox/agent runbook.md"
+    assert got["lexical_only"] and got["vectors"]["embedded"] == 0  # ... more texts than a reader embeds
+    r = cli(*base, "--chroma-url", chroma.url, "index")  # embeds them (and writes them to the server)
+    assert r.returncode == 0, r.stderr
     r = cli(*base, "--chroma-url", chroma.url, "status", "--json")
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)

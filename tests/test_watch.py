@@ -441,7 +441,8 @@ N_KILL = 160
 
 @pytest.mark.slow
 @pytest.mark.posix
-def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path) -> None:
+def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_MEMORY_EXACT_SEARCH_LIMIT", "0")  # keep a vector store: its crash safety is tested
     for i in range(N_KILL):
         folder = wvault / f"Bulk/{i % 7}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -478,7 +479,7 @@ def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path) -> N
     assert len(index_rows(base / "index")) < N_KILL + len(NOTES), "killed mid-run"
 
     # Restart: converges.
-    with memory(wvault, base / "index") as restarted:
+    with memory(wvault, base / "index", exact_search_limit=0) as restarted:
         report = restarted.index(wait=0)
     assert report.store_resynced > 0 or report.counts["new"] > 0
     final = snapshot_notes(wvault)
@@ -491,11 +492,12 @@ def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path) -> N
 
     # ... to exactly what a clean rebuild produces.
     rebuilt = base / "rebuilt"
-    with memory(wvault, rebuilt) as clean:
+    with memory(wvault, rebuilt, exact_search_limit=0) as clean:
         clean.index(rebuild=True)
     assert snapshot_notes(wvault) == final, "a rebuild writes nothing to the vault"
     assert index_rows(base / "index") == index_rows(rebuilt)
-    killed_mem, clean_mem = memory(wvault, base / "index", read_only=True), memory(wvault, rebuilt, read_only=True)
+    killed_mem = memory(wvault, base / "index", read_only=True, exact_search_limit=0)
+    clean_mem = memory(wvault, rebuilt, read_only=True, exact_search_limit=0)
     try:
         assert killed_mem.catalog.chunk_ids() == clean_mem.catalog.chunk_ids()
         assert killed_mem.store.ids() == killed_mem.catalog.chunk_ids()  # type: ignore[union-attr]
@@ -530,7 +532,11 @@ def test_two_writers_in_one_process_tree(wvault: Path, base: Path) -> None:
             while time.monotonic() < deadline and not reader.catalog.note_by_path("kea.md"):
                 time.sleep(0.05)
             assert reader.catalog.note_by_path("kea.md") is not None
-            assert diagnose(reader).ok
+            report = diagnose(reader)  # the watcher may still be flushing the note's vectors: wait for it
+            while time.monotonic() < deadline + 10 and not report.ok:
+                time.sleep(0.1)
+                report = diagnose(reader)
+            assert report.ok, report.problems()
         finally:
             stop.set()
             t.join(timeout=10)
@@ -544,7 +550,9 @@ def test_two_writers_in_one_process_tree(wvault: Path, base: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.posix
-def test_sigkill_watcher_mid_burst_then_restart_converges(wvault: Path, base: Path) -> None:
+def test_sigkill_watcher_mid_burst_then_restart_converges(wvault: Path, base: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_MEMORY_EXACT_SEARCH_LIMIT", "0")  # keep a vector store: its crash safety is tested
     err = base / "watch.err"
     with err.open("wb") as fh:
         proc = subprocess.Popen(cli("watch", "--debounce", "0.05", base=base), stderr=fh, stdout=subprocess.DEVNULL)
@@ -560,7 +568,7 @@ def test_sigkill_watcher_mid_burst_then_restart_converges(wvault: Path, base: Pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    with memory(wvault, base / "index") as mem:
+    with memory(wvault, base / "index", exact_search_limit=0) as mem:
         mem.index(wait=0)
         report = diagnose(mem)
         assert report.ok, report.problems()

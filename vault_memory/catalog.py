@@ -5,7 +5,8 @@ for date filters), `chunks` (one row per chunk), `vectors` (embedding cache keye
 hash of the embedded text, so the same text is never embedded twice), `chunks_fts` (FTS5,
 the lexical BM25 index),
 `lex_docs` (the same terms for the in-memory BM25 of lexical.py), `failures` (notes
-that could not be parsed) and `meta` (embedder identity, state).
+that could not be parsed), `file_stamps` (each file's stat when it was last read, so
+an unchanged file is not read again) and `meta` (embedder identity, state).
 Everything here is derived from the vault and can be deleted.
 
 Longer than 500 lines because every SQL statement against this file lives here, so
@@ -71,6 +72,9 @@ CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, file_hash TEXT NOT N
                                      kind TEXT NOT NULL DEFAULT 'unreadable');
 -- chunks whose vector is in the catalog but not yet confirmed written to the vector store
 CREATE TABLE IF NOT EXISTS store_pending (chunk_id TEXT PRIMARY KEY);
+-- what a note file's stat said when its bytes were last read and hashed (indexer.file_stamp):
+-- while the stamp is unchanged the file is not read again
+CREATE TABLE IF NOT EXISTS file_stamps (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, file_hash TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     chunk_id UNINDEXED, body, title, tokenize = '""" + lexical.TOKENIZE + """'
 );
@@ -109,6 +113,27 @@ class ChunkRow:
     heading: str
     text: str
     text_hash: str
+
+
+@dataclass(frozen=True)
+class VectorProgress:
+    """How many of the index's chunks have their vector: a first index writes every note's rows
+    before it embeds them, and until all have one recall ranks by BM25 alone."""
+
+    chunks: int
+    embedded: int
+
+    @property
+    def pending(self) -> int:
+        return self.chunks - self.embedded
+
+    @property
+    def complete(self) -> bool:
+        return self.pending == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunks": self.chunks, "embedded": self.embedded, "pending": self.pending,
+                "complete": self.complete}
 
 
 def chunk_owner(chunk_id: str) -> str:
@@ -165,6 +190,10 @@ class Catalog:
         # their JSON columns was a fifth of a warm hybrid recall at 10k notes. Keyed by every
         # column, so an edited row is simply another key. NoteRows are shared: read-only.
         self._note_rows: dict[tuple[Any, ...], NoteRow] = {}
+        # ... and by node_id, valid while the notes' generation (bumped by every committed write to
+        # `notes`, in any process) is the one they were read at: recall asks for the same ~200 twice.
+        self._notes_by_id: dict[str, NoteRow] = {}
+        self._notes_gen: str | None = None
         try:
             if read_only:
                 self.db = self._connect_read_only(path)
@@ -217,7 +246,8 @@ class Catalog:
             return
         log.warning("index catalog %s has schema %s; upgrading to %s (cached vectors are kept)",
                     self.path, old, SCHEMA_VERSION)
-        for table in ("chunks_fts", "lex_docs", "lex_segment", "chunks", "notes", "failures", "store_pending"):
+        for table in ("chunks_fts", "lex_docs", "lex_segment", "chunks", "notes", "failures", "store_pending",
+                      "file_stamps"):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self.db.execute("DELETE FROM meta WHERE key NOT IN ('embedder')")
         self.db.execute("INSERT INTO meta(key, value) VALUES ('store_dirty', '1')")  # re-sync Chroma's ids
@@ -272,6 +302,14 @@ class Catalog:
 
     def notes_by_ids(self, node_ids: Sequence[str]) -> dict[str, NoteRow]:
         out: dict[str, NoteRow] = {}
+        by_id: dict[str, NoteRow] | None = None
+        if not self.db.in_transaction:  # rows read inside a transaction may still roll back
+            gen = self.get_meta("notes_gen") or "0"
+            if gen != self._notes_gen or len(self._notes_by_id) > 50_000:
+                self._notes_by_id, self._notes_gen = {}, gen
+            by_id = self._notes_by_id
+            out = {n: by_id[n] for n in node_ids if n in by_id}
+            node_ids = [n for n in node_ids if n not in out]
         cache = self._note_rows
         if len(cache) > 50_000:
             cache.clear()
@@ -283,6 +321,8 @@ class Catalog:
                 if row is None:
                     row = cache[r] = _note_row(r)
                 out[row.node_id] = row
+                if by_id is not None:
+                    by_id[row.node_id] = row
         return out
 
     def note_names(self) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
@@ -324,6 +364,7 @@ class Catalog:
         old = self.db.execute("SELECT title, aliases, tags, path FROM notes WHERE node_id = ?",
                               (row.node_id,)).fetchone()
         old_title = None if old is None else " ".join([old[0], *json.loads(old[1]), *json.loads(old[2])])
+        self._bump_notes()
         if old is None or (old[3], old[0], old[1]) != (row.path, row.title, json.dumps(list(row.aliases))):
             self._bump("names_gen")  # a rehearsal (meta only) leaves the names as they were
         # A path may be taken over by another identity (delete + create): free it first.
@@ -349,6 +390,7 @@ class Catalog:
         self._delete_chunks(ids)
         self.db.execute("DELETE FROM notes WHERE node_id = ?", (node_id,))
         self._bump("names_gen")
+        self._bump_notes()
         return ids
 
     # -- chunks -------------------------------------------------------------
@@ -386,6 +428,39 @@ class Catalog:
     def chunk_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
 
+    def embedded_chunk_ids(self) -> set[str]:
+        """Chunks whose text has a cached vector: what a vector store should hold."""
+        return {r[0] for r in self.db.execute(
+            "SELECT c.chunk_id FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash")}
+
+    def embedded_chunk_count(self) -> int:
+        return int(self.db.execute(
+            "SELECT count(*) FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash").fetchone()[0])
+
+    def unembedded_chunks(self, limit: int = -1) -> list[tuple[int, str, str]]:
+        """(rid, chunk_id, text_hash) of chunks written before their vector (indexer: catalog
+        first), in rid order."""
+        return [(int(r), c, h) for r, c, h in self.db.execute(
+            "SELECT rid, chunk_id, text_hash FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash) ORDER BY rid LIMIT ?", (limit,))]
+
+    def vector_progress(self) -> VectorProgress:
+        chunks = self.chunk_count()
+        return VectorProgress(chunks, chunks - (self.unembedded_count() if self.get_meta("embedding_pending") == "1"
+                                                else 0))
+
+    def unembedded_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                                   "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)").fetchone()[0])
+
+    def texts_by_rids(self, rids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for start in range(0, len(rids), 500):
+            part = list(rids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT rid, text FROM chunks WHERE rid IN ({marks})", part))
+        return out
+
     def chunk_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
@@ -412,6 +487,9 @@ class Catalog:
             "INSERT INTO meta VALUES ('lexical_gen', '1') "
             "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value").fetchone()
         return int(value)
+
+    def _bump_notes(self) -> None:
+        self._bump("notes_gen")
 
     def _bump_generation(self) -> None:
         self._bump("vectors_gen")
@@ -646,6 +724,18 @@ class Catalog:
         """Drop cached vectors no chunk uses any more."""
         cur = self.db.execute("DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
         return cur.rowcount
+
+    # -- file stamps ----------------------------------------------------------
+    def file_stamps(self) -> dict[str, tuple[str, str]]:
+        """path -> (stat stamp, file hash) of the files whose bytes were read and hashed."""
+        return {p: (s, h) for p, s, h in self.db.execute("SELECT path, stamp, file_hash FROM file_stamps")}
+
+    def set_file_stamps(self, stamps: dict[str, tuple[str, str]]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO file_stamps VALUES (?, ?, ?)",
+                            [(p, s, h) for p, (s, h) in stamps.items()])
+
+    def drop_file_stamps(self, paths: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM file_stamps WHERE path = ?", [(p,) for p in paths])
 
     # -- failures and notes passed over -------------------------------------
     def set_failure(self, path: str, file_hash: str, error: str, kind: str = "unreadable") -> None:

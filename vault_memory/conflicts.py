@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .catalog import STOPWORDS, ChunkRow
+from .embedders import embed_query
 from .errors import VectorStoreUnavailableError
 from .hashing import sha256_hex
 from .records import Conflict
@@ -165,8 +166,13 @@ def _embed(ws: Workspace, texts: Sequence[str]) -> dict[str, np.ndarray]:
     cached = ws.catalog.get_vectors([sha256_hex(t) for t in unique])
     out = {t: cached[sha256_hex(t)] for t in unique if sha256_hex(t) in cached}
     missing = [t for t in unique if t not in out]
-    if missing:
-        out.update(zip(missing, ws.embedder.embed(missing), strict=True))
+    emb = ws.embedder
+    fits = [t for t in missing if emb.count_tokens(t) <= emb.max_tokens]
+    if fits:
+        out.update(zip(fits, emb.embed(fits), strict=True))
+    for t in missing:  # a memory longer than the embedder takes: the mean of its windows, as a long query
+        if t not in out:
+            out[t] = embed_query(emb, t)
     return out
 
 

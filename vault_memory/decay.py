@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ from .obsidian import DEFAULT_DAILY_FORMAT
 
 TIERS = ("short", "long")
 _DAY = 86400.0
+STATE_MEMO = 50_000  # notes whose decay facts a DecayModel remembers (see DecayModel._states)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,12 @@ class DecayModel:
     reactivate_slope: float = 0.12
     reactivate_cap: float = 0.5  # a strong match (MiniLM cosine >= 0.5) always reactivates, however old
     daily_format: str = DEFAULT_DAILY_FORMAT  # the vault's daily-note file names date those notes
+    # The facts of notes seen before: recall asks for ~200 candidates per query, mostly the same
+    # notes again, and reading their dates was a fifth of a warm recall. The catalog hands back
+    # the same NoteRow (and frontmatter dict, read-only) while a note is unchanged, so the memo is
+    # keyed by that dict's identity and holds the dict, so the id cannot be reused meanwhile.
+    _states: dict[int, tuple[Mapping[str, Any], float | None, str, MemoryState]] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def from_settings(cls, s: DecaySettings, *, daily_format: str = DEFAULT_DAILY_FORMAT) -> DecayModel:
@@ -137,7 +144,14 @@ class DecayModel:
 
     def state(self, meta: Mapping[str, Any], mtime: float | None = None, path: str = "") -> MemoryState:
         """The decay facts of the note at `path` (its stem may be a daily note's date)."""
-        return state_from_meta(meta, mtime, PurePosixPath(path).stem if path else "", self.daily_format)
+        hit = self._states.get(id(meta))
+        if hit is not None and hit[0] is meta and hit[1] == mtime and hit[2] == path:
+            return hit[3]
+        state = state_from_meta(meta, mtime, PurePosixPath(path).stem if path else "", self.daily_format)
+        if len(self._states) >= STATE_MEMO:
+            self._states.clear()
+        self._states[id(meta)] = (meta, mtime, path, state)
+        return state
 
     def gate(self, state: MemoryState, now: dt.datetime, similarity: float,
              cue: Callable[[], bool] | None = None) -> Gate:

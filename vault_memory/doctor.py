@@ -29,8 +29,8 @@ from .indexer import Indexer
 from .memory import Memory
 from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
-from .storecheck import check_store
-from .vectorstore import STORE_FOLDER, describe_target
+from .storecheck import changed_behind_our_back, check_store
+from .vectorstore import MARKER_PREFIX, STORE_FOLDER, describe_target
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,7 @@ class DoctorReport:
     orphans: list[str] = field(default_factory=list)  # index rows whose note is gone from the vault
     vectors_orphaned: int = 0  # ids in Chroma with no chunk in the catalog
     vectors_missing: int = 0  # catalog chunks with no vector in Chroma
+    vectors_pending: int = 0  # catalog chunks whose text has no vector yet (a first index embedding, or stopped)
     store_dirty: bool = False  # a write was interrupted (a crash); the next reconcile repairs it
     store_error: str | None = None
     vector_store: dict[str, Any] = field(default_factory=dict)  # backend, server URL, collection
@@ -72,8 +73,9 @@ class DoctorReport:
         """True when the index matches the vault. Unreadable notes are reported but are not drift:
         the index records them, and only the human can repair them."""
         return not (self.missing or self.stale or self.orphans or self.vectors_orphaned or self.vectors_missing
-                    or self.store_dirty or self.store_error or self.embedder_mismatch or self.duplicate_ids
-                    or self.stale_lock_pid or self.temp_files or self.catalog_damage or self.store_damage)
+                    or self.vectors_pending or self.store_dirty or self.store_error or self.embedder_mismatch
+                    or self.duplicate_ids or self.stale_lock_pid or self.temp_files or self.catalog_damage
+                    or self.store_damage)
 
     def problems(self) -> list[str]:
         """One line per finding, drift first."""
@@ -106,6 +108,10 @@ class DoctorReport:
         if self.vectors_orphaned or self.vectors_missing:
             out.append(f"vector store out of step with the catalog: {self.vectors_orphaned} orphan vector(s), "
                        f"{self.vectors_missing} missing")
+        if self.vectors_pending:
+            by = f"process {self.writer_pid} is embedding them" if self.writer_pid else \
+                "`vault-memory index` embeds them"
+            out.append(f"{self.vectors_pending} chunk(s) have no vector yet ({by}); recall is keyword-only until then")
         if self.store_dirty:
             out.append("an indexing run was interrupted (store_dirty); the next reconcile repairs it")
         if self.store_error:
@@ -129,6 +135,8 @@ class DoctorReport:
 def diagnose(mem: Memory) -> DoctorReport:
     """Compare vault and index without writing to either; first check the index files are sound."""
     report = DoctorReport(embedder_configured=mem.embedder.identity)
+    # before anything here opens the store; this very process having it open is not "behind our back"
+    changed = not (mem.index_dir / f"{MARKER_PREFIX}{os.getpid()}").exists() and changed_behind_our_back(mem.index_dir)
     report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
     report.temp_files = _leftover_temp_files(mem)
     try:
@@ -140,6 +148,11 @@ def diagnose(mem: Memory) -> DoctorReport:
         report.catalog_damage = integrity.problems
         if not report.catalog_damage:
             _compare(mem, report)
+        if changed and report.store_damage is None and (mem.index_dir / STORE_FOLDER).exists():
+            # Chroma's HNSW files carry no checksums: random bytes in them may answer every sampled
+            # query and still be damage. Rebuilding from the catalog's vectors embeds nothing.
+            report.store_damage = (f"the vector store {mem.index_dir / STORE_FOLDER} changed while no process had it "
+                                   "open (restored, copied or damaged)")
     except CatalogCorruptError as exc:
         report.catalog_damage = [str(exc)]
     except (sqlite3.DatabaseError, ValueError) as exc:  # damage the checks did not see, met while reading
@@ -150,8 +163,8 @@ def diagnose(mem: Memory) -> DoctorReport:
 def _compare(mem: Memory, report: DoctorReport) -> None:
     cat = mem.catalog
     report.embedder_index = cat.get_meta("embedder")
-    indexer = Indexer(mem.vault, cat, None, mem.embedder, mem.rules)
-    scan = indexer.scan()
+    indexer = Indexer(mem.vault, cat, None, mem.model, mem.rules)
+    scan = indexer.scan(verify=True)  # every file read: no stat stamp taken on trust
     plan = indexer.plan(scan)
     rows = cat.notes()
     report.notes_in_vault = len(scan.entries) + len(scan.failures)
@@ -169,7 +182,13 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
     report.store_dirty = cat.get_meta("store_dirty") == "1"
     report.vector_store = describe_target(vault=mem.vault, index_dir=mem.index_dir,
                                           embedder_identity=mem.embedder.identity, url=mem.config.chroma_url)
+    report.vectors_pending = mem.vectors().pending
     if report.embedder_mismatch:
+        return
+    if not mem.keeps_store():
+        # No store on purpose (a local index within exact_search_limit): dense search reads the
+        # catalog's vectors, so what needs checking is that every chunk has one (vectors_pending).
+        report.vector_store = {"backend": "exact", "url": None, "path": None, "collection": None}
         return
     if mem.config.chroma_url is None:
         if mem.index_problem is None:  # Chroma cannot open a folder it cannot write
@@ -182,7 +201,7 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
     if store is None and report.store_error is None:
         report.store_error = mem.store_error  # lexical fallback is serving: still say the server is down
     if store is not None:
-        want, have = cat.chunk_ids(), store.ids()
+        want, have = cat.embedded_chunk_ids(), store.ids()  # a chunk waiting for its vector is not in it
         report.vectors_orphaned = len(have - want)
         report.vectors_missing = len(want - have)
 
@@ -190,7 +209,7 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
 def _check_embedded_store(mem: Memory, report: DoctorReport) -> None:
     """The embedded store, checked in a child process (vectorstore.check_store)."""
     cat = mem.catalog
-    want = sorted(cat.chunk_ids())
+    want = sorted(cat.embedded_chunk_ids())  # a chunk waiting for its vector is not in it
     folder = mem.index_dir / STORE_FOLDER
     if not folder.exists():
         report.vectors_missing = len(want)
@@ -265,10 +284,10 @@ def fix(mem: Memory, before: DoctorReport | None = None) -> DoctorReport:
             mem.set_aside_catalog("; ".join(before.catalog_damage[:3]))
         elif before.store_damage:
             mem.set_aside_store(before.store_damage)
-        mem.index()
+        mem.index(verify=True)
         if not mem.config.read_only:
             _give_copies_their_own_ids(mem, mem.indexer().scan().duplicates)
-            mem.index()
+            mem.index(verify=True)
         mem.resync_store()
         for rel in _leftover_temp_files(mem):
             (mem.vault / rel).unlink(missing_ok=True)

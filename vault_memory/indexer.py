@@ -5,12 +5,17 @@ Order of writes is chosen for crash safety: vectors go into the catalog's cache 
 and Chroma rows. A `store_dirty` flag marks a run in flight; if a process dies with it
 set, the next run re-syncs Chroma's ids with the catalog before anything else.
 
+Many new texts (a first index) are written catalog first: every note's rows, then their
+vectors in waves (`_fill_vectors`), so keyword search serves within seconds while the model
+works; `embedding_pending` marks that state until every chunk has its vector.
+
 Longer than 500 lines because the execute step's write order is the crash-safety
 argument; split across modules it could no longer be read top to bottom.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -37,8 +42,12 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 StoreSource = VectorStore | None | Callable[[], VectorStore | None]
 WAVE_CHUNKS = 1024  # notes are embedded in waves of about this many chunks, committed as they finish
+# More new texts than this (a minute of MiniLM) and notes are written to the catalog before they
+# are embedded, so keyword search serves meanwhile; fewer, and each is written with its vector.
+INLINE_TEXTS = 1024
 EMBED_SLICE = 128  # texts handed to the embedder per call (it sorts by length and batches inside)
 COMMIT_CHUNKS = 128  # catalog rows are committed in groups of about this many chunks
+RESYNC_BATCH = 5000  # chunks re-sent to the store per step when it is re-synced or filled
 
 
 @dataclass
@@ -50,6 +59,7 @@ class IndexReport:
     chunks: int = 0
     chunks_written: int = 0
     texts_embedded: int = 0
+    texts_pending: int = 0  # texts whose chunks are in the catalog without a vector yet (recall: lexical only)
     failures: dict[str, str] = field(default_factory=dict)
     passed: dict[str, str] = field(default_factory=dict)  # private notes and symlinks, not indexed
     seconds: float = 0.0
@@ -70,18 +80,23 @@ class Scan:
     hashes: dict[str, str] = field(default_factory=dict)  # file hash of each failure / passed-over note
     fresh: set[str] = field(default_factory=set)  # failures and passed-over notes not reported before
     duplicates: dict[str, list[str]] = field(default_factory=dict)  # node_id -> paths claiming it
+    stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # files read now: path -> (stamp, hash)
+    stamped: int = 0  # files not read because their stamp was unchanged
+    recorded_stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # the catalog's, before
 
 
 class Indexer:
     """Brings the catalog and the vector store in line with the vault."""
 
     def __init__(self, vault: Path, catalog: Catalog, store: StoreSource, embedder: Embedder,
-                 rules: IgnoreRules, *, lazy_store: bool = False) -> None:
+                 rules: IgnoreRules, *, lazy_store: bool = False, store_deferred: bool = False) -> None:
         """`store` is the vector store, None (catalog only), or a function that opens it.
 
         With `lazy_store`, the store is opened (and checked against the catalog) only when a
         reconcile has something to write: an unchanged vault never loads Chroma, which is most
-        of a one-shot CLI recall's start-up (README "Cold start").
+        of a one-shot CLI recall's start-up (README "Cold start"). `store_deferred`: there is no
+        store on purpose (a local index small enough for exact search: Memory.keeps_store), so
+        nothing is owed to one; it is filled from the catalog's vectors if it is ever needed.
         """
         self.vault = vault
         self.catalog = catalog
@@ -89,6 +104,7 @@ class Indexer:
         self._store: VectorStore | None = None
         self._store_checked = False
         self.lazy_store = lazy_store
+        self.store_deferred = store_deferred
         self.resynced = 0
         self.embedder = embedder
         self.rules = rules
@@ -106,7 +122,7 @@ class Indexer:
             source = self._store_source
             self._store = source() if callable(source) else source
             if self._store is not None and (self.catalog.get_meta("store_dirty") == "1"
-                                            or self._store.count() != self.catalog.chunk_count()):
+                                            or self._store.count() != self.catalog.embedded_chunk_count()):
                 self.resynced += self.resync_store()
         return self._store
 
@@ -121,13 +137,19 @@ class Indexer:
             )
 
     # -- scan ---------------------------------------------------------------
-    def scan(self, paths: Iterable[str] | None = None) -> Scan:
-        """Read the vault (or only `paths`, for the watcher) and identify every note. Writes nothing."""
+    def scan(self, paths: Iterable[str] | None = None, *, verify: bool = False) -> Scan:
+        """Read the vault (or only `paths`, for the watcher) and identify every note. Writes nothing.
+
+        A file whose stat stamp (`file_stamp`) is the one recorded when its bytes were last
+        hashed is not read again, unless `verify` (doctor reads every file).
+        """
         known = self.catalog.path_hashes()
         recorded = self.catalog.failure_records()
+        stamps = self.catalog.file_stamps()
         entries: dict[str, tuple[str, str]] = {}  # unchanged since indexed: path -> (file_hash, body_hash)
         parsed: dict[str, ParsedNote] = {}
-        scan = Scan([], parsed, {})
+        scan = Scan([], parsed, {}, recorded_stamps=stamps)
+        trusted = {} if verify else stamps
         vault_dir = str(self.vault)
         if paths is None:
             walk = walk_notes(self.vault, self.rules)
@@ -146,15 +168,38 @@ class Indexer:
             self._pass_over(scan, recorded, rel, "", why, "symlink")
         for rel in candidates:
             full = os.path.join(vault_dir, rel)
+            old = trusted.get(rel)
+            if old is not None:
+                try:
+                    same = file_stamp(os.stat(full)) == old[0]
+                except OSError:
+                    same = False  # gone or unreadable: reading it says which
+                if same:
+                    hit = known.get(rel)
+                    if hit is not None and hit[0] == old[1]:
+                        entries[rel] = (hit[0], hit[1])
+                        scan.stamped += 1
+                        continue
+                    rec = recorded.get(rel)
+                    if rec is not None and rec[0] == old[1]:
+                        self._pass_over(scan, recorded, rel, rec[0], rec[1], rec[2])
+                        scan.stamped += 1
+                        continue
             try:
                 with open(full, "rb") as fh:
+                    before = os.fstat(fh.fileno())
                     raw = fh.read()
-                    mtime = os.fstat(fh.fileno()).st_mtime
+                    after = os.fstat(fh.fileno())
+                    read_at = time.time()
             except OSError as exc:
                 scan.failures[rel] = f"cannot read: {exc.strerror or exc}"
                 scan.fresh.add(rel)
                 continue
+            mtime = after.st_mtime
             file_hash = sha256_hex(raw)
+            stamp = file_stamp(after)
+            if file_stamp(before) == stamp and not racy(after, read_at):
+                scan.stamps[rel] = (stamp, file_hash)
             hit = known.get(rel)
             if hit is not None and hit[0] == file_hash:
                 entries[rel] = (file_hash, hit[1])
@@ -253,14 +298,21 @@ class Indexer:
             indexed = [e for e in indexed if e.path in scan.scope or e.node_id in ids]
         return plan_changes(scan.entries, indexed, keep=list(scan.failures))
 
-    def reconcile(self, progress: Progress | None = None, paths: Iterable[str] | None = None) -> IndexReport:
-        """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone)."""
+    def reconcile(self, progress: Progress | None = None, paths: Iterable[str] | None = None, *,
+                  embed_budget: int | None = None, verify: bool = False) -> IndexReport:
+        """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone).
+
+        `embed_budget`: embed at most this many texts (None: all). When more are needed the
+        changed notes are still written to the catalog, searchable by keyword, and their vectors
+        are left to the next reconcile without a budget (`report.texts_pending`).
+        `verify`: read every file, trusting no stat stamp (scan).
+        """
         started = time.perf_counter()
         self.check_embedder()
         report = IndexReport()
         if not self.lazy_store:
             _ = self.store  # opens and checks it
-        scan = self.scan(paths)
+        scan = self.scan(paths, verify=verify)
         plan = self.plan(scan)
         recorded = self.catalog.get_meta("chunker")
         if recorded is not None and recorded != self.chunker_identity:
@@ -278,17 +330,21 @@ class Indexer:
             log.log(level, "%s", err if err.startswith(rel) else f"{rel}: {err}")
         if not plan.is_noop:
             _ = self.store  # open and check it before this run marks the store dirty
-            self._execute(plan, scan, report, progress)
+            self._execute(plan, scan, report, progress, embed_budget)
         elif scan.fresh or (paths is None and set(self.catalog.failure_records()) - set(scan.hashes)):
             with self.catalog.transaction():
                 self._record_failures(scan)
+        self._record_stamps(scan)
+        if self.catalog.get_meta("embedding_pending") == "1":
+            self._fill_vectors(report, progress, embed_budget)
         report.store_resynced = self.resynced
         report.notes = len(scan.entries)
         report.chunks = self.catalog.chunk_count()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _execute(self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None) -> None:
+    def _execute(self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None,
+                 embed_budget: int | None) -> None:
         cat = self.catalog
         with cat.transaction():
             cat.set_meta("embedder", self.embedder.identity)
@@ -308,12 +364,26 @@ class Indexer:
                 continue
             with cat.transaction():
                 cat.upsert_note(note_row(change.entry, note, self.rules.obsidian.daily_format))
-        self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress)
+        self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress, embed_budget)
         with cat.transaction():
             cat.prune_vectors()
             # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
-            cat.set_meta("store_dirty", "0" if self.store is not None else "1")
+            cat.set_meta("store_dirty", "0" if self.store is not None or self.store_deferred else "1")
         cat.save_lexical_segment()
+
+    def _record_stamps(self, scan: Scan) -> None:
+        """Remember the stamps of the files read in this scan (facts about the files, not about the
+        index, so they may be written at any time); a full scan also forgets files gone."""
+        before = scan.recorded_stamps
+        new = {p: v for p, v in scan.stamps.items() if before.get(p) != v}
+        gone: set[str] = set()
+        if scan.scope is None:
+            present = {e.path for e in scan.entries} | set(scan.failures) | set(scan.passed)
+            gone = set(before) - present
+        if new or gone:
+            with self.catalog.transaction():
+                self.catalog.drop_file_stamps(gone)
+                self.catalog.set_file_stamps(new)
 
     def _record_failures(self, scan: Scan) -> None:
         cat = self.catalog
@@ -336,16 +406,34 @@ class Indexer:
             return None
 
     def _embed_and_write(self, changes: Sequence[Change], scan: Scan, report: IndexReport,
-                         progress: Progress | None) -> None:
-        # Chunk everything first so progress can show a true total.
+                         progress: Progress | None, embed_budget: int | None) -> None:
+        """New and modified notes: their catalog rows, and vectors for text not seen before.
+
+        Few new texts (at most INLINE_TEXTS, or `embed_budget`): embedded first, in waves, each
+        wave's rows written once its vectors are cached, so every row has its vector. More: the
+        rows of every note are written first (lexical search finds them within seconds, with no
+        model loaded), marked `embedding_pending`, and `_fill_vectors` embeds them afterwards.
+        """
+        # Chunk ahead so progress can show a true total, but only while the new texts fit the
+        # budget: past it, what is chunked is written at once and the rest note by note as it is
+        # chunked (chunking 2,000 notes first took ~25 s on a loaded machine before any row).
+        limit = INLINE_TEXTS if embed_budget is None else min(INLINE_TEXTS, embed_budget)
         work: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
-        for change in changes:
-            note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
-            if note is None:
+        needed: dict[str, str] = {}
+        cached: set[str] = set()
+        ahead = iter(changes)
+        for change in ahead:
+            item = self._chunked(change, scan)
+            if item is None:
                 continue
-            work.append((change, note, self.chunk_note(change.entry.node_id, note)))
-        needed = {c.text_hash: c.text for _, _, chunks in work for c in chunks}
-        cached = self.catalog.cached_hashes(needed)
+            work.append(item)
+            new = {c.text_hash: c.text for c in item[2] if c.text_hash not in needed}
+            needed.update(new)
+            cached |= self.catalog.cached_hashes(new)
+            if len(needed) - len(cached) > limit:
+                rest = (it for it in (self._chunked(c, scan) for c in ahead) if it is not None)
+                self._write_catalog_first(itertools.chain(work, rest), cached, report)
+                return
         total = len(needed) - len(cached)
         done = 0
         if progress:
@@ -364,26 +452,120 @@ class Indexer:
             done += self._embed_missing(missing, self._ticker(progress, done, total))
             cached.update(missing)
             report.texts_embedded += len(missing)
-            # One store write per wave, not per note: a Chroma call has a fixed cost of ~15 ms
-            # (embedded or server), which capped indexing at ~60 chunks/s (bench/studies/server_mode.py).
-            # store_dirty covers the gap between the catalog's commits and the flush.
-            # One catalog transaction per COMMIT_CHUNKS chunks, not per note: a commit cost 1.5 ms
-            # per chunk, and lexical rows are tokenized in batches. A crash loses at most that many
-            # rows, whose vectors are already cached: the next run writes them and embeds nothing.
-            batch = StoreBatch()
-            group: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
-            for i, item in enumerate(wave):
-                group.append(item)
-                if sum(len(g[2]) for g in group) < COMMIT_CHUNKS and i < len(wave) - 1:
-                    continue
-                with self.catalog.transaction():
-                    for change, note, chunks in group:
-                        self._write_note(change, note, chunks, batch)
-                        report.chunks_written += len(chunks)
-                group = []
-            if self.store is not None:
-                batch.flush(self.store, self.catalog)
+            self._write_wave(wave, report)
             wave, wave_size = [], 0
+
+    def _write_wave(self, wave: Sequence[tuple[Change, ParsedNote, list[ChunkRow]]], report: IndexReport) -> None:
+        # One store write per wave, not per note: a Chroma call has a fixed cost of ~15 ms
+        # (embedded or server), which capped indexing at ~60 chunks/s (bench/studies/server_mode.py).
+        # store_dirty covers the gap between the catalog's commits and the flush.
+        # One catalog transaction per COMMIT_CHUNKS chunks, not per note: a commit cost 1.5 ms
+        # per chunk, and lexical rows are tokenized in batches. A crash loses at most that many
+        # rows, whose vectors are already cached: the next run writes them and embeds nothing.
+        batch = StoreBatch()
+        group: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
+        for i, item in enumerate(wave):
+            group.append(item)
+            if sum(len(g[2]) for g in group) < COMMIT_CHUNKS and i < len(wave) - 1:
+                continue
+            with self.catalog.transaction():
+                for change, note, chunks in group:
+                    self._write_note(change, note, chunks, batch)
+                    report.chunks_written += len(chunks)
+            group = []
+        if self.store is not None:
+            batch.flush(self.store, self.catalog)
+
+    def _chunked(self, change: Change, scan: Scan) -> tuple[Change, ParsedNote, list[ChunkRow]] | None:
+        note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
+        return None if note is None else (change, note, self.chunk_note(change.entry.node_id, note))
+
+    def _write_catalog_first(self, work: Iterable[tuple[Change, ParsedNote, list[ChunkRow]]], cached: set[str],
+                             report: IndexReport) -> None:
+        """Every note's rows now, vectors later (`_fill_vectors`): a first index of 2,000 notes is
+        searchable by keyword in seconds instead of after minutes of embedding. `work` may be
+        chunked lazily: rows are committed every COMMIT_CHUNKS chunks, as they are chunked."""
+        with self.catalog.transaction():
+            # Set before any row without a vector commits; cleared only when none is left.
+            self.catalog.set_meta("embedding_pending", "1")
+        pending: set[str] = set()
+        wave: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
+        wave_size = 0
+        for item in itertools.chain(work, [None]):
+            if item is not None:
+                wave.append(item)
+                wave_size += len(item[2])
+                if wave_size < COMMIT_CHUNKS:
+                    continue
+            if not wave:
+                break
+            new = {c.text_hash for _, _, chunks in wave for c in chunks} - cached - pending
+            pending |= new - self.catalog.cached_hashes(new)
+            # No vectors to send, so no store write to amortise: one commit per COMMIT_CHUNKS
+            # chunks makes each group of notes searchable as soon as it is chunked.
+            self._write_wave(wave, report)
+            wave, wave_size = [], 0
+        report.texts_pending = len(pending)
+
+    def fill_vectors(self, progress: Progress | None = None, *, limit: int | None = None) -> IndexReport:
+        """Embed up to `limit` (None: all) of the texts whose chunks were written before their
+        vectors; `report.texts_pending` says how many are left. The watcher calls this between
+        batches of events, so a first index embeds without holding up the vault's changes."""
+        started = time.perf_counter()
+        self.check_embedder()
+        report = IndexReport()
+        if self.catalog.get_meta("embedding_pending") == "1":
+            self._fill_vectors(report, progress, None, limit=limit)
+        report.chunks = self.catalog.chunk_count()
+        report.store_resynced = self.resynced
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _fill_vectors(self, report: IndexReport, progress: Progress | None, embed_budget: int | None, *,
+                      limit: int | None = None) -> None:
+        """Embed the chunks that have no vector yet (rows written catalog-first, by this run or by an
+        earlier one that stopped), in waves, and send them to the store. Over `embed_budget`
+        texts, embeds nothing and leaves them for the next reconcile without a budget; `limit`
+        embeds that many and leaves the rest."""
+        cat = self.catalog
+        rows = cat.unembedded_chunks()
+        todo: dict[str, int] = {}  # text hash -> the rid of a chunk holding it, in rid order
+        for rid, _, text_hash in rows:
+            todo.setdefault(text_hash, rid)
+        report.texts_pending = len(todo)
+        if not todo:
+            with cat.transaction():
+                cat.set_meta("embedding_pending", "0")
+            return
+        if embed_budget is not None and len(todo) > embed_budget:
+            log.info("%d texts have no vector yet; leaving them to `vault-memory index`", len(todo))
+            return
+        ids_of: dict[str, list[str]] = {}
+        for _, chunk_id, text_hash in rows:
+            ids_of.setdefault(text_hash, []).append(chunk_id)
+        hashes = list(todo)[:limit]
+        total, done = len(hashes), 0
+        if progress:
+            progress(0, total)
+        with cat.transaction():
+            cat.set_meta("store_dirty", "1")
+        for start in range(0, total, WAVE_CHUNKS):
+            part = hashes[start : start + WAVE_CHUNKS]
+            texts = cat.texts_by_rids([todo[h] for h in part])
+            missing = {h: texts[todo[h]] for h in part}
+            done += self._embed_missing(missing, self._ticker(progress, done, total))
+            report.texts_embedded += len(missing)
+            report.texts_pending -= len(missing)
+            if self.store is not None:
+                # These chunks are not in the store (new, or deleted from it when their text
+                # changed), so a crash before this write leaves them missing, which resync adds.
+                vectors = cat.get_vectors(part)
+                ids = [cid for h in part for cid in ids_of[h]]
+                self.store.upsert(ids, np.vstack([vectors[h] for h in part for _ in ids_of[h]]))
+        with cat.transaction():
+            if not cat.unembedded_chunks(limit=1):
+                cat.set_meta("embedding_pending", "0")
+            cat.set_meta("store_dirty", "0" if self.store is not None or self.store_deferred else "1")
 
     @staticmethod
     def _ticker(progress: Progress | None, base: int, total: int) -> Callable[[int], None]:
@@ -422,12 +604,17 @@ class Indexer:
         # Chroma updating an id it has costs ~10 ms per 1,000 at 100k). Until the store
         # confirms them they are pending, so a crash in between cannot leave an id in the
         # store with its old vector (resync_store rewrites them).
-        changed = [c for c in chunks if before.get(c.chunk_id) != c.text_hash]
-        self.catalog.add_store_pending(c.chunk_id for c in changed)
+        changed = [c for c in chunks if before.get(c.chunk_id) != c.text_hash and c.text_hash in vectors]
+        if not self.store_deferred:
+            self.catalog.add_store_pending(c.chunk_id for c in changed)
         if changed:
             batch.upsert([c.chunk_id for c in changed], np.vstack([vectors[c.text_hash] for c in changed]))
-        if stale:
-            batch.delete(stale)
+        # A chunk written before its vector (catalog first) must not keep its old text's vector
+        # in the store meanwhile: out it goes, and _fill_vectors adds it back.
+        unembedded = [c.chunk_id for c in chunks if c.text_hash not in vectors and c.chunk_id in before
+                      and before[c.chunk_id] != c.text_hash]
+        if stale or unembedded:
+            batch.delete([*stale, *unembedded])
 
     @property
     def chunker_identity(self) -> str:
@@ -443,16 +630,17 @@ class Indexer:
         """Make Chroma's ids equal the catalog's, and rewrite vectors a crash left unconfirmed
         (store_pending); returns rows fixed. Embeds nothing."""
         assert self.store is not None
-        want = self.catalog.chunk_ids()
+        want = self.catalog.embedded_chunk_ids()  # a chunk still waiting for its vector is not in the store
         have = self.store.ids()
         extra = sorted(have - want)
         missing = sorted((want - have) | (self.catalog.store_pending() & want))
         if extra:
             self.store.delete(extra)
-        if missing:
-            rows = self.catalog.chunks_by_ids(missing)
+        for start in range(0, len(missing), RESYNC_BATCH):  # filling a whole store holds one batch at a time
+            part = missing[start : start + RESYNC_BATCH]
+            rows = self.catalog.chunks_by_ids(part)
             vecs = self.catalog.get_vectors([r.text_hash for r in rows.values()])
-            ok = [cid for cid in missing if rows[cid].text_hash in vecs]
+            ok = [cid for cid in part if cid in rows and rows[cid].text_hash in vecs]
             if ok:
                 self.store.upsert(ok, np.vstack([vecs[rows[c].text_hash] for c in ok]))
         with self.catalog.transaction():
@@ -485,6 +673,30 @@ class StoreBatch:
             with catalog.transaction():
                 catalog.clear_store_pending(self.ids)
         self.ids, self.vectors, self.stale = [], [], []
+
+
+RACY_SECONDS = 5.0
+
+
+def file_stamp(st: os.stat_result) -> str:
+    """What stat says of a file's bytes: modification and change times (ns), size, inode, device.
+
+    Any write to a file sets its change time (ctime) to the current time, and no call sets it
+    back, so a file with the same stamp as when it was read and hashed has the same bytes:
+    an edit in place (same size, modification time set back by a sync tool or `touch -d`)
+    still moves ctime, a replace by rename changes the inode. Except on Windows, where
+    st_ctime is the creation time: there a tool that rewrites a note keeping its size and
+    then sets its modification time back is not noticed (`doctor` reads every file).
+    """
+    return f"{st.st_mtime_ns}.{st.st_ctime_ns}.{st.st_size}.{st.st_ino}.{st.st_dev}"
+
+
+def racy(st: os.stat_result, read_at: float) -> bool:
+    """A file changed within RACY_SECONDS of being read may change again within the same
+    timestamp tick (coarse file systems: FAT keeps 2 s) without its stamp moving: its stamp is
+    not trusted (it is read again next time), as git does with racily clean files."""
+    return read_at - max(st.st_mtime, st.st_ctime) < RACY_SECONDS
+
 
 
 def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_FORMAT) -> NoteRow:

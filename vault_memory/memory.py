@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import edits, review, staging
-from .catalog import Catalog, chunk_owner
+from .catalog import Catalog, VectorProgress, chunk_owner
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
@@ -53,6 +53,7 @@ from .names import Names
 from .notefile import ParsedNote, file_node_id
 from .prefetch import PrefetchResult
 from .prefetch import prefetch as _prefetch
+from .queryvectors import QueryEmbedder
 from .ranking import Mode
 from .reading import NoteText
 from .reading import read as _read
@@ -75,6 +76,10 @@ log = logging.getLogger(__name__)
 
 CATALOG_NAME = "catalog.sqlite"
 STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only before trying the server again
+# Texts a command that reads (recall, stage, remember) embeds before it answers: a few seconds of
+# MiniLM at most. Beyond that it writes the changed notes to the catalog (found by keyword at
+# once) and leaves their vectors to `index`, `watch` or the MCP server (README "First run").
+READER_EMBED_BUDGET = 64
 T = TypeVar("T")
 
 
@@ -152,11 +157,13 @@ class Memory:
         self._repair = True  # set damaged index files aside and rebuild them when met (off: `inspecting`)
         self.clock = clock
         self._embedder = embedder
+        self._queries: QueryEmbedder | None = None
         self._catalog: Catalog | None = None
         self._store: VectorStore | None = None
         self._store_failed: str | None = None
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
+        self._progress: tuple[str, VectorProgress] | None = None  # (vectors generation, counts)
         self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
@@ -178,11 +185,14 @@ class Memory:
             self._catalog.close()
             self._catalog = None
             self._exact = None
+            self._progress = None
             self._owners = None
             self._names = None
         if self._store is not None:
             self._store.close()
         self._store = None
+        if self._queries is not None:
+            self._queries.close()
         if self._windows is not None:
             self._windows.close()
             self._windows = None
@@ -190,13 +200,25 @@ class Memory:
         self.lock.release()
 
     @property
-    def embedder(self) -> Embedder:
-        """The embedder (created on first use, from `config.embedder`)."""
+    def embedder(self) -> QueryEmbedder:
+        """The embedder (created on first use, from `config.embedder`), remembering query vectors
+        in memory and in the index folder so that no query is embedded twice (queryvectors.py)."""
+        if self._queries is None:
+            self._queries = QueryEmbedder(self.model, self.index_dir)
+        return self._queries
+
+    @property
+    def model(self) -> Embedder:
+        """The embedder itself, without the query cache (what the indexer embeds chunks with)."""
         if self._embedder is None:
             self._embedder = make_embedder(self.config.embedder, ollama_host=self.config.ollama_host,
                                            timeout=self.config.embed_timeout)
         return self._embedder
 
+    def warm_query(self, text: str) -> None:
+        """Start embedding `text` on a background thread (loading the model), so a recall of it
+        that follows does not wait for the model: the CLI calls this before it reconciles."""
+        self.embedder.start(text)
     # -- the index folder: opening, damage, and going away ------------------------------
     @property
     def index_problem(self) -> str | None:
@@ -502,21 +524,64 @@ class Memory:
         log.warning("vector store unavailable, serving lexical (BM25) recall only: %s", exc)
 
     def _reconcile(self, progress: Callable[[int, int], None] | None = None,
-                   paths: Sequence[str] | None = None) -> IndexReport:
+                   paths: Sequence[str] | None = None, *, embed_budget: int | None = None,
+                   verify: bool = False) -> IndexReport:
         try:
-            return self.indexer().reconcile(progress, paths=paths)
+            report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
         except VectorStoreUnavailableError as exc:
             # The catalog is consistent (store_dirty stays set); with fallback, finish it without the store.
             self.lexical_only(exc)
-            return self.indexer().reconcile(progress, paths=paths)
+            report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
+        if self.config.chroma_url is None and self.keeps_store() and self.catalog.get_meta("store") != "live":
+            # The index has just grown past exact_search_limit: fill Chroma from the catalog's vectors.
+            log.info("%d chunks: building the vector store's HNSW index (once; nothing is embedded)",
+                     self.catalog.chunk_count())
+            indexer = Indexer(self.vault, self.catalog, self.store, self.model, self.rules)
+            _ = indexer.store  # opening it re-syncs it with the catalog (it is empty: all rows go in)
+            report.store_resynced += indexer.resynced
+            with self.catalog.transaction():
+                self.catalog.set_meta("store", "live")
+        return report
+
+    def keeps_store(self) -> bool:
+        """Whether this index keeps a vector store (Chroma's HNSW).
+
+        Always with a server. A local index keeps one only past `exact_search_limit` chunks:
+        below it recall searches the catalog's vectors exactly and never queries Chroma, so
+        writing HNSW is work nobody reads (it was a fifth of a first index's time at 10k notes
+        and grows with the index). The store is filled from the catalog's vectors, embedding
+        nothing, the first time the index grows past the limit, and kept from then on.
+        """
+        if self.config.chroma_url is not None:
+            return True
+        limit = self.config.exact_search_limit
+        # A limit of 0 asks for the store at any size, from the first write on.
+        return self.catalog.get_meta("store") == "live" or limit <= 0 or self.catalog.chunk_count() > limit
+
+    def _drop_local_store(self) -> None:
+        """No local store on purpose: remove one an earlier version (or a larger index) left, once."""
+        if self.catalog.get_meta("store") == "none":
+            return
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if (self.index_dir / "chroma").exists():
+            VectorStore.destroy(self.index_dir / "chroma")
+        with self.catalog.transaction():
+            self.catalog.set_meta("store", "none")
+            self.catalog.clear_store_pending()
+            self.catalog.set_meta("store_dirty", "0")
 
     def indexer(self) -> Indexer:
         """An Indexer over this vault and index (writing it needs the writer lock: see `writing`)."""
+        if not self.keeps_store():
+            self._drop_local_store()
+            return Indexer(self.vault, self.catalog, None, self.model, self.rules, store_deferred=True)
         # While recall is served from the catalog's vectors (`exact_search`), Chroma is opened
         # only when a reconcile has something to write; otherwise it is opened (and checked)
         # first thing, as the ANN path and server mode need it.
         lazy = self._store is None and self.exact_search()
-        return Indexer(self.vault, self.catalog, (lambda: self.store) if lazy else self.store, self.embedder,
+        return Indexer(self.vault, self.catalog, (lambda: self.store) if lazy else self.store, self.model,
                        self.rules, lazy_store=lazy)
 
     # -- dense search ---------------------------------------------------------
@@ -528,9 +593,20 @@ class Memory:
         importing chromadb and loading its HNSW segment (bench/runners/cold.py), and exact
         search has no approximation error. Server mode always uses the server.
         """
-        if self.config.chroma_url is None and (self._store_broken or self.index_problem):
+        if self.config.chroma_url is not None:
+            return False
+        if self._store_broken or self.index_problem:
             return True  # the embedded store cannot be used or opened here: the catalog's vectors can
-        return self.config.chroma_url is None and self.catalog.chunk_count() <= self.config.exact_search_limit
+        # Past the limit too while the local store is not built yet (the writer is filling it).
+        return self.vectors().chunks <= self.config.exact_search_limit or self.catalog.get_meta("store") != "live"
+
+    def vectors(self) -> VectorProgress:
+        """How many chunks have their vector (a first index writes every note's rows before it
+        embeds them). Counted again only when the catalog's chunks or vectors change."""
+        gen = self.catalog.vectors_generation()
+        if self._progress is None or self._progress[0] != gen:
+            self._progress = (gen, self.catalog.vector_progress())
+        return self._progress[1]
 
     def _exact_owners(self) -> tuple[np.ndarray, dict[str, int]]:
         """For the exact vectors' rows: each row's note as a small integer, and note -> integer.
@@ -580,14 +656,33 @@ class Memory:
 
     # -- indexing -------------------------------------------------------------
     def index(self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None,
-              wait: float = 3.0) -> IndexReport:
-        """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock."""
+              wait: float = 3.0, embed_budget: int | None = None, verify: bool = False) -> IndexReport:
+        """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
+
+        `embed_budget`: embed at most this many texts before returning (None: all). When more
+        are new, every changed note is written to the catalog first (searchable by keyword at
+        once) and their vectors are left to `fill_vectors()` or the next `index()`
+        (`report.texts_pending`): a server answers within seconds of start-up and embeds
+        afterwards. `verify` reads every note instead of trusting the stat stamps of unchanged
+        files (doctor --fix).
+        """
         with self.writing(wait):
             if rebuild:
                 self._drop_index()
-            report = self._guarded(lambda: self._reconcile(progress))
+            report = self._guarded(lambda: self._reconcile(progress, embed_budget=embed_budget, verify=verify))
         report.rebuilt = rebuild
         return report
+
+    def fill_vectors(self, *, limit: int | None = None, progress: Callable[[int, int], None] | None = None,
+                     wait: float = 3.0) -> IndexReport:
+        """Embed up to `limit` (None: all) of the chunks written before their vectors (see `index`
+        with `embed=False`); `report.texts_pending` is what is left. Takes the writer lock."""
+        with self.writing(wait):
+            try:
+                return self.indexer().fill_vectors(progress, limit=limit)
+            except VectorStoreUnavailableError as exc:
+                self.lexical_only(exc)
+                return self.indexer().fill_vectors(progress, limit=limit)
 
     @contextmanager
     def writing(self, wait: float = 3.0) -> Iterator[None]:
@@ -624,13 +719,17 @@ class Memory:
         for suffix in ("", "-wal", "-shm"):
             (self.index_dir / (CATALOG_NAME + suffix)).unlink(missing_ok=True)
 
-    def sync_paths(self, paths: Sequence[str]) -> IndexReport:
-        """Reconcile only these vault-relative paths (the watcher's incremental step)."""
+    def sync_paths(self, paths: Sequence[str], *, embed_budget: int | None = None) -> IndexReport:
+        """Reconcile only these vault-relative paths (the watcher's incremental step); `embed_budget`
+        as for `index`."""
         with self.writing():
-            return self._guarded(lambda: self._reconcile(None, paths=paths))
+            return self._guarded(lambda: self._reconcile(None, paths=paths, embed_budget=embed_budget))
 
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
-        """Reconcile if no other process is writing the index; otherwise read what is there.
+        """Bring the index up to date before reading, if no other process is writing it; otherwise
+        read what is there. Never blocks on a long embedding: at most READER_EMBED_BUDGET texts
+        are embedded here; when more are needed, the changed notes are written to the catalog
+        (found by keyword at once) and `vectors()` says how many chunks still wait for theirs.
 
         An index that cannot be written (read-only folder, full disk) is read as it is, with a warning."""
         if self.index_problem is not None:
@@ -638,7 +737,7 @@ class Memory:
         try:
             with self.lock.if_free() as writer:
                 if writer:
-                    return self._guarded(lambda: self._reconcile(progress))
+                    return self._guarded(lambda: self._reconcile(progress, embed_budget=READER_EMBED_BUDGET))
         except IndexNotWritableError as exc:
             log.warning("could not bring the index up to date (%s); reading it as it is", exc)
             return None
@@ -647,10 +746,19 @@ class Memory:
         return None
 
     def resync_store(self) -> int:
-        """Make the vector store's ids and vectors match the catalog (no embedding); returns rows fixed."""
+        """Make the vector store's ids and vectors match the catalog (no embedding); returns rows fixed.
+        A local index that keeps no store (`keeps_store`) has nothing to re-sync."""
         with self.writing():
+            if not self.keeps_store():
+                return 0
             indexer = self.indexer()
-            return indexer.resync_store() if indexer.store is not None else 0
+            if indexer.store is None:
+                return 0
+            fixed = indexer.resynced + indexer.resync_store()
+            if self.config.chroma_url is None and self.catalog.get_meta("store") != "live":
+                with self.catalog.transaction():
+                    self.catalog.set_meta("store", "live")
+            return fixed
 
     def index_paths(self, paths: Iterable[str]) -> bool:
         """Re-index these paths if the writer lock can be had now; True if it was done.
@@ -834,32 +942,42 @@ class Memory:
 
     def _status(self) -> dict[str, Any]:
         cat = self.catalog
-        indexer = Indexer(self.vault, cat, None, self.embedder, self.rules)
+        indexer = Indexer(self.vault, cat, None, self.model, self.rules)
         scan = indexer.scan()
         plan = indexer.plan(scan)
         counts = plan.counts()
         pending = {k: v for k, v in counts.items() if k != "unchanged" and v}
+        vectors = self.vectors()
         store_info: dict[str, Any]
-        try:
-            if self._store_broken or (self.index_problem and not self.config.chroma_url):
-                store_info = {"error": self._store_broken or f"not opened: the index folder cannot be written "
-                                                             f"({self.index_problem})"}
-            else:
-                store = self.store
-                store_info = store.describe() | {"vectors": store.count()} if store else {"error": self.store_error}
-        except (VectorStoreUnavailableError, IndexStateError, IndexNotWritableError) as exc:
-            store_info = {"error": str(exc)}
-        if "error" in store_info:  # still say which server and collection this index uses
-            store_info = describe_target(vault=self.vault, index_dir=self.index_dir,
-                                         embedder_identity=self.embedder.identity,
-                                         url=self.config.chroma_url) | store_info
+        if not self.keeps_store():
+            # No HNSW index on purpose: dense search is exact over the catalog's vectors.
+            store_info = {"backend": "exact", "url": None, "path": str(self.index_dir / CATALOG_NAME),
+                          "collection": None, "vectors": vectors.embedded,
+                          "exact_search_limit": self.config.exact_search_limit}
+        else:
+            try:
+                if self._store_broken or (self.index_problem and not self.config.chroma_url):
+                    store_info = {"error": self._store_broken or f"not opened: the index folder cannot be written "
+                                                                 f"({self.index_problem})"}
+                else:
+                    store = self.store
+                    store_info = store.describe() | {"vectors": store.count()} if store else {"error": self.store_error}
+            except (VectorStoreUnavailableError, IndexStateError, IndexNotWritableError) as exc:
+                store_info = {"error": str(exc)}
+            if "error" in store_info:  # still say which server and collection this index uses
+                store_info = describe_target(vault=self.vault, index_dir=self.index_dir,
+                                             embedder_identity=self.embedder.identity,
+                                             url=self.config.chroma_url) | store_info
         return {
             "vault": str(self.vault),
             "index_dir": str(self.index_dir),
             "notes": len(cat.notes()),
-            "chunks": cat.chunk_count(),
+            "chunks": vectors.chunks,
             "embedder": cat.get_meta("embedder") or self.config.embedder,
             "vector_store": store_info,
+            # chunks with their vector / all; until all have one, recall ranks by BM25 alone
+            "vectors": vectors.to_dict(),
+            "recall": "hybrid" if vectors.complete else "lexical-only",
             "pending": pending,
             "failures": {p: e for p, (_, e) in cat.failures().items()} | dict(scan.failures),
             "passed_over": dict(scan.passed),  # private notes and symlinks: never indexed, by design
@@ -874,4 +992,4 @@ def open_memory(vault: str | Path, **overrides: Any) -> Memory:
     return Memory(resolve_config({"vault": Path(vault), **overrides}))
 
 
-__all__ = ["CATALOG_NAME", "Memory", "open_memory"]
+__all__ = ["CATALOG_NAME", "READER_EMBED_BUDGET", "Memory", "VectorProgress", "open_memory"]

@@ -160,6 +160,9 @@ def format_regex(fmt: str) -> re.Pattern[str] | None:
 _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None:
     """The day a daily note's file name names (`2024-03-05`, or the vault's daily-notes format)."""
     m = _ISO_DAY.match(stem)

@@ -46,6 +46,7 @@ class Hit:
     text: str = ""
     date: str | None = None  # when the note was stated (fields.stated_time), ISO 8601
     rehearsed: bool = False  # this recall counted as a use of the note and wrote that back
+    lexical_only: bool = False  # ranked by BM25 alone: vectors still being filled in, or the store unreachable
     #: when other hits answer the same question with other statements: "newest of 2 statements",
     #: or "older: newer statement (2024-11-30) is #1" (issue 14); "" otherwise
     change: str = ""
@@ -82,16 +83,25 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
         return []
     now = now or ws.clock()
     searcher = ws.searcher()
+    lexical_only = False
     if not searcher.has_dense and mode != "bm25":
-        mode = "bm25"  # the server is unreachable and lexical fallback is on
+        mode, lexical_only = "bm25", True  # the server is unreachable and lexical fallback is on
+    elif mode == "hybrid" and not ws.vectors().complete:
+        # A first index writes every note before it embeds them: until all have vectors, rank
+        # every note by BM25 rather than favour the ones embedded first.
+        mode, lexical_only = "bm25", True
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
     pool = max(100, 4 * k)
     try:
-        cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=decay,
+        # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
+        # dormancy by, so the query is not embedded and no model is loaded for this answer.
+        similarity = decay and ws.vectors().embedded > 0
+        cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=similarity,
                                 candidates=pool, exclude_prefixes=exclude, allow=allow,
                                 windows=ws.window_scorer() if mode != "bm25" else None)
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
+        lexical_only = True
         cands = Searcher(ws.catalog, None, ws.embedder).search(
             query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude, allow=allow)
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
@@ -101,6 +111,8 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
     vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
     ranked = rank(cands, notes, model=ws.decay, now=now, decay=decay, k=k, vectors=vectors)
     hits = [to_hit(query, r, notes[r.node_id]) for r in ranked]
+    for h in hits:
+        h.lexical_only = lexical_only
     mark_changes(hits, ranked)
     if explain:
         for i, (h, r) in enumerate(zip(hits, ranked, strict=True), 1):

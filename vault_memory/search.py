@@ -176,9 +176,16 @@ class Searcher:
             pool = [c for c in pool if c in lexical]
         elif mode == "dense":
             pool = [c for c in pool if c in dense]
-        cover = [coverage(terms, chunks[c].text) for c in pool] if mode == "hybrid" else None
-        lex_scores = [lexical.get(c, 0.0) for c in pool]
-        fused = fuse(mode, lex_scores, [dense.get(c, 0.0) for c in pool], cover)
+        lex = [lexical.get(c, 0.0) for c in pool]
+        cover = None
+        if mode == "hybrid":
+            # Coverage weighs min-max scaled BM25, which is exactly 0 at the pool's lowest score
+            # (every dense-only candidate): there it changes nothing and is not computed.
+            lo, hi = min(lex, default=0.0), max(lex, default=0.0)
+            skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
+            cover = [1.0 if skip and s == lo else coverage(terms, chunks[c].text)
+                     for c, s in zip(pool, lex, strict=True)]
+        fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover)
         found: Mapping[str, Window] = {}
         if windows is not None and qvec is not None and mode != "bm25" and pool:
             top = np.argsort(-fused, kind="stable")[:WINDOW_CANDIDATES]
@@ -186,7 +193,7 @@ class Searcher:
             if found:
                 answer = [max(dense.get(c, 0.0), found[c].similarity) if c in found else dense.get(c, 0.0)
                           for c in pool]
-                fused = fuse(mode, lex_scores, answer, cover)
+                fused = fuse(mode, lex, answer, cover)
         best: dict[str, Candidate] = {}
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]

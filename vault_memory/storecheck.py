@@ -70,7 +70,9 @@ def stale_markers(index_dir: Path) -> list[Path]:
     return out
 
 
-def _changed_behind_our_back(index_dir: Path) -> bool:
+def changed_behind_our_back(index_dir: Path) -> bool:
+    """Whether the store's files differ from what the last process that had it open left (stat
+    only), while no process has it open now: someone else wrote them (a copy, a restore, damage)."""
     try:
         recorded = json.loads((index_dir / FINGERPRINT).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -85,7 +87,7 @@ def probe_store(index_dir: Path, sample: Callable[[], tuple[str, Sample]]) -> st
     folder = index_dir / STORE_FOLDER
     stale = stale_markers(index_dir)
     why = ("a process died with it open" if stale else
-           "its files changed while no process had it open" if _changed_behind_our_back(index_dir) else None)
+           "its files changed while no process had it open" if changed_behind_our_back(index_dir) else None)
     if why is None:
         return None
     problem = None

@@ -210,8 +210,14 @@ def snippet(text: str, query: str, width: int = 240) -> str:
     terms = {w for w in _WORD.findall(query.lower()) if len(w) > 2}
     best_start, best_hits = 0, -1
     positions = [m.start() for m in _WORD.finditer(body)]
+    low = body.lower()
+    if len(low) != len(body) or "\u03a3" in body:
+        # Lower-casing changed lengths (İ) or depends on context (Σ at a word's end): then a slice
+        # of the lower-cased body is not the lower-cased slice; lower each window as before.
+        low = ""
     for start in positions[:: max(1, len(positions) // 200)]:
-        window = body[start : start + width].lower()
+        # the window lower-cased: a slice of the lower-cased body is the same string (same length)
+        window = low[start : start + width] if low else body[start : start + width].lower()
         hits = sum(1 for t in terms if t in window)
         if hits > best_hits:
             best_start, best_hits = start, hits

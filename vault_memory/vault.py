@@ -42,7 +42,8 @@ class IgnoreRules:
             return True
         if self.obsidian.excludes(rel, is_dir=is_dir):
             return True
-        return bool(self._spec.match_file(rel + "/" if is_dir else rel))
+        # (no patterns: nothing to match, and pathspec's normalising alone was a tenth of a no-op reconcile)
+        return bool(self.patterns) and bool(self._spec.match_file(rel + "/" if is_dir else rel))
 
     def is_note(self, rel: str) -> bool:
         return rel.lower().endswith(".md") and not self.ignored(rel)

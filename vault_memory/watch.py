@@ -19,8 +19,11 @@ If the index folder was deleted or recreated, it takes the lock on the new folde
 the index there from the vault (nothing is lost: it is derived); if another writer took the new
 lock first, `run()` stops with LockHeldError (exit 6) rather than write beside it.
 
+
 Longer than 500 lines because the watcher owns its own recovery (the index deleted or its lock
-replaced under it, Obsidian's settings changing) and that recovery must be read beside the event loop.
+replaced under it, Obsidian's settings changing), and its one loop interleaves work that must not
+block each other (batches of events, body-edit rehearsal, embedding what a first index left, the
+review note): each must be read beside the event loop.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ from .config import IGNORE_FILE_NAME
 from .edits import first_write_fields
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
 from .fields import STATED_KEY, local_zone, parse_int
-from .indexer import IndexReport
-from .memory import Memory
+from .indexer import INLINE_TEXTS, IndexReport
+from .memory import READER_EMBED_BUDGET, Memory
 from .notefile import read_note, write_note
 from .vault import IgnoreRules, walk_notes
 
@@ -50,6 +53,10 @@ log = logging.getLogger(__name__)
 
 MAX_WAIT = 2.0  # a batch is applied at most this long after its first event, even under a stream
 IDLE_TICK = 1.0  # the loop wakes this often when idle, to notice a stop request
+# While a first index fills in its vectors, the watcher embeds this many texts at a time and
+# looks at the vault's events in between (~8 s of MiniLM), so edits are not held up for the
+# half hour a new 10k-note vault takes to embed.
+FILL_STEP = 128
 INDEX_CHECK_SECONDS = 1.0  # how often the index folder is checked for having gone away (two stat calls)
 RETRY_SECONDS = (1.0, 5.0, 30.0)  # back-off when a batch fails (embedder down, disk full)
 REHEARSE_MAX_BATCH = 10  # more body edits than this in one batch is a bulk change (git pull), not a human edit
@@ -149,7 +156,10 @@ class Watcher:
     def __init__(self, mem: Memory, *, debounce: float | None = None, quiet: float | None = None,
                  max_wait: float = MAX_WAIT, rehearse_edits: bool = True,
                  rehearse_max_batch: int = REHEARSE_MAX_BATCH,
-                 on_batch: Callable[[BatchResult], None] | None = None) -> None:
+                 on_batch: Callable[[BatchResult], None] | None = None,
+                 on_fill: Callable[[int, int], None] | None = None) -> None:
+        """`on_batch` hears of every applied batch; `on_fill(done, total)` of every step of
+        embedding what a first index (or a large batch) wrote to the catalog first."""
         self.mem = mem
         self.debounce = mem.config.debounce_seconds if debounce is None else debounce
         self.quiet = mem.config.quiet_seconds if quiet is None else quiet
@@ -157,6 +167,10 @@ class Watcher:
         self.rehearse_edits = rehearse_edits and not mem.config.read_only
         self.rehearse_max_batch = rehearse_max_batch
         self.on_batch = on_batch
+        self.on_fill = on_fill
+        self.filling = False  # chunks wait for their vectors: embedded FILL_STEP at a time when idle
+        self._filled = 0
+        self._fill_not_before = 0.0
         self._cond = threading.Condition()
         self._files: set[str] = set()
         self._dirs: set[str] = set()
@@ -181,11 +195,16 @@ class Watcher:
 
     # -- lifecycle ------------------------------------------------------------
     def start(self, wait: float = 3.0) -> IndexReport:
-        """Take the writer lock for good, start observing, then reconcile everything once."""
+        """Take the writer lock for good, start observing, then reconcile everything once.
+
+        Returns once every note is in the catalog (keyword search serves): on a new vault the
+        vectors are embedded afterwards, by `run()`, between batches of events."""
         self.mem.hold_writer_lock(wait)
         self._start_observer()
         # Observing first: a change made during the initial reconcile is not lost.
-        return self.mem.index()
+        report = self.mem.index(embed_budget=READER_EMBED_BUDGET)
+        self.filling = report.texts_pending > 0
+        return report
 
     def _start_observer(self) -> None:
         from watchdog.events import (
@@ -287,8 +306,26 @@ class Watcher:
                 finally:
                     with self._cond:
                         self._inflight = False
+            elif self.filling and not self.pending() and time.monotonic() >= self._fill_not_before:
+                self._fill_step()
             self._record_edits()
             self._refresh_review()
+
+    def _fill_step(self) -> None:
+        """Embed the next FILL_STEP texts that were written to the catalog before their vectors."""
+        try:
+            report = self.mem.fill_vectors(limit=FILL_STEP)
+        except (VaultMemoryError, OSError) as exc:
+            delay = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            self._failures += 1
+            self._fill_not_before = time.monotonic() + delay
+            log.error("embedding failed (%s); retrying in %.0f s", exc, delay)
+            return
+        self._failures = 0
+        self._filled += report.texts_embedded
+        self.filling = report.texts_pending > 0
+        if self.on_fill is not None:
+            self.on_fill(self._filled, self._filled + report.texts_pending)
 
     def _check_index(self) -> None:
         """Rebuild the index if its folder went away (LockHeldError if another writer now has it)."""
@@ -311,6 +348,8 @@ class Watcher:
                 self._files, self._dirs, self._full = set(), set(), False
                 self._inflight = True
                 return batch
+            if self.filling and now >= self._fill_not_before:
+                return None  # no events waiting: the caller embeds the next step at once
             wake = IDLE_TICK
             if self._edits:
                 soonest = min(e.seen for e in self._edits.values()) + self.quiet
@@ -332,12 +371,14 @@ class Watcher:
             paths |= self._expand(d)
         result = BatchResult(paths=len(paths), full=full)
         try:
+            # More new texts than INLINE_TEXTS (a pull of many notes): written to the catalog
+            # first and embedded step by step, as at start-up.
             if full:
                 self.mem.reload_rules()
-                result.report = self.mem.index()
+                result.report = self.mem.index(embed_budget=INLINE_TEXTS)
             elif paths:
                 before = self._bodies(paths)
-                result.report = self.mem.sync_paths(sorted(paths))
+                result.report = self.mem.sync_paths(sorted(paths), embed_budget=INLINE_TEXTS)
                 result.edits_seen = self._note_edits(paths, before, result.report)
         except (VaultMemoryError, OSError) as exc:
             # Keep the paths and retry later; the index is crash-safe, so a half-applied batch is fine.
@@ -353,6 +394,8 @@ class Watcher:
         else:
             self._failures = 0
             self._not_before = 0.0
+            if result.report is not None and result.report.texts_pending:
+                self.filling = True
             if result.changed:
                 self._review_due = time.monotonic() + REVIEW_DELAY
         result.seconds = time.perf_counter() - started

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from .catalog import Catalog
+from .catalog import Catalog, VectorProgress
 from .config import Config
 from .decay import DecayModel
 from .embedders import Embedder
@@ -42,6 +42,10 @@ class Workspace(Protocol):
 
     @property
     def embedder(self) -> Embedder: ...
+
+    def vectors(self) -> VectorProgress:
+        """How many chunks have their vector (the rest are found by keyword only, for now)."""
+        ...
 
     def note_names(self) -> Names:
         """Every indexed note's names (file name, path, title, aliases) for resolving targets and links."""

@@ -15,14 +15,24 @@ whether chromadb got imported on the way (it should not: below `exact_search_lim
 unchanged vault is served from the catalog's vectors).
 Medians over repeats. `python -X importtime` is summarised once. Quick mode (CI): a small
 synthetic vault with the fake embedder, one repeat.
+
+The index folder keeps the vectors of queries asked before (`query-vectors.sqlite`), so the
+same question asked again loads no model. Both are timed: the CLI with the query's vector
+cached (a repeated question) and with the cache file removed before each run (a new
+question: the model loads, on a thread while the vault is checked). The phase worker times
+the model load with the bare embedder (`Memory.model`), which the cache does not wrap.
+`--baseline COMMIT` also times the CLI of that commit's tree (`git archive`, as first_run)
+on the same index copy, in the same repeats: a before/after from one run.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -31,9 +41,21 @@ from typing import Any
 
 from .. import metrics
 from ..harness import REPO, Result, RunOptions, log, table
+from .first_run import baseline_tree
 
 QUERY = "does vitamin D supplementation reduce the risk of fractures"
 PY = sys.executable
+MINILM_IDENTITY = "minilm-l6-v2-int8/384"  # what a MiniLM-built catalog records as its embedder
+QUERY_CACHE = "query-vectors.sqlite"  # vault_memory.queryvectors.FILE_NAME, in the index folder
+NEW_QUERY = "CLI recall, new query (vector not cached: model loads)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fake-vectors", action="store_true",
+                        help="time the 10k-note index `scale` builds with fake vectors (relabelled as MiniLM's, "
+                             "so the CLI loads and runs the real model): timing only, when no MiniLM 10k index exists")
+    parser.add_argument("--baseline", default=None, metavar="COMMIT",
+                        help="also time that commit's CLI on the same index, in the same repeats")
 
 
 def _cli() -> list[str]:
@@ -64,11 +86,12 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     mem = Memory(cfg)
     _ = mem.catalog
     out["import_core_open_catalog"] = time.perf_counter() - t
+    model = getattr(mem, "model", None) or mem.embedder  # the bare embedder: no query-vector cache
     t = time.perf_counter()
-    mem.embedder.embed([query])
+    model.embed([query])
     out["model_load_and_first_embed"] = time.perf_counter() - t
     t = time.perf_counter()
-    mem.embedder.embed([query + " again"])
+    model.embed([query + " again"])
     out["second_embed"] = time.perf_counter() - t
     t = time.perf_counter()
     rep = mem.ensure_current(None)
@@ -114,6 +137,20 @@ def _target(opts: RunOptions) -> tuple[Path, Path, str, str, str | None]:
         build_synth(vault, 100)  # the CLI's own reconcile indexes it on the first (only) run
         what = "synthetic 100 notes, fake embedder (CI smoke test; the CLI run also indexes)"
         return vault, index, "fake", what, None
+    if opts.extra.get("fake_vectors"):
+        index = opts.cache / "index" / "synth-10000-fake_384-scale"
+        copy = cold / "synth-10000-fake-as-minilm"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(index, copy, ignore=shutil.ignore_patterns("writer.lock"))
+        db = sqlite3.connect(copy / "catalog.sqlite")
+        try:  # the CLI then loads MiniLM and embeds the query with it; the notes' vectors stay fake
+            db.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (MINILM_IDENTITY,))
+            db.commit()
+        finally:
+            db.close()
+        what = ("synthetic 10,000 notes, index built with FAKE vectors (`scale`'s) relabelled as MiniLM's: the "
+                "real model loads and embeds the query, so every step is timed, but rankings mean nothing")
+        return opts.cache / "vaults" / "synth-10000", copy, "minilm", what, None
     candidates = [
         (opts.cache / "vaults" / "synth-10000", opts.cache / "index" / "synth-10000-minilm-scale",
          "synthetic 10,000 notes", None),
@@ -151,7 +188,15 @@ def run(opts: RunOptions) -> Result:
         # the same command on the ANN path (what every recall paid before exact search): ratio in one run
         "CLI recall, Chroma path (VAULT_MEMORY_EXACT_SEARCH_LIMIT=0)":
             ["env", "VAULT_MEMORY_EXACT_SEARCH_LIMIT=0", *cli],
+        NEW_QUERY: cli,
     }
+    if opts.extra.get("baseline") and not opts.quick:
+        tree = baseline_tree(str(opts.extra["baseline"]), opts.cache)
+        # -P: the working directory (this repo) is not put before PYTHONPATH on sys.path
+        base_cli = ["env", f"PYTHONPATH={tree}", PY, "-P", "-c", "from vault_memory.cli.main import run; run()",
+                    *cli[len(_cli()):]]
+        cmds[f"baseline {opts.extra['baseline']}: CLI recall (full command)"] = base_cli
+        res.params["baseline_tree"] = str(tree)
     if not opts.quick:
         warm_s, proc = _timed(cli, env)  # warm-up: page cache, and a reconcile if the copy lagged
         if proc.returncode != 0:
@@ -162,6 +207,8 @@ def run(opts: RunOptions) -> Result:
     phases: list[dict[str, float]] = []
     for i in range(repeats):
         for name, cmd in cmds.items():
+            if name == NEW_QUERY:
+                (index_dir / QUERY_CACHE).unlink(missing_ok=True)
             s, p = _timed(cmd, env)
             if p.returncode != 0:
                 raise RuntimeError(f"{name} failed: {p.stderr[-2000:]}")
@@ -200,6 +247,10 @@ def run(opts: RunOptions) -> Result:
         f"--no-touch` in a fresh process; median of {repeats} (page cache warm; one untimed warm-up). "
         f"Machine: 2 cores shared with other benchmarks (load {res.params['load_at_start']} at start, "
         f"{res.results['load_at_end']} at end); every command ran once per repeat, back to back.",
+        "",
+        "`CLI recall (full command)` asks the warm-up's question again, so its vector comes from the "
+        "index folder's query-vector cache and no model is loaded; `" + NEW_QUERY + "` removes that "
+        "cache before each run, as a question never asked before.",
         "",
         *table(["fresh-process command", "median s"], [[k, v] for k, v in med.items()]),
         "",

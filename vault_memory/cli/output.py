@@ -84,8 +84,10 @@ class Progress:
 
     def __init__(self, label: str, unit: str = "chunks", *, stream: TextIO | None = None,
                  clock: Callable[[], float] = time.monotonic, interval: float = 0.25,
-                 enabled: bool | None = None) -> None:
+                 enabled: bool | None = None, detail: Callable[[], str] | None = None) -> None:
+        """`detail` is asked for text to append to each redraw (e.g. that recall is keyword-only)."""
         self.label, self.unit = label, unit
+        self.detail = detail
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.interval = interval
@@ -118,7 +120,8 @@ class Progress:
             return f"{self.label} {done}/{total} {self.unit} in {_clock(elapsed)}{speed}"
         pct = int(100 * done / total)
         eta = _clock((total - done) / rate) if rate > 0 else "?"
-        return f"{self.label} {done}/{total} {self.unit} ({pct}%)  {rate:.1f}/s  ETA {eta}"
+        extra = self.detail() if self.detail is not None else ""
+        return f"{self.label} {done}/{total} {self.unit} ({pct}%)  {rate:.1f}/s  ETA {eta}{extra}"
 
     def _draw(self, text: str) -> None:
         self.stream.write("\r" + text.ljust(self._width))
@@ -150,6 +153,9 @@ def render_index_report(report: IndexReport) -> str:
     parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
     lines = [f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
              f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"]
+    if report.texts_pending:
+        lines.append(f"{report.texts_pending} texts wait for their vectors: recall answers by keyword (BM25) "
+                     "until they are embedded")
     if report.failures:
         lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
     return "\n".join(lines)

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
-from .output import Progress, emit_json, ensure_current, render_index_report, say
+from .output import Progress, emit_json, ensure_current, note, render_index_report, say
 
 
 class Mode(enum.StrEnum):
@@ -25,8 +25,10 @@ def index(ctx: typer.Context,
           rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the index and build it from nothing")] = False,
           as_json: AsJson = False) -> None:
     """Reconcile the index with the vault: embed only what changed."""
-    progress = Progress("embedding")
     with state(ctx).memory() as mem:
+        # Many new texts are written to the catalog first: recall finds them by keyword meanwhile.
+        progress = Progress("embedding", detail=lambda: "" if mem.vectors().complete else
+                            "  (recall answers by keyword until done)")
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
         finally:
@@ -54,11 +56,23 @@ def recall(ctx: typer.Context,
     """
     when = parse_now(now)
     with state(ctx).memory() as mem:
+        # The query's vector will be needed (unless no chunk has one yet: a first index is
+        # being written): load the model meanwhile.
+        if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
+            mem.warm_query(query)
         ensure_current(mem)
         hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay,
                           tags=tag, folder=folder, type=type, after=after, before=before, explain=explain)
+        vectors = mem.vectors()
+        writer = None if vectors.complete or mem.lock.held else mem.lock.holder_pid()
+    lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
+    if not vectors.complete:
+        by = f"process {writer} is embedding them" if writer else "`vault-memory index` embeds them"
+        note(f"note: {vectors.pending:,} of {vectors.chunks:,} chunks have no vector yet ({by}); "
+             + ("results are keyword-only (BM25) meanwhile" if lexical_only else "those are not searched by meaning"))
     if as_json:
-        emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits)})
+        emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits), "lexical_only": lexical_only,
+                   "vectors": vectors.to_dict()})
         return
     if not hits:
         say("no matching notes")
@@ -107,9 +121,19 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     say(f"embedder:  {info['embedder']}")
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
-    say(f"vectors:   {store.get('backend', 'unavailable')}{where}, collection {store.get('collection', '?')} "
-               f"({store['vectors'] if 'vectors' in store else 'unavailable: ' + str(store.get('error', '?'))})")
+    if store.get("backend") == "exact":
+        say(f"vectors:   exact search over the catalog's {store['vectors']} vectors "
+                   f"(no HNSW index below {store['exact_search_limit']} chunks)")
+    else:
+        count = store["vectors"] if "vectors" in store else "unavailable: " + str(store.get("error", "?"))
+        say(f"vectors:   {store.get('backend', 'unavailable')}{where}, "
+            f"collection {store.get('collection', '?')} ({count})")
     say(f"notes:     {info['notes']}   chunks: {info['chunks']}")
+    vec = info["vectors"]
+    if not vec["complete"]:
+        share = 100 * vec["embedded"] // max(1, vec["chunks"])
+        say(f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
+                   "recall is keyword-only (BM25) until all are")
     pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
     say(f"pending:   {pending}")
     for path, err in info["failures"].items():

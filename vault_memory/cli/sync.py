@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .options import AsJson, state
-from .output import emit_json, note, render_index_report, say
+from .output import Progress, emit_json, note, render_index_report, say
 
 if TYPE_CHECKING:
     from vault_memory.watch import BatchResult
@@ -40,12 +40,22 @@ def watch(ctx: typer.Context,
         if problem is not None:
             raise ConfigError(f"{flag} {value}: {problem}")
 
+    progress = Progress("embedding", detail=lambda: "  (recall answers by keyword until done)")
+
     def show(result: BatchResult) -> None:
         if result.changed:
+            progress.close()  # end an embedding progress line before the batch's own
             note(result.line())
 
+    def filled(done: int, total: int) -> None:
+        progress(done, total)
+        if done >= total:
+            progress.close()
+            note(f"embedded {done} texts: recall ranks by meaning and keyword again")
+
     with state(ctx).memory() as mem:
-        watcher = Watcher(mem, debounce=debounce, quiet=quiet, rehearse_edits=not no_rehearse, on_batch=show)
+        watcher = Watcher(mem, debounce=debounce, quiet=quiet, rehearse_edits=not no_rehearse, on_batch=show,
+                          on_fill=filled)
         try:
             report = watcher.start()
         except BaseException:
@@ -53,7 +63,10 @@ def watch(ctx: typer.Context,
             raise
         note(render_index_report(report))
         note(f"watching {mem.vault} (pid {os.getpid()}); Ctrl-C to stop")
-        serve(watcher)
+        try:
+            serve(watcher)
+        finally:
+            progress.close()
     note("stopped")
 
 
@@ -79,9 +92,11 @@ def doctor(ctx: typer.Context, as_json: AsJson = False,
             say(f"{report.notes_in_vault} notes in the vault, {report.notes_in_index} in the index: {verdict}"
                 + (" (after --fix)" if fixed else ""))
         vs = report.vector_store
-        if vs:
+        if vs.get("backend") == "exact":
+            say("vectors: exact search over the catalog's vectors (no HNSW index kept at this size)")
+        else:
             say(f"vectors: {vs.get('backend')}" + (f" at {vs['url']}" if vs.get("url") else "")
-                + f", collection {vs.get('collection')}")
+                       + f", collection {vs.get('collection')}")
         for line in report.problems():
             say(f"  - {line}")
         if report.writer_pid:

@@ -24,12 +24,23 @@ class HitOut(TypedDict):
     pinned: bool
     reactivated: bool
     superseded_by: list[str]
+    lexical_only: bool  # ranked by keywords (BM25) alone: vectors still being filled in, or the store unreachable
+
+
+class VectorsOut(TypedDict):
+    chunks: int
+    embedded: int
+    pending: int
+    complete: bool  # every chunk has its vector: recall ranks by meaning and keywords both
 
 
 class RecallOut(TypedDict):
     hits: list[HitOut]
     count: int
     filter: str  # what the filters let through ("no filter" when none was given)
+    lexical_only: bool
+    vectors: VectorsOut
+    note: str  # what to tell the user about these results ("" when nothing)
 
 
 class PrefetchEntryOut(TypedDict):
@@ -41,6 +52,9 @@ class PrefetchEntryOut(TypedDict):
 
 
 class PrefetchOut(TypedDict):
+    lexical_only: bool  # the block is empty or thin because vectors are still being filled in
+    vectors: VectorsOut
+    note: str
     block: str
     entries: list[PrefetchEntryOut]
     refreshed_staged: list[str]
@@ -212,6 +226,8 @@ class StatusOut(TypedDict):
     chunks: int
     embedder: str
     vector_store: dict[str, Any]
+    vectors: VectorsOut
+    recall: str  # "hybrid", or "lexical-only" while vectors are being filled in
     pending: dict[str, int]
     failures: dict[str, str]
     passed_over: dict[str, str]

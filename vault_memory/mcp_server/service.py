@@ -71,7 +71,8 @@ class Service:
             # Open the tools' vector store first: Chroma's per-folder client cache is not safe
             # against two threads creating the same client at once; the watcher's then reuses it.
             with self.guard:
-                _ = self.mem.store
+                if self.mem.keeps_store():  # a small local index is searched exactly: no Chroma store at all
+                    _ = self.mem.store
         except VaultMemoryError as exc:
             log.warning("vector store: %s", exc)
         while not self._stop.is_set():

@@ -186,7 +186,16 @@ def _filters(tags: list[str] | str | None, folder: str | None, type: str | None,
 def _hit(h: Hit) -> HitOut:
     return {"path": h.path, "node_id": h.node_id, "title": h.title, "heading": h.heading, "snippet": h.snippet,
             "date": h.date[:10] if h.date else None, "score": h.score, "pinned": h.pinned,
-            "reactivated": h.reactivated, "superseded_by": h.superseded_by}
+            "reactivated": h.reactivated, "superseded_by": h.superseded_by, "lexical_only": h.lexical_only}
+
+
+def _progress_note(lexical: bool, vectors: dict[str, Any]) -> str:
+    if not lexical:
+        return ""
+    if vectors["complete"]:
+        return "results are keyword-only (BM25): the vector store is unreachable"
+    return (f"results are keyword-only (BM25) while {vectors['embedded']:,} of {vectors['chunks']:,} chunks are "
+            "embedded; ask again in a while for ranking by meaning too")
 
 
 # -- argument types, described once ------------------------------------------------------
@@ -211,7 +220,8 @@ class Tools:
     # -- finding and reading ---------------------------------------------------------------
     @tool(USES, "Search long-term memory for notes relevant to `query` (plain words; meaning and keywords both "
                 "count). Returns up to k notes, best first: path, title, snippet, date. Optional filters (tags, "
-                "folder, type, after, before) choose which notes may come back. Use read for a note's full text.")
+                "folder, type, after, before) choose which notes may come back. Use read for a note's full text. "
+                "`note` says when results are by keywords alone (a new vault's vectors still filling in).")
     def recall(self, query: Annotated[str, Field(description="What to look up, in plain words")],
                k: Annotated[int, Field(description=f"How many notes (1-{K_MAX})", json_schema_extra={
                    "minimum": 1, "maximum": K_MAX})] = 5,
@@ -219,8 +229,10 @@ class Tools:
                before: BeforeArg = None) -> RecallOut:
         q, n = _text(query, "query", QUERY_MAX, "what editor does the user use"), _int(k, "k", 1, K_MAX)
         got, described = _filters(tags, folder, type, after, before)
-        hits = self.service.call(lambda m: m.recall(q, k=n, **got.kwargs()))
-        return {"hits": [_hit(h) for h in hits], "count": len(hits), "filter": described}
+        hits, vectors = self.service.call(lambda m: (m.recall(q, k=n, **got.kwargs()), m.vectors().to_dict()))
+        lexical = any(h.lexical_only for h in hits) or not vectors["complete"]
+        return {"hits": [_hit(h) for h in hits], "count": len(hits), "filter": described, "lexical_only": lexical,
+                "vectors": cast(Any, vectors), "note": _progress_note(lexical, vectors)}
 
     @tool(READ, "Read a note: the whole of it, one section (`heading`, or target '[[Note#Heading]]') or some lines "
                 "(`lines` '40:80'). Find it by title, alias, path, [[link]] or node_id. Returns the text with "
@@ -266,8 +278,11 @@ class Tools:
                  before: BeforeArg = None) -> PrefetchOut:
         t, b = _text(text, "text", TURN_MAX), _int(budget, "budget", BUDGET_MIN, BUDGET_MAX)
         got, _ = _filters(tags, folder, type, after, before)
-        result = self.service.call(lambda m: m.prefetch(t, budget=b, **got.kwargs()))
-        return {"block": result.block,
+        result, vectors = self.service.call(lambda m: (m.prefetch(t, budget=b, **got.kwargs()),
+                                                       m.vectors().to_dict()))
+        lexical = not vectors["complete"]
+        return {"lexical_only": lexical, "vectors": cast(Any, vectors), "note": _progress_note(lexical, vectors),
+                "block": result.block,
                 "entries": [{"path": e.path, "node_id": e.node_id, "date": e.date, "text": e.text, "score": e.score}
                             for e in result.entries],
                 "refreshed_staged": result.refreshed}
