@@ -367,44 +367,53 @@ def test_a_store_left_by_an_earlier_version_is_removed(make_memory: MemoryFactor
 
 # -- query vectors ----------------------------------------------------------------------------
 
+class _Recording(FakeEmbedder):
+    """Remembers every text it embedded: recall also embeds the answer windows (sentences) of its
+    best candidates (windows.py), once each, so the query is counted by its text."""
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        super().__init__()
+        self.delay, self.seen = delay, []
+
+    def embed(self, texts: Any) -> Any:
+        time.sleep(self.delay)
+        self.seen += list(texts)
+        return super().embed(texts)
+
+
 def test_a_query_is_embedded_once_across_processes(make_memory: MemoryFactory) -> None:
     fake = FakeEmbedder()
     mem = make_memory(fake)
     mem.index()
     mem.close()
-    first = FakeEmbedder()
+    first = _Recording()
     a = make_memory(first)
     hits_a = a.recall("sourdough starter", k=3, touch=False, now=NOW)
-    assert first.texts_embedded == 1
+    assert first.seen.count("sourdough starter") == 1
     a.recall("sourdough starter", k=3, touch=False, now=NOW)
-    assert first.texts_embedded == 1, "a long-lived process embeds a query once"
+    assert first.seen.count("sourdough starter") == 1, "a long-lived process embeds a query once"
+    assert len(first.seen) == len(set(first.seen)), "nor any answer window twice"
     a.close()
-    second = FakeEmbedder()
+    second = _Recording()
     b = make_memory(second)
     assert [h.to_dict() for h in b.recall("sourdough starter", k=3, touch=False, now=NOW)] == \
            [h.to_dict() for h in hits_a]
-    assert second.texts_embedded == 0, "a one-shot process finds it in the index folder"
+    assert second.seen == [], "a one-shot process finds the query and its windows in the index folder"
     b.recall("sourdough starters", k=3, touch=False, now=NOW)
-    assert second.texts_embedded == 1
+    assert second.seen.count("sourdough starters") == 1
     other = make_memory(FakeEmbedder(dim=32), index_dir=b.index_dir.parent / "other")
     assert other.embedder.embed(["sourdough starter"]).shape == (1, 32), "never another model's vector"
 
 
 def test_warm_query_embeds_in_the_background_once(make_memory: MemoryFactory) -> None:
-    class Slow(FakeEmbedder):
-        def embed(self, texts: Any) -> Any:
-            time.sleep(0.2)
-            return super().embed(texts)
-
-    slow = Slow()
+    slow = _Recording(delay=0.2)
     mem = make_memory(slow)
     mem.index()
-    before = slow.texts_embedded
     started = time.monotonic()
     mem.warm_query("agent sandbox write access")
     assert time.monotonic() - started < 0.15, "warming does not block"
     hits = mem.recall("agent sandbox write access", k=3, touch=False, now=NOW)
-    assert hits and slow.texts_embedded == before + 1
+    assert hits and slow.seen.count("agent sandbox write access") == 1
 
 
 def test_an_unusable_query_cache_is_only_a_miss(make_memory: MemoryFactory, index_dir: Path) -> None:
