@@ -8,7 +8,7 @@ TypedDict, because pydantic needs it on Python 3.11.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -25,6 +25,8 @@ class HitOut(TypedDict):
     reactivated: bool
     superseded_by: list[str]
     lexical_only: bool  # ranked by keywords (BM25) alone: vectors still being filled in, or the store unreachable
+    change: str  # when hits answer the same question with different statements: "stated 2023-08-11; older: ..."
+    explain: NotRequired[dict[str, Any]]  # how it was ranked, when asked for (explain=true)
 
 
 class VectorsOut(TypedDict):
@@ -49,6 +51,7 @@ class PrefetchEntryOut(TypedDict):
     date: str | None
     text: str
     score: float
+    change: str  # "stated 2024-03-02; older: newer statement (2024-11-20) is #1" when statements differ
 
 
 class PrefetchOut(TypedDict):

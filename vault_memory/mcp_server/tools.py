@@ -186,7 +186,8 @@ def _filters(tags: list[str] | str | None, folder: str | None, type: str | None,
 def _hit(h: Hit) -> HitOut:
     return {"path": h.path, "node_id": h.node_id, "title": h.title, "heading": h.heading, "snippet": h.snippet,
             "date": h.date[:10] if h.date else None, "score": h.score, "pinned": h.pinned,
-            "reactivated": h.reactivated, "superseded_by": h.superseded_by, "lexical_only": h.lexical_only}
+            "reactivated": h.reactivated, "superseded_by": h.superseded_by, "lexical_only": h.lexical_only,
+            "change": h.change, **({"explain": h.explain} if h.explain is not None else {})}  # type: ignore[typeddict-item]
 
 
 def _progress_note(lexical: bool, vectors: dict[str, Any]) -> str:
@@ -226,10 +227,14 @@ class Tools:
                k: Annotated[int, Field(description=f"How many notes (1-{K_MAX})", json_schema_extra={
                    "minimum": 1, "maximum": K_MAX})] = 5,
                tags: TagsArg = None, folder: FolderArg = None, type: TypeArg = None, after: AfterArg = None,
-               before: BeforeArg = None) -> RecallOut:
+               before: BeforeArg = None,
+               explain: Annotated[bool, Field(description="Also say how each hit was ranked (BM25, meaning, "
+                                                          "strength, why it moved)")] = False) -> RecallOut:
         q, n = _text(query, "query", QUERY_MAX, "what editor does the user use"), _int(k, "k", 1, K_MAX)
         got, described = _filters(tags, folder, type, after, before)
-        hits, vectors = self.service.call(lambda m: (m.recall(q, k=n, **got.kwargs()), m.vectors().to_dict()))
+        why = bool(explain)
+        hits, vectors = self.service.call(lambda m: (m.recall(q, k=n, explain=why, **got.kwargs()),
+                                                     m.vectors().to_dict()))
         lexical = any(h.lexical_only for h in hits) or not vectors["complete"]
         return {"hits": [_hit(h) for h in hits], "count": len(hits), "filter": described, "lexical_only": lexical,
                 "vectors": cast(Any, vectors), "note": _progress_note(lexical, vectors)}
@@ -283,7 +288,8 @@ class Tools:
         lexical = not vectors["complete"]
         return {"lexical_only": lexical, "vectors": cast(Any, vectors), "note": _progress_note(lexical, vectors),
                 "block": result.block,
-                "entries": [{"path": e.path, "node_id": e.node_id, "date": e.date, "text": e.text, "score": e.score}
+                "entries": [{"path": e.path, "node_id": e.node_id, "date": e.date, "text": e.text, "score": e.score,
+                             "change": e.change}
                             for e in result.entries],
                 "refreshed_staged": result.refreshed}
 
