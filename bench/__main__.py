@@ -62,7 +62,7 @@ def _summary(module: ModuleType) -> str:
     if len(para) <= 110:
         return para
     end = para.find(". ") + 1
-    return para[:end] if 0 < end <= 110 else para[:para.rfind(" ", 0, 108)] + " ..."
+    return para[:end] if 0 < end <= 110 else para[: para.rfind(" ", 0, 108)] + " ..."
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,18 +70,21 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--quick", action="store_true", help="small slices and the fake embedder (CI)")
     common.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"bench data folder (default {DEFAULT_DATA})")
     common.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default bench/results)")
-    common.add_argument("--cache", type=Path, default=CACHE,
-                        help="generated vaults and indexes (default bench/.cache)")
-    common.add_argument("--embedder", default=None,
-                        help='embedder spec (default "fake" with --quick, else "minilm")')
+    common.add_argument("--cache", type=Path, default=CACHE, help="generated vaults and indexes (default bench/.cache)")
+    common.add_argument("--embedder", default=None, help='embedder spec (default "fake" with --quick, else "minilm")')
     sizes = argparse.ArgumentParser(add_help=False)  # the runners' shared size knobs
-    sizes.add_argument("--notes", default=None,
-                       help="scale: notes in the synthetic vault, or a comma list (1000,10000); "
-                            "pipeline: notes in its vault (400)")
+    sizes.add_argument(
+        "--notes",
+        default=None,
+        help="scale: notes in the synthetic vault, or a comma list (1000,10000); pipeline: notes in its vault (400)",
+    )
     sizes.add_argument("--repeats", type=int, default=None, help="scale/cold/pipeline: repeats per measurement")
 
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="name", metavar="NAME", required=True)
     groups = (("runners", RUNNERS, [common, sizes]), ("studies", STUDIES, [common]))
     lines = []
@@ -89,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
         lines.append(f"{title}:")
         for name, (module_name, _folder) in entries.items():
             module = importlib.import_module(module_name)
-            p = sub.add_parser(name, parents=parents, description=module.__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+            p = sub.add_parser(
+                name, parents=parents, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+            )
             add = getattr(module, "add_arguments", None)
             if add is not None:
                 add(p)
@@ -105,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     extra = {k: v for k, v in vars(args).items() if k not in COMMON and v is not None}
-    opts = RunOptions(quick=args.quick, data=args.data.resolve(), out=args.out, cache=args.cache,
-                      embedder=args.embedder, extra=extra)
+    opts = RunOptions(
+        quick=args.quick, data=args.data.resolve(), out=args.out, cache=args.cache, embedder=args.embedder, extra=extra
+    )
     names = list(RUNNERS) if args.name == "all" else [args.name]
     failed: list[str] = []
     skipped: list[str] = []

@@ -114,9 +114,7 @@ def git_info() -> dict[str, Any]:
 
     def run(*args: str) -> str | None:
         try:
-            out = subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10
-            )
+            out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             return None
         return out.stdout.strip() if out.returncode == 0 else None
@@ -207,9 +205,7 @@ class Result:
     def render_markdown(self, payload: Mapping[str, Any]) -> str:
         m = payload["machine"]
         g = payload["git"]
-        commit = (g.get("commit") or "uncommitted")[:10] + (
-            " (dirty)" if g.get("dirty") else ""
-        )
+        commit = (g.get("commit") or "uncommitted")[:10] + (" (dirty)" if g.get("dirty") else "")
         params = ", ".join(f"{k}={v}" for k, v in payload["params"].items())
         ones = [x[0] for x in payload["load_average"].values() if x]  # 1-minute load at start, at end
         loads = " · load " + " → ".join(f"{x:.1f}" for x in ones) if ones else ""
@@ -296,8 +292,11 @@ def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
 
 def index_report(rep: Any) -> dict[str, Any]:
     """The scalar fields of an IndexReport (lists become counts), whatever its exact shape."""
-    raw = rep.to_dict() if hasattr(rep, "to_dict") else {
-        n: getattr(rep, n) for n in dir(rep) if not n.startswith("_") and not callable(getattr(rep, n, None))}
+    raw = (
+        rep.to_dict()
+        if hasattr(rep, "to_dict")
+        else {n: getattr(rep, n) for n in dir(rep) if not n.startswith("_") and not callable(getattr(rep, n, None))}
+    )
     out: dict[str, Any] = {}
     for name, value in raw.items():
         if isinstance(value, float):

@@ -41,9 +41,7 @@ def ndcg_at_k(ranked: Sequence[str], qrels: Mapping[str, float], k: int = 10) ->
     return dcg(gains) / idcg if idcg > 0 else 0.0
 
 
-def recall_at_k(
-    ranked: Sequence[str], relevant: Iterable[str] | Mapping[str, float], k: int
-) -> float:
+def recall_at_k(ranked: Sequence[str], relevant: Iterable[str] | Mapping[str, float], k: int) -> float:
     """Share of relevant ids found in the top k. A mapping is read as qrels (relevance > 0)."""
     if k <= 0:
         raise ValueError("k must be positive")
@@ -56,9 +54,7 @@ def recall_at_k(
     return len(rel & set(_dedupe(ranked)[:k])) / len(rel)
 
 
-def evidence_recall(
-    units: Sequence[Iterable[str]], gold: Iterable[str], k: int
-) -> float:
+def evidence_recall(units: Sequence[Iterable[str]], gold: Iterable[str], k: int) -> float:
     """Share of gold turn ids contained in the top-k retrieved units.
 
     `units` is the ranked list of retrieved units (chunks), each given as the turn ids it

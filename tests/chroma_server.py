@@ -73,7 +73,10 @@ class ChromaServer:
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
                 [chroma_executable(), "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
             )
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while time.monotonic() < deadline:

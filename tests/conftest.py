@@ -49,8 +49,13 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
         if key.startswith("VAULT_MEMORY_") or key == "OLLAMA_HOST":
             monkeypatch.delenv(key)
     home = tmp_path_factory.mktemp("home")
-    for var, path in {"HOME": home, "USERPROFILE": home, "XDG_CONFIG_HOME": home / ".config",
-                      "XDG_CACHE_HOME": home / ".cache", "XDG_DATA_HOME": home / ".local" / "share"}.items():
+    for var, path in {
+        "HOME": home,
+        "USERPROFILE": home,
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_DATA_HOME": home / ".local" / "share",
+    }.items():
         monkeypatch.setenv(var, str(path))
     return home
 
@@ -83,8 +88,12 @@ def make_memory(vault: Path, index_dir: Path) -> Iterator[MemoryFactory]:
     opened: list[Memory] = []
 
     def factory(embedder: Any = None, **overrides: Any) -> Memory:
-        cfg = Config(vault=overrides.pop("vault", vault), index_dir=overrides.pop("index_dir", index_dir),
-                     embedder="fake", **overrides)
+        cfg = Config(
+            vault=overrides.pop("vault", vault),
+            index_dir=overrides.pop("index_dir", index_dir),
+            embedder="fake",
+            **overrides,
+        )
         mem = Memory(cfg, embedder=embedder or FakeEmbedder(), clock=lambda: NOW)
         opened.append(mem)
         return mem

@@ -35,8 +35,12 @@ def can_mount() -> bool:
         return False
     probe = Path(tempfile.mkdtemp(prefix="vm-mount-probe-"))
     try:
-        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
-                            capture_output=True, timeout=30).returncode == 0
+        ok = (
+            subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True, timeout=30
+            ).returncode
+            == 0
+        )
         if ok:
             subprocess.run(["umount", str(probe)], capture_output=True, timeout=30)
         return ok
@@ -81,8 +85,9 @@ def tmpfs(path: Path, size: str = "4m") -> Iterator[Path]:
     if not can_mount():
         pytest.skip("needs root with mount to make a small file system")
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True, capture_output=True, timeout=60
+    )
     try:
         yield path
     finally:

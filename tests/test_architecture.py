@@ -64,7 +64,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -97,8 +97,22 @@ def test_no_import_cycle_in_the_package() -> None:
 
 def test_operations_take_a_workspace_not_memory() -> None:
     graph = import_graph()
-    below = ["staging", "edits", "recall", "prefetch", "search", "ranking", "indexer", "catalog", "notefile",
-             "decay", "records", "text", "workspace", "vault"]
+    below = [
+        "staging",
+        "edits",
+        "recall",
+        "prefetch",
+        "search",
+        "ranking",
+        "indexer",
+        "catalog",
+        "notefile",
+        "decay",
+        "records",
+        "text",
+        "workspace",
+        "vault",
+    ]
     for mod in below:
         assert "vault_memory.memory" not in graph[f"vault_memory.{mod}"], f"{mod} imports memory.py"
 
@@ -107,8 +121,9 @@ def test_ranking_is_pure() -> None:
     src = (PKG / "ranking.py").read_text(encoding="utf-8")
     tree = ast.parse(src)
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                 and not n.level}
+    imported |= {
+        (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level
+    }
     assert not imported & {"os", "sqlite3", "chromadb", "pathlib", "time", "subprocess"}
 
 

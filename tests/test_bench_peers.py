@@ -33,7 +33,8 @@ def _conversation(sample_id: str) -> dict[str, object]:
     return {
         "sample_id": sample_id,
         "conversation": {
-            "speaker_a": "Ann", "speaker_b": "Bob",
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [_turn("D1:1", "I adopted a cat named Miso."), _turn("D1:2", "She likes tuna.")],
             "session_2_date_time": "10:00 am on 20 May, 2023",
@@ -52,14 +53,21 @@ def _conversation(sample_id: str) -> dict[str, object]:
 
 def test_pooled_locomo_one_folder_per_conversation():
     pooled = pooled_locomo([_conversation("conv-1"), _conversation("conv-2")])
-    assert sorted(pooled.files) == ["conv-1/session_1.md", "conv-1/session_2.md",
-                                    "conv-2/session_1.md", "conv-2/session_2.md"]
+    assert sorted(pooled.files) == [
+        "conv-1/session_1.md",
+        "conv-1/session_2.md",
+        "conv-2/session_1.md",
+        "conv-2/session_2.md",
+    ]
     assert "D1:1 Ann: I adopted a cat named Miso." in pooled.files["conv-1/session_1.md"]
     assert pooled.files["conv-1/session_1.md"].startswith("---\ndate: 2023-05-08T13:56:00+00:00\n")
     assert pooled.skipped == {"category_5": 2, "no_evidence": 2}
     assert [(q.conv, q.gold) for q in pooled.questions] == [
-        ("conv-1", ("conv-1/session_1.md",)), ("conv-1", ("conv-1/session_1.md", "conv-1/session_2.md")),
-        ("conv-2", ("conv-2/session_1.md",)), ("conv-2", ("conv-2/session_1.md", "conv-2/session_2.md"))]
+        ("conv-1", ("conv-1/session_1.md",)),
+        ("conv-1", ("conv-1/session_1.md", "conv-1/session_2.md")),
+        ("conv-2", ("conv-2/session_1.md",)),
+        ("conv-2", ("conv-2/session_1.md", "conv-2/session_2.md")),
+    ]
     assert pooled.questions[0].now == dt.datetime(2023, 5, 20, 11, 0, tzinfo=dt.UTC)  # last session + 1 h
     assert pooled_locomo([_conversation("a"), _conversation("b")], conversations=1).conversations == 1
 
@@ -71,8 +79,9 @@ def test_resolver_maps_each_tools_references_to_vault_paths():
     assert r.resolve("qmd://bench-locomo/conv-26/session-12.md") == "conv-26/session_12.md"  # qmd
     assert r.resolve("conv-3/session_1.md") == "conv-3/session_1.md"
     assert r.resolve("elsewhere/other.md") is None
-    assert r.ranked(["conv-3/session_1.md", "x", "conv-3/session_1.md", "conv-26/session_1.md",
-                     "conv-26/session_12.md"], 2) == (["conv-3/session_1.md", "conv-26/session_1.md"], 1)
+    assert r.ranked(
+        ["conv-3/session_1.md", "x", "conv-3/session_1.md", "conv-26/session_1.md", "conv-26/session_12.md"], 2
+    ) == (["conv-3/session_1.md", "conv-26/session_1.md"], 1)
     assert note_key("QMD://A/B_c.md") == "a-b-c"
     with pytest.raises(ValueError, match="indistinguishable"):
         PathResolver(["a/b_c.md", "a/b-c.md"])
@@ -100,15 +109,24 @@ def test_tool_payload_unwraps_structured_content_or_reads_text():
 def test_note_scores_and_summary():
     assert note_scores(["a", "b", "c"], ["b", "z"], k=5) == {"hit@5": 1.0, "recall@5": 0.5}
     assert note_scores(["a", "b", "c", "d", "e", "z"], ["z"], k=5) == {"hit@5": 0.0, "recall@5": 0.0}
-    s = summarise([(1, {"hit@5": 1.0, "recall@5": 0.5}), (1, {"hit@5": 0.0, "recall@5": 0.0}),
-                   (4, {"hit@5": 1.0, "recall@5": 1.0})])
+    s = summarise(
+        [
+            (1, {"hit@5": 1.0, "recall@5": 0.5}),
+            (1, {"hit@5": 0.0, "recall@5": 0.0}),
+            (4, {"hit@5": 1.0, "recall@5": 1.0}),
+        ]
+    )
     assert s["pooled"] == {"n": 3, "hit@5": pytest.approx(0.6667, abs=1e-4), "recall@5": 0.5}
     assert s["by_category"]["1"] == {"n": 2, "hit@5": 0.5, "recall@5": 0.25}
 
 
 def test_update_scores():
     assert update_scores(["new", "x", "old"], ["old", "new"]) == {
-        "all_in_top5": 1.0, "newer_first": 1.0, "both": 1.0, "newest_in_top5": 1.0}
+        "all_in_top5": 1.0,
+        "newer_first": 1.0,
+        "both": 1.0,
+        "newest_in_top5": 1.0,
+    }
     assert update_scores(["old", "new"], ["old", "new"])["both"] == 0.0
     assert update_scores(["new", "a", "b", "c", "d", "old"], ["old", "new"])["all_in_top5"] == 0.0
 
@@ -121,19 +139,35 @@ def test_ratio_and_its_format():
 
 def test_summary_rows_put_each_measure_beside_each_tool():
     results = {
-        "first_index": {"locomo": {"vault-memory": {"seconds": 100.0}, "vault-memory-fake": {"seconds": 20.0},
-                                   "basic-memory": {"seconds": 120.0}}},
+        "first_index": {
+            "locomo": {
+                "vault-memory": {"seconds": 100.0},
+                "vault-memory-fake": {"seconds": 20.0},
+                "basic-memory": {"seconds": 120.0},
+            }
+        },
         "cold_query": {"vault-memory": {"median": 1.5}, "basic-memory": {"median": 15.0}},
-        "warm": {"locomo": {"vault-memory: hybrid, decay on (default)": {"p50_ms": 20.0, "p95_ms": 40.0},
-                            "vault-memory: MCP": {"p50_ms": 25.0, "p95_ms": 50.0},
-                            "basic-memory: MCP": {"p50_ms": 80.0, "p95_ms": 120.0}}},
-        "quality": {"locomo": {"vault-memory: hybrid, decay on (default)": {"pooled": {"recall@5": 0.8, "hit@5": 0.9}},
-                               "vault-memory: bm25 only": {"pooled": {"recall@5": 0.7, "hit@5": 0.8}},
-                               "basic-memory: MCP": {"pooled": {"recall@5": 0.6, "hit@5": 0.7}}}},
+        "warm": {
+            "locomo": {
+                "vault-memory: hybrid, decay on (default)": {"p50_ms": 20.0, "p95_ms": 40.0},
+                "vault-memory: MCP": {"p50_ms": 25.0, "p95_ms": 50.0},
+                "basic-memory: MCP": {"p50_ms": 80.0, "p95_ms": 120.0},
+            }
+        },
+        "quality": {
+            "locomo": {
+                "vault-memory: hybrid, decay on (default)": {"pooled": {"recall@5": 0.8, "hit@5": 0.9}},
+                "vault-memory: bm25 only": {"pooled": {"recall@5": 0.7, "hit@5": 0.8}},
+                "basic-memory: MCP": {"pooled": {"recall@5": 0.6, "hit@5": 0.7}},
+            }
+        },
     }
     rows = peers.summary_rows(results, "vault-memory", "vault-memory-fake")
-    assert rows["first index, s"] == {"vault-memory": 100.0, "basic-memory": 120.0,
-                                      "vault-memory (fake embedder)": 20.0}
+    assert rows["first index, s"] == {
+        "vault-memory": 100.0,
+        "basic-memory": 120.0,
+        "vault-memory (fake embedder)": 20.0,
+    }
     assert rows["warm query p50, ms"] == {"basic-memory": 80.0, "vault-memory": 20.0}
     assert rows["warm query p50 via MCP, ms"] == {"basic-memory": 80.0, "vault-memory": 25.0}
     assert rows["LoCoMo note recall@5"] == {"basic-memory": 0.6, "vault-memory": 0.8, "vault-memory (bm25 only)": 0.7}

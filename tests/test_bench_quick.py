@@ -23,8 +23,7 @@ def _frontmatter(text: str) -> dict:
 
 
 def test_parse_locomo_datetime():
-    assert datasets.parse_locomo_datetime("1:56 pm on 8 May, 2023") == dt.datetime(
-        2023, 5, 8, 13, 56, tzinfo=dt.UTC)
+    assert datasets.parse_locomo_datetime("1:56 pm on 8 May, 2023") == dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
     assert datasets.parse_locomo_datetime("12:09 am on 13 September, 2023").hour == 0
     assert datasets.parse_locomo_datetime("12:30 pm on 1 January, 2024").hour == 12
     assert datasets.parse_locomo_datetime("10:37 am on 27 June, 2023").isoformat() == "2023-06-27T10:37:00+00:00"
@@ -34,7 +33,13 @@ def test_parse_locomo_datetime():
 
 def test_parse_evidence():
     assert datasets.parse_evidence(["D8:6; D9:17", "D1:3", "D", "D:11:26", "D9:1 D4:4,D4:6", "D1:3"]) == (
-        "D8:6", "D9:17", "D1:3", "D9:1", "D4:4", "D4:6")
+        "D8:6",
+        "D9:17",
+        "D1:3",
+        "D9:1",
+        "D4:4",
+        "D4:6",
+    )
 
 
 def test_turn_ids_whole_markers_only():
@@ -118,8 +123,10 @@ def test_synth_generator(tmp_path: Path):
 
 # --------------------------------------------------------------------------- third-party data (skipped without it)
 
-needs_data = pytest.mark.skipif(not (DEFAULT_DATA / "scifact").is_dir() or not (DEFAULT_DATA / "locomo").is_dir(),
-                                reason="bench data not found next to the repo")
+needs_data = pytest.mark.skipif(
+    not (DEFAULT_DATA / "scifact").is_dir() or not (DEFAULT_DATA / "locomo").is_dir(),
+    reason="bench data not found next to the repo",
+)
 
 
 @needs_data
@@ -163,8 +170,23 @@ def test_every_benchmark_runs_in_quick_mode(tmp_path: Path) -> None:
     import sys
 
     repo = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-m", "bench", "all", "--quick", "--out", str(tmp_path / "results"),
-                          "--cache", str(tmp_path / "cache")], cwd=repo, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "all",
+            "--quick",
+            "--out",
+            str(tmp_path / "results"),
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     written = sorted(p.name for p in (tmp_path / "results").glob("*.quick.json"))
     assert {"updates.quick.json", "scale.quick.json", "pipeline.quick.json", "cold.quick.json"} <= set(written)
@@ -182,8 +204,9 @@ def test_help_lists_every_runner_and_study() -> None:
     from bench.__main__ import RUNNERS, STUDIES, build_parser
 
     repo = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-m", "bench", "--help"], cwd=repo, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench", "--help"], cwd=repo, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     for name in (*RUNNERS, *STUDIES, "all"):
         assert re.search(rf"^  {name} ", out.stdout, re.M), f"{name} missing from `python -m bench --help`"
@@ -211,6 +234,9 @@ def test_bench_uses_only_public_names() -> None:
                 if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
                     found.append(f"{path.relative_to(bench)}:{node.lineno} {ast.unparse(node)}")
             elif isinstance(node, ast.ImportFrom):
-                found += [f"{path.relative_to(bench)}:{node.lineno} import {a.name}" for a in node.names
-                          if a.name.startswith("_") and not a.name.startswith("__")]
+                found += [
+                    f"{path.relative_to(bench)}:{node.lineno} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
     assert not found, found

@@ -14,9 +14,18 @@ import yaml
 from bench.data import updates_hard as uh
 from bench.harness import DEFAULT_DATA
 
-NEUTRAL = ("that sounds lovely", "we should catch up soon", "the weather was great on saturday",
-           "my cousin painted a mural", "thanks for asking", "the kids loved the park", "i baked cookies",
-           "what a beautiful sunset", "i went hiking with friends", "the puppy chewed my shoe")
+NEUTRAL = (
+    "that sounds lovely",
+    "we should catch up soon",
+    "the weather was great on saturday",
+    "my cousin painted a mural",
+    "thanks for asking",
+    "the kids loved the park",
+    "i baked cookies",
+    "what a beautiful sunset",
+    "i went hiking with friends",
+    "the puppy chewed my shoe",
+)
 
 
 def _sessions(n: int = 12) -> list[uh.Session]:
@@ -25,8 +34,10 @@ def _sessions(n: int = 12) -> list[uh.Session]:
     out = []
     for i in range(n):
         friend = f"Friend{i % 4}"
-        turns = tuple(uh.Turn("me" if j % 2 == 0 else friend,
-                              " ".join(rng.sample(NEUTRAL, 3)).capitalize() + ".") for j in range(12))
+        turns = tuple(
+            uh.Turn("me" if j % 2 == 0 else friend, " ".join(rng.sample(NEUTRAL, 3)).capitalize() + ".")
+            for j in range(12)
+        )
         out.append(uh.Session(f"synthetic/session_{i}", friend, turns))
     return out
 
@@ -54,7 +65,7 @@ def _masked(text: str, fact: uh.Fact, kind: uh.Kind) -> list[str]:
 
 
 def _trigrams(words: list[str]) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + 3]) for i in range(len(words) - 2) if "|" not in words[i:i + 3]}
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2) if "|" not in words[i : i + 3]}
 
 
 def test_deterministic_for_a_seed(gens: list[uh.Generated]) -> None:
@@ -114,8 +125,13 @@ def test_distractors_talk_about_the_subject_without_the_fact(gens: list[uh.Gener
             for i in f.distractor_notes:
                 note = g.notes[i]
                 assert note.role == "distractor"
-                mine = [line for block in note.blocks for line in block if line.startswith("me: ")
-                        and any(re.search(rf"\b{re.escape(k)}", line.lower()) for k in kinds[f.kind].keywords)]
+                mine = [
+                    line
+                    for block in note.blocks
+                    for line in block
+                    if line.startswith("me: ")
+                    and any(re.search(rf"\b{re.escape(k)}", line.lower()) for k in kinds[f.kind].keywords)
+                ]
                 assert mine, (f.id, note.body())
                 assert not any(re.search(rf"\b{re.escape(v)}\b", note.body(), re.I) for v in kinds[f.kind].values)
         # Filler never states a rival value or talks about any fact's subject.

@@ -42,8 +42,19 @@ def test_index_then_recall_json(base: list[str]) -> None:
     out = json.loads(res.stdout)
     hits = out["hits"]
     assert 1 <= len(hits) <= 3 and out["count"] == len(hits)
-    for key in ("path", "node_id", "title", "heading", "snippet", "score", "strength", "tier", "pinned",
-                "dormant", "reactivated"):
+    for key in (
+        "path",
+        "node_id",
+        "title",
+        "heading",
+        "snippet",
+        "score",
+        "strength",
+        "tier",
+        "pinned",
+        "dormant",
+        "reactivated",
+    ):
         assert key in hits[0]
     assert "\\" not in hits[0]["path"]
     assert hits[0]["path"] == "Inbox/ollama keep-alive.md"
@@ -64,8 +75,7 @@ def test_recall_human_output_and_status(base: list[str]) -> None:
 
 @pytest.mark.slow
 def test_env_and_flags(vault: Path, index_dir: Path) -> None:
-    env = {"VAULT_MEMORY_VAULT": str(vault), "VAULT_MEMORY_INDEX_DIR": str(index_dir),
-           "VAULT_MEMORY_EMBEDDER": "fake"}
+    env = {"VAULT_MEMORY_VAULT": str(vault), "VAULT_MEMORY_INDEX_DIR": str(index_dir), "VAULT_MEMORY_EMBEDDER": "fake"}
     assert run(["index"], env=env).returncode == 0
     # a flag wins over the environment
     res = run(["--embedder", "fake:32", "index"], env=env)
@@ -79,8 +89,20 @@ def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     assert res.stderr.startswith("error: ") and "does not exist" in res.stderr and "Traceback" not in res.stderr
     res = run(["--vault", str(tmp_path), "--index-dir", str(tmp_path / "i"), "--embedder", "bogus", "index"])
     assert res.returncode == 4 and "minilm" in res.stderr
-    res = run(["--vault", str(tmp_path), "--index-dir", str(tmp_path / "i"), "--embedder", "fake", "recall", "x",
-               "--now", "yesterday"])
+    res = run(
+        [
+            "--vault",
+            str(tmp_path),
+            "--index-dir",
+            str(tmp_path / "i"),
+            "--embedder",
+            "fake",
+            "recall",
+            "x",
+            "--now",
+            "yesterday",
+        ]
+    )
     assert res.returncode == 2 and "ISO 8601" in res.stderr
 
 
@@ -158,8 +180,14 @@ def test_help_version_and_env_in_help() -> None:
     short, long = run(["-h"]), run(["--help"])
     assert short.returncode == long.returncode == 0 and short.stdout == long.stdout
     # the environment variable and the config key of each option survive help rendering
-    for text in ("[env: VAULT_MEMORY_VAULT]", "VAULT_MEMORY_INDEX_DIR", "VAULT_MEMORY_EMBEDDER",
-                 "VAULT_MEMORY_READ_ONLY", "--install-completion", "--version"):
+    for text in (
+        "[env: VAULT_MEMORY_VAULT]",
+        "VAULT_MEMORY_INDEX_DIR",
+        "VAULT_MEMORY_EMBEDDER",
+        "VAULT_MEMORY_READ_ONLY",
+        "--install-completion",
+        "--version",
+    ):
         assert text in short.stdout, text
     sub = run(["prefetch", "-h"])
     assert sub.returncode == 0 and "[config: prefetch_budget; default: 1200]" in " ".join(sub.stdout.split())
@@ -170,8 +198,9 @@ def test_help_version_and_env_in_help() -> None:
     assert version.returncode == 0 and version.stdout.strip() == f"vault-memory {__version__}"
     # typer detects the shell from the parent process: run it from bash, as a user's shell would
     # ("; exit" keeps bash from exec-ing the command in its place, which would hide it)
-    completion = subprocess.run(["bash", "-c", f"'{EXE[0]}' --show-completion; exit $?"], capture_output=True,
-                                text=True, timeout=60)
+    completion = subprocess.run(
+        ["bash", "-c", f"'{EXE[0]}' --show-completion; exit $?"], capture_output=True, text=True, timeout=60
+    )
     assert completion.returncode == 0 and "_VAULT_MEMORY_COMPLETE" in completion.stdout, completion.stderr
 
 
@@ -200,11 +229,13 @@ def test_exit_codes_propagate_through_the_script(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_python_dash_m_runs_the_cli() -> None:
-    res = subprocess.run([sys.executable, "-m", "vault_memory", "--version"], capture_output=True, text=True,
-                         timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "vault_memory", "--version"], capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0 and res.stdout.startswith("vault-memory ")
-    res = subprocess.run([sys.executable, "-m", "vault_memory", "recal", "x"], capture_output=True, text=True,
-                         timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "vault_memory", "recal", "x"], capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 2 and "Did you mean 'recall'" in res.stderr
 
 
@@ -214,8 +245,10 @@ def test_config_shows_each_setting_and_its_source(vault: Path, index_dir: Path, 
     user.parent.mkdir(parents=True)
     user.write_text("prefetch_budget = 900\n", encoding="utf-8")
     (vault / ".vault-memory.toml").write_text("staged_ttl_days = 3\n", encoding="utf-8")
-    res = run(["--vault", str(vault), "--index-dir", str(index_dir), "config", "--json"],
-              env={"VAULT_MEMORY_EMBEDDER": "fake"})
+    res = run(
+        ["--vault", str(vault), "--index-dir", str(index_dir), "config", "--json"],
+        env={"VAULT_MEMORY_EMBEDDER": "fake"},
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     s = out["settings"]
@@ -233,9 +266,11 @@ def test_config_shows_each_setting_and_its_source(vault: Path, index_dir: Path, 
 
 # -- one JSON shape per noun ------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_every_json_output_is_one_object(base: list[str]) -> None:
     """Each command with --json prints one object; lists sit under plural keys; records keep their fields."""
+
     def j(*args: str) -> dict[str, object]:
         res = run([*base, *args, "--json"])
         assert res.returncode == 0, (args, res.stderr)
@@ -276,14 +311,16 @@ def test_commands_with_json_are_the_documented_ones() -> None:
     from vault_memory.cli.main import app
 
     group = typer.main.get_command(app)
-    with_json = sorted(name for name, cmd in getattr(group, "commands", {}).items()
-                       if any("--json" in p.opts for p in cmd.params))
+    with_json = sorted(
+        name for name, cmd in getattr(group, "commands", {}).items() if any("--json" in p.opts for p in cmd.params)
+    )
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("### JSON output", 1)[1].split("\n## ", 1)[0]
     assert [n for n in with_json if f"`{n}`" not in section] == []
 
 
 # -- progress: rate and ETA on a terminal only -----------------------------------------------
+
 
 class FakeTerminal(io.StringIO):
     def __init__(self, tty: bool) -> None:
@@ -327,6 +364,7 @@ def test_progress_shows_rate_and_eta_on_a_terminal_only() -> None:
 
 # -- the same error paths in process (fast lane) ------------------------------------------------
 
+
 @pytest.mark.parametrize(("args", "expected"), USAGE_ERRORS)
 def test_execute_usage_errors(args: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     from vault_memory.cli import execute
@@ -337,8 +375,9 @@ def test_execute_usage_errors(args: list[str], expected: str, capsys: pytest.Cap
     assert out == "" and len(lines) == 2 and expected in lines[0] and "Traceback" not in err
 
 
-def test_execute_returns_the_exit_code_of_typer_exit(vault: Path, index_dir: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_execute_returns_the_exit_code_of_typer_exit(
+    vault: Path, index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`doctor` raises typer.Exit(1) on drift; click hands that code back instead of exiting with it."""
     from vault_memory.cli import execute
 
@@ -354,6 +393,10 @@ def test_execute_returns_the_exit_code_of_typer_exit(vault: Path, index_dir: Pat
 
 def test_the_library_never_imports_the_cli() -> None:
     package = REPO / "vault_memory"
-    offenders = [str(p.relative_to(REPO)) for p in package.glob("*.py") if p.name != "__main__.py"
-                 and re.search(r"^\s*(from|import)\s+(vault_memory\.cli|\.cli)\b", p.read_text(encoding="utf-8"), re.M)]
+    offenders = [
+        str(p.relative_to(REPO))
+        for p in package.glob("*.py")
+        if p.name != "__main__.py"
+        and re.search(r"^\s*(from|import)\s+(vault_memory\.cli|\.cli)\b", p.read_text(encoding="utf-8"), re.M)
+    ]
     assert offenders == []

@@ -31,7 +31,8 @@ def test_vault_file_cannot_redirect_credentials_or_index(tmp_path: Path, caplog:
     vault.mkdir()
     (vault / ".vault-memory.toml").write_text(
         'chroma_url = "http://evil.example:8000"\nollama_host = "http://evil.example"\nindex_dir = "/tmp/x"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     cfg = resolve_config({"vault": vault}, env={"VAULT_MEMORY_CONFIG": str(tmp_path / "none.toml")})
     assert cfg.chroma_url is None and cfg.ollama_host is None and cfg.index_dir is None
     assert "ignoring chroma_url" in caplog.text

@@ -17,11 +17,17 @@ from vault_memory.memory import Memory
 
 
 def test_statements_are_sentences_and_items_with_hard_wraps_joined() -> None:
-    text = ("Coffee\nI drink a double espresso every morning, no sugar. Dark roast, made on the Lelit,\n"
-            "18 g in, 36 g out.\n\n- A flat white after lunch,\n  at most.\n- [ ] Descale it.\n| a | b |\n## Beans\n")
+    text = (
+        "Coffee\nI drink a double espresso every morning, no sugar. Dark roast, made on the Lelit,\n"
+        "18 g in, 36 g out.\n\n- A flat white after lunch,\n  at most.\n- [ ] Descale it.\n| a | b |\n## Beans\n"
+    )
     assert statements(text, "Coffee") == [
-        "I drink a double espresso every morning, no sugar.", "Dark roast, made on the Lelit, 18 g in, 36 g out.",
-        "A flat white after lunch, at most.", "Descale it.", "a | b"]
+        "I drink a double espresso every morning, no sugar.",
+        "Dark roast, made on the Lelit, 18 g in, 36 g out.",
+        "A flat white after lunch, at most.",
+        "Descale it.",
+        "a | b",
+    ]
 
 
 @pytest.mark.parametrize(("memory", "statement", "context", "same"), [
@@ -50,13 +56,17 @@ def test_words_and_polarity() -> None:
 # -- end to end, with MiniLM --------------------------------------------------------------
 
 HUMAN = {
-    "Preferences/Coffee.md": ("---\ntags: [preferences]\n---\n# Coffee\n\n"
-                              "I drink a double espresso every morning, no sugar. Dark roast, made on the Lelit at "
-                              "home, 18 g in, 36 g out.\n\n- A flat white with oat milk after lunch, at most.\n"
-                              "- At the office the machine is terrible, so I bring a thermos.\n"
-                              "- Decaf is pointless. Tea is for when I'm ill.\n"),
-    "People/Jonas Weber.md": ("# Jonas Weber\n\nMy manager since 2023.\n\n- Based in Berlin, in the Leipzig office "
-                              "on Tuesdays and Wednesdays.\n- Vegetarian. Cycles to work all year.\n"),
+    "Preferences/Coffee.md": (
+        "---\ntags: [preferences]\n---\n# Coffee\n\n"
+        "I drink a double espresso every morning, no sugar. Dark roast, made on the Lelit at "
+        "home, 18 g in, 36 g out.\n\n- A flat white with oat milk after lunch, at most.\n"
+        "- At the office the machine is terrible, so I bring a thermos.\n"
+        "- Decaf is pointless. Tea is for when I'm ill.\n"
+    ),
+    "People/Jonas Weber.md": (
+        "# Jonas Weber\n\nMy manager since 2023.\n\n- Based in Berlin, in the Leipzig office "
+        "on Tuesdays and Wednesdays.\n- Vegetarian. Cycles to work all year.\n"
+    ),
     "Notes/Garden.md": "# Garden\n\nThe rain barrel holds 300 litres. Karl checked the wiring.\n",
 }
 

@@ -22,14 +22,17 @@ TEMPLATE = (  # the shared sample vault's Templates/Daily.md (its list items end
 )
 
 
-@pytest.mark.parametrize(("fmt", "out"), [
-    ("YYYY-MM-DD", "2026-11-29"),
-    ("dddd, MMMM D, YYYY", "Sunday, November 29, 2026"),
-    ("YYYY/MM/YYYY-MM-DD ddd", "2026/11/2026-11-29 Sun"),
-    ("Do MMM YY [at] HH:mm", "29th Nov 26 at 09:05"),
-    ("GGGG-[W]WW", "2026-W48"),  # ISO week
-    ("gggg-[W]ww", "2026-W49"),  # moment's default (en) locale week: starts Sunday
-])
+@pytest.mark.parametrize(
+    ("fmt", "out"),
+    [
+        ("YYYY-MM-DD", "2026-11-29"),
+        ("dddd, MMMM D, YYYY", "Sunday, November 29, 2026"),
+        ("YYYY/MM/YYYY-MM-DD ddd", "2026/11/2026-11-29 Sun"),
+        ("Do MMM YY [at] HH:mm", "29th Nov 26 at 09:05"),
+        ("GGGG-[W]WW", "2026-W48"),  # ISO week
+        ("gggg-[W]ww", "2026-W49"),  # moment's default (en) locale week: starts Sunday
+    ],
+)
 def test_moment_formats(fmt: str, out: str) -> None:
     assert format_moment(fmt, WHEN) == out
 
@@ -46,8 +49,12 @@ def test_daily_note_path_follows_folder_and_format() -> None:
 
 
 def test_template_is_rendered_like_obsidian_daily_notes() -> None:
-    out = render_template(TEMPLATE + "{{title}} {{time}} {{ date+1d:YYYY-MM-DD }} {{time:HH[h]}}\n",
-                          day=WHEN.date(), now=WHEN, daily_format="YYYY-MM-DD")
+    out = render_template(
+        TEMPLATE + "{{title}} {{time}} {{ date+1d:YYYY-MM-DD }} {{time:HH[h]}}\n",
+        day=WHEN.date(),
+        now=WHEN,
+        daily_format="YYYY-MM-DD",
+    )
     assert 'date: "2026-11-29"' in out
     assert "# Sunday, November 29, 2026" in out
     assert "[[2026-11-28]] · [[2026-11-30]]" in out
@@ -61,28 +68,34 @@ def test_entry_goes_after_the_last_line_of_its_section_not_after_the_footer() ->
     body = "# Day\n\n## Log\n- 08:10 Dentist moved.\n- sleep:: 8\n\n## Notes\n[[2026-11-28]]\n"
     assert add_under_heading(body, "Log", LOGGED) == (
         "# Day\n\n## Log\n- 08:10 Dentist moved.\n- sleep:: 8\n- 09:05 Helped Maya with the VPN\n\n"
-        "## Notes\n[[2026-11-28]]\n")
+        "## Notes\n[[2026-11-28]]\n"
+    )
 
 
 def test_a_subheading_stays_in_the_section_and_a_placeholder_is_filled() -> None:
     body = "## log\n### Morning\n- 07:00 up\n\n## Notes\n"
-    assert add_under_heading(body, "Log", LOGGED) == \
-        "## log\n### Morning\n- 07:00 up\n- 09:05 Helped Maya with the VPN\n\n## Notes\n"
+    assert (
+        add_under_heading(body, "Log", LOGGED)
+        == "## log\n### Morning\n- 07:00 up\n- 09:05 Helped Maya with the VPN\n\n## Notes\n"
+    )
     templated = "## Log\n- \n\n## Notes\n"
     assert add_under_heading(templated, "Log", LOGGED) == "## Log\n- 09:05 Helped Maya with the VPN\n\n## Notes\n"
 
 
 def test_a_missing_heading_is_added_at_the_end_and_code_is_not_a_heading() -> None:
     body = "# Day\n\n```\n## Log\n```\n\nSome text.\n\n"
-    assert add_under_heading(body, "Log", LOGGED) == \
-        "# Day\n\n```\n## Log\n```\n\nSome text.\n\n## Log\n- 09:05 Helped Maya with the VPN\n"
+    assert (
+        add_under_heading(body, "Log", LOGGED)
+        == "# Day\n\n```\n## Log\n```\n\nSome text.\n\n## Log\n- 09:05 Helped Maya with the VPN\n"
+    )
     assert add_under_heading("", "Log", LOGGED) == "## Log\n- 09:05 Helped Maya with the VPN\n"
 
 
 def obsidian_vault(root: Path) -> Path:
     (root / ".obsidian").mkdir(parents=True)
-    (root / ".obsidian" / "daily-notes.json").write_text(json.dumps(
-        {"folder": "Daily Notes", "template": "Templates/Daily", "format": "YYYY-MM-DD"}), encoding="utf-8")
+    (root / ".obsidian" / "daily-notes.json").write_text(
+        json.dumps({"folder": "Daily Notes", "template": "Templates/Daily", "format": "YYYY-MM-DD"}), encoding="utf-8"
+    )
     (root / "Templates").mkdir()
     (root / "Templates" / "Daily.md").write_text(TEMPLATE, encoding="utf-8")
     (root / "People").mkdir()
@@ -93,14 +106,17 @@ def obsidian_vault(root: Path) -> Path:
 def test_log_appends_under_the_heading_of_todays_daily_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
     vault = obsidian_vault(tmp_path / "v")
     (vault / "Daily Notes").mkdir()
-    existing = ("---\ndate: 2026-11-29\n---\n# Sunday\n\n## Log\n- 08:10 Coffee with Jonas.\n- sleep:: 8\n\n"
-                "## Notes\n[[2026-11-28]] · [[2026-11-30]]\n")
+    existing = (
+        "---\ndate: 2026-11-29\n---\n# Sunday\n\n## Log\n- 08:10 Coffee with Jonas.\n- sleep:: 8\n\n"
+        "## Notes\n[[2026-11-28]] · [[2026-11-30]]\n"
+    )
     (vault / "Daily Notes" / "2026-11-29.md").write_text(existing, encoding="utf-8")
     mem = make_memory(vault=vault, log_to_daily_note=True, quiet_seconds=0.0)
     mem.index()
     assert mem.log("Helped Maya with the VPN", now=WHEN) == "Daily Notes/2026-11-29.md"
     assert (vault / "Daily Notes" / "2026-11-29.md").read_text(encoding="utf-8") == existing.replace(
-        "- sleep:: 8\n", "- sleep:: 8\n- 09:05 Helped [[Maya Chen|Maya]] with the VPN\n")
+        "- sleep:: 8\n", "- sleep:: 8\n- 09:05 Helped [[Maya Chen|Maya]] with the VPN\n"
+    )
     assert not (vault / "Memory").exists()  # no parallel episodes note
 
 
@@ -110,19 +126,24 @@ def test_log_creates_todays_daily_note_from_the_template(make_memory: MemoryFact
     rel = mem.log("Booked the dentist\nfor Tuesday", now=WHEN)
     assert rel == "Daily Notes/2026-11-29.md"
     text = (vault / rel).read_text(encoding="utf-8")
-    assert text == (TEMPLATE.replace('"{{date}}"', '"2026-11-29"')
-                    .replace("{{date:dddd, MMMM D, YYYY}}", "Sunday, November 29, 2026")
-                    .replace("## Log\n- \n", "## Log\n- 09:05 Booked the dentist\n  for Tuesday\n")
-                    .replace("{{yesterday}}", "2026-11-28").replace("{{tomorrow}}", "2026-11-30"))
+    assert text == (
+        TEMPLATE.replace('"{{date}}"', '"2026-11-29"')
+        .replace("{{date:dddd, MMMM D, YYYY}}", "Sunday, November 29, 2026")
+        .replace("## Log\n- \n", "## Log\n- 09:05 Booked the dentist\n  for Tuesday\n")
+        .replace("{{yesterday}}", "2026-11-28")
+        .replace("{{tomorrow}}", "2026-11-30")
+    )
     assert read_note(vault, rel).meta["date"] == "2026-11-29"
     # a second entry the same day goes under the first
     mem.log("Called Mum", now=WHEN + dt.timedelta(hours=2))
-    assert "- 09:05 Booked the dentist\n  for Tuesday\n- 11:05 Called Mum\n\n## Notes" in \
-        (vault / rel).read_text(encoding="utf-8")
+    assert "- 09:05 Booked the dentist\n  for Tuesday\n- 11:05 Called Mum\n\n## Notes" in (vault / rel).read_text(
+        encoding="utf-8"
+    )
 
 
-def test_log_waits_for_a_note_being_edited_then_says_so(make_memory: MemoryFactory, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_log_waits_for_a_note_being_edited_then_says_so(
+    make_memory: MemoryFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault = obsidian_vault(tmp_path / "v")
     (vault / "Daily Notes").mkdir()
     note = vault / "Daily Notes" / "2026-11-29.md"

@@ -93,6 +93,7 @@ def test_human_note_without_tier_counts_as_long() -> None:
 
 # -- promotion ----------------------------------------------------------------------------
 
+
 def rehearse_at(meta: dict[str, object], when: dt.datetime) -> dict[str, object]:
     """One rehearsal as Memory.rehearse applies it (fields merged into the frontmatter)."""
     fields = MODEL.rehearse(state_from_meta(meta), when)
@@ -189,9 +190,13 @@ def test_yaml_forms_give_the_same_anchor() -> None:
     import yaml
 
     strengths = set()
-    for text in ("last_accessed: 2026-11-01", "last_accessed: 2026-11-01T00:00:00Z",
-                 "last_accessed: 2026-11-01 00:00:00+00:00", 'last_accessed: "2026-11-01T00:00:00+00:00"',
-                 "last_accessed: '2026-11-01'"):
+    for text in (
+        "last_accessed: 2026-11-01",
+        "last_accessed: 2026-11-01T00:00:00Z",
+        "last_accessed: 2026-11-01 00:00:00+00:00",
+        'last_accessed: "2026-11-01T00:00:00+00:00"',
+        "last_accessed: '2026-11-01'",
+    ):
         meta = yaml.safe_load(text)
         strengths.add(MODEL.strength(state_from_meta(meta), NOW))
     assert len(strengths) == 1
@@ -207,11 +212,18 @@ def test_strength_matches_formula(age: float, tier: str) -> None:
     assert MODEL.strength(s, NOW) == pytest.approx(0.5 ** (exact_age / half), rel=1e-9, abs=1e-300)
 
 
-@pytest.mark.parametrize(("meta", "episodic"), [
-    ({"type": "conversation"}, True), ({"type": "Meeting"}, True), ({"kind": "log"}, True),
-    ({"type": "transcript", "date": "2024-01-01"}, True),
-    ({"type": "fact"}, False), ({}, False), ({"tags": ["daily"], "date": "2024-01-01"}, False),
-])
+@pytest.mark.parametrize(
+    ("meta", "episodic"),
+    [
+        ({"type": "conversation"}, True),
+        ({"type": "Meeting"}, True),
+        ({"kind": "log"}, True),
+        ({"type": "transcript", "date": "2024-01-01"}, True),
+        ({"type": "fact"}, False),
+        ({}, False),
+        ({"tags": ["daily"], "date": "2024-01-01"}, False),
+    ],
+)
 def test_episodic_is_a_label(meta: dict[str, object], episodic: bool) -> None:
     assert is_episodic(state_from_meta(meta)) is episodic
 

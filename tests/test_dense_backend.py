@@ -23,8 +23,13 @@ QUERIES = ["sourdough starter", "agent sandbox write access", "keep alive ollama
 
 
 def ranked(mem: object, mode: str = "dense") -> str:
-    return json.dumps([[h.to_dict() for h in mem.recall(q, k=5, touch=False, mode=mode, now=NOW)]  # type: ignore[attr-defined]
-                       for q in QUERIES], sort_keys=True)
+    return json.dumps(
+        [
+            [h.to_dict() for h in mem.recall(q, k=5, touch=False, mode=mode, now=NOW)]  # type: ignore[attr-defined]
+            for q in QUERIES
+        ],
+        sort_keys=True,
+    )
 
 
 def test_exact_search_ranks_like_chroma(make_memory: MemoryFactory, tmp_path: Path) -> None:
@@ -64,10 +69,13 @@ def test_unchanged_vault_never_opens_chroma(make_memory: MemoryFactory, vault: P
 def test_exact_cache_follows_changes(make_memory: MemoryFactory, vault: Path) -> None:
     mem = make_memory()
     mem.index()
-    assert not any("zeppelin" in h.text for h in mem.recall("zeppelin airship hangar", k=3, touch=False,
-                                                            mode="dense", granularity="chunk"))
-    (vault / "Zeppelin.md").write_text("# Zeppelin\n\nThe zeppelin airship hangar in Friedrichshafen.\n",
-                                       encoding="utf-8")
+    assert not any(
+        "zeppelin" in h.text
+        for h in mem.recall("zeppelin airship hangar", k=3, touch=False, mode="dense", granularity="chunk")
+    )
+    (vault / "Zeppelin.md").write_text(
+        "# Zeppelin\n\nThe zeppelin airship hangar in Friedrichshafen.\n", encoding="utf-8"
+    )
     mem.index()
     hits = mem.recall("zeppelin airship hangar", k=3, touch=False, mode="dense", granularity="chunk")
     assert hits and hits[0].path == "Zeppelin.md"
@@ -76,12 +84,13 @@ def test_exact_cache_follows_changes(make_memory: MemoryFactory, vault: Path) ->
     (vault / "Zeppelin.md").unlink()
     other.index()
     other.close()
-    assert all(h.path != "Zeppelin.md" for h in mem.recall("zeppelin airship hangar", k=3, touch=False,
-                                                           mode="dense", granularity="chunk"))
+    assert all(
+        h.path != "Zeppelin.md"
+        for h in mem.recall("zeppelin airship hangar", k=3, touch=False, mode="dense", granularity="chunk")
+    )
 
 
-def test_chroma_is_caught_up_when_a_write_opens_it(make_memory: MemoryFactory, vault: Path,
-                                                   index_dir: Path) -> None:
+def test_chroma_is_caught_up_when_a_write_opens_it(make_memory: MemoryFactory, vault: Path, index_dir: Path) -> None:
     # An index that has kept a store (it once outgrew exact_search_limit: here forced with 0) keeps
     # it, and serves from the catalog's vectors while it is within the limit again.
     first = make_memory(exact_search_limit=0)

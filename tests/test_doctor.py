@@ -43,8 +43,10 @@ def dvault(tmp_path: Path) -> Path:
 @pytest.fixture()
 def mem(dvault: Path, tmp_path: Path) -> Iterator[Memory]:
     # exact_search_limit=0: keep a vector store, so its drift can be diagnosed and fixed
-    m = Memory(Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake", exact_search_limit=0),
-               embedder=FakeEmbedder())
+    m = Memory(
+        Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake", exact_search_limit=0),
+        embedder=FakeEmbedder(),
+    )
     m.index()
     yield m
     m.close()
@@ -142,8 +144,9 @@ def test_stale_lock_and_leftover_temp_files(mem: Memory, dvault: Path, tmp_path:
 
 def test_live_writer_is_not_a_stale_lock(mem: Memory, dvault: Path, tmp_path: Path) -> None:
     mem.hold_writer_lock()
-    reader = Memory(Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake", read_only=True),
-                    embedder=FakeEmbedder())
+    reader = Memory(
+        Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake", read_only=True), embedder=FakeEmbedder()
+    )
     try:
         report = diagnose(reader)
         assert report.ok and report.writer_pid == os.getpid() and report.stale_lock_pid is None

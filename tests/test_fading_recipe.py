@@ -28,7 +28,7 @@ DAY = dt.timedelta(days=1)
 def readme_block(lang: str, after: str = "") -> str:
     text = README.read_text(encoding="utf-8")
     if after:
-        text = text[text.index(after):]
+        text = text[text.index(after) :]
     m = re.search(rf"```{lang}\n(.*?)```", text, re.S)
     assert m, f"no ```{lang} block in the README"
     return m.group(1)
@@ -46,8 +46,7 @@ def hours(text: str, unit: str) -> list[float]:
     return [float(h) for h in re.findall(rf"(\d+(?:\.\d+)?) ?{unit}", text)]
 
 
-def dql_fading(notes: dict[str, dict[str, Any]], mday: dict[str, dt.datetime], today: dt.date,
-               query: str) -> list[str]:
+def dql_fading(notes: dict[str, dict[str, Any]], mday: dict[str, dt.datetime], today: dt.date, query: str) -> list[str]:
     """The README query, clause by clause, over {path: frontmatter}."""
     folder = re.search(r'FROM "([^"]+)"', query)
     short_h, long_h = hours(query, " hours")

@@ -40,8 +40,14 @@ def paths(mem: Memory, query: str = "trip trains", k: int = 10, **filters: objec
 
 
 def test_make_filter_reads_what_people_and_models_type() -> None:
-    flt = make_filter(tags=["#Travel", "travel", "work/"], folder="/Work/Decisions/", type=" Decision ",
-                      after="2026-10-01", before="7d", now=NOW)
+    flt = make_filter(
+        tags=["#Travel", "travel", "work/"],
+        folder="/Work/Decisions/",
+        type=" Decision ",
+        after="2026-10-01",
+        before="7d",
+        now=NOW,
+    )
     assert flt is not None
     assert flt.tags == ("travel", "work") and flt.folder == "Work/Decisions" and flt.type == "decision"
     assert flt.after is not None and flt.after.date() == dt.date(2026, 10, 1)
@@ -50,9 +56,12 @@ def test_make_filter_reads_what_people_and_models_type() -> None:
     assert make_filter(tags="travel", now=NOW) == NoteFilter(tags=("travel",))  # one tag as a string
     assert parse_when("3m", NOW, "after") == NOW - dt.timedelta(days=90)
     assert parse_when("2026-10-01T09:00+02:00", NOW, "after") == dt.datetime(2026, 10, 1, 7, tzinfo=dt.UTC)
-    for bad, msg in [({"after": "last month"}, "is not a date"), ({"tags": ["two words"]}, "not a tag"),
-                     ({"folder": "../etc"}, "leaves the vault"),
-                     ({"after": "2026-10-02", "before": "2026-10-01"}, "must come before")]:
+    for bad, msg in [
+        ({"after": "last month"}, "is not a date"),
+        ({"tags": ["two words"]}, "not a tag"),
+        ({"folder": "../etc"}, "leaves the vault"),
+        ({"after": "2026-10-02", "before": "2026-10-01"}, "must come before"),
+    ]:
         with pytest.raises(ConfigError, match=msg):
             make_filter(now=NOW, **bad)  # type: ignore[arg-type]
 
@@ -72,7 +81,10 @@ def test_folder_type_and_dates(fmem: Memory) -> None:
     assert paths(fmem, type="decision") == {"Work/Decisions/Use Postgres.md"}
     # the statement date: a `date` property, a daily note's file name
     assert paths(fmem, after="2026-10-20", before="2026-10-26") == {
-        "Travel/Tokyo tips.md", "Travel/Travelling light.md", "Work/Decisions/Use Postgres.md"}
+        "Travel/Tokyo tips.md",
+        "Travel/Travelling light.md",
+        "Work/Decisions/Use Postgres.md",
+    }
     assert paths(fmem, after="2026-10-15", before="2026-10-16") == {"Journal/2026-10-15.md"}
     assert paths(fmem, before="2026-01-01") == {"Travel/Japan 2025.md"}
     both = paths(fmem, tags=["travel"], after="2026-01-01")
@@ -108,7 +120,9 @@ def test_filters_on_the_vector_store_path(make_memory: MemoryFactory, tmp_path: 
     mem.index()
     assert not mem.exact_search()
     assert {h.path for h in mem.recall("trip", k=5, touch=False, mode="dense", decay=False, tags=["travel"])} == {
-        "Travel/Japan 2025.md", "Travel/Tokyo tips.md"}
+        "Travel/Japan 2025.md",
+        "Travel/Tokyo tips.md",
+    }
 
 
 def test_prefetch_takes_the_same_filters(make_memory: MemoryFactory, tmp_path: Path) -> None:

@@ -37,13 +37,16 @@ def bulk(vault: Path, n: int, start: int = 0) -> None:
         (vault / "Bulk").mkdir(exist_ok=True)
         (vault / f"Bulk/note {i}.md").write_text(
             f"# Bulk {i}\n\nBulk note {i} mentions the word zebra{i % 7} and kettle.\n\n## More\n\nLine {i}.\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
 
 
 # -- catalog first, vectors after -------------------------------------------------------------
 
-def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(make_memory: MemoryFactory,
-                                                                           tmp_path: Path) -> None:
+
+def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
     fake = FakeEmbedder()
     mem = make_memory(fake)
     report = mem.index(embed_budget=0)  # every note into the catalog, no vector yet
@@ -74,12 +77,14 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(make
     assert rows(clean) == rows(mem) and chunks(clean) == chunks(mem)
     assert np.array_equal(clean.catalog.all_chunk_vectors()[1], mem.catalog.all_chunk_vectors()[1])
     for mode in ("hybrid", "dense", "bm25"):
-        assert [h.to_dict() for h in clean.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)] == \
-               [h.to_dict() for h in mem.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)]
+        assert [h.to_dict() for h in clean.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)] == [
+            h.to_dict() for h in mem.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)
+        ]
 
 
-def test_catalog_first_commits_notes_while_it_is_still_chunking(make_memory: MemoryFactory,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_catalog_first_commits_notes_while_it_is_still_chunking(
+    make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Past the budget the writer does not chunk the whole vault before its first row: a reader
     finds the first notes while the rest are still being chunked."""
     mem = make_memory()
@@ -96,8 +101,9 @@ def test_catalog_first_commits_notes_while_it_is_still_chunking(make_memory: Mem
     assert seen[0] == 0 and seen[-1] > 0, "rows were committed before the last note was chunked"
 
 
-def test_reader_embeds_a_few_texts_and_leaves_a_first_index_to_the_writer(make_memory: MemoryFactory,
-                                                                           vault: Path) -> None:
+def test_reader_embeds_a_few_texts_and_leaves_a_first_index_to_the_writer(
+    make_memory: MemoryFactory, vault: Path
+) -> None:
     bulk(vault, READER_EMBED_BUDGET)  # more new texts than a reader embeds
     fake = FakeEmbedder()
     mem = make_memory(fake)
@@ -174,8 +180,9 @@ def test_recall_answers_within_seconds_while_another_process_embeds(vault: Path,
     """)
     args = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
     started = time.monotonic()
-    writer = subprocess.Popen([sys.executable, "-c", slow_index, *args, "index"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", slow_index, *args, "index"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = started + 60
         while not (index_dir / "catalog.sqlite").exists() or not notes_in(index_dir):
@@ -183,9 +190,22 @@ def test_recall_answers_within_seconds_while_another_process_embeds(vault: Path,
             time.sleep(0.05)
         answered = None
         while time.monotonic() < deadline and answered is None:
-            out = subprocess.run([sys.executable, "-c", "from vault_memory.cli import run; run()", *args,
-                                  "--read-only", "recall", "zebra3 kettle", "--json", "--no-touch"],
-                                 capture_output=True, text=True, timeout=60)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "from vault_memory.cli import run; run()",
+                    *args,
+                    "--read-only",
+                    "recall",
+                    "zebra3 kettle",
+                    "--json",
+                    "--no-touch",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert out.returncode == 0, out.stderr
             got = json.loads(out.stdout)
             if got["count"]:
@@ -215,6 +235,7 @@ def notes_in(index_dir: Path) -> int:
 
 # -- stat stamps ------------------------------------------------------------------------------
 
+
 def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     opened: list[str] = []
     real = open
@@ -234,8 +255,9 @@ def age(vault: Path, seconds: float = 60.0) -> None:
         os.utime(p, (then, then))
 
 
-def test_unchanged_notes_are_not_read_again(make_memory: MemoryFactory, vault: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unchanged_notes_are_not_read_again(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mem = make_memory()
     age(vault)
     # ctime moved with the utime above; stamps need it RACY_SECONDS in the past too
@@ -260,8 +282,9 @@ def paths_found(mem: Any, query: str) -> set[str]:
     return {h.path for h in mem.recall(query, k=10, touch=False, now=NOW, mode="bm25")}
 
 
-def test_trusted_stamps_never_hide_a_change(make_memory: MemoryFactory, vault: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trusted_stamps_never_hide_a_change(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With every stamp trusted, each kind of change is still seen by the next reader: an edit
     in place (same size, modification time put back: the folder's mtime does not move), a new
     note in a new subfolder, a rename, a delete. Stamps skip reading a file, never its stat."""
@@ -288,8 +311,7 @@ def test_trusted_stamps_never_hide_a_change(make_memory: MemoryFactory, vault: P
 
     # a new note in a new subfolder (the vault root's folder listing is what changed)
     (vault / "Projects/Deep/Deeper").mkdir(parents=True)
-    (vault / "Projects/Deep/Deeper/Wombat.md").write_text("# Wombat\n\nThe wombatqq burrow plan.\n",
-                                                         encoding="utf-8")
+    (vault / "Projects/Deep/Deeper/Wombat.md").write_text("# Wombat\n\nThe wombatqq burrow plan.\n", encoding="utf-8")
     assert paths_found(mem, "wombatqq") == {"Projects/Deep/Deeper/Wombat.md"}
 
     # a rename, and a rename that swaps two notes' contents under the same names
@@ -309,8 +331,9 @@ def test_trusted_stamps_never_hide_a_change(make_memory: MemoryFactory, vault: P
     assert diagnose(mem).ok
 
 
-def test_a_note_changed_just_before_it_was_read_is_read_again(make_memory: MemoryFactory, vault: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_note_changed_just_before_it_was_read_is_read_again(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mem = make_memory()
     mem.index()  # every file was written a moment ago: none of their stamps is trusted yet
     opened = count_reads(monkeypatch)
@@ -330,8 +353,10 @@ def test_doctor_reads_every_note(make_memory: MemoryFactory, vault: Path, monkey
 
 # -- no HNSW below exact_search_limit ---------------------------------------------------------
 
-def test_small_local_index_keeps_no_store_until_it_outgrows_exact_search(make_memory: MemoryFactory,
-                                                                         index_dir: Path) -> None:
+
+def test_small_local_index_keeps_no_store_until_it_outgrows_exact_search(
+    make_memory: MemoryFactory, index_dir: Path
+) -> None:
     mem = make_memory()
     mem.index()
     assert not mem.keeps_store() and not (index_dir / "chroma").exists()
@@ -367,6 +392,7 @@ def test_a_store_left_by_an_earlier_version_is_removed(make_memory: MemoryFactor
 
 # -- query vectors ----------------------------------------------------------------------------
 
+
 class _Recording(FakeEmbedder):
     """Remembers every text it embedded: recall also embeds the answer windows (sentences) of its
     best candidates (windows.py), once each, so the query is counted by its text."""
@@ -396,8 +422,9 @@ def test_a_query_is_embedded_once_across_processes(make_memory: MemoryFactory) -
     a.close()
     second = _Recording()
     b = make_memory(second)
-    assert [h.to_dict() for h in b.recall("sourdough starter", k=3, touch=False, now=NOW)] == \
-           [h.to_dict() for h in hits_a]
+    assert [h.to_dict() for h in b.recall("sourdough starter", k=3, touch=False, now=NOW)] == [
+        h.to_dict() for h in hits_a
+    ]
     assert second.seen == [], "a one-shot process finds the query and its windows in the index folder"
     b.recall("sourdough starters", k=3, touch=False, now=NOW)
     assert second.seen.count("sourdough starters") == 1

@@ -22,12 +22,16 @@ from vault_memory.windows import WindowCache, pick_windows, split_windows, windo
 NOW = dt.datetime(2024, 12, 1, 18, 0, tzinfo=dt.UTC)
 
 # Talk that says nothing about where anyone lives, and shares no word with the other note's talk.
-TALK_A = ["We spent the morning repairing the garden fence after the storm.",
-          "Then we argued about which board game to buy for the holidays.",
-          "Dinner was a huge pot of lentil soup with far too much cumin."]
-TALK_B = ["The quarterly report finally went out after three late evenings.",
-          "My knee still hurts from that long trail run on Saturday.",
-          "We watched a documentary about octopuses and their clever tricks."]
+TALK_A = [
+    "We spent the morning repairing the garden fence after the storm.",
+    "Then we argued about which board game to buy for the holidays.",
+    "Dinner was a huge pot of lentil soup with far too much cumin.",
+]
+TALK_B = [
+    "The quarterly report finally went out after three late evenings.",
+    "My knee still hurts from that long trail run on Saturday.",
+    "We watched a documentary about octopuses and their clever tricks.",
+]
 
 
 def _note(created: str, lines: list[str]) -> str:
@@ -36,24 +40,32 @@ def _note(created: str, lines: list[str]) -> str:
 
 def _filler(vault: Path) -> None:
     # notes about other things, so relevance has a scale (min-max is over the candidates)
-    topics = ["sourdough starter feeding schedule", "bike chain lubrication", "tax return deadline",
-              "birthday present ideas for grandma", "printer toner cartridge", "winter tyres for the car"]
+    topics = [
+        "sourdough starter feeding schedule",
+        "bike chain lubrication",
+        "tax return deadline",
+        "birthday present ideas for grandma",
+        "printer toner cartridge",
+        "winter tyres for the car",
+    ]
     for i, t in enumerate(topics):
-        (vault / f"other-{i}.md").write_text(_note(f"2024-0{i + 1}-15", [f"Notes on the {t}.", TALK_A[i % 3]]),
-                                             encoding="utf-8")
+        (vault / f"other-{i}.md").write_text(
+            _note(f"2024-0{i + 1}-15", [f"Notes on the {t}.", TALK_A[i % 3]]), encoding="utf-8"
+        )
 
 
-def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: MemoryFactory,
-                                                                   tmp_path: Path) -> None:
+def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: MemoryFactory, tmp_path: Path) -> None:
     vault = tmp_path / "talk"
     vault.mkdir()
     _filler(vault)
     # The older statement matches the question a little better; the two notes share no word
     # beyond the fact's own ("Nora", "city"), so their chunks are not alike as wholes.
-    (vault / "older.md").write_text(_note("2024-03-02", [TALK_A[0], "Nora lives in Lisbon, a sunny city.",
-                                                          TALK_A[1], TALK_A[2]]))
-    (vault / "newer.md").write_text(_note("2024-11-20", [TALK_B[0], "Nora is living in Porto, a new city.",
-                                                          TALK_B[1], TALK_B[2]]))
+    (vault / "older.md").write_text(
+        _note("2024-03-02", [TALK_A[0], "Nora lives in Lisbon, a sunny city.", TALK_A[1], TALK_A[2]])
+    )
+    (vault / "newer.md").write_text(
+        _note("2024-11-20", [TALK_B[0], "Nora is living in Porto, a new city.", TALK_B[1], TALK_B[2]])
+    )
     mem = make_memory(vault=vault, index_dir=tmp_path / "ix")
     mem.index()
     query = "Which city does Nora live in?"
@@ -74,15 +86,18 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     assert "older: newer statement (2024-11-20) is #1" in block.block
 
 
-def test_an_older_clearly_better_match_about_another_question_keeps_its_place(make_memory: MemoryFactory,
-                                                                               tmp_path: Path) -> None:
+def test_an_older_clearly_better_match_about_another_question_keeps_its_place(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
     vault = tmp_path / "talk"
     vault.mkdir()
     _filler(vault)
-    (vault / "older.md").write_text(_note("2024-03-02", [TALK_A[0], "Nora lives in the city of Lisbon, "
-                                                          "which city she loves.", TALK_A[1]]))
-    (vault / "newer.md").write_text(_note("2024-11-20", [TALK_B[0], "Nora adopted a grey cat called Pixel.",
-                                                          TALK_B[1]]))
+    (vault / "older.md").write_text(
+        _note("2024-03-02", [TALK_A[0], "Nora lives in the city of Lisbon, which city she loves.", TALK_A[1]])
+    )
+    (vault / "newer.md").write_text(
+        _note("2024-11-20", [TALK_B[0], "Nora adopted a grey cat called Pixel.", TALK_B[1]])
+    )
     mem = make_memory(vault=vault, index_dir=tmp_path / "ix")
     mem.index()
     hits = mem.recall("Which city does Nora live in?", k=3, now=NOW, touch=False, explain=True)
@@ -99,14 +114,20 @@ def test_same_question_groups_by_answers_not_chunks() -> None:
     assert sorted(map(sorted, groups)) == [[0, 1], [2]]
     # a clearly better match (relevance apart by more than the band) is never grouped
     assert sorted(map(sorted, same_question_groups(answers, [1.0, 0.5, 0.4], ["a", "b", "c"], 0.5, 0.35))) == [
-        [0], [1], [2]]
+        [0],
+        [1],
+        [2],
+    ]
     # both answer the query about equally well: grouped even when the answers differ in wording
     far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     assert same_question_groups(far, [1.0, 0.9], ["a", "b"], 0.5, 0.35, answers=[0.52, 0.50]) == [[0, 1]]
     assert same_question_groups(far, [1.0, 0.9], ["a", "b"], 0.5, 0.35, answers=[0.62, 0.50]) == [[0], [1]]
     # episodic records keep their places
-    assert same_question_groups(answers, [1.0, 0.8, 0.75], ["a", "b", "c"], 0.5, 0.35,
-                                fixed=[False, True, False]) == [[0], [1], [2]]
+    assert same_question_groups(answers, [1.0, 0.8, 0.75], ["a", "b", "c"], 0.5, 0.35, fixed=[False, True, False]) == [
+        [0],
+        [1],
+        [2],
+    ]
 
 
 def test_change_label() -> None:
@@ -119,11 +140,14 @@ def test_change_label() -> None:
 
 def test_windows_are_sentences_and_are_never_embedded_twice(tmp_path: Path) -> None:
     body = "me: The city I chose was Lisbon. It has a river!\nfriend: Wow.\n- Cities change, notes too."
-    assert split_windows(body) == ["me: The city I chose was Lisbon.", "It has a river!", "friend: Wow.",
-                                   "Cities change, notes too."]
+    assert split_windows(body) == [
+        "me: The city I chose was Lisbon.",
+        "It has a river!",
+        "friend: Wow.",
+        "Cities change, notes too.",
+    ]
     terms = window_terms("Which cities does she live in? my notes")
-    assert pick_windows(split_windows(body), terms) == ["Cities change, notes too.",
-                                                        "me: The city I chose was Lisbon."]
+    assert pick_windows(split_windows(body), terms) == ["Cities change, notes too.", "me: The city I chose was Lisbon."]
     emb = FakeEmbedder()
     with WindowCache(tmp_path / "w.sqlite", emb.identity) as cache:
         cache.vectors(["a sentence here", "another one here"], emb)
@@ -144,8 +168,21 @@ def test_recall_explain_in_process_and_json(vault: Path, index_dir: Path) -> Non
     res = runner.invoke(app, [*args, "recall", "espresso grinder", "--explain", "--no-touch", "--json"])
     hits = json.loads(res.stdout)["hits"]
     ex = hits[0]["explain"]
-    for key in ("bm25", "dense", "window", "coverage", "relevance", "strength", "tier", "dormant", "reactivated",
-                "stated", "same_question", "moved", "relevance_rank"):
+    for key in (
+        "bm25",
+        "dense",
+        "window",
+        "coverage",
+        "relevance",
+        "strength",
+        "tier",
+        "dormant",
+        "reactivated",
+        "stated",
+        "same_question",
+        "moved",
+        "relevance_rank",
+    ):
         assert key in ex
     plain = runner.invoke(app, [*args, "recall", "espresso grinder", "--no-touch", "--json"])
     assert "explain" not in json.loads(plain.stdout)["hits"][0]
@@ -156,7 +193,8 @@ def test_recall_explain_console_script(vault: Path, index_dir: Path) -> None:
     exe = str(Path(sys.executable).parent / "vault-memory")
     args = [exe, "--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
     assert subprocess.run([*args, "index"], capture_output=True, text=True, timeout=300).returncode == 0
-    res = subprocess.run([*args, "recall", "espresso grinder", "--explain", "--no-touch"], capture_output=True,
-                         text=True, timeout=300)
+    res = subprocess.run(
+        [*args, "recall", "espresso grinder", "--explain", "--no-touch"], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     assert "| relevance " in res.stdout and "(#1 by relevance" in res.stdout

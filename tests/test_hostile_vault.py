@@ -17,10 +17,12 @@ from vault_memory.notefile import parse_note
 
 EXE = str(Path(sys.executable).parent / "vault-memory")
 
-BOMB = ("---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
-        "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
-        "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
-        "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n---\n# Laughs\n\nbody\n")
+BOMB = (
+    "---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+    "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+    "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+    "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n---\n# Laughs\n\nbody\n"
+)
 
 
 def test_a_yaml_alias_bomb_is_skipped_in_milliseconds(make_memory: MemoryFactory, tmp_path: Path) -> None:
@@ -39,8 +41,9 @@ def test_a_yaml_alias_bomb_is_skipped_in_milliseconds(make_memory: MemoryFactory
     assert [h.path for h in mem.recall("rest of the vault", touch=False)] == ["fine.md"]
 
 
-def test_symlink_loops_and_links_to_notes_are_reported_once_and_settle(make_memory: MemoryFactory,
-                                                                       tmp_path: Path) -> None:
+def test_symlink_loops_and_links_to_notes_are_reported_once_and_settle(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
     vault = tmp_path / "v"
     vault.mkdir()
     (vault / "real.md").write_text("# Real\n\nThe real note about lighthouses.\n", encoding="utf-8")

@@ -79,8 +79,10 @@ def test_body_edit_embeds_only_changed_chunks(make_memory: MemoryFactory, vault:
     mem.index()
     rel = "Inbox/agent runbook.md"
     p = vault / rel
-    p.write_text(p.read_text(encoding="utf-8") + "\n\n## Added later\n\nA brand new paragraph about the zebra.\n",
-                 encoding="utf-8")
+    p.write_text(
+        p.read_text(encoding="utf-8") + "\n\n## Added later\n\nA brand new paragraph about the zebra.\n",
+        encoding="utf-8",
+    )
     before = fake.texts_embedded
     report = mem.index()
     assert report.counts["modified"] == 1
@@ -111,8 +113,9 @@ def test_rename_and_move_keep_id_and_vectors(make_memory: MemoryFactory, vault: 
     assert mem.catalog.note_by_id("path:Archive/keep alive renamed.md") is not None
 
 
-def test_copied_note_is_known_by_path_until_a_write_gives_it_an_id(make_memory: MemoryFactory, vault: Path,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_copied_note_is_known_by_path_until_a_write_gives_it_an_id(
+    make_memory: MemoryFactory, vault: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     fake = FakeEmbedder()
     mem = make_memory(fake)
     mem.index()
@@ -220,8 +223,9 @@ class FailingEmbedder(FakeEmbedder):
         return super().embed(texts)
 
 
-def test_interrupted_index_resumes_without_reembedding(make_memory: MemoryFactory, vault: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_index_resumes_without_reembedding(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import vault_memory.indexer as indexer
 
     monkeypatch.setattr(indexer, "EMBED_SLICE", 8)
@@ -249,7 +253,8 @@ def store_vectors(mem: Any, ids: list[str]) -> dict[str, np.ndarray]:
 
 
 def test_edit_writes_only_changed_chunks_and_a_crash_cannot_leave_an_old_vector(
-        make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import vault_memory.indexer as indexer
 
     mem = make_memory(exact_search_limit=0)  # the store is opened and written as on a large vault
@@ -361,8 +366,16 @@ def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory,
     (vault / "Inbox/weekly review.md").unlink()
     (vault / "fresh.md").write_text("# Fresh\n\nSourdough starter feeding schedule.\n", encoding="utf-8")
     (vault / "copy.md").write_bytes((vault / "Inbox/agent runbook.md").read_bytes())
-    report = mem.sync_paths(["Inbox/ollama keep-alive.md", "Inbox/keepalive.md", "Inbox/weekly review.md",
-                             "fresh.md", "copy.md", "not-there.md"])
+    report = mem.sync_paths(
+        [
+            "Inbox/ollama keep-alive.md",
+            "Inbox/keepalive.md",
+            "Inbox/weekly review.md",
+            "fresh.md",
+            "copy.md",
+            "not-there.md",
+        ]
+    )
     # the id-less rename is new + deleted; the copy of an id-less note is simply new
     assert report.counts["deleted"] == 2 and report.counts["new"] == 3
     partial = {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()}
@@ -370,8 +383,9 @@ def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory,
     assert {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()} == partial
 
 
-def test_changed_chunking_rules_rechunk_without_reembedding_known_text(make_memory: MemoryFactory,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changed_chunking_rules_rechunk_without_reembedding_known_text(
+    make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import vault_memory.indexer as indexer
 
     fake = FakeEmbedder()
@@ -380,8 +394,9 @@ def test_changed_chunking_rules_rechunk_without_reembedding_known_text(make_memo
     chunks_before = mem.catalog.chunk_count()
     monkeypatch.setattr(indexer, "CHUNKER_VERSION", "test-2")
     original = indexer.chunk_body
-    monkeypatch.setattr(indexer, "chunk_body",
-                        lambda body, **kw: original(body, **{**kw, "max_tokens": 80, "target_tokens": 60}))
+    monkeypatch.setattr(
+        indexer, "chunk_body", lambda body, **kw: original(body, **{**kw, "max_tokens": 80, "target_tokens": 60})
+    )
     before = fake.texts_embedded
     report = mem.index()
     assert report.counts["modified"] == report.notes  # every note re-chunked

@@ -35,8 +35,10 @@ class VaultMachine(RuleBasedStateMachine):
         self.vault = self.root / "vault"
         self.vault.mkdir()
         # exact_search_limit=0: keep a vector store at any size, so the invariant below checks it
-        self.mem = Memory(Config(vault=self.vault, index_dir=self.root / "index", embedder="fake",
-                                 exact_search_limit=0), embedder=FakeEmbedder())
+        self.mem = Memory(
+            Config(vault=self.vault, index_dir=self.root / "index", embedder="fake", exact_search_limit=0),
+            embedder=FakeEmbedder(),
+        )
 
     def teardown(self) -> None:
         self.mem.close()
@@ -135,8 +137,9 @@ class VaultMachine(RuleBasedStateMachine):
         assert index_rows(self.mem) == vault_rows
         # and a rebuild from nothing gives the same rows and chunks
         chunks = {(c, self.mem.catalog.chunks_by_ids([c])[c].text_hash) for c in self.mem.catalog.chunk_ids()}
-        other = Memory(Config(vault=self.vault, index_dir=self.root / "index2", embedder="fake"),
-                       embedder=FakeEmbedder())
+        other = Memory(
+            Config(vault=self.vault, index_dir=self.root / "index2", embedder="fake"), embedder=FakeEmbedder()
+        )
         try:
             other.index(rebuild=True)
             assert index_rows(other) == vault_rows
@@ -146,7 +149,8 @@ class VaultMachine(RuleBasedStateMachine):
             shutil.rmtree(self.root / "index2", ignore_errors=True)
 
 
-VaultMachine.TestCase.settings = settings(max_examples=20, stateful_step_count=15, deadline=None,
-                                          suppress_health_check=list(HealthCheck))
+VaultMachine.TestCase.settings = settings(
+    max_examples=20, stateful_step_count=15, deadline=None, suppress_health_check=list(HealthCheck)
+)
 TestVaultMachine = VaultMachine.TestCase
 TestVaultMachine = pytest.mark.slow(TestVaultMachine)  # 20 random histories: the full suite only

@@ -21,12 +21,25 @@ from vault_memory.errors import ConfigError
 # -- config numbers with ranges -------------------------------------------------------------------
 
 BAD = [
-    ("half_life_short_days", "-7"), ("half_life_long_days", "nan"), ("half_life_long_days", "inf"),
-    ("dormant_below", "2"), ("debounce_seconds", "-0.5"), ("quiet_seconds", "-1"), ("rehearse", "often"),
-    ("rehearse_min_similarity", "1.5"), ("conflict_similarity", "-2"), ("prefetch_budget", "-1"),
-    ("prefetch_entry_cap", "0"), ("promote_after_days", "0"), ("promote_after_days", "2.5"),
-    ("staged_ttl_days", "0"), ("embed_timeout", "0"), ("exact_search_limit", "-5"), ("reactivate_slope", "-1"),
-    ("rehearse_max_hits", "1000"), ("rehearsal_coalesce_seconds", "-3"),
+    ("half_life_short_days", "-7"),
+    ("half_life_long_days", "nan"),
+    ("half_life_long_days", "inf"),
+    ("dormant_below", "2"),
+    ("debounce_seconds", "-0.5"),
+    ("quiet_seconds", "-1"),
+    ("rehearse", "often"),
+    ("rehearse_min_similarity", "1.5"),
+    ("conflict_similarity", "-2"),
+    ("prefetch_budget", "-1"),
+    ("prefetch_entry_cap", "0"),
+    ("promote_after_days", "0"),
+    ("promote_after_days", "2.5"),
+    ("staged_ttl_days", "0"),
+    ("embed_timeout", "0"),
+    ("exact_search_limit", "-5"),
+    ("reactivate_slope", "-1"),
+    ("rehearse_max_hits", "1000"),
+    ("rehearsal_coalesce_seconds", "-3"),
 ]
 
 
@@ -38,8 +51,10 @@ def test_a_bad_number_from_the_environment_names_key_value_and_variable(vault: P
     assert key in str(err.value) and (var in str(err.value) or value in str(err.value))
 
 
-@pytest.mark.parametrize(("key", "value"), [("half_life_short_days", "-7"), ("dormant_below", "2"),
-                                            ("debounce_seconds", "-1"), ("rehearse", '"sometimes"')])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("half_life_short_days", "-7"), ("dormant_below", "2"), ("debounce_seconds", "-1"), ("rehearse", '"sometimes"')],
+)
 def test_a_bad_number_in_the_vault_file_names_the_file(vault: Path, key: str, value: str) -> None:
     (vault / ".vault-memory.toml").write_text(f"{key} = {value}\n", encoding="utf-8")
     with pytest.raises(ConfigError) as err:
@@ -64,19 +79,22 @@ def test_every_range_accepts_its_bounds_and_the_defaults(vault: Path) -> None:
     assert check_setting("rehearse", "memories") is None and check_setting("rehearse", "x") is not None
 
 
-def test_cli_exit_2_for_a_bad_setting(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exit_2_for_a_bad_setting(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("VAULT_MEMORY_DORMANT_BELOW", "2")
     code = execute(["--vault", str(vault), "--index-dir", str(tmp_path / "i"), "--embedder", "fake", "status"])
     err = capsys.readouterr().err
     assert code == 2 and "dormant_below = 2.0 from env (VAULT_MEMORY_DORMANT_BELOW)" in err
     monkeypatch.delenv("VAULT_MEMORY_DORMANT_BELOW")
-    code = execute(["--vault", str(vault), "--index-dir", str(tmp_path / "i"), "--embedder", "fake", "watch",
-                    "--debounce", "inf"])
+    code = execute(
+        ["--vault", str(vault), "--index-dir", str(tmp_path / "i"), "--embedder", "fake", "watch", "--debounce", "inf"]
+    )
     assert code == 2 and "--debounce inf" in capsys.readouterr().err
 
 
 # -- long queries ------------------------------------------------------------------------------
+
 
 def test_query_windows_cover_the_text_and_each_fits() -> None:
     emb = FakeEmbedder(max_tokens=16)
@@ -89,8 +107,9 @@ def test_query_windows_cover_the_text_and_each_fits() -> None:
     assert query_windows("short text", emb) == ["short text"]
 
 
-def test_a_long_query_is_answered_with_one_warning(make_memory: MemoryFactory,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_long_query_is_answered_with_one_warning(
+    make_memory: MemoryFactory, caplog: pytest.LogCaptureFixture
+) -> None:
     mem = make_memory(FakeEmbedder(max_tokens=32))
     mem.index()
     query = ("coffee espresso beans morning " * 80).strip()  # 2,400 characters: more than MCP's 2,000
@@ -114,18 +133,32 @@ def test_cli_recall_of_a_2000_character_query(vault: Path, tmp_path: Path) -> No
 
 # -- booleans from YAML strings ---------------------------------------------------------------------
 
-FLAGS = {"yes": True, '"yes"': True, "'true'": True, '"on"': True, "True": True, "1": True,
-         "no": False, "'false'": False, '"no"': False, '"off"': False, "false": False, "0": False}
+FLAGS = {
+    "yes": True,
+    '"yes"': True,
+    "'true'": True,
+    '"on"': True,
+    "True": True,
+    "1": True,
+    "no": False,
+    "'false'": False,
+    '"no"': False,
+    '"off"': False,
+    "false": False,
+    "0": False,
+}
 
 
 def test_pinned_and_private_read_the_same_whatever_the_spelling(make_memory: MemoryFactory, tmp_path: Path) -> None:
     vault = tmp_path / "v"
     vault.mkdir()
     for i, (raw, _) in enumerate(FLAGS.items()):
-        (vault / f"p{i}.md").write_text(f"---\npinned: {raw}\n---\n# Pin {i}\n\nlighthouse keeper {i}\n",
-                                        encoding="utf-8")
-        (vault / f"s{i}.md").write_text(f"---\nprivate: {raw}\n---\n# Secret {i}\n\nsubmarine captain {i}\n",
-                                        encoding="utf-8")
+        (vault / f"p{i}.md").write_text(
+            f"---\npinned: {raw}\n---\n# Pin {i}\n\nlighthouse keeper {i}\n", encoding="utf-8"
+        )
+        (vault / f"s{i}.md").write_text(
+            f"---\nprivate: {raw}\n---\n# Secret {i}\n\nsubmarine captain {i}\n", encoding="utf-8"
+        )
     mem = make_memory(vault=vault)
     mem.index()
     hits = {h.path: h for h in mem.recall("lighthouse keeper", k=50, touch=False)}
@@ -177,11 +210,17 @@ def test_clean_removes_escape_sequences_and_controls_but_keeps_text() -> None:
 @pytest.mark.slow
 def test_recall_prints_note_text_without_escapes_and_json_stays_exact(vault: Path, tmp_path: Path) -> None:
     body = EVIL.replace("\x00", "")  # a NUL makes the file binary: skipped, not shown
-    (vault / f"evil{EVIL[:12]}.md").write_text(f"---\ntitle: \"Gift{YAML_EVIL}\"\n---\n# Gift\n\n"
-                                                f"zanzibar treasure {body} map\n", encoding="utf-8")
+    (vault / f"evil{EVIL[:12]}.md").write_text(
+        f'---\ntitle: "Gift{YAML_EVIL}"\n---\n# Gift\n\nzanzibar treasure {body} map\n', encoding="utf-8"
+    )
     base = ["--vault", str(vault), "--index-dir", str(tmp_path / "i")]
-    for args in (["recall", "zanzibar treasure", "-k", "1"], ["prefetch", "zanzibar treasure map"], ["status"],
-                 ["doctor"], ["staged"]):
+    for args in (
+        ["recall", "zanzibar treasure", "-k", "1"],
+        ["prefetch", "zanzibar treasure map"],
+        ["status"],
+        ["doctor"],
+        ["staged"],
+    ):
         out = cli(*base, *args)
         no_traceback(out)
         for stream in (out.stdout, out.stderr):
@@ -194,9 +233,10 @@ def test_recall_prints_note_text_without_escapes_and_json_stays_exact(vault: Pat
 
 # -- NUL and line separators in a memory ------------------------------------------------------------
 
-def test_nul_is_refused_by_name_and_line_separators_become_newlines(make_memory: MemoryFactory, vault: Path,
-                                                                     capsys: pytest.CaptureFixture[str],
-                                                                     tmp_path: Path) -> None:
+
+def test_nul_is_refused_by_name_and_line_separators_become_newlines(
+    make_memory: MemoryFactory, vault: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     mem = make_memory()
     with pytest.raises(ConfigError, match=r"NUL character \(U\+0000\) at position 8"):
         mem.stage("a fact \x00 with a NUL")
@@ -207,7 +247,8 @@ def test_nul_is_refused_by_name_and_line_separators_become_newlines(make_memory:
     sm = mem.stage("first line\u2028second line\u2029third\x85fourth")
     text = (vault / sm.path).read_text(encoding="utf-8")
     assert "first line\nsecond line\nthird\nfourth" in text and "\u2028" not in text
-    code = execute(["--vault", str(vault), "--index-dir", str(tmp_path / "i2"), "--embedder", "fake", "remember",
-                    "a\x00b"])
+    code = execute(
+        ["--vault", str(vault), "--index-dir", str(tmp_path / "i2"), "--embedder", "fake", "remember", "a\x00b"]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "NUL character" in err and "edit it by hand" not in err

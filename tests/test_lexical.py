@@ -14,23 +14,55 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from vault_memory import lexical
 from vault_memory.catalog import Catalog, ChunkRow, NoteRow
 
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima running runs ran "
-         "café cafe naïve über x² 42 foo_bar").split()
-QUERIES = ["alpha", "alpha bravo", "running", "runs running ran", "café", "cafe naive", "über alles", "x²",
-           "42 kilo", "foo_bar", "the of and", "hotel india juliet kilo lima", "Alpha ALPHA alpha", "zzz",
-           "bravo bravo charlie"]
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima running runs ran "
+    "café cafe naïve über x² 42 foo_bar"
+).split()
+QUERIES = [
+    "alpha",
+    "alpha bravo",
+    "running",
+    "runs running ran",
+    "café",
+    "cafe naive",
+    "über alles",
+    "x²",
+    "42 kilo",
+    "foo_bar",
+    "the of and",
+    "hotel india juliet kilo lima",
+    "Alpha ALPHA alpha",
+    "zzz",
+    "bravo bravo charlie",
+]
 
 
 def note(node_id: str, title: str, tags: tuple[str, ...] = ()) -> NoteRow:
-    return NoteRow(node_id=node_id, path=f"{node_id}.md", file_hash="f", body_hash="b", title=title, tags=tags,
-                   aliases=(), links=(), meta={}, mtime=0.0, id_in_file=True)
+    return NoteRow(
+        node_id=node_id,
+        path=f"{node_id}.md",
+        file_hash="f",
+        body_hash="b",
+        title=title,
+        tags=tags,
+        aliases=(),
+        links=(),
+        meta={},
+        mtime=0.0,
+        id_in_file=True,
+    )
 
 
 def put(cat: Catalog, row: NoteRow, texts: list[str]) -> None:
     with cat.transaction():
         cat.upsert_note(row)
-        cat.replace_chunks(row, [ChunkRow(f"{row.node_id}#{i}", row.node_id, i, "", t, f"h{row.node_id}{i}{t}")
-                                 for i, t in enumerate(texts)])
+        cat.replace_chunks(
+            row,
+            [
+                ChunkRow(f"{row.node_id}#{i}", row.node_id, i, "", t, f"h{row.node_id}{i}{t}")
+                for i, t in enumerate(texts)
+            ],
+        )
 
 
 def both(cat: Catalog, query: str, limit: int = 1000) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -49,8 +81,7 @@ def cat(tmp_path: Path) -> Catalog:
     c = Catalog(tmp_path / "catalog.sqlite")
     texts = [" ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(3 + i % 11)) for i in range(60)]
     for i in range(20):
-        put(c, note(f"n{i}", f"{WORDS[i % len(WORDS)]} note", (WORDS[(i + 5) % len(WORDS)],)),
-            texts[3 * i: 3 * i + 3])
+        put(c, note(f"n{i}", f"{WORDS[i % len(WORDS)]} note", (WORDS[(i + 5) % len(WORDS)],)), texts[3 * i : 3 * i + 3])
     return c
 
 
@@ -93,8 +124,7 @@ def test_a_reader_follows_a_writer_in_another_connection(cat: Catalog, tmp_path:
     assert_same(reader, [*QUERIES, "zulu", "retitled", "fresh"])
     hits = dict(reader.lexical_search("zulu", 100, engine="memory"))
     assert {"n3#0", "n99#0", "n5#0"} <= set(hits)
-    assert not any(c.startswith("n4#") for c, _ in reader.lexical_search("alpha bravo charlie", 1000,
-                                                                         engine="memory"))
+    assert not any(c.startswith("n4#") for c, _ in reader.lexical_search("alpha bravo charlie", 1000, engine="memory"))
     reader.close()
 
 
@@ -134,8 +164,9 @@ def test_merge_after_many_edits_keeps_results(cat: Catalog, monkeypatch: pytest.
     postings = cat._postings  # noqa: SLF001
     assert postings is not None and postings.alive.all()  # merged: dead slots dropped
     fresh = Catalog(cat.path)
-    assert fresh.lexical_search("alpha bravo", 50, engine="memory") == cat.lexical_search("alpha bravo", 50,
-                                                                                           engine="memory")
+    assert fresh.lexical_search("alpha bravo", 50, engine="memory") == cat.lexical_search(
+        "alpha bravo", 50, engine="memory"
+    )
 
 
 def test_a_saved_segment_is_loaded_then_followed(cat: Catalog, tmp_path: Path) -> None:
@@ -171,8 +202,13 @@ def test_tokenizer_matches_the_catalogs_fts5_table(tmp_path: Path) -> None:
     want = sorted(db.execute("SELECT term FROM v").fetchall())
     ((_, size, terms, freqs),) = lexical.Tokenizer().docs([(1, text, "Title words")])
     assert size == len(want)
-    got = dict(zip(lexical.np.frombuffer(terms, dtype="int64").tolist(),
-                   lexical.np.frombuffer(freqs, dtype="float64").tolist(), strict=True))
+    got = dict(
+        zip(
+            lexical.np.frombuffer(terms, dtype="int64").tolist(),
+            lexical.np.frombuffer(freqs, dtype="float64").tolist(),
+            strict=True,
+        )
+    )
     assert set(got) == {lexical.term_hash(t) for (t,) in want}
     assert got[lexical.term_hash("titl")] == lexical.TITLE_WEIGHT
 
@@ -196,9 +232,11 @@ class EditMachine(RuleBasedStateMachine):
         self.reader.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    @rule(i=st.integers(0, 6), title=st.sampled_from(WORDS),
-          texts=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join), min_size=1,
-                         max_size=3))
+    @rule(
+        i=st.integers(0, 6),
+        title=st.sampled_from(WORDS),
+        texts=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join), min_size=1, max_size=3),
+    )
     def write(self, i: int, title: str, texts: list[str]) -> None:
         put(self.cat, note(f"n{i}", title), texts)
 
@@ -219,8 +257,9 @@ class EditMachine(RuleBasedStateMachine):
 
 
 TestEditMachine = EditMachine.TestCase
-TestEditMachine.settings = settings(max_examples=25, stateful_step_count=12, deadline=None,
-                                    suppress_health_check=list(HealthCheck))
+TestEditMachine.settings = settings(
+    max_examples=25, stateful_step_count=12, deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @settings(max_examples=30, deadline=None)

@@ -39,8 +39,10 @@ def test_alias_links_to_the_person_note() -> None:
     out = link_mentions("Maya Chen prefers written async updates.", names())
     assert out == "[[Maya Chen]] prefers written async updates."
     rows = [r for r in ROWS if r[0] != "Archive/Maya.md"]
-    assert link_mentions("Maya prefers written async updates.", names(rows)) == \
-        "[[Maya Chen|Maya]] prefers written async updates."
+    assert (
+        link_mentions("Maya prefers written async updates.", names(rows))
+        == "[[Maya Chen|Maya]] prefers written async updates."
+    )
 
 
 @pytest.mark.parametrize("text", ["Maya Chen met Jonas about Atlas.", "Espresso with Mum", "nothing here"])
@@ -55,8 +57,10 @@ def test_a_name_two_notes_share_is_not_guessed() -> None:
 def test_case_aware_whole_words_longest_first_once_each() -> None:
     ms = names()
     assert link_mentions("maya and atlases and Atlantic", ms) == "maya and atlases and Atlantic"
-    assert link_mentions("The Atlas Runbook says Atlas is late; Atlas again.", ms) == \
-        "The [[Atlas Runbook]] says [[Project Atlas|Atlas]] is late; Atlas again."
+    assert (
+        link_mentions("The Atlas Runbook says Atlas is late; Atlas again.", ms)
+        == "The [[Atlas Runbook]] says [[Project Atlas|Atlas]] is late; Atlas again."
+    )
     assert link_mentions("Mum's birthday; ask Jonas.", ms) == "[[Mum]]'s birthday; ask [[Jonas Weber|Jonas]]."
     # a lower-case alias is a word a person chose: any case
     assert link_mentions("Espresso, no sugar.", ms) == "[[Coffee|Espresso]], no sugar."

@@ -57,8 +57,13 @@ HOLDER = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, cwd=REPO)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip()
         lock = WriterLock(tmp_path)
@@ -95,8 +100,14 @@ HAS_OFD_LOCKS = HAS_FCNTL and hasattr(importlib.import_module("fcntl"), "F_OFD_S
 
 
 def python(code: str, *args: str, stdin: int | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
 
 
 @pytest.mark.slow
@@ -108,7 +119,9 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "msvcrt", holder.stderr and holder.stderr.read()
-        check = python(FAKE_MSVCRT + textwrap.dedent("""
+        check = python(
+            FAKE_MSVCRT
+            + textwrap.dedent("""
             import sys
             from pathlib import Path
             from vault_memory.lock import BACKEND, WriterLock
@@ -117,7 +130,10 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
             print(BACKEND.name, lock.try_acquire(), probe.held, probe.pid, lock.holder_pid())
             mine, again = WriterLock(Path(sys.argv[2])), WriterLock(Path(sys.argv[2]))
             print(mine.try_acquire(), again.try_acquire(), mine.holder_pid() == again.probe().pid, again.try_acquire())
-        """), str(tmp_path), str(tmp_path / "other"))
+        """),
+            str(tmp_path),
+            str(tmp_path / "other"),
+        )
         out, err = check.communicate(timeout=60)
         assert check.returncode == 0, err
         first, second = out.splitlines()
@@ -129,7 +145,9 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait(timeout=30)
-    after = python(FAKE_MSVCRT + textwrap.dedent("""
+    after = python(
+        FAKE_MSVCRT
+        + textwrap.dedent("""
         import sys
         from pathlib import Path
         from vault_memory.lock import WriterLock
@@ -138,7 +156,9 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
         with lock:
             print(stale, lock.held)
         print(lock.held)
-    """), str(tmp_path))
+    """),
+        str(tmp_path),
+    )
     out, err = after.communicate(timeout=60)
     assert after.returncode == 0, err
     assert out.split() == [str(holder.pid), "True", "False"]  # the dead holder's pid, then the lock is ours

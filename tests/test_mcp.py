@@ -20,8 +20,24 @@ from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.mcp_server import Service, build_server
 
-TOOLS = {"recall", "read", "related", "recent", "prefetch", "remember", "stage", "staged_list", "commit", "commit_all",
-         "discard", "pin", "unpin", "log", "review", "status"}
+TOOLS = {
+    "recall",
+    "read",
+    "related",
+    "recent",
+    "prefetch",
+    "remember",
+    "stage",
+    "staged_list",
+    "commit",
+    "commit_all",
+    "discard",
+    "pin",
+    "unpin",
+    "log",
+    "review",
+    "status",
+}
 
 
 def cli_command() -> tuple[str, list[str]]:
@@ -78,9 +94,11 @@ def test_stdio_server_end_to_end(tmp_path: Path) -> None:
             assert limit.is_error and "`limit` (did you mean `k`?)" in text_of(limit), text_of(limit)
 
             # read by title, by alias, by [[link#heading]]
-            for target, path, heading in (("Danube Bike Trip", "Projects/Danube Bike Trip.md", ""),
-                                          ("Donauradweg", "Projects/Danube Bike Trip.md", ""),
-                                          ("[[Ines Okafor#Gift ideas|gifts]]", "People/Ines Okafor.md", "Gift ideas")):
+            for target, path, heading in (
+                ("Danube Bike Trip", "Projects/Danube Bike Trip.md", ""),
+                ("Donauradweg", "Projects/Danube Bike Trip.md", ""),
+                ("[[Ines Okafor#Gift ideas|gifts]]", "People/Ines Okafor.md", "Gift ideas"),
+            ):
                 got = await client.call_tool("read", {"target": target})
                 assert not got.is_error and got.structured_content is not None, text_of(got)
                 assert got.structured_content["path"] == path and got.structured_content["heading"] == heading
@@ -91,13 +109,16 @@ def test_stdio_server_end_to_end(tmp_path: Path) -> None:
             assert {"People/Ines Okafor.md", "Preferences/Coffee.md"} <= {r["path"] for r in items if r["links_here"]}
             assert any(not r["linked"] for r in items)
             # filters: only eligible notes
-            filtered = await client.call_tool("recall", {"query": "trip plans", "k": 5, "tags": ["travel"],
-                                                         "folder": "Projects", "after": "2026-01-01"})
+            filtered = await client.call_tool(
+                "recall",
+                {"query": "trip plans", "k": 5, "tags": ["travel"], "folder": "Projects", "after": "2026-01-01"},
+            )
             assert not filtered.is_error and filtered.structured_content is not None
             assert [h["path"] for h in filtered.structured_content["hits"]] == ["Projects/Danube Bike Trip.md"]
             # remember with supersedes, then discard a draft
-            newer = await client.call_tool("remember", {"text": "The user's bicycle is now a black Brompton.",
-                                                        "supersedes": memory["node_id"]})
+            newer = await client.call_tool(
+                "remember", {"text": "The user's bicycle is now a black Brompton.", "supersedes": memory["node_id"]}
+            )
             assert not newer.is_error and newer.structured_content is not None, text_of(newer)
             assert newer.structured_content["supersedes"] == [memory["node_id"]]
             draft = await client.call_tool("stage", {"text": "The allotment is plot 112."})
@@ -118,11 +139,14 @@ def test_stdio_server_end_to_end(tmp_path: Path) -> None:
 
     anyio.run(session)
     assert outside.read_text() == "---\ntitle: not yours\n---\nsecret\n"
-    print(f"\nMCP recall round trip over stdio (fake embedder, sample vault): median "
-          f"{statistics.median(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms over 20 calls")
+    print(
+        f"\nMCP recall round trip over stdio (fake embedder, sample vault): median "
+        f"{statistics.median(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms over 20 calls"
+    )
 
 
 # -- in-process: the same server object, without a subprocess --------------------------------
+
 
 def _service(vault: Path, index_dir: Path, **overrides: Any) -> Service:
     cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", **overrides)
@@ -176,8 +200,15 @@ def test_paths_cannot_leave_the_vault(served: Service, vault: Path, tmp_path: Pa
     (vault / "dir-out").symlink_to(tmp_path)
 
     async def body(c: Client) -> None:
-        for target in ("link-out.md", "dir-out/secret.md", "../secret.md", str(secret), "Inbox/../../secret.md",
-                       "C:\\Windows\\win.ini", "\\\\server\\share\\x.md"):
+        for target in (
+            "link-out.md",
+            "dir-out/secret.md",
+            "../secret.md",
+            str(secret),
+            "Inbox/../../secret.md",
+            "C:\\Windows\\win.ini",
+            "\\\\server\\share\\x.md",
+        ):
             r = await c.call_tool("pin", {"target": target})
             assert r.is_error, target
         r = await c.call_tool("commit", {"ids": ["../secret.md"]})
@@ -198,7 +229,8 @@ def test_no_tool_deletes_a_note(served: Service, vault: Path) -> None:
         committed = await c.call_tool("commit", {"ids": staged.structured_content["node_id"]})  # one id, no list
         assert not committed.is_error and committed.structured_content is not None
         assert [x["node_id"] for x in committed.structured_content["committed"]] == [
-            staged.structured_content["node_id"]]
+            staged.structured_content["node_id"]
+        ]
         assert not (await c.call_tool("commit_all", {})).is_error
         logged = await c.call_tool("log", {"text": "Talked about the ficus."})
         assert not logged.is_error
@@ -271,13 +303,14 @@ def test_second_server_on_the_same_index_serves_reads(vault: Path, tmp_path: Pat
 
 # -- the toolset: parity with the CLI, strict arguments, typed results, hints ------------------
 
+
 def test_mcp_and_cli_offer_the_same_verbs() -> None:
     from vault_memory.cli.main import COMMANDS
     from vault_memory.mcp_server import CLI_ONLY, CLI_VERB, specs
 
     cli = {name for name, _ in COMMANDS}
     mcp_verbs = {CLI_VERB.get(name, name) for name in specs()}
-    assert mcp_verbs == cli - set(CLI_ONLY), (sorted(mcp_verbs ^ (cli - set(CLI_ONLY))))
+    assert mcp_verbs == cli - set(CLI_ONLY), sorted(mcp_verbs ^ (cli - set(CLI_ONLY)))
     assert set(CLI_ONLY) <= cli  # the documented CLI-only verbs exist
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     for name in specs():
@@ -381,6 +414,7 @@ def test_notes_are_resources(served: Service) -> None:
 
 def test_review_through_mcp_writes_nothing(served: Service, vault: Path) -> None:
     """The review note is readable through MCP (a tool and a resource) without writing it into the vault."""
+
     async def body(c: Client) -> None:
         staged = await c.call_tool("stage", {"text": "Maya's bike lock code is 4711.", "title": "Bike lock"})
         assert not staged.is_error
@@ -400,7 +434,9 @@ def test_results_say_they_are_keyword_only_while_vectors_fill_in() -> None:
     from vault_memory.mcp_server.tools import _progress_note
 
     filling = {"chunks": 26000, "embedded": 1200, "pending": 24800, "complete": False}
-    assert _progress_note(True, filling) == ("results are keyword-only (BM25) while 1,200 of 26,000 chunks are "
-                                             "embedded; ask again in a while for ranking by meaning too")
+    assert _progress_note(True, filling) == (
+        "results are keyword-only (BM25) while 1,200 of 26,000 chunks are "
+        "embedded; ask again in a while for ranking by meaning too"
+    )
     assert "unreachable" in _progress_note(True, {**filling, "embedded": 26000, "pending": 0, "complete": True})
     assert _progress_note(False, filling) == ""

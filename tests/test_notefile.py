@@ -138,8 +138,18 @@ def test_utf16_is_named() -> None:
         (b"\n---\na: 1\n---\n", False, {}, "\n---\na: 1\n---\n"),
         (b"----\na: 1\n----\n", False, {}, "----\na: 1\n----\n"),
     ],
-    ids=["empty", "fm-only", "fm-only-nl", "empty-block", "empty-block-eof", "comment-only",
-         "fence-trailing-space", "dots-close", "leading-blank-line", "four-dashes"],
+    ids=[
+        "empty",
+        "fm-only",
+        "fm-only-nl",
+        "empty-block",
+        "empty-block-eof",
+        "comment-only",
+        "fence-trailing-space",
+        "dots-close",
+        "leading-blank-line",
+        "four-dashes",
+    ],
 )
 def test_degenerate_files_parse(raw: bytes, has_fm: bool, meta: dict[str, Any], body: str) -> None:
     note = parse_note("a.md", raw)
@@ -247,10 +257,10 @@ def appended(*skip: str) -> str:
 # (before, after) written out by hand: the expectation does not come from the code under test.
 EDIT_CASES: dict[str, tuple[str, str]] = {
     "comments-quotes-blank-lines": (
-        "---\n# header comment\ntitle: \"Quoted: title\"   # trailing comment\n"
+        '---\n# header comment\ntitle: "Quoted: title"   # trailing comment\n'
         "tier: hot  # set by hand\n'single': 'x'\n\ntags: [a, \"b c\"]\n---\n"
         "Body mentions tier: cold\n---\nand a rule.\n",
-        "---\n# header comment\ntitle: \"Quoted: title\"   # trailing comment\n"
+        '---\n# header comment\ntitle: "Quoted: title"   # trailing comment\n'
         "tier: warm\n'single': 'x'\n\ntags: [a, \"b c\"]\n" + appended("tier") + "---\n"
         "Body mentions tier: cold\n---\nand a rule.\n",
     ),
@@ -259,14 +269,15 @@ EDIT_CASES: dict[str, tuple[str, str]] = {
         "nested:\n  deep: true\n  items:\n    - x\nlast_accessed: 2020-01-01\n---\ntext\n",
         "---\nzeta: 1\naccess_count: 3\nalpha:\n- one\n- two\nsummary: |\n  line one\n\n  line three\n"
         "nested:\n  deep: true\n  items:\n    - x\nlast_accessed: 2026-11-29T15:04:00+00:00\n"
-        + appended("access_count", "last_accessed") + "---\ntext\n",
+        + appended("access_count", "last_accessed")
+        + "---\ntext\n",
     ),
     "owned-multiline-value": (
         "---\ntitle: t\nnode_id: >\n  folded\n  id\n\n# keep me\nstatus: active\n---\nbody\n",
         "---\ntitle: t\nnode_id: n-1\n\n# keep me\nstatus: active\n" + appended("node_id") + "---\nbody\n",
     ),
     "quoted-owned-key": (
-        "---\n\"tier\": hot\nname: n\n---\n",
+        '---\n"tier": hot\nname: n\n---\n',
         "---\ntier: warm\nname: n\n" + appended("tier") + "---\n",
     ),
     "duplicate-owned-key": (
@@ -329,8 +340,11 @@ def test_remove_and_replace_multiline_list(vault: Path) -> None:
     )
     old = put(vault, "n.md", before.encode())
     write_note(
-        vault, "n.md", expected_hash=old.file_hash,
-        set_fields={"conflicts_with": ["n-2", "n 3"]}, remove_fields=["status", "needs_review", "expires"],
+        vault,
+        "n.md",
+        expected_hash=old.file_hash,
+        set_fields={"conflicts_with": ["n-2", "n 3"]},
+        remove_fields=["status", "needs_review", "expires"],
     )
     expected = "---\ntitle: t\nconflicts_with: [n-2, n 3]\n\nsource: web\n---\nbody\n"
     assert (vault / "n.md").read_text() == expected
@@ -380,10 +394,16 @@ def test_body_replacement_with_field_edit(vault: Path) -> None:
         (False, "false", False),
         (None, "null", None),
         (date(2025, 10, 24), "2025-10-24", date(2025, 10, 24)),
-        (datetime(2026, 11, 29, 15, 4, 5, 999, tzinfo=UTC), "2026-11-29T15:04:05+00:00",
-         datetime(2026, 11, 29, 15, 4, 5, tzinfo=UTC)),
-        (datetime(2026, 1, 2, 3, 4, tzinfo=timezone(timedelta(hours=2))), "2026-01-02T03:04:00+02:00",
-         datetime(2026, 1, 2, 1, 4, tzinfo=UTC)),
+        (
+            datetime(2026, 11, 29, 15, 4, 5, 999, tzinfo=UTC),
+            "2026-11-29T15:04:05+00:00",
+            datetime(2026, 11, 29, 15, 4, 5, tzinfo=UTC),
+        ),
+        (
+            datetime(2026, 1, 2, 3, 4, tzinfo=timezone(timedelta(hours=2))),
+            "2026-01-02T03:04:00+02:00",
+            datetime(2026, 1, 2, 1, 4, tzinfo=UTC),
+        ),
         (["a", "b c", "x, y", "yes", 3], "[a, b c, 'x, y', 'yes', 3]", ["a", "b c", "x, y", "yes", 3]),
         ((), "[]", []),
     ],
@@ -441,8 +461,13 @@ def test_broken_yaml_note_is_never_edited(vault: Path) -> None:
 def test_unusual_layout_refused_not_corrupted(vault: Path, raw: bytes) -> None:
     (vault / "n.md").write_bytes(raw)
     with pytest.raises(NoteError, match="cannot edit the frontmatter in place"):
-        write_note(vault, "n.md", expected_hash=sha(raw), set_fields={"tier": "cold", "conflicts_with": ["z"]},
-                   remove_fields=["node_id"])
+        write_note(
+            vault,
+            "n.md",
+            expected_hash=sha(raw),
+            set_fields={"tier": "cold", "conflicts_with": ["z"]},
+            remove_fields=["node_id"],
+        )
     assert (vault / "n.md").read_bytes() == raw
     assert not leftovers(vault)
 
@@ -451,15 +476,16 @@ def test_unusual_layout_refused_not_corrupted(vault: Path, raw: bytes) -> None:
 
 _KEY = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 _TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\r"), max_size=30)
-_SCALAR = st.one_of(
-    st.none(), st.booleans(), st.integers(), _TEXT, st.dates(), st.floats(allow_nan=False)
-)
-_HUMAN_VALUE = st.one_of(
-    _SCALAR, st.lists(_SCALAR, max_size=4), st.dictionaries(_KEY, _SCALAR, max_size=3)
-)
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), _TEXT, st.dates(), st.floats(allow_nan=False))
+_HUMAN_VALUE = st.one_of(_SCALAR, st.lists(_SCALAR, max_size=4), st.dictionaries(_KEY, _SCALAR, max_size=3))
 _OWNED_VALUE = st.one_of(
-    st.none(), st.booleans(), st.integers(), _TEXT, st.dates(),
-    st.datetimes(timezones=st.just(UTC)), st.lists(st.one_of(_TEXT, st.integers()), max_size=3),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    _TEXT,
+    st.dates(),
+    st.datetimes(timezones=st.just(UTC)),
+    st.lists(st.one_of(_TEXT, st.integers()), max_size=3),
 )
 _OWNED = st.sampled_from(sorted(OWNED_KEYS))
 
@@ -488,10 +514,15 @@ def _notes(draw: st.DrawFn) -> tuple[bytes, set[str]]:
         if entry.startswith("{"):  # a one-key mapping of a scalar came out as flow: not top-level block
             entry = yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=unicode, width=width)
         if key in OWNED_KEYS and draw(st.booleans()):
-            entry = f'"{key}"' + entry[len(key):]
+            entry = f'"{key}"' + entry[len(key) :]
         block += entry + draw(_SEPARATORS)
-    body = draw(st.one_of(_TEXT, st.just("---\ntier: fake\n---\n"), st.text(max_size=100).map(
-        lambda t: t.replace("\r", "").replace("\x00", ""))))
+    body = draw(
+        st.one_of(
+            _TEXT,
+            st.just("---\ntier: fake\n---\n"),
+            st.text(max_size=100).map(lambda t: t.replace("\r", "").replace("\x00", "")),
+        )
+    )
     text = "---\n" + block + "---\n" + body
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
@@ -541,9 +572,12 @@ def _same_value(a: Any, b: Any) -> bool:
 
 # --------------------------------------------------------------------------- create
 
+
 def test_create_writes_block_and_parents(vault: Path) -> None:
     new = write_note(
-        vault, "Memory/2026/n.md", expected_hash=None,
+        vault,
+        "Memory/2026/n.md",
+        expected_hash=None,
         set_fields={"node_id": "n-1", "title": "yes", "my key: odd": 1, "created": date(2026, 11, 29)},
         body="Hello\n",
     )
@@ -561,7 +595,7 @@ def test_create_without_fields_or_body(vault: Path) -> None:
 
 
 def test_create_from_whole_text_writes_it_as_is(vault: Path) -> None:
-    text = "---\ndate: \"2026-11-29\"\ntags:\n  - daily\n---\n# Sunday\n\n## Log\n- 09:00 up\n"
+    text = '---\ndate: "2026-11-29"\ntags:\n  - daily\n---\n# Sunday\n\n## Log\n- 09:00 up\n'
     note = write_note(vault, "d.md", expected_hash=None, whole=text)
     assert (vault / "d.md").read_text(encoding="utf-8") == text and note.meta["date"] == "2026-11-29"
     with pytest.raises(NoteParseError):  # never create a note that cannot be read back
@@ -638,8 +672,20 @@ def test_edit_missing_note(vault: Path) -> None:
 
 @pytest.mark.parametrize(
     "rel",
-    ["../x.md", "/etc/passwd", "a/../../x", "a/../b.md", "..", "", ".", "x\x00.md", "C:\\x.md", "C:x.md",
-     "a\\..\\..\\x.md", "\\\\server\\share\\x.md"],
+    [
+        "../x.md",
+        "/etc/passwd",
+        "a/../../x",
+        "a/../b.md",
+        "..",
+        "",
+        ".",
+        "x\x00.md",
+        "C:\\x.md",
+        "C:x.md",
+        "a\\..\\..\\x.md",
+        "\\\\server\\share\\x.md",
+    ],
 )
 def test_safe_path_refuses(vault: Path, rel: str) -> None:
     with pytest.raises(UnsafePathError):

@@ -24,8 +24,15 @@ def test_classifies_every_kind() -> None:
         e("n", "n.md"),  # new
     ]
     plan = plan_changes(vault, index)
-    assert kinds(plan) == {"a": "unchanged", "b": "meta", "c": "modified", "d": "moved", "m": "modified",
-                           "n": "new", "x": "deleted"}
+    assert kinds(plan) == {
+        "a": "unchanged",
+        "b": "meta",
+        "c": "modified",
+        "d": "moved",
+        "m": "modified",
+        "n": "new",
+        "x": "deleted",
+    }
     assert plan.counts()["deleted"] == 1
     assert not plan.is_noop
 

@@ -25,8 +25,9 @@ def coverage_by_word_set(terms: frozenset[str], text: str) -> float:
 # Letters that case-fold into two code points (İ), titlecase (ǅ), non-ASCII digits and
 # letters, combining marks (not \w), underscores, punctuation and whitespace.
 ALPHABET = st.sampled_from(list("abcdeio ABCDE_-.,'\n\t0123456789") + ["é", "ß", "İ", "ǅ", "٣", "\u0301", "ﬁ", "Σ"])
-TEXT = st.lists(st.one_of(ALPHABET, st.sampled_from(["tea", "teapot", "teas", "morning", "morni", "ab", "a_b"])),
-                max_size=60).map("".join)
+TEXT = st.lists(
+    st.one_of(ALPHABET, st.sampled_from(["tea", "teapot", "teas", "morning", "morni", "ab", "a_b"])), max_size=60
+).map("".join)
 
 
 @settings(max_examples=200, deadline=None)

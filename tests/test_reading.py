@@ -14,9 +14,11 @@ from vault_memory.reading import parse_lines
 
 LONG = "\n".join(f"Line {i} of the long log." for i in range(1, 501))
 NOTES = {
-    "People/Maya Chen.md": ("---\naliases: [Maya, MC]\nnode_id: maya0001\ncreated: 2026-01-05\n---\n# Maya Chen\n\n"
-                            "Works on [[Project Atlas]].\n\n## Projects\n\nAtlas, the ingest service.\n\n"
-                            "### Atlas details\n\nRuns on Kafka. ^kafka1\n\n## Family\n\nTwo kids.\n"),
+    "People/Maya Chen.md": (
+        "---\naliases: [Maya, MC]\nnode_id: maya0001\ncreated: 2026-01-05\n---\n# Maya Chen\n\n"
+        "Works on [[Project Atlas]].\n\n## Projects\n\nAtlas, the ingest service.\n\n"
+        "### Atlas details\n\nRuns on Kafka. ^kafka1\n\n## Family\n\nTwo kids.\n"
+    ),
     "Projects/Project Atlas.md": "---\ntitle: Atlas (the project)\n---\nThe ingest service [[Maya Chen|Maya]] runs.\n",
     "Projects/Kafka notes.md": "Kafka runs the ingest service for Atlas; partitions and consumers.\n",
     "Inbox/secret.md": "---\nprivate: true\n---\nThe safe code is 1234.\n",
@@ -40,8 +42,10 @@ def rmem(make_memory: MemoryFactory, tmp_path: Path) -> Memory:
 
 # -- read -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("target", ["Maya Chen", "maya", "MC", "People/Maya Chen", "People/Maya Chen.md",
-                                    "maya0001", "[[Maya Chen|her]]"])
+
+@pytest.mark.parametrize(
+    "target", ["Maya Chen", "maya", "MC", "People/Maya Chen", "People/Maya Chen.md", "maya0001", "[[Maya Chen|her]]"]
+)
 def test_read_finds_the_note_however_it_is_named(rmem: Memory, target: str) -> None:
     got = rmem.read(target)
     assert got.path == "People/Maya Chen.md" and got.node_id == "maya0001" and got.title == "Maya Chen"
@@ -109,6 +113,7 @@ def test_read_writes_nothing(rmem: Memory) -> None:
 
 # -- related --------------------------------------------------------------------------------
 
+
 def test_related_lists_links_backlinks_and_unresolved(rmem: Memory) -> None:
     got = rmem.related("Maya Chen")
     by_path = {r.path: r for r in got.related}
@@ -152,15 +157,17 @@ def test_related_on_the_sample_vault(make_memory: MemoryFactory) -> None:
 
 # -- recent --------------------------------------------------------------------------------
 
+
 def test_recent_reads_activity_from_frontmatter(make_memory: MemoryFactory, tmp_path: Path) -> None:
     vault = tmp_path / "recent"
     files = {
-        "Memory/Staged/draft.md": ("---\nnode_id: s1\nstatus: staged\ncreated: 2026-11-28T10:00:00+00:00\n---\n"
-                                   "A draft.\n"),
+        "Memory/Staged/draft.md": (
+            "---\nnode_id: s1\nstatus: staged\ncreated: 2026-11-28T10:00:00+00:00\n---\nA draft.\n"
+        ),
         "Memory/fresh.md": "---\nnode_id: m1\ncreated: 2026-11-27T09:00:00+00:00\n"
-                           "last_accessed: 2026-11-27T09:05:00+00:00\ntier: short\n---\nCommitted, never recalled.\n",
+        "last_accessed: 2026-11-27T09:05:00+00:00\ntier: short\n---\nCommitted, never recalled.\n",
         "Memory/used.md": "---\nnode_id: m2\ncreated: 2026-10-01T09:00:00+00:00\n"
-                          "last_accessed: 2026-11-29T08:00:00+00:00\naccess_count: 3\n---\nRecalled this morning.\n",
+        "last_accessed: 2026-11-29T08:00:00+00:00\naccess_count: 3\n---\nRecalled this morning.\n",
         "Memory/old.md": "---\nnode_id: m3\ncreated: 2026-01-01T09:00:00+00:00\n---\nOld.\n",
         "Memory/Episodes/2026-11-26.md": "---\ndate: 2026-11-26\n---\n- 10:00 Fixed the VPN.\n",
         "Notes/human.md": "A person's note, never used by the agent.\n",
@@ -171,8 +178,12 @@ def test_recent_reads_activity_from_frontmatter(make_memory: MemoryFactory, tmp_
     mem = make_memory(vault=vault)
     mem.index()
     got = [(r.path, r.event) for r in mem.recent(days=7, now=NOW)]
-    assert got == [("Memory/used.md", "recalled"), ("Memory/Staged/draft.md", "staged"),
-                   ("Memory/fresh.md", "committed"), ("Memory/Episodes/2026-11-26.md", "logged")]
+    assert got == [
+        ("Memory/used.md", "recalled"),
+        ("Memory/Staged/draft.md", "staged"),
+        ("Memory/fresh.md", "committed"),
+        ("Memory/Episodes/2026-11-26.md", "logged"),
+    ]
     assert [r.path for r in mem.recent(days=7, k=2, now=NOW)] == ["Memory/used.md", "Memory/Staged/draft.md"]
     assert "Memory/old.md" in [r.path for r in mem.recent(days=365, k=100, now=NOW)]
     assert mem.recent(days=1, now=NOW + dt.timedelta(days=30)) == []

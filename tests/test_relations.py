@@ -18,13 +18,16 @@ SLACK = "We use Slack for the team chat."
 DISCORD = "We use Discord for the team chat now."
 
 
-@pytest.mark.parametrize(("yaml_text", "values"), [
-    ("supersedes: ['[[Old note]]', 3e9a0b7c1d2f4a55]", ["[[Old note]]", "3e9a0b7c1d2f4a55"]),
-    ("supersedes: [[Old note]]", ["[[Old note]]"]),  # unquoted: YAML reads a list in a list
-    ("supersedes:\n  - [[Old note]]\n  - \"[[Other|shown]]\"", ["[[Old note]]", "[[Other|shown]]"]),
-    ("supersedes: 3e9a0b7c1d2f4a55", ["3e9a0b7c1d2f4a55"]),
-    ("supersedes:", []),
-])
+@pytest.mark.parametrize(
+    ("yaml_text", "values"),
+    [
+        ("supersedes: ['[[Old note]]', 3e9a0b7c1d2f4a55]", ["[[Old note]]", "3e9a0b7c1d2f4a55"]),
+        ("supersedes: [[Old note]]", ["[[Old note]]"]),  # unquoted: YAML reads a list in a list
+        ('supersedes:\n  - [[Old note]]\n  - "[[Other|shown]]"', ["[[Old note]]", "[[Other|shown]]"]),
+        ("supersedes: 3e9a0b7c1d2f4a55", ["3e9a0b7c1d2f4a55"]),
+        ("supersedes:", []),
+    ],
+)
 def test_relation_values_reads_every_way_yaml_holds_them(yaml_text: str, values: list[str]) -> None:
     assert relation_values(yaml.safe_load(yaml_text)["supersedes"]) == values
 
@@ -44,9 +47,15 @@ def put(vault: Path, rel: str, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-BACKGROUND = ["The car tyres are in the shed.", "Grandma likes orchids.", "The dentist is on Main Street.",
-              "Piano lessons are on Wednesday.", "The boiler pressure should be 1.5 bar.",
-              "Our landlord is called Jo.", "The bike lock code is 4711."]
+BACKGROUND = [
+    "The car tyres are in the shed.",
+    "Grandma likes orchids.",
+    "The dentist is on Main Street.",
+    "Piano lessons are on Wednesday.",
+    "The boiler pressure should be 1.5 bar.",
+    "Our landlord is called Jo.",
+    "The bike lock code is 4711.",
+]
 
 
 @pytest.fixture()
@@ -59,18 +68,29 @@ def mem(make_memory: MemoryFactory, tmp_path: Path) -> Memory:
 
 def _fresh_old_pair(vault: Path, old_rel: str, new_rel: str, old_rel_value: str, new_rel_value: str) -> None:
     # The old note matches the query verbatim and is the fresher: only the relation puts the new one first.
-    put(vault, old_rel, f"---\nnode_id: 3e9a0b7c1d2f4a55\ncreated: {(NOW - DAY).isoformat()}\n"
-                        f"superseded_by: {old_rel_value}\n---\n{SLACK}\n")
-    put(vault, new_rel, f"---\nnode_id: 5b1f0c0e9a2d4c7e\ncreated: {(NOW - 30 * DAY).isoformat()}\n"
-                        f"supersedes: {new_rel_value}\n---\n{DISCORD}\n")
+    put(
+        vault,
+        old_rel,
+        f"---\nnode_id: 3e9a0b7c1d2f4a55\ncreated: {(NOW - DAY).isoformat()}\n"
+        f"superseded_by: {old_rel_value}\n---\n{SLACK}\n",
+    )
+    put(
+        vault,
+        new_rel,
+        f"---\nnode_id: 5b1f0c0e9a2d4c7e\ncreated: {(NOW - 30 * DAY).isoformat()}\n"
+        f"supersedes: {new_rel_value}\n---\n{DISCORD}\n",
+    )
 
 
-@pytest.mark.parametrize(("old_value", "new_value"), [
-    ("[5b1f0c0e9a2d4c7e]", "[3e9a0b7c1d2f4a55]"),  # a vault written before links: hex ids
-    ("['[[Team chat now]]']", "['[[team chat]]']"),  # what vault-memory writes now
-    ("[[Team chat now]]", "[[team chat]]"),  # typed by hand, unquoted
-    ("", "['[[Notes/team chat|the old one]]']"),  # only one side recorded, with a path and shown text
-])
+@pytest.mark.parametrize(
+    ("old_value", "new_value"),
+    [
+        ("[5b1f0c0e9a2d4c7e]", "[3e9a0b7c1d2f4a55]"),  # a vault written before links: hex ids
+        ("['[[Team chat now]]']", "['[[team chat]]']"),  # what vault-memory writes now
+        ("[[Team chat now]]", "[[team chat]]"),  # typed by hand, unquoted
+        ("", "['[[Notes/team chat|the old one]]']"),  # only one side recorded, with a path and shown text
+    ],
+)
 def test_a_superseded_note_ranks_below_its_successor(mem: Memory, old_value: str, new_value: str) -> None:
     _fresh_old_pair(mem.vault, "Notes/team chat.md", "Memory/Team chat now.md", old_value, new_value)
     mem.index()
@@ -89,8 +109,7 @@ def test_control_without_a_relation_the_old_note_wins(mem: Memory) -> None:
 def test_an_old_vault_with_hex_ids_keeps_working_and_gains_links(mem: Memory) -> None:
     """A note linked by id before: a new supersession adds a link beside the id, never rewrites it."""
     vault = mem.vault
-    _fresh_old_pair(vault, "Notes/team chat.md", "Memory/Team chat now.md", "[5b1f0c0e9a2d4c7e]",
-                    "[3e9a0b7c1d2f4a55]")
+    _fresh_old_pair(vault, "Notes/team chat.md", "Memory/Team chat now.md", "[5b1f0c0e9a2d4c7e]", "[3e9a0b7c1d2f4a55]")
     mem.index()
     # the old ids still resolve wherever a note is named
     assert mem.pin("5b1f0c0e9a2d4c7e").path == "Memory/Team chat now.md"
@@ -102,8 +121,10 @@ def test_an_old_vault_with_hex_ids_keeps_working_and_gains_links(mem: Memory) ->
     assert newer["supersedes"] == ["3e9a0b7c1d2f4a55"]  # the human's (older) value is untouched
     review = mem.review(NOW, write=False)
     pairs = {(s.old_path, s.new_path) for s in review.superseded}
-    assert pairs == {("Notes/team chat.md", "Memory/Team chat now.md"),
-                     ("Memory/Team chat now.md", "Memory/Team chat matrix.md")}
+    assert pairs == {
+        ("Notes/team chat.md", "Memory/Team chat now.md"),
+        ("Memory/Team chat now.md", "Memory/Team chat matrix.md"),
+    }
 
 
 def test_commit_supersedes_writes_clickable_links_on_both_sides(mem: Memory) -> None:

@@ -57,6 +57,7 @@ def error_lines(stderr: str) -> list[str]:
 
 # -- a vault that cannot be written -------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_read_only_vault_reads_and_refuses_writes_with_one_warning(vault: Path, tmp_path: Path) -> None:
     index = tmp_path / "index"
@@ -70,8 +71,12 @@ def test_read_only_vault_reads_and_refuses_writes_with_one_warning(vault: Path, 
         no_traceback(rec)
         assert rec.returncode == 0 and "Coffee" in rec.stdout
         assert rec.stderr.count("cannot be written") == 1
-        for args in (["remember", "The boiler manual is in the drawer."], ["log", "did a thing"],
-                     ["stage", "Another fact."], ["pin", "Preferences/Coffee.md"]):
+        for args in (
+            ["remember", "The boiler manual is in the drawer."],
+            ["log", "did a thing"],
+            ["stage", "Another fact."],
+            ["pin", "Preferences/Coffee.md"],
+        ):
             out = cli(*base(vault, index), *args)
             no_traceback(out)
             assert out.returncode == 8, (args, out.stderr)
@@ -82,11 +87,15 @@ def test_read_only_vault_reads_and_refuses_writes_with_one_warning(vault: Path, 
     assert_converged(vault, index, tmp_path / "oracle")
 
 
-def test_unwritable_vault_is_served_read_only(make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_unwritable_vault_is_served_read_only(
+    make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     real = memory_module.unwritable_reason
-    monkeypatch.setattr(memory_module, "unwritable_reason",
-                        lambda folder: "read-only file system" if folder.name == "vault" else real(folder))
+    monkeypatch.setattr(
+        memory_module,
+        "unwritable_reason",
+        lambda folder: "read-only file system" if folder.name == "vault" else real(folder),
+    )
     with caplog.at_level(logging.WARNING):
         mem = make_memory()
     assert mem.config.read_only and mem.vault_problem == "read-only file system"
@@ -101,14 +110,19 @@ def test_unwritable_vault_is_served_read_only(make_memory: MemoryFactory, monkey
 
 # -- an index folder that cannot be written -------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_read_only_index_folder_is_read_as_it_is(vault: Path, tmp_path: Path) -> None:
     index = tmp_path / "index"
     assert cli(*base(vault, index), "index").returncode == 0
     (vault / "Inbox" / "new note.md").write_text("# Zebra\n\nStripes.\n", encoding="utf-8")
     with read_only(index):
-        for args in (["status"], ["recall", "coffee", "--no-touch", "-k", "1"], ["recall", "coffee", "-k", "1"],
-                     ["status", "--json"]):
+        for args in (
+            ["status"],
+            ["recall", "coffee", "--no-touch", "-k", "1"],
+            ["recall", "coffee", "-k", "1"],
+            ["status", "--json"],
+        ):
             out = cli(*base(vault, index), *args)
             no_traceback(out)
             assert out.returncode == 0, (args, out.stderr)
@@ -149,6 +163,7 @@ def test_lock_in_a_folder_that_cannot_be_written(tmp_path: Path, monkeypatch: py
 
 # -- a full disk ------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_full_disk_under_vault_and_index(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "disk", "6m") as disk:
@@ -171,8 +186,9 @@ def test_full_disk_under_vault_and_index(tmp_path: Path) -> None:
         assert_converged(vault, index, tmp_path / "oracle")
 
 
-def test_disk_full_while_writing_a_note(make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch,
-                                        vault: Path) -> None:
+def test_disk_full_while_writing_a_note(
+    make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch, vault: Path
+) -> None:
     mem = make_memory(rehearse_min_similarity=0.0)
     mem.index()
 
@@ -188,6 +204,7 @@ def test_disk_full_while_writing_a_note(make_memory: MemoryFactory, monkeypatch:
 
 
 # -- damaged index files ----------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("at", [0.0, 0.35, 0.5, 0.8])
@@ -234,8 +251,9 @@ def test_doctor_finds_a_damaged_catalog_and_fix_rebuilds_it(make_memory: MemoryF
     assert list(index_dir.glob("catalog.sqlite.corrupt-*"))
 
 
-def test_recall_rebuilds_a_catalog_damaged_under_it(make_memory: MemoryFactory, index_dir: Path,
-                                                    caplog: pytest.LogCaptureFixture) -> None:
+def test_recall_rebuilds_a_catalog_damaged_under_it(
+    make_memory: MemoryFactory, index_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     mem = make_memory()
     mem.index()
     expected = [h.path for h in mem.recall("which hot drink in the morning", k=3, touch=False)]
@@ -259,8 +277,10 @@ def _big_vault(root: Path, notes: int = 600) -> Path:
     rare = [f"{a}{b}" for a in ("kor", "vel", "tam", "sib", "dru", "fen", "lom", "pax") for b in range(60)]
     for i in range(notes):
         rng = random.Random(i)
-        body = "\n\n".join(f"## S{j}\n\n" + " ".join(rng.choice(words) if k % 3 == 0 else rng.choice(rare)
-                                                        for k in range(30)) for j in range(2))
+        body = "\n\n".join(
+            f"## S{j}\n\n" + " ".join(rng.choice(words) if k % 3 == 0 else rng.choice(rare) for k in range(30))
+            for j in range(2)
+        )
         (root / f"n{i:04d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
     return root
 
@@ -279,10 +299,13 @@ def chroma_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["data_level0.bin", "link_lists.bin", "header.bin", "index_metadata.pickle",
-                                    "segment folder", "chroma.sqlite3"])
-def test_chroma_damage_is_found_and_rebuilt_without_embedding(chroma_index: tuple[Path, Path], tmp_path: Path,
-                                                              target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "target",
+    ["data_level0.bin", "link_lists.bin", "header.bin", "index_metadata.pickle", "segment folder", "chroma.sqlite3"],
+)
+def test_chroma_damage_is_found_and_rebuilt_without_embedding(
+    chroma_index: tuple[Path, Path], tmp_path: Path, target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault, clean = chroma_index
     index = tmp_path / "index"
     shutil.copytree(clean, index)
@@ -309,6 +332,7 @@ def test_chroma_damage_is_found_and_rebuilt_without_embedding(chroma_index: tupl
 
 
 # -- the index deleted under a running watcher --------------------------------------------------
+
 
 def _watch(mem: memory_module.Memory) -> tuple[Watcher, threading.Thread, list[BaseException]]:
     watcher = Watcher(mem, debounce=0.05, quiet=60.0)
@@ -338,8 +362,9 @@ def _wait(cond: object, timeout: float = 20.0) -> None:
     raise AssertionError("timed out")
 
 
-def test_index_deleted_under_watch_is_rebuilt(make_memory: MemoryFactory, vault: Path, index_dir: Path,
-                                              tmp_path: Path) -> None:
+def test_index_deleted_under_watch_is_rebuilt(
+    make_memory: MemoryFactory, vault: Path, index_dir: Path, tmp_path: Path
+) -> None:
     mem = make_memory()
     watcher, thread, errors = _watch(mem)
     try:
@@ -361,8 +386,9 @@ def test_index_deleted_under_watch_is_rebuilt(make_memory: MemoryFactory, vault:
     assert state == index_state(tmp_path / "oracle")
 
 
-def test_watch_stops_when_another_writer_takes_the_recreated_folder(make_memory: MemoryFactory,
-                                                                    index_dir: Path) -> None:
+def test_watch_stops_when_another_writer_takes_the_recreated_folder(
+    make_memory: MemoryFactory, index_dir: Path
+) -> None:
     mem = make_memory()
     watcher, thread, errors = _watch(mem)
     other = WriterLock(index_dir)
@@ -415,8 +441,10 @@ def test_an_acquirer_retries_when_the_file_is_replaced_while_it_locks(tmp_path: 
 
 # -- folders that cannot be listed ------------------------------------------------------------
 
+
 def test_an_unlistable_folder_keeps_its_notes_and_an_unlistable_vault_is_an_error(
-        make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mem = make_memory()
     mem.index()
     before = {r.path for r in mem.catalog.notes()}

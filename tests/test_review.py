@@ -26,10 +26,14 @@ from vault_memory.resolve import resolve_target
 from vault_memory.review import content_hash
 
 DAY = dt.timedelta(days=1)
-COFFEE = ("Dark roast espresso, a double, first thing after I get up and before I open the laptop. Made on the "
-          "Lelit Bianca at home, 18 g in, 36 g out, about 28 seconds.")
-DRAFT = ("Light roast filter coffee, first thing after I get up and before I open the laptop. Made on the "
-         "Lelit Bianca at home, 18 g in, 36 g out, about 28 seconds.")
+COFFEE = (
+    "Dark roast espresso, a double, first thing after I get up and before I open the laptop. Made on the "
+    "Lelit Bianca at home, 18 g in, 36 g out, about 28 seconds."
+)
+DRAFT = (
+    "Light roast filter coffee, first thing after I get up and before I open the laptop. Made on the "
+    "Lelit Bianca at home, 18 g in, 36 g out, about 28 seconds."
+)
 
 
 # -- a structural check of the Mermaid we emit, after xychart.jison ----------------------------------
@@ -75,13 +79,19 @@ def check_xychart(block: str) -> dict[str, Any]:
 def test_the_mermaid_check_can_fail() -> None:
     good = 'xychart-beta\n    title "t"\n    x-axis ["a", "b"]\n    y-axis "s" 0 --> 1\n    line [0.5, .25]'
     check_xychart(good)
-    for bad in (good.replace("xychart-beta", "xychart-alpha"), good.replace("[0.5, .25]", "[0.5]"),
-                good.replace('"t"', '"a "quoted" t"'), good + "\n    pie [1]", good.replace("0.5", "1,5")):
+    for bad in (
+        good.replace("xychart-beta", "xychart-alpha"),
+        good.replace("[0.5, .25]", "[0.5]"),
+        good.replace('"t"', '"a "quoted" t"'),
+        good + "\n    pie [1]",
+        good.replace("0.5", "1,5"),
+    ):
         with pytest.raises(AssertionError):
             check_xychart(bad)
 
 
 # -- the review of a vault -----------------------------------------------------------------------
+
 
 def links_in(markdown: str) -> list[str]:
     """Every [[link]] (table cells escape the `|`), outside code."""
@@ -109,8 +119,9 @@ def test_review_note_lists_drafts_conflicts_faded_and_a_chart(reviewed: tuple[Me
     r = mem.review(NOW)
     assert r.written and r.path == "Memory/Review.md"
     note = read_note(vault, r.path)
-    assert note.meta["generated_by"] == "vault-memory" and note.meta["review_hash"] == content_hash(note.meta,
-                                                                                                   note.body)
+    assert note.meta["generated_by"] == "vault-memory" and note.meta["review_hash"] == content_hash(
+        note.meta, note.body
+    )
     md = note.body
     assert md == r.markdown
     # the draft, in full, beside the note it conflicts with, and the commands that resolve it
@@ -121,8 +132,10 @@ def test_review_note_lists_drafts_conflicts_faded_and_a_chart(reviewed: tuple[Me
     assert f'`vault-memory commit {draft.node_id} --supersedes "Preferences/Coffee.md"`' in md
     assert f"`vault-memory discard {draft.node_id}`" in md
     # the two short-tier memories (23 days to dormancy) fade within the week
-    assert {v.title for v in r.fading} >= {"Ines prefers the night train to Lisbon",
-                                           "The garden shed key is under the blue pot"}
+    assert {v.title for v in r.fading} >= {
+        "Ines prefers the night train to Lisbon",
+        "The garden shed key is under the blue pot",
+    }
     assert "[[Ines prefers the night train to Lisbon]]" in md
     assert "Inbox/broken.md" in [p for p, _ in r.unreadable] and "[[Inbox/broken]]" in md
     # it is Markdown Obsidian renders: callouts (blockquotes), tables, a mermaid fence that parses
@@ -162,8 +175,9 @@ def test_a_persons_edit_is_kept_never_lost(reviewed: tuple[Memory, Path]) -> Non
     assert (vault / r.kept_edit).read_text(encoding="utf-8") == edited  # their file, byte for byte
     assert "My own thought" not in path.read_text(encoding="utf-8")
     # a property edit counts too, and a second kept copy the same day never overwrites the first
-    text = path.read_text(encoding="utf-8").replace("generated_by: vault-memory\n",
-                                                    "generated_by: vault-memory\ntags: [mine]\n")
+    text = path.read_text(encoding="utf-8").replace(
+        "generated_by: vault-memory\n", "generated_by: vault-memory\ntags: [mine]\n"
+    )
     path.write_text(text, encoding="utf-8")
     r2 = mem.review(NOW + DAY)
     assert r2.kept_edit == f"Memory/Review (edited {(NOW + DAY).date().isoformat()}) 2.md"
@@ -209,8 +223,9 @@ def test_went_dormant_and_came_back(make_memory: MemoryFactory, tmp_path: Path) 
     vault = tmp_path / "v"
     (vault / "Notes").mkdir(parents=True)
     old = (NOW - 200 * DAY).isoformat()  # long tier: dormant after 199.3 days, so 0.7 days ago
-    (vault / "Notes" / "Piano.md").write_text(f"---\ncreated: {old}\n---\nPiano lessons are on Wednesday.\n",
-                                              encoding="utf-8")
+    (vault / "Notes" / "Piano.md").write_text(
+        f"---\ncreated: {old}\n---\nPiano lessons are on Wednesday.\n", encoding="utf-8"
+    )
     mem = make_memory(vault=vault, rehearse_min_similarity=0.0)
     mem.index()
     r = mem.review(NOW, write=False)
@@ -226,9 +241,11 @@ def test_went_dormant_and_came_back(make_memory: MemoryFactory, tmp_path: Path) 
 
 # -- the terminal --------------------------------------------------------------------------------
 
+
 def run(vault: Path, index: Path, *args: str, input: str | None = None) -> Any:
-    result = CliRunner().invoke(app, ["--vault", str(vault), "--index-dir", str(index), "--embedder", "fake",
-                                      *args], input=input)
+    result = CliRunner().invoke(
+        app, ["--vault", str(vault), "--index-dir", str(index), "--embedder", "fake", *args], input=input
+    )
     return result
 
 
@@ -271,8 +288,7 @@ def test_cli_review_interactive_walks_the_drafts(make_memory: MemoryFactory, vau
     assert "[[Karl moved to Hamburg]]" in review and "Coffee routine" not in review.split("## Strength")[0]
 
 
-def test_cli_review_reports_a_note_it_may_not_write(make_memory: MemoryFactory, vault: Path,
-                                                    index_dir: Path) -> None:
+def test_cli_review_reports_a_note_it_may_not_write(make_memory: MemoryFactory, vault: Path, index_dir: Path) -> None:
     (vault / "Memory" / "Review.md").write_text("mine\n", encoding="utf-8")
     res = run(vault, index_dir, "review", "--now", NOW.isoformat())
     assert res.exit_code == 1 and "not the review note" in res.stderr
@@ -280,6 +296,7 @@ def test_cli_review_reports_a_note_it_may_not_write(make_memory: MemoryFactory, 
 
 
 # -- the watcher -----------------------------------------------------------------------------------
+
 
 def test_watcher_refreshes_the_review_note_and_does_not_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(watch, "REVIEW_DELAY", 0.1)

@@ -14,9 +14,11 @@ from vault_memory.embedders import make_embedder
 pytestmark = pytest.mark.model
 
 QUERIES = json.loads((REPO / "tests/fixtures/sample_queries.json").read_text(encoding="utf-8"))
-STOP = set("a an and are as at be but by can could did do does for from had has have how i if in into is it its me my "
-           "of on or our she he her his they them their so than that the this those to was we were what when where "
-           "which who whom why will with would you your about".split())
+STOP = set(
+    "a an and are as at be but by can could did do does for from had has have how i if in into is it its me my "
+    "of on or our she he her his they them their so than that the this those to was we were what when where "
+    "which who whom why will with would you your about".split()
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,7 @@ def test_semantic_recall_on_paraphrases(make_memory: MemoryFactory, minilm: obje
         assert q["expected"] in dense, (q, dense)
     assert found_top3 == len(paraphrases)
     # the lexical index alone cannot do this: no shared words
-    lexical_hits = sum(q["expected"] in [h.path for h in mem.recall(q["query"], k=3, mode="bm25", touch=False)]
-                       for q in paraphrases)
+    lexical_hits = sum(
+        q["expected"] in [h.path for h in mem.recall(q["query"], k=3, mode="bm25", touch=False)] for q in paraphrases
+    )
     assert lexical_hits < len(paraphrases)

@@ -47,8 +47,7 @@ from vault_memory.memory import Memory
 # A Chroma server process per module, and the index tests run again against it: the full suite only.
 pytestmark = pytest.mark.slow
 
-QUERIES = ["agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows", "weekly review",
-           "sourdough"]
+QUERIES = ["agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows", "weekly review", "sourdough"]
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +65,13 @@ def own_server(tmp_path: Path) -> Iterator[ChromaServer]:
 
 @pytest.fixture(autouse=True)
 def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("VAULT_MEMORY_CHROMA_TOKEN", "CHROMA_TOKEN", "VAULT_MEMORY_CHROMA_HEADERS",
-                 "VAULT_MEMORY_CHROMA_TIMEOUT", "VAULT_MEMORY_CHROMA_URL"):
+    for name in (
+        "VAULT_MEMORY_CHROMA_TOKEN",
+        "CHROMA_TOKEN",
+        "VAULT_MEMORY_CHROMA_HEADERS",
+        "VAULT_MEMORY_CHROMA_TIMEOUT",
+        "VAULT_MEMORY_CHROMA_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -83,8 +87,10 @@ def make_memory(make_memory: MemoryFactory, chroma: ChromaServer) -> MemoryFacto
 
 
 def recall_json(mem: Memory, modes: tuple[str, ...] = ("hybrid", "dense", "bm25")) -> str:
-    out = {m: [[h.to_dict() for h in mem.recall(q, k=5, touch=False, mode=m)] for q in QUERIES]  # type: ignore[arg-type]
-           for m in modes}
+    out = {
+        m: [[h.to_dict() for h in mem.recall(q, k=5, touch=False, mode=m)] for q in QUERIES]  # type: ignore[arg-type]
+        for m in modes
+    }
     return json.dumps(out, sort_keys=True)
 
 
@@ -115,7 +121,6 @@ def test_rebuild_equals_incremental_on_the_server(make_memory: MemoryFactory, va
         for h in mem.recall(q, k=5, touch=False, mode="dense"):
             twin = [g for g in rebuilt.recall(q, k=20, touch=False, mode="dense") if g.chunk_id == h.chunk_id]
             assert twin and twin[0].similarity == h.similarity
-
 
 
 def test_server_index_and_recall_equal_embedded(make_memory: MemoryFactory, tmp_path: Path) -> None:
@@ -162,8 +167,9 @@ def test_existing_index_moves_to_a_server_without_reembedding(make_memory: Memor
     assert recall_json(server, ("hybrid",)) == reference
 
 
-def test_two_vaults_and_two_index_folders_share_one_server(make_memory: MemoryFactory, vault: Path,
-                                                          tmp_path: Path) -> None:
+def test_two_vaults_and_two_index_folders_share_one_server(
+    make_memory: MemoryFactory, vault: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "other-vault"
     other.mkdir()
     for i, topic in enumerate(["sourdough starter feeding", "rye bread hydration", "agent runbook for bakers"]):
@@ -213,16 +219,20 @@ def test_doctor_shows_the_server_and_repairs_its_collection(make_memory: MemoryF
 # --------------------------------------------------------------------------- outages
 
 
-def test_server_stopped_mid_run(make_memory: MemoryFactory, vault: Path, own_server: ChromaServer,
-                                caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_stopped_mid_run(
+    make_memory: MemoryFactory,
+    vault: Path,
+    own_server: ChromaServer,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     url = own_server.url
     mem = make_memory(chroma_url=url)
     mem.index()
     fallback = make_memory(chroma_url=url, lexical_fallback=True)
     assert fallback.recall("agent runbook", k=3, touch=False)  # the server answers
     # what lexical fallback must return: the BM25 ranking, each hit saying it is lexical-only
-    bm25 = [h.to_dict() | {"lexical_only": True}
-            for h in mem.recall("agent runbook", k=3, touch=False, mode="bm25")]
+    bm25 = [h.to_dict() | {"lexical_only": True} for h in mem.recall("agent runbook", k=3, touch=False, mode="bm25")]
     before = snapshot(vault)
 
     own_server.stop()
@@ -231,8 +241,14 @@ def test_server_stopped_mid_run(make_memory: MemoryFactory, vault: Path, own_ser
         mem.recall("agent runbook", k=3)  # same process, server gone mid-run (touch=True: nothing written)
     msg = str(err.value)
     assert url in msg and "is not reachable" in msg
-    for hint in ("chroma run", "/api/v2/heartbeat", "VAULT_MEMORY_CHROMA_URL", "VAULT_MEMORY_CHROMA_TOKEN",
-                 "--lexical-fallback", "vault is not affected"):
+    for hint in (
+        "chroma run",
+        "/api/v2/heartbeat",
+        "VAULT_MEMORY_CHROMA_URL",
+        "VAULT_MEMORY_CHROMA_TOKEN",
+        "--lexical-fallback",
+        "vault is not affected",
+    ):
         assert hint in msg, hint
     with pytest.raises(VectorStoreUnavailableError, match="is not reachable"):
         mem.index()
@@ -262,8 +278,7 @@ def test_server_stopped_mid_run(make_memory: MemoryFactory, vault: Path, own_ser
     assert not doctor.ok and url in (doctor.store_error or "") and doctor.vector_store["url"] == url
 
     # Indexing with fallback keeps the catalog current and marks the store for a resync.
-    (vault / "outage note.md").write_text("# Outage\n\nWritten while the zeppelin server was down.\n",
-                                          encoding="utf-8")
+    (vault / "outage note.md").write_text("# Outage\n\nWritten while the zeppelin server was down.\n", encoding="utf-8")
     fallback.index()
     assert fallback.catalog.get_meta("store_dirty") == "1"
     assert fallback.recall("zeppelin", k=1, touch=False)[0].path == "outage note.md"
@@ -293,8 +308,9 @@ class StopsServer(FakeEmbedder):
         return super().embed(texts)
 
 
-def test_server_dies_during_index_then_catches_up(make_memory: MemoryFactory, vault: Path, tmp_path: Path,
-                                                  own_server: ChromaServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_dies_during_index_then_catches_up(
+    make_memory: MemoryFactory, vault: Path, tmp_path: Path, own_server: ChromaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import vault_memory.indexer as indexer
 
     reference_mem = make_memory(chroma_url=None, index_dir=tmp_path / "reference")
@@ -326,8 +342,9 @@ def test_server_dies_during_index_then_catches_up(make_memory: MemoryFactory, va
 
 
 @pytest.mark.posix
-def test_hung_server_times_out(make_memory: MemoryFactory, own_server: ChromaServer,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hung_server_times_out(
+    make_memory: MemoryFactory, own_server: ChromaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_MEMORY_CHROMA_TIMEOUT", "1")
     monkeypatch.setattr(vectorstore, "CONNECT_TIMEOUT", 1.0)
     mem = make_memory(chroma_url=own_server.url)
@@ -347,13 +364,18 @@ def test_hung_server_times_out(make_memory: MemoryFactory, own_server: ChromaSer
 # --------------------------------------------------------------------------- configuration
 
 
-def test_credentials_come_from_the_environment_only(make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch,
-                                                    tmp_path: Path) -> None:
+def test_credentials_come_from_the_environment_only(
+    make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     assert vectorstore.server_headers({}) == {}
     assert vectorstore.server_headers({"VAULT_MEMORY_CHROMA_TOKEN": "t0k"}) == {"Authorization": "Bearer t0k"}
     assert vectorstore.server_headers({"CHROMA_TOKEN": "t1"}) == {"Authorization": "Bearer t1"}
-    both = vectorstore.server_headers({"VAULT_MEMORY_CHROMA_TOKEN": "t0k",
-                                       "VAULT_MEMORY_CHROMA_HEADERS": '{"authorization": "Basic xyz", "X-Team": "a"}'})
+    both = vectorstore.server_headers(
+        {
+            "VAULT_MEMORY_CHROMA_TOKEN": "t0k",
+            "VAULT_MEMORY_CHROMA_HEADERS": '{"authorization": "Basic xyz", "X-Team": "a"}',
+        }
+    )
     assert both == {"authorization": "Basic xyz", "X-Team": "a"}
     for bad in ('{"X-Chroma-Token": "sekrit"', '["sekrit"]', '{"X-N": 5}'):
         with pytest.raises(ConfigError, match="VAULT_MEMORY_CHROMA_HEADERS") as err:
@@ -375,8 +397,16 @@ def test_credentials_come_from_the_environment_only(make_memory: MemoryFactory, 
     assert "sekrit" not in str(err.value)
 
 
-@pytest.mark.parametrize("url", ["localhost:8000", "ftp://127.0.0.1:8000", "http://127.0.0.1:8000/chroma",
-                                 "http://user:pw@127.0.0.1:8000", "http://127.0.0.1:notaport"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "localhost:8000",
+        "ftp://127.0.0.1:8000",
+        "http://127.0.0.1:8000/chroma",
+        "http://user:pw@127.0.0.1:8000",
+        "http://127.0.0.1:notaport",
+    ],
+)
 def test_malformed_url_is_a_config_error(make_memory: MemoryFactory, url: str) -> None:
     mem = make_memory(chroma_url=url, lexical_fallback=True)  # not an outage: fallback does not hide it
     with pytest.raises(ConfigError, match="chroma-url"):
@@ -415,8 +445,16 @@ def test_cli_against_the_server(vault: Path, tmp_path: Path, chroma: ChromaServe
 
 def test_cli_when_the_server_is_down(vault: Path, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    base = ["--vault", str(vault), "--index-dir", str(tmp_path / "cli-index"), "--embedder", "fake",
-            "--chroma-url", url]
+    base = [
+        "--vault",
+        str(vault),
+        "--index-dir",
+        str(tmp_path / "cli-index"),
+        "--embedder",
+        "fake",
+        "--chroma-url",
+        url,
+    ]
     before = snapshot(vault)
     r = cli(*base, "recall", "agent runbook", "--json")
     assert r.returncode == 7, r.stderr

@@ -40,6 +40,7 @@ DAY = dt.timedelta(days=1)
 
 # -- helpers ------------------------------------------------------------------------------
 
+
 @pytest.fixture()
 def empty_vault(tmp_path: Path) -> Path:
     root = tmp_path / "v"
@@ -77,10 +78,18 @@ def iso(t: dt.datetime) -> str:
     return t.isoformat()
 
 
-BACKGROUND = ["The car tyres are in the shed.", "Grandma likes orchids.", "The dentist is on Main Street.",
-              "Piano lessons are on Wednesday.", "The boiler pressure should be 1.5 bar.",
-              "Our landlord is called Jo.", "The bike lock code is 4711.", "The passport expires in 2029.",
-              "The router admin page is at 192.168.1.1.", "Tomatoes need watering every evening."]
+BACKGROUND = [
+    "The car tyres are in the shed.",
+    "Grandma likes orchids.",
+    "The dentist is on Main Street.",
+    "Piano lessons are on Wednesday.",
+    "The boiler pressure should be 1.5 bar.",
+    "Our landlord is called Jo.",
+    "The bike lock code is 4711.",
+    "The passport expires in 2029.",
+    "The router admin page is at 192.168.1.1.",
+    "Tomatoes need watering every evening.",
+]
 
 
 def background(vault: Path) -> None:
@@ -100,9 +109,14 @@ DISCORD = "We use Discord for the team chat now."
 
 # -- stage --------------------------------------------------------------------------------
 
+
 def test_stage_writes_a_staged_note_that_recall_skips(mem: Memory, empty_vault: Path) -> None:
-    sm = mem.stage("Maya prefers short standups, ten minutes at most.", title="Standup length",
-                   tags=["#team", "meetings", "team"], now=NOW)
+    sm = mem.stage(
+        "Maya prefers short standups, ten minutes at most.",
+        title="Standup length",
+        tags=["#team", "meetings", "team"],
+        now=NOW,
+    )
     assert sm.path == "Memory/Staged/Standup length.md"  # the title is the file name; the id is in frontmatter
     raw = (empty_vault / sm.path).read_text(encoding="utf-8")
     assert raw == (
@@ -121,20 +135,28 @@ def test_stage_writes_a_staged_note_that_recall_skips(mem: Memory, empty_vault: 
     row = mem.catalog.note_by_id(sm.node_id)
     assert row is not None and row.path == sm.path
     assert mem.recall("standup length minutes", now=NOW, touch=False) == []
-    assert [h.node_id for h in mem.recall("standup length minutes", now=NOW, touch=False, include_staged=True)] \
-        == [sm.node_id]
+    assert [h.node_id for h in mem.recall("standup length minutes", now=NOW, touch=False, include_staged=True)] == [
+        sm.node_id
+    ]
 
 
 def test_stage_default_title_and_heading(mem: Memory, empty_vault: Path) -> None:
-    long = mem.stage("The backup job runs nightly at two and keeps thirty daily snapshots on the NAS. "
-                     "Restores take an hour.", now=NOW)
+    long = mem.stage(
+        "The backup job runs nightly at two and keeps thirty daily snapshots on the NAS. Restores take an hour.",
+        now=NOW,
+    )
     # the whole first sentence, never cut with "…"; the file name is it, cut on a word when too long
     assert long.title == "The backup job runs nightly at two and keeps thirty daily snapshots on the NAS"
     assert long.path == "Memory/Staged/The backup job runs nightly at two and keeps thirty daily.md"
     assert meta_of(empty_vault, long.path)["title"] == long.title  # the full title, since the name is shorter
-    assert (empty_vault / long.path).read_text(encoding="utf-8").endswith(
-        "---\nThe backup job runs nightly at two and keeps thirty daily snapshots on the NAS. "
-        "Restores take an hour.\n")
+    assert (
+        (empty_vault / long.path)
+        .read_text(encoding="utf-8")
+        .endswith(
+            "---\nThe backup job runs nightly at two and keeps thirty daily snapshots on the NAS. "
+            "Restores take an hour.\n"
+        )
+    )
     short = mem.stage("Tea, not coffee.", now=NOW)
     assert short.title == "Tea, not coffee" and short.path == "Memory/Staged/Tea, not coffee.md"
     assert "title" not in meta_of(empty_vault, short.path)  # the file name says it
@@ -199,14 +221,16 @@ def test_stage_threshold_is_the_config_value(make_memory: MemoryFactory, empty_v
 
 # -- commit -------------------------------------------------------------------------------
 
+
 def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_vault: Path) -> None:
-    sm = mem.stage("The VPN needs the hardware key since March.", title="VPN", tags=["it"],
-                   now=NOW - 2 * DAY)
+    sm = mem.stage("The VPN needs the hardware key since March.", title="VPN", tags=["it"], now=NOW - 2 * DAY)
     path = empty_vault / sm.path
     # a human edits the staged note before it is committed: their bytes must survive
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("tags: [it]\n", "tags: [it]\nsource: \"chat with Maya\"  # keep\n")
-                    + "\nAdded by hand.\n", encoding="utf-8")
+    path.write_text(
+        text.replace("tags: [it]\n", 'tags: [it]\nsource: "chat with Maya"  # keep\n') + "\nAdded by hand.\n",
+        encoding="utf-8",
+    )
     report = mem.commit([sm.node_id], now=NOW)
     assert report.left == []
     [done] = report.committed
@@ -219,7 +243,7 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
         f"node_id: {sm.node_id}\n"
         "created: 2026-11-27T12:00:00+00:00\n"
         "tags: [it]\n"
-        "source: \"chat with Maya\"  # keep\n"
+        'source: "chat with Maya"  # keep\n'
         "last_accessed: 2026-11-29T12:00:00+00:00\n"
         "tier: short\n"
         "rehearsal_days: 1\n"
@@ -334,8 +358,7 @@ def test_commit_all_on_nothing(mem: Memory) -> None:
     assert report.committed == [] and report.left == []
 
 
-def test_commit_all_leaves_a_note_being_edited(mem: Memory, empty_vault: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commit_all_leaves_a_note_being_edited(mem: Memory, empty_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = mem.stage("Fact one about the heating schedule.", now=NOW)
     b = mem.stage("Fact two about the window cleaner.", now=NOW)
     real = notefile.write_note
@@ -355,6 +378,7 @@ def test_commit_all_leaves_a_note_being_edited(mem: Memory, empty_vault: Path,
 
 
 # -- supersession -------------------------------------------------------------------------
+
 
 def test_supersedes_links_both_and_successor_ranks_first(mem: Memory, empty_vault: Path) -> None:
     # The old note matches the query verbatim and is fresh: without the link it ranks first.
@@ -403,13 +427,16 @@ def test_supersedes_by_path_and_refusals(mem: Memory, empty_vault: Path) -> None
     assert meta_of(empty_vault, done.path)["supersedes"] == ["[[old]]"]
     # a second successor is added, not replacing the first; named by title this time
     [second] = mem.commit([other.node_id], supersedes="Old", now=NOW).committed
-    assert meta_of(empty_vault, "old.md")["superseded_by"] == ["[[The meeting room is C3 now]]",
-                                                               "[[The lunch break is at noon]]"]
+    assert meta_of(empty_vault, "old.md")["superseded_by"] == [
+        "[[The meeting room is C3 now]]",
+        "[[The lunch break is at noon]]",
+    ]
     assert second.supersedes == [old_meta["node_id"]]
 
 
 def test_supersedes_is_undone_when_the_new_one_cannot_be_committed(
-        mem: Memory, empty_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem: Memory, empty_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     note(empty_vault, "old.md", "# Old\n\nThe meeting room is B12.\n")
     mem.index()
     sm = mem.stage("The meeting room is C3 now.", now=NOW)
@@ -427,6 +454,7 @@ def test_supersedes_is_undone_when_the_new_one_cannot_be_committed(
 
 
 # -- discard and expiry -------------------------------------------------------------------
+
 
 def test_discard_moves_to_trash(mem: Memory, empty_vault: Path) -> None:
     sm = mem.stage("An idea that turned out wrong.", now=NOW)
@@ -475,6 +503,7 @@ def test_expiry_never_deletes(mem: Memory, empty_vault: Path) -> None:
 
 # -- remember -----------------------------------------------------------------------------
 
+
 def test_remember_commits_in_one_step(mem: Memory, empty_vault: Path) -> None:
     done = mem.remember("The cat gets fed at seven and at six.", tags=["home"], now=NOW)
     assert done.path.startswith("Memory/") and not done.path.startswith("Memory/Staged/")
@@ -509,6 +538,7 @@ def test_remember_same_text_rehearses_instead_of_copying(mem: Memory, empty_vaul
 
 # -- pin ----------------------------------------------------------------------------------
 
+
 def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: Path) -> None:
     original = "---\ntitle: Fuse box   # the grey one\nnode_id: abc123\n---\nFuse box is behind the coats.\n"
     put(empty_vault, "House/fuse box.md", original)
@@ -518,18 +548,21 @@ def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: P
     assert res.path == "House/fuse box.md" and res.pinned and res.changed and res.node_id == "abc123"
     # our first write into an undated note also keeps the day it carried (`stated`)
     assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original.replace(
-        "---\nFuse", f"pinned: true\nstated: {day}\n---\nFuse")
+        "---\nFuse", f"pinned: true\nstated: {day}\n---\nFuse"
+    )
     assert not mem.pin("House/fuse box.md").changed
     assert not mem.pin("House/fuse box").changed  # .md may be left out
     row = mem.catalog.note_by_id("abc123")
     assert row is not None and state_from_meta(row.meta).pinned  # the index followed
     assert mem.unpin("House/fuse box.md").changed
     assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original.replace(
-        "---\nFuse", f"stated: {day}\n---\nFuse")  # the note's date stays recorded
+        "---\nFuse", f"stated: {day}\n---\nFuse"
+    )  # the note's date stays recorded
 
 
-@pytest.mark.parametrize("target", ["../outside.md", "/etc/passwd", "..\\outside.md", "C:\\Windows\\x.md",
-                                    "House/../../outside.md"])
+@pytest.mark.parametrize(
+    "target", ["../outside.md", "/etc/passwd", "..\\outside.md", "C:\\Windows\\x.md", "House/../../outside.md"]
+)
 def test_pin_refuses_untrusted_paths(mem: Memory, empty_vault: Path, target: str) -> None:
     put(empty_vault.parent, "outside.md", "secret\n")
     before = (empty_vault.parent / "outside.md").read_bytes()
@@ -562,6 +595,7 @@ def test_pin_finds_a_memory_the_index_has_not_seen(make_memory: MemoryFactory, e
 
 # -- log ----------------------------------------------------------------------------------
 
+
 def test_log_creates_and_appends_todays_note(mem: Memory, empty_vault: Path) -> None:
     t = dt.datetime(2026, 11, 29, 9, 5, tzinfo=dt.timezone(dt.timedelta(hours=1)))
     rel = mem.log("Asked about the VPN", now=t)
@@ -570,15 +604,17 @@ def test_log_creates_and_appends_todays_note(mem: Memory, empty_vault: Path) -> 
     raw = (empty_vault / rel).read_text(encoding="utf-8")
     assert raw.startswith("---\ndate: 2026-11-29\n")
     assert read_note(empty_vault, rel).body == (
-        "- 09:05 Asked about the VPN\n- 09:55 Answered: hardware key\n  then closed the ticket\n")
+        "- 09:05 Asked about the VPN\n- 09:55 Answered: hardware key\n  then closed the ticket\n"
+    )
     assert mem.log("Next day", now=t + DAY) == "Memory/Episodes/2026-11-30.md"
     # indexed as an ordinary note (dated by its `date:`)
     row = mem.catalog.note_by_path(rel)
     assert row is not None and state_from_meta(row.meta).anchor_source == "property:date"
 
 
-def test_log_keeps_human_content_and_retries_a_race(mem: Memory, empty_vault: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_log_keeps_human_content_and_retries_a_race(
+    mem: Memory, empty_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rel = "Memory/Episodes/2026-11-29.md"
     put(empty_vault, rel, "---\ndate: 2026-11-29\nmood: fine\n---\nMorning notes by hand, no newline")
     real = notefile.write_note
@@ -597,7 +633,8 @@ def test_log_keeps_human_content_and_retries_a_race(mem: Memory, empty_vault: Pa
     raw = (empty_vault / rel).read_bytes()  # (indexing then gave the note a node_id)
     assert _without(raw, ("node_id",)).decode() == (
         "---\ndate: 2026-11-29\nmood: fine\n---\nMorning notes by hand, no newline\n"
-        "- 11:59 typed by the human\n- 12:00 agent entry\n")
+        "- 11:59 typed by the human\n- 12:00 agent entry\n"
+    )
 
 
 def test_log_refuses_empty(mem: Memory) -> None:
@@ -607,12 +644,18 @@ def test_log_refuses_empty(mem: Memory) -> None:
 
 # -- read-only and the writer lock --------------------------------------------------------
 
+
 def test_read_only_refuses_every_write(make_memory: MemoryFactory, empty_vault: Path) -> None:
     ro = make_memory(vault=empty_vault, read_only=True)
     calls: list[Callable[[], Any]] = [
-        lambda: ro.stage("x fact", now=NOW), lambda: ro.remember("x fact", now=NOW),
-        lambda: ro.commit(["x"], now=NOW), lambda: ro.commit_all(now=NOW), lambda: ro.discard("x"),
-        lambda: ro.pin("x"), lambda: ro.unpin("x"), lambda: ro.log("x", now=NOW),
+        lambda: ro.stage("x fact", now=NOW),
+        lambda: ro.remember("x fact", now=NOW),
+        lambda: ro.commit(["x"], now=NOW),
+        lambda: ro.commit_all(now=NOW),
+        lambda: ro.discard("x"),
+        lambda: ro.pin("x"),
+        lambda: ro.unpin("x"),
+        lambda: ro.log("x", now=NOW),
     ]
     for call in calls:
         with pytest.raises(ConfigError, match="read-only"):
@@ -637,17 +680,23 @@ def test_writes_while_another_process_holds_the_lock(make_memory: MemoryFactory,
 
 # -- recall writes only what it owns ------------------------------------------------------
 
+
 def _without(raw: bytes, keys: tuple[str, ...]) -> bytes:
     """The file without those keys' lines (and without a frontmatter block that held only them)."""
-    out = b"".join(line for line in raw.splitlines(keepends=True)
-                   if not any(line.startswith(k.encode() + b":") for k in keys))
+    out = b"".join(
+        line for line in raw.splitlines(keepends=True) if not any(line.startswith(k.encode() + b":") for k in keys)
+    )
     bom = b"\xef\xbb\xbf" if out.startswith(b"\xef\xbb\xbf") else b""
-    return bom + out[len(bom):].removeprefix(b"---\n---\n")
+    return bom + out[len(bom) :].removeprefix(b"---\n---\n")
 
 
 def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryFactory, empty_vault: Path) -> None:
-    put(empty_vault, "a.md", "---\r\ntitle: 'Boiler'   # quoted\r\naccess_count: 4\r\nnode_id: n1\r\n---\r\n"
-                             "The boiler service is every October.\r\n")
+    put(
+        empty_vault,
+        "a.md",
+        "---\r\ntitle: 'Boiler'   # quoted\r\naccess_count: 4\r\nnode_id: n1\r\n---\r\n"
+        "The boiler service is every October.\r\n",
+    )
     put(empty_vault, "b.md", "\ufeffThe boiler pressure should read 1.5 bar.\n\n\n")
     put(empty_vault, "c.md", "Unrelated: the car tyres are in the shed.\n")
     mem = make_memory(vault=empty_vault, rehearse_min_similarity=0.0, rehearse_max_hits=2)  # both count as used
@@ -668,8 +717,9 @@ def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryF
     assert read_note(empty_vault, "b.md").meta["access_count"] == 1
 
 
-def test_human_edit_between_read_and_write_is_never_lost(make_memory: MemoryFactory, empty_vault: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_human_edit_between_read_and_write_is_never_lost(
+    make_memory: MemoryFactory, empty_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     put(empty_vault, "a.md", "The boiler service is every October.\n")
     mem = make_memory(vault=empty_vault)
     mem.index()
@@ -713,11 +763,13 @@ def test_index_rebuild_keeps_every_strength(make_memory: MemoryFactory, empty_va
     # and from nothing at all (a new index folder, as after deleting the old one)
     fresh = make_memory(vault=empty_vault, index_dir=empty_vault.parent / "new-index")
     fresh.index()
-    assert {r.path: fresh.decay.strength(state_from_meta(r.meta, r.mtime), NOW)
-            for r in fresh.catalog.notes()} == before
+    assert {
+        r.path: fresh.decay.strength(state_from_meta(r.meta, r.mtime), NOW) for r in fresh.catalog.notes()
+    } == before
 
 
 # -- the CLI, end to end, with --now ------------------------------------------------------
+
 
 class Cli:
     def __init__(self, vault: Path, index_dir: Path) -> None:
@@ -758,10 +810,20 @@ def test_cli_newer_statement_ranks_first(cli: Cli, empty_vault: Path) -> None:
     assert paths[:2] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert hits[0]["strength"] > hits[1]["strength"]
     # the same two notes with the dates swapped: the order follows the dates, not the words
-    note(empty_vault, "chat 2026-08.md", "# Team chat\n\nThe team chat is on Slack.\n", created="2026-11-20",
-         node_id=hits[1]["node_id"])
-    note(empty_vault, "chat 2026-11.md", "# Team chat\n\nThe team chat is on Discord.\n", created="2026-08-01",
-         node_id=hits[0]["node_id"])
+    note(
+        empty_vault,
+        "chat 2026-08.md",
+        "# Team chat\n\nThe team chat is on Slack.\n",
+        created="2026-11-20",
+        node_id=hits[1]["node_id"],
+    )
+    note(
+        empty_vault,
+        "chat 2026-11.md",
+        "# Team chat\n\nThe team chat is on Discord.\n",
+        created="2026-08-01",
+        node_id=hits[0]["node_id"],
+    )
     swapped = cli.hits("which app is the team chat on", "--now", at(NOW), "--no-touch")
     assert [h["path"] for h in swapped[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
@@ -776,8 +838,12 @@ def test_cli_newest_statement_stays_first_after_recall_rehearses_both(cli: Cli, 
     plain = cli.hits(query, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
     for _ in range(3):  # with rehearsal of both, as an agent recalls
-        hits = cli.hits(query, "--now", at(NOW), env={"VAULT_MEMORY_REHEARSE_MIN_SIMILARITY": "0",
-                                                      "VAULT_MEMORY_REHEARSE_MAX_HITS": "5"})
+        hits = cli.hits(
+            query,
+            "--now",
+            at(NOW),
+            env={"VAULT_MEMORY_REHEARSE_MIN_SIMILARITY": "0", "VAULT_MEMORY_REHEARSE_MAX_HITS": "5"},
+        )
         assert [h["path"] for h in hits[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert meta_of(empty_vault, "chat 2026-08.md")["last_accessed"] == NOW
     assert hits[0]["strength"] == hits[1]["strength"] == 1.0
@@ -795,19 +861,21 @@ def test_cli_transcripts_keep_relevance_order(cli: Cli, empty_vault: Path) -> No
     assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
     decayed = cli.hits(query, "--now", at(NOW), "--no-touch")
     assert [h["path"] for h in decayed[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]  # facts: newest first
-    note(empty_vault, "chat 2026-08.md", old, created="2026-08-01", type="conversation",
-         node_id=plain[0]["node_id"])
-    note(empty_vault, "chat 2026-11.md", new, created="2026-11-20", type="Conversation",
-         node_id=plain[1]["node_id"])
+    note(empty_vault, "chat 2026-08.md", old, created="2026-08-01", type="conversation", node_id=plain[0]["node_id"])
+    note(empty_vault, "chat 2026-11.md", new, created="2026-11-20", type="Conversation", node_id=plain[1]["node_id"])
     records = cli.hits(query, "--now", at(NOW), "--no-touch")
     assert [h["path"] for h in records[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]
 
 
 def test_cli_every_query_word_is_a_cue_for_a_dormant_note(cli: Cli, empty_vault: Path) -> None:
     background(empty_vault)
-    note(empty_vault, "spare key.md", "# Household\n\nThe spare key for the garden shed hangs behind the calendar "
-                                     "in the kitchen, next to the bicycle pump, the torch and the old radio.\n",
-         created="2023-01-01")
+    note(
+        empty_vault,
+        "spare key.md",
+        "# Household\n\nThe spare key for the garden shed hangs behind the calendar "
+        "in the kitchen, next to the bicycle pump, the torch and the old radio.\n",
+        created="2023-01-01",
+    )
     later = at(NOW + 30 * DAY)  # ~1,400 days on a 60-day half-life: deeply dormant
     hits = cli.hits("garden shed key", "--now", later, "--no-touch")
     assert [h["path"] for h in hits][:1] == ["spare key.md"]
@@ -815,26 +883,37 @@ def test_cli_every_query_word_is_a_cue_for_a_dormant_note(cli: Cli, empty_vault:
     # one query word it does not contain: a loose cue, and the forgotten note stays forgotten
     missed = cli.hits("garden shed key lawnmower", "--now", later, "--no-touch")
     assert "spare key.md" not in [h["path"] for h in missed]
-    assert "spare key.md" in [h["path"] for h in cli.hits("garden shed key lawnmower", "--now", later,
-                                                           "--no-touch", "--no-decay")]
+    assert "spare key.md" in [
+        h["path"] for h in cli.hits("garden shed key lawnmower", "--now", later, "--no-touch", "--no-decay")
+    ]
 
 
 def test_cli_old_pinned_note_still_comes_back(cli: Cli, empty_vault: Path) -> None:
     background(empty_vault)
     # long enough that the one-word query below is a loose match (cosine well under 0.62)
-    note(empty_vault, "pinned.md", "# Alarm code\n\nThe house alarm code is written in the red notebook on the "
-                                   "top shelf of the study.\n", created="2023-01-01")
-    note(empty_vault, "unpinned.md", "# Alarm battery\n\nThe house alarm battery was replaced by the electrician "
-                                     "last spring, together with the smoke detectors in the hallway.\n",
-         created="2023-01-01")
+    note(
+        empty_vault,
+        "pinned.md",
+        "# Alarm code\n\nThe house alarm code is written in the red notebook on the top shelf of the study.\n",
+        created="2023-01-01",
+    )
+    note(
+        empty_vault,
+        "unpinned.md",
+        "# Alarm battery\n\nThe house alarm battery was replaced by the electrician "
+        "last spring, together with the smoke detectors in the hallway.\n",
+        created="2023-01-01",
+    )
     cli("index")
     assert "pinned" in cli("pin", "pinned.md").stdout
     hits = cli.hits("alarm", "--now", at(NOW), "-k", "2")
     assert [h["path"] for h in hits][:1] == ["pinned.md"] and "unpinned.md" not in [h["path"] for h in hits]
     assert hits[0]["pinned"] and hits[0]["strength"] == 1.0 and not hits[0]["dormant"]
     # without decay both are there: the unpinned one was left out because it is dormant
-    assert {h["path"] for h in cli.hits("alarm", "--now", at(NOW), "--no-decay", "-k", "2",
-                                        "--no-touch")} == {"pinned.md", "unpinned.md"}
+    assert {h["path"] for h in cli.hits("alarm", "--now", at(NOW), "--no-decay", "-k", "2", "--no-touch")} == {
+        "pinned.md",
+        "unpinned.md",
+    }
     cli("unpin", "pinned.md")
     # a one-word loose match is not a use of the note: it was not rehearsed, and decays from 2023
     assert "last_accessed" not in meta_of(empty_vault, "pinned.md")
@@ -848,8 +927,9 @@ def test_cli_dormant_short_note_reactivates_on_a_near_verbatim_query(cli: Cli, e
     # The fake embedder scores a one-word query ~0.5 against a short note; raise the cap that was
     # calibrated for MiniLM so "loose" stays loose on this embedder's scale.
     (empty_vault / ".vault-memory.toml").write_text("reactivate_cap = 0.9\n", encoding="utf-8")
-    note(empty_vault, "Memory/password.md", f"# Password rotation\n\n{text}\n", tier="short",
-         created=iso(NOW - 60 * DAY))
+    note(
+        empty_vault, "Memory/password.md", f"# Password rotation\n\n{text}\n", tier="short", created=iso(NOW - 60 * DAY)
+    )
     loose = "password"
     assert cli.hits(loose, "--now", at(NOW), "--no-touch") == []
     found = cli.hits(loose, "--now", at(NOW), "--no-touch", "--no-decay")
@@ -883,9 +963,16 @@ def test_cli_stage_commit_all_lists_what_it_left(cli: Cli, empty_vault: Path) ->
     assert f"left      {b}  Team chat" in out and "needs_review: conflicts with" in out
     assert cli.json("commit", "--all", "--now", at(NOW)) == {
         "committed": [],
-        "left": [{"node_id": b, "path": rec["path"], "title": "Team chat", "code": "needs_review",
-                  "reason": cli.json("staged", "--now", at(NOW))["staged"][0]["conflicts"] and
-                  f"needs_review: conflicts with {rec['conflicts_with'][0]} (Team chat)"}],
+        "left": [
+            {
+                "node_id": b,
+                "path": rec["path"],
+                "title": "Team chat",
+                "code": "needs_review",
+                "reason": cli.json("staged", "--now", at(NOW))["staged"][0]["conflicts"]
+                and f"needs_review: conflicts with {rec['conflicts_with'][0]} (Team chat)",
+            }
+        ],
     }
     old = rec["conflicts_with"][0]
     assert old == "path:team chat.md"  # the human note has no node_id yet; the path stands for it
@@ -905,11 +992,15 @@ def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> Non
     assert again["existing"] and again["node_id"] == nid
     x = cli("stage", "Throwaway", "--now", at(NOW)).stdout.strip()
     assert cli("discard", x).stdout.strip().startswith(".trash/")
-    assert cli("log", "Fixed the boiler", "--now", "2026-11-29T08:30:00+01:00").stdout.strip() \
+    assert (
+        cli("log", "Fixed the boiler", "--now", "2026-11-29T08:30:00+01:00").stdout.strip()
         == "Memory/Episodes/2026-11-29.md"
+    )
     assert read_note(empty_vault, "Memory/Episodes/2026-11-29.md").body == "- 08:30 Fixed the boiler\n"
-    assert cli("pin", nid, "--json").stdout and meta_of(
-        empty_vault, "Memory/The boiler manual is in the drawer.md")["pinned"] is True
+    assert (
+        cli("pin", nid, "--json").stdout
+        and meta_of(empty_vault, "Memory/The boiler manual is in the drawer.md")["pinned"] is True
+    )
 
     assert isinstance(cli("pin", "../x.md", ok=False).exception, UnsafePathError)
     assert isinstance(cli("commit", "nope", ok=False).exception, NoteNotFoundError)
@@ -920,8 +1011,17 @@ def test_cli_remember_discard_log_and_errors(cli: Cli, empty_vault: Path) -> Non
 @pytest.mark.slow
 def test_cli_exit_codes_through_the_entry_point(empty_vault: Path, tmp_path: Path) -> None:
     # the console entry point (`vault-memory` = vault_memory.cli:run), where errors become exit codes
-    base = [sys.executable, "-m", "vault_memory", "--vault", str(empty_vault),
-            "--index-dir", str(tmp_path / "idx"), "--embedder", "fake"]
+    base = [
+        sys.executable,
+        "-m",
+        "vault_memory",
+        "--vault",
+        str(empty_vault),
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--embedder",
+        "fake",
+    ]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*base, *args], capture_output=True, text=True, cwd=REPO, timeout=120)

@@ -7,16 +7,19 @@ import pytest
 from vault_memory.text import default_title, memory_body, note_name, unique_name, unlink
 
 
-@pytest.mark.parametrize(("text", "title"), [
-    ("Maya prefers written async updates over meetings.", "Maya prefers written async updates over meetings"),
-    ("The backup job runs nightly. It keeps thirty snapshots.", "The backup job runs nightly"),
-    ("Dr. Chen moved the appointment to May. Bring the letter.", "Dr. Chen moved the appointment to May"),
-    ("Use e.g. Helix for quick edits", "Use e.g. Helix for quick edits"),
-    ("Is the boiler serviced? Check in March.", "Is the boiler serviced?"),
-    ("- **Note**: the [[Boiler]] pressure should be 1.5 bar", "Note: the Boiler pressure should be 1.5 bar"),
-    ("[[Maya Chen|Maya]] likes tea.\nMore on the next line.", "Maya likes tea"),
-    ("Wait for it...", "Wait for it..."),
-])
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Maya prefers written async updates over meetings.", "Maya prefers written async updates over meetings"),
+        ("The backup job runs nightly. It keeps thirty snapshots.", "The backup job runs nightly"),
+        ("Dr. Chen moved the appointment to May. Bring the letter.", "Dr. Chen moved the appointment to May"),
+        ("Use e.g. Helix for quick edits", "Use e.g. Helix for quick edits"),
+        ("Is the boiler serviced? Check in March.", "Is the boiler serviced?"),
+        ("- **Note**: the [[Boiler]] pressure should be 1.5 bar", "Note: the Boiler pressure should be 1.5 bar"),
+        ("[[Maya Chen|Maya]] likes tea.\nMore on the next line.", "Maya likes tea"),
+        ("Wait for it...", "Wait for it..."),
+    ],
+)
 def test_default_title_is_the_whole_first_sentence(text: str, title: str) -> None:
     assert default_title(text) == title
     assert "…" not in default_title(text)
@@ -28,19 +31,26 @@ def test_a_runaway_sentence_is_cut_on_a_word_without_an_ellipsis() -> None:
     assert len(title) <= 200 and words.startswith(title) and not title.endswith("…")
 
 
-@pytest.mark.parametrize(("title", "name"), [
-    ("Partner allergic to peanuts", "Partner allergic to peanuts"),
-    ("The user's partner is allergic to peanuts; check every restaurant menu",
-     "The user's partner is allergic to peanuts"),  # cut at the clause, not mid-phrase
-    ("Q3: budget / forecast?", "Q3 budget forecast"),  # characters Windows, macOS or links refuse
-    ("Heading #2 [draft] ^x | y", "Heading 2 draft x y"),
-    (".hidden idea.", "hidden idea"),  # no hidden file, no trailing dot (Windows)
-    ("CON", "CON (memory)"),  # a Windows device name
-    ("", "Memory"),
-    ("[[Maya Chen|Maya]] likes tea", "Maya likes tea"),
-    ("Maya now wants a short video call on Mondays instead of written updates",
-     "Maya now wants a short video call on Mondays"),  # a cut name does not end on "instead of"
-])
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("Partner allergic to peanuts", "Partner allergic to peanuts"),
+        (
+            "The user's partner is allergic to peanuts; check every restaurant menu",
+            "The user's partner is allergic to peanuts",
+        ),  # cut at the clause, not mid-phrase
+        ("Q3: budget / forecast?", "Q3 budget forecast"),  # characters Windows, macOS or links refuse
+        ("Heading #2 [draft] ^x | y", "Heading 2 draft x y"),
+        (".hidden idea.", "hidden idea"),  # no hidden file, no trailing dot (Windows)
+        ("CON", "CON (memory)"),  # a Windows device name
+        ("", "Memory"),
+        ("[[Maya Chen|Maya]] likes tea", "Maya likes tea"),
+        (
+            "Maya now wants a short video call on Mondays instead of written updates",
+            "Maya now wants a short video call on Mondays",
+        ),  # a cut name does not end on "instead of"
+    ],
+)
 def test_note_name_reads_like_the_title(title: str, name: str) -> None:
     assert note_name(title) == name
 
@@ -62,5 +72,9 @@ def test_memory_body_does_not_repeat_the_title() -> None:
 
 
 def test_unlink_reads_links_as_their_text() -> None:
-    assert unlink("[[Maya Chen|Maya]] and [[People/Jonas Weber]] read [the docs](https://x.y) and "
-                  "[[Atlas Runbook#Rollback]]") == "Maya and Jonas Weber read the docs and Atlas Runbook"
+    assert (
+        unlink(
+            "[[Maya Chen|Maya]] and [[People/Jonas Weber]] read [the docs](https://x.y) and [[Atlas Runbook#Rollback]]"
+        )
+        == "Maya and Jonas Weber read the docs and Atlas Runbook"
+    )

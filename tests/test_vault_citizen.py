@@ -30,18 +30,19 @@ EXE = str(Path(sys.executable).parent / "vault-memory")
 
 FILES = {
     ".obsidian/app.json": json.dumps({"userIgnoreFilters": ["Archive/", "/secret-\\d+/"]}),
-    ".obsidian/daily-notes.json": json.dumps({"folder": "Daily Notes", "template": "Templates/Daily",
-                                              "format": "YYYY-MM-DD"}),
+    ".obsidian/daily-notes.json": json.dumps(
+        {"folder": "Daily Notes", "template": "Templates/Daily", "format": "YYYY-MM-DD"}
+    ),
     ".obsidian/templates.json": json.dumps({"folder": "Templates"}),
     "Templates/Daily.md": "---\ndate: {{date}}\ntags: [daily]\n---\n# {{date:dddd, MMMM D, YYYY}}\n\n## Log\n- \n",
     "Templates/Person.md": "---\naliases: []\n---\n# {{title}}\n\nMet at: \n",
     "Daily Notes/2026-10-17.md": "---\ndate: 2026-10-17\ntags: [daily]\n---\n# Saturday\n\n## Log\n"
-                                 "- 08:10 Planted garlic in the north bed.\n",
+    "- 08:10 Planted garlic in the north bed.\n",
     "Daily Notes/2026-11-02.md": "# Monday\n\n## Log\n- Fixed the bike chain and oiled the gears.\n",
     "People/Maya Chen.md": "---\naliases: [Maya]\n---\n# Maya Chen\n\nMaya leads Project Atlas. She prefers written "
-                           "async updates over meetings.\n",
+    "async updates over meetings.\n",
     "Areas/Shed.md": "# Shed\n\nThe shed holds the lawnmower and the bikes.\n"
-                     "%% private: the shed lock combination is 4471 %%\nOil the hinges in spring.\n",
+    "%% private: the shed lock combination is 4471 %%\nOil the hinges in spring.\n",
     "Areas/Car.md": "# Car\n\nThe car tyres were changed to winter tyres in November.\n",
     "Areas/Diary.md": "---\nprivate: true\n---\n# Diary\n\nI am worried about the dentist appointment.\n",
     "Archive/Old plan.md": "# Old plan\n\nAn archived plan about the kayak trip.\n",
@@ -80,19 +81,27 @@ def omem(make_memory: MemoryFactory, ovault: Path, tmp_path: Path) -> Memory:
 
 
 def changed(vault: Path) -> list[str]:
-    return sorted(line[3:].strip('"') for line in git(vault, "-c", "core.quotePath=false", "status",
-                                                      "--porcelain").splitlines())
+    return sorted(
+        line[3:].strip('"') for line in git(vault, "-c", "core.quotePath=false", "status", "--porcelain").splitlines()
+    )
 
 
 # -- writing only what must be kept ------------------------------------------------------
+
 
 def test_index_writes_nothing_and_respects_obsidian(omem: Memory, ovault: Path) -> None:
     report = omem.index()
     assert changed(ovault) == []  # not one byte, not one mtime: git status is clean
     paths = {r.path for r in omem.catalog.notes()}
     assert "People/Maya Chen.md" in paths and "Daily Notes/2026-11-02.md" in paths
-    for gone in ("Templates/Daily.md", "Templates/Person.md", "Excalidraw/Board.excalidraw.md", "Archive/Old plan.md",
-                 "Inbox/secret-42.md", "Areas/Diary.md"):
+    for gone in (
+        "Templates/Daily.md",
+        "Templates/Person.md",
+        "Excalidraw/Board.excalidraw.md",
+        "Archive/Old plan.md",
+        "Inbox/secret-42.md",
+        "Areas/Diary.md",
+    ):
         assert gone not in paths, gone
     assert report.passed == {"Areas/Diary.md": "private: true (never indexed, recalled or prefetched)"}
     assert report.failures == {}  # `date: {{date}}` in a template is not read at all
@@ -102,13 +111,26 @@ def test_index_writes_nothing_and_respects_obsidian(omem: Memory, ovault: Path) 
 def test_weak_recalls_write_nothing_and_a_clear_one_rehearses_that_note_only(omem: Memory, ovault: Path) -> None:
     omem.index()
     # every one of these finds something (a note shares a word), none of them finds an answer
-    for day, query in enumerate(["bicycle holiday", "meeting notes", "kayak", "spring cleaning", "bike lights",
-                                 "winter coat", "north sea ferry", "oil painting class", "garden party", "gears"]):
+    for day, query in enumerate(
+        [
+            "bicycle holiday",
+            "meeting notes",
+            "kayak",
+            "spring cleaning",
+            "bike lights",
+            "winter coat",
+            "north sea ferry",
+            "oil painting class",
+            "garden party",
+            "gears",
+        ]
+    ):
         hits = omem.recall(query, now=NOW + dt.timedelta(days=day))
         assert not any(h.rehearsed for h in hits)
     assert changed(ovault) == []
-    hits = omem.recall("who leads Project Atlas and prefers written async updates over meetings",
-                       now=NOW + dt.timedelta(days=30))
+    hits = omem.recall(
+        "who leads Project Atlas and prefers written async updates over meetings", now=NOW + dt.timedelta(days=30)
+    )
     assert hits[0].path == "People/Maya Chen.md" and hits[0].rehearsed
     assert [h.path for h in hits if h.rehearsed] == ["People/Maya Chen.md"]
     assert changed(ovault) == ["People/Maya Chen.md"]
@@ -130,8 +152,7 @@ def test_rehearse_policy(make_memory: MemoryFactory, ovault: Path, tmp_path: Pat
 
 def test_templates_private_notes_and_comments_never_come_back(omem: Memory) -> None:
     omem.index()
-    for query in ("date dddd MMMM title template", "shed lock combination 4471", "worried about the dentist",
-                  "kayak"):
+    for query in ("date dddd MMMM title template", "shed lock combination 4471", "worried about the dentist", "kayak"):
         texts = " ".join(h.text + h.path for h in omem.recall(query, k=10, now=NOW, touch=False))
         block = omem.prefetch(query, now=NOW).block
         for secret in ("{{", "4471", "combination", "worried", "Templates/", "Diary", "kayak"):
@@ -142,6 +163,7 @@ def test_templates_private_notes_and_comments_never_come_back(omem: Memory) -> N
 
 
 # -- time from the text --------------------------------------------------------------------
+
 
 def test_where_a_note_gets_its_date() -> None:
     mtime = dt.datetime(2024, 3, 5, 15, 0).astimezone().timestamp()
@@ -177,8 +199,10 @@ def test_first_write_into_an_undated_note_keeps_its_date_and_strength(omem: Memo
 
 def test_scrambled_mtimes_change_no_ranking_or_strength(make_memory: MemoryFactory, tmp_path: Path) -> None:
     src = tmp_path / "a"
-    notes = {f"n{i:02d}.md": f"# Note {i}\n\nThe garden {w} needs water and the shed needs paint {i}.\n"
-             for i, w in enumerate(["rose", "tulip", "fern", "ivy", "moss", "oak", "ash", "elm"])}
+    notes = {
+        f"n{i:02d}.md": f"# Note {i}\n\nThe garden {w} needs water and the shed needs paint {i}.\n"
+        for i, w in enumerate(["rose", "tulip", "fern", "ivy", "moss", "oak", "ash", "elm"])
+    }
     notes["dated.md"] = "---\ncreated: 2026-05-01\n---\n# Dated\n\nThe garden rose needs water in May.\n"
     notes["2026-06-02.md"] = "# June\n\nThe garden tulip needs water in June.\n"
     base = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.UTC).timestamp()
@@ -194,13 +218,16 @@ def test_scrambled_mtimes_change_no_ranking_or_strength(make_memory: MemoryFacto
     def views(vault: Path, index: str) -> list[list[tuple[str, str | None, float]]]:
         mem = make_memory(vault=vault, index_dir=tmp_path / index)
         mem.index()
-        return [[(h.path, h.date, h.strength) for h in mem.recall(q, k=6, now=NOW, touch=False)]
-                for q in ("garden needs water", "shed paint", "rose water", "tulip June")]
+        return [
+            [(h.path, h.date, h.strength) for h in mem.recall(q, k=6, now=NOW, touch=False)]
+            for q in ("garden needs water", "shed paint", "rose water", "tulip June")
+        ]
 
     assert views(src, "ia") == views(dst, "ib")
 
 
 # -- Obsidian's structure and ignore rules --------------------------------------------------
+
 
 def test_ignore_patterns_have_gitignore_semantics(tmp_path: Path) -> None:
     rules = IgnoreRules(["Drafts/*.md", "!Drafts/keep.md", "/Top.md", "*.tmp.md", "Private/"])
@@ -243,6 +270,10 @@ def test_cli_first_index_leaves_git_clean(ovault: Path, tmp_path: Path) -> None:
     out = subprocess.run([*base, "index"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     for q in ("bicycle holiday", "winter coat", "garden party"):
-        assert subprocess.run([*base, "recall", q, "--now", "2026-12-01T00:00:00+00:00"],
-                              capture_output=True, text=True, timeout=120).returncode == 0
+        assert (
+            subprocess.run(
+                [*base, "recall", q, "--now", "2026-12-01T00:00:00+00:00"], capture_output=True, text=True, timeout=120
+            ).returncode
+            == 0
+        )
     assert changed(ovault) == []

@@ -36,7 +36,7 @@ NOTES = {  # with node_ids, as notes the memory has written into before (moves k
     "Projects/gamma.md": "---\nnode_id: c3\n---\n# Gamma\n\nA project plan for the greenhouse irrigation pump.\n",
     "Projects/deep/delta.md": "---\nnode_id: d4\n---\n# Delta\n\nNotes on sourdough hydration and rye flour.\n",
     "Projects/deep/epsilon.md": "---\nnode_id: e5\n---\n# Epsilon\n\nThe violin needs new strings before the "
-                                "concert.\n",
+    "concert.\n",
     "zeta.md": "---\nnode_id: f6\n---\n# Zeta\n\nCalibrating the telescope mount for astrophotography.\n",
 }
 
@@ -145,11 +145,13 @@ def atomic_save(path: Path, text: str) -> None:
 
 # -- the basic file operations ------------------------------------------------------------------
 
+
 def test_create_edit_atomic_save_rename_delete(running: Callable[..., Running]) -> None:
     r = running()
     vault = r.vault
-    assert all((vault / rel).read_text(encoding="utf-8") == text for rel, text in NOTES.items()), \
+    assert all((vault / rel).read_text(encoding="utf-8") == text for rel, text in NOTES.items()), (
         "the start-up reconcile writes nothing"
+    )
 
     (vault / "Inbox/new idea.md").write_text("# Idea\n\nA kite powered by a dragonfly motor.\n", encoding="utf-8")
     r.settle()
@@ -248,6 +250,7 @@ def test_binary_note_and_symlinks_out_of_the_vault(running: Callable[..., Runnin
 
 # -- our own writes ---------------------------------------------------------------------------------
 
+
 def snapshot_notes(vault: Path) -> dict[str, bytes]:
     return {str(p.relative_to(vault)): p.read_bytes() for p in sorted(vault.rglob("*.md")) if p.is_file()}
 
@@ -279,8 +282,9 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
         for day, count in ((0, 1), (1, 2)):
             hits = agent.recall("origami cranes", k=1, now=now + dt.timedelta(days=day))
             assert hits and hits[0].path == "fresh.md"
-            r.wait_until(lambda c=count: read_note(wvault, "fresh.md").meta.get("access_count") == c,
-                         what="rehearsal write")
+            r.wait_until(
+                lambda c=count: read_note(wvault, "fresh.md").meta.get("access_count") == c, what="rehearsal write"
+            )
             r.settle()
     finally:
         agent.close()
@@ -356,6 +360,7 @@ def test_edit_record_loses_to_a_concurrent_edit(running: Callable[..., Running],
 
 # -- processes: the CLI, two writers, signals, SIGKILL ------------------------------------------------
 
+
 def cli(*args: str, base: Path, index: str = "index") -> list[str]:
     exe = Path(sys.executable).parent / "vault-memory"
     return [str(exe), "--vault", str(base / "vault"), "--index-dir", str(base / index), "--embedder", "fake", *args]
@@ -392,10 +397,15 @@ def test_watch_cli_lock_readers_and_sigterm(wvault: Path, base: Path) -> None:
         (wvault / "otter.md").write_text("# Otter\n\nSea otters hold hands while sleeping.\n", encoding="utf-8")
         wait_for_line(err, "1 new", proc)
         # In parallel (each process pays chromadb's import): a second writer, a reader, doctor.
-        commands = {"index": ["index"], "recall": ["recall", "--no-touch", "--json", "sea otters sleeping"],
-                    "doctor": ["doctor"]}
-        runs = {name: subprocess.Popen(cli(*args, base=base), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for name, args in commands.items()}
+        commands = {
+            "index": ["index"],
+            "recall": ["recall", "--no-touch", "--json", "sea otters sleeping"],
+            "doctor": ["doctor"],
+        }
+        runs = {
+            name: subprocess.Popen(cli(*args, base=base), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name, args in commands.items()
+        }
         out: dict[str, tuple[int, str, str]] = {}
         for name, run in runs.items():
             stdout, stderr = run.communicate(timeout=60)
@@ -447,11 +457,16 @@ def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path, monk
         folder = wvault / f"Bulk/{i % 7}"
         folder.mkdir(parents=True, exist_ok=True)
         fm = f"---\ntitle: bulk {i}\n---\n" if i % 3 == 0 else ""
-        (folder / f"note {i}.md").write_text(f"{fm}# Bulk {i}\n\nText {i} about item {i * 7 % 13}.\n\n"
-                                             f"## Part two\n\nMore words for chunk two of {i}.\n", encoding="utf-8")
+        (folder / f"note {i}.md").write_text(
+            f"{fm}# Bulk {i}\n\nText {i} about item {i * 7 % 13}.\n\n## Part two\n\nMore words for chunk two of {i}.\n",
+            encoding="utf-8",
+        )
     original = snapshot_notes(wvault)
-    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, *cli("index", base=base)[1:]],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, *cli("index", base=base)[1:]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -486,8 +501,9 @@ def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path, monk
     for rel, raw in final.items():
         if raw != after_kill[rel]:  # the restart only adds ids the first run had not reached
             assert "node_id:" not in after_kill[rel].decode()
-            assert [ln for ln in raw.decode().splitlines() if not ln.startswith("node_id:") and ln != "---"] == \
-                   [ln for ln in after_kill[rel].decode().splitlines() if ln != "---"], rel
+            assert [ln for ln in raw.decode().splitlines() if not ln.startswith("node_id:") and ln != "---"] == [
+                ln for ln in after_kill[rel].decode().splitlines() if ln != "---"
+            ], rel
     assert not [p for p in wvault.rglob(".vm-tmp-*")], "no temp files left behind"
 
     # ... to exactly what a clean rebuild produces.
@@ -550,8 +566,9 @@ def test_two_writers_in_one_process_tree(wvault: Path, base: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.posix
-def test_sigkill_watcher_mid_burst_then_restart_converges(wvault: Path, base: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigkill_watcher_mid_burst_then_restart_converges(
+    wvault: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_MEMORY_EXACT_SEARCH_LIMIT", "0")  # keep a vector store: its crash safety is tested
     err = base / "watch.err"
     with err.open("wb") as fh:

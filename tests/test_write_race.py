@@ -72,23 +72,25 @@ def test_a_busy_note_waits_when_asked_then_writes(tmp_path: Path) -> None:
     path.write_text(HUMAN, encoding="utf-8")  # just saved (whole)
     note = read_note(tmp_path, "g.md")
     started = time.monotonic()
-    new = write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"pinned": True}, quiet=0.5,
-                     wait=3.0)
+    new = write_note(tmp_path, "g.md", expected_hash=note.file_hash, set_fields={"pinned": True}, quiet=0.5, wait=3.0)
     assert 0.3 <= time.monotonic() - started < 3.0
     assert new.meta["pinned"] is True and "mykey: human value" in path.read_text(encoding="utf-8")
 
 
 def test_our_own_fresh_write_does_not_wait(tmp_path: Path) -> None:
     old_note(tmp_path)
-    first = write_note(tmp_path, "g.md", expected_hash=read_note(tmp_path, "g.md").file_hash,
-                       set_fields={"access_count": 1}, quiet=5.0)
+    first = write_note(
+        tmp_path, "g.md", expected_hash=read_note(tmp_path, "g.md").file_hash, set_fields={"access_count": 1}, quiet=5.0
+    )
     started = time.monotonic()
     write_note(tmp_path, "g.md", expected_hash=first.file_hash, set_fields={"access_count": 2}, quiet=5.0)
     assert time.monotonic() - started < 1.0  # the bytes are ours: no save of anyone else is in progress
 
 
-EXCHANGE = [pytest.param(True, marks=pytest.mark.skipif(atomic._RENAMEAT2 is None, reason="no renameat2 here"),
-                         id="exchange"), pytest.param(False, id="replace")]
+EXCHANGE = [
+    pytest.param(True, marks=pytest.mark.skipif(atomic._RENAMEAT2 is None, reason="no renameat2 here"), id="exchange"),
+    pytest.param(False, id="replace"),
+]
 
 
 def hook_swap(monkeypatch: pytest.MonkeyPatch, exchange: bool, hook: Callable[..., object]) -> None:
@@ -108,8 +110,9 @@ def hook_swap(monkeypatch: pytest.MonkeyPatch, exchange: bool, hook: Callable[..
 
 
 @pytest.mark.parametrize("exchange", EXCHANGE)
-def test_a_save_landing_between_check_and_swap_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           exchange: bool) -> None:
+def test_a_save_landing_between_check_and_swap_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
     path = old_note(tmp_path)
     note = read_note(tmp_path, "g.md")
     edited = HUMAN.replace("oat milk.", "oat milk and bread.").encode()
@@ -141,8 +144,9 @@ def test_a_save_landing_between_check_and_swap_is_put_back(tmp_path: Path, monke
 
 
 @pytest.mark.parametrize("exchange", EXCHANGE)
-def test_a_rescued_save_is_kept_beside_when_the_path_changed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   exchange: bool) -> None:
+def test_a_rescued_save_is_kept_beside_when_the_path_changed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
     path = old_note(tmp_path)
     note = read_note(tmp_path, "g.md")
     real_replace = os.replace
@@ -196,8 +200,9 @@ def test_a_save_by_rename_between_check_and_swap_stands(tmp_path: Path, monkeypa
 
 @pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETLEASE"), reason="file leases are Linux-only")
 @pytest.mark.parametrize("exchange", EXCHANGE)
-def test_an_editor_opening_the_note_as_we_swap_keeps_its_whole_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    exchange: bool) -> None:
+def test_an_editor_opening_the_note_as_we_swap_keeps_its_whole_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
     """An editor (another process) opens the note while we swap: it has the old file and waits on our
     lease. It writes half, pauses longer than the rescue's quiet period, then writes the rest.
     With RENAME_EXCHANGE the old file goes back to the path before we let go (the save lands in
@@ -209,10 +214,12 @@ def test_an_editor_opening_the_note_as_we_swap_keeps_its_whole_save(tmp_path: Pa
     path = old_note(tmp_path)
     note = read_note(tmp_path, "g.md")
     edited = HUMAN.replace("oat milk.", "oat milk, and this save paused halfway.").encode()
-    editor = ("import sys, time\n"
-              "data = sys.stdin.buffer.read()\n"
-              "with open(sys.argv[1], 'r+b') as f:\n"  # blocks on our lease until we let go
-              "    f.truncate(0); f.write(data[:40]); f.flush(); time.sleep(0.8); f.write(data[40:])\n")
+    editor = (
+        "import sys, time\n"
+        "data = sys.stdin.buffer.read()\n"
+        "with open(sys.argv[1], 'r+b') as f:\n"  # blocks on our lease until we let go
+        "    f.truncate(0); f.write(data[:40]); f.flush(); time.sleep(0.8); f.write(data[40:])\n"
+    )
     real_exchange, real_replace = atomic._exchange, os.replace
     procs: list[subprocess.Popen[bytes]] = []
 

@@ -38,6 +38,7 @@ def refused_by_storage(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """For the write path's entry points `f(vault_root, rel_path, ...)`: an OSError saying the storage
     refuses (read-only, permissions, full disk, I/O error) becomes a NoteWriteError naming the note, the
     reason and what to do; the note is unchanged (temp files are removed before the error rises)."""
+
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
         def inner(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -47,10 +48,15 @@ def refused_by_storage(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
                 if exc.errno not in UNWRITABLE and exc.errno != errno.EIO:
                     raise
                 rel = str(args[1]) if len(args) > 1 else "a note"
-                raise NoteWriteError(rel, f"{storage_message(exc, what, exc.filename or rel)}; "
-                                          "the note was not changed") from None
+                raise NoteWriteError(
+                    rel, f"{storage_message(exc, what, exc.filename or rel)}; the note was not changed"
+                ) from None
+
         return inner
+
     return wrap
+
+
 CHANGED = "changed on disk since it was read; re-read and retry — "
 
 
@@ -287,8 +293,9 @@ def _same_file(st: os.stat_result, other: os.stat_result) -> bool:
     return (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino)
 
 
-def swap_in(tmp: Path, path: Path, rel: str, expected: os.stat_result | None, *, lease_fd: int = -1,
-            data: bytes | None = None) -> None:
+def swap_in(
+    tmp: Path, path: Path, rel: str, expected: os.stat_result | None, *, lease_fd: int = -1, data: bytes | None = None
+) -> None:
     """Put `tmp` at `path`, replacing the file `expected` (the one we checked) and nothing else.
 
     With RENAME_EXCHANGE the file we displaced comes back to `tmp`'s name, so we can see it: if a
@@ -343,8 +350,9 @@ def keep_beside(src: Path, path: Path) -> Path:
     raise NoteError(path.name, "too many conflict copies beside this note; nothing was removed")
 
 
-def guarded_replace(path: Path, rel: str, fd: int, old: bytes, seen: os.stat_result, data: bytes,
-                    mode: int | None) -> None:
+def guarded_replace(
+    path: Path, rel: str, fd: int, old: bytes, seen: os.stat_result, data: bytes, mode: int | None
+) -> None:
     """Swap `data` in for the file read as `old` through `fd` (steps 2-4 above; fd -1: steps 2-3)."""
     tmp = temp_file(path, data, mode)
     lease = _read_lease(fd) if fd >= 0 else None
@@ -428,5 +436,18 @@ def _rescue(path: Path, rel: str, fd: int, ours: bytes) -> None:
     raise ConcurrentEditError(rel, f"an editor saved while vault-memory wrote; {where} and our edit was dropped")
 
 
-__all__ = ["CHANGED", "QUIET_SECONDS", "TMP_PREFIX", "busy", "create", "fsync_dir", "guarded_replace",
-           "is_ours", "quiet_for", "refused_by_storage", "rename_no_overwrite", "steady_read", "temp_file"]
+__all__ = [
+    "CHANGED",
+    "QUIET_SECONDS",
+    "TMP_PREFIX",
+    "busy",
+    "create",
+    "fsync_dir",
+    "guarded_replace",
+    "is_ours",
+    "quiet_for",
+    "refused_by_storage",
+    "rename_no_overwrite",
+    "steady_read",
+    "temp_file",
+]

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "7"  # 7: notes.stated (when each note was stated, for date filters); 6: failures record
 # the file hash and kind (private, symlink); 5: lex_docs
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (
     node_id TEXT PRIMARY KEY,
@@ -76,9 +77,13 @@ CREATE TABLE IF NOT EXISTS store_pending (chunk_id TEXT PRIMARY KEY);
 -- while the stamp is unchanged the file is not read again
 CREATE TABLE IF NOT EXISTS file_stamps (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, file_hash TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    chunk_id UNINDEXED, body, title, tokenize = '""" + lexical.TOKENIZE + """'
+    chunk_id UNINDEXED, body, title, tokenize = '"""
+    + lexical.TOKENIZE
+    + """'
 );
-""" + lexical.SCHEMA
+"""
+    + lexical.SCHEMA
+)
 
 # Words too common to help a lexical match; dropping them keeps FTS5 OR-queries fast.
 STOPWORDS = frozenset(
@@ -132,8 +137,7 @@ class VectorProgress:
         return self.pending == 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"chunks": self.chunks, "embedded": self.embedded, "pending": self.pending,
-                "complete": self.complete}
+        return {"chunks": self.chunks, "embedded": self.embedded, "pending": self.pending, "complete": self.complete}
 
 
 def chunk_owner(chunk_id: str) -> str:
@@ -244,10 +248,19 @@ class Catalog:
         old = self.get_meta("schema")
         if old in (None, SCHEMA_VERSION):
             return
-        log.warning("index catalog %s has schema %s; upgrading to %s (cached vectors are kept)",
-                    self.path, old, SCHEMA_VERSION)
-        for table in ("chunks_fts", "lex_docs", "lex_segment", "chunks", "notes", "failures", "store_pending",
-                      "file_stamps"):
+        log.warning(
+            "index catalog %s has schema %s; upgrading to %s (cached vectors are kept)", self.path, old, SCHEMA_VERSION
+        )
+        for table in (
+            "chunks_fts",
+            "lex_docs",
+            "lex_segment",
+            "chunks",
+            "notes",
+            "failures",
+            "store_pending",
+            "file_stamps",
+        ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self.db.execute("DELETE FROM meta WHERE key NOT IN ('embedder')")
         self.db.execute("INSERT INTO meta(key, value) VALUES ('store_dirty', '1')")  # re-sync Chroma's ids
@@ -327,8 +340,10 @@ class Catalog:
 
     def note_names(self) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
         """(path, title, aliases, tags) of every note: what naming and linking need, meta left encoded."""
-        return [(p, t, tuple(json.loads(a)), tuple(json.loads(g)))
-                for p, t, a, g in self.db.execute("SELECT path, title, aliases, tags FROM notes")]
+        return [
+            (p, t, tuple(json.loads(a)), tuple(json.loads(g)))
+            for p, t, a, g in self.db.execute("SELECT path, title, aliases, tags FROM notes")
+        ]
 
     def entries(self) -> list[tuple[str, str, str, str]]:
         """(node_id, path, file_hash, body_hash) of every note: what planning needs, nothing decoded."""
@@ -361,8 +376,9 @@ class Catalog:
         return out
 
     def upsert_note(self, row: NoteRow) -> None:
-        old = self.db.execute("SELECT title, aliases, tags, path FROM notes WHERE node_id = ?",
-                              (row.node_id,)).fetchone()
+        old = self.db.execute(
+            "SELECT title, aliases, tags, path FROM notes WHERE node_id = ?", (row.node_id,)
+        ).fetchone()
         old_title = None if old is None else " ".join([old[0], *json.loads(old[1]), *json.loads(old[2])])
         self._bump_notes()
         if old is None or (old[3], old[0], old[1]) != (row.path, row.title, json.dumps(list(row.aliases))):
@@ -372,15 +388,26 @@ class Catalog:
         self.db.execute(
             "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                row.node_id, row.path, row.file_hash, row.body_hash, row.title,
-                json.dumps(list(row.tags)), json.dumps(list(row.aliases)), json.dumps(list(row.links)),
-                json.dumps(row.meta, default=str, sort_keys=True), row.mtime, int(row.id_in_file), row.stated,
+                row.node_id,
+                row.path,
+                row.file_hash,
+                row.body_hash,
+                row.title,
+                json.dumps(list(row.tags)),
+                json.dumps(list(row.aliases)),
+                json.dumps(list(row.links)),
+                json.dumps(row.meta, default=str, sort_keys=True),
+                row.mtime,
+                int(row.id_in_file),
+                row.stated,
             ),
         )
         title = _fts_title(row)
         if title != old_title:  # frontmatter-only edits (rehearsals) leave the lexical index alone
-            self.db.execute("UPDATE chunks_fts SET title = ? WHERE rowid IN (SELECT rid FROM chunks WHERE node_id = ?)",
-                            (title, row.node_id))
+            self.db.execute(
+                "UPDATE chunks_fts SET title = ? WHERE rowid IN (SELECT rid FROM chunks WHERE node_id = ?)",
+                (title, row.node_id),
+            )
             for rid, text in self.db.execute("SELECT rid, text FROM chunks WHERE node_id = ?", (row.node_id,)):
                 self._lex_pending[rid] = (text, title)
 
@@ -395,9 +422,13 @@ class Catalog:
 
     # -- chunks -------------------------------------------------------------
     def chunks_of(self, node_id: str) -> list[ChunkRow]:
-        return [ChunkRow(*r) for r in self.db.execute(
-            "SELECT chunk_id, node_id, idx, heading, text, text_hash FROM chunks WHERE node_id = ? ORDER BY idx",
-            (node_id,))]
+        return [
+            ChunkRow(*r)
+            for r in self.db.execute(
+                "SELECT chunk_id, node_id, idx, heading, text, text_hash FROM chunks WHERE node_id = ? ORDER BY idx",
+                (node_id,),
+            )
+        ]
 
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
         out: dict[str, ChunkRow] = {}
@@ -430,28 +461,40 @@ class Catalog:
 
     def embedded_chunk_ids(self) -> set[str]:
         """Chunks whose text has a cached vector: what a vector store should hold."""
-        return {r[0] for r in self.db.execute(
-            "SELECT c.chunk_id FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash")}
+        return {
+            r[0] for r in self.db.execute("SELECT c.chunk_id FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash")
+        }
 
     def embedded_chunk_count(self) -> int:
-        return int(self.db.execute(
-            "SELECT count(*) FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash").fetchone()[0])
+        return int(
+            self.db.execute("SELECT count(*) FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash").fetchone()[0]
+        )
 
     def unembedded_chunks(self, limit: int = -1) -> list[tuple[int, str, str]]:
         """(rid, chunk_id, text_hash) of chunks written before their vector (indexer: catalog
         first), in rid order."""
-        return [(int(r), c, h) for r, c, h in self.db.execute(
-            "SELECT rid, chunk_id, text_hash FROM chunks c WHERE NOT EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash) ORDER BY rid LIMIT ?", (limit,))]
+        return [
+            (int(r), c, h)
+            for r, c, h in self.db.execute(
+                "SELECT rid, chunk_id, text_hash FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash) ORDER BY rid LIMIT ?",
+                (limit,),
+            )
+        ]
 
     def vector_progress(self) -> VectorProgress:
         chunks = self.chunk_count()
-        return VectorProgress(chunks, chunks - (self.unembedded_count() if self.get_meta("embedding_pending") == "1"
-                                                else 0))
+        return VectorProgress(
+            chunks, chunks - (self.unembedded_count() if self.get_meta("embedding_pending") == "1" else 0)
+        )
 
     def unembedded_count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM chunks c WHERE NOT EXISTS "
-                                   "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)").fetchone()[0])
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)"
+            ).fetchone()[0]
+        )
 
     def texts_by_rids(self, rids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
@@ -475,8 +518,10 @@ class Catalog:
                 (c.chunk_id, c.node_id, c.idx, c.heading, c.text, c.text_hash),
             )
             assert cur.lastrowid is not None
-            self.db.execute("INSERT INTO chunks_fts(rowid, chunk_id, body, title) VALUES (?,?,?,?)",
-                            (cur.lastrowid, c.chunk_id, c.text, title))
+            self.db.execute(
+                "INSERT INTO chunks_fts(rowid, chunk_id, body, title) VALUES (?,?,?,?)",
+                (cur.lastrowid, c.chunk_id, c.text, title),
+            )
             self._lex_pending[cur.lastrowid] = (c.text, title)
         self._bump_generation()
         return sorted(old - {c.chunk_id for c in chunks})
@@ -485,7 +530,8 @@ class Catalog:
         """A new lexical generation (what rows written now are stamped with; readers reload on change)."""
         (value,) = self.db.execute(
             "INSERT INTO meta VALUES ('lexical_gen', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value").fetchone()
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value"
+        ).fetchone()
         return int(value)
 
     def _bump_notes(self) -> None:
@@ -495,8 +541,9 @@ class Catalog:
         self._bump("vectors_gen")
 
     def _bump(self, key: str) -> None:
-        self.db.execute("INSERT INTO meta VALUES (?, '1') "
-                        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (key,))
+        self.db.execute(
+            "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (key,)
+        )
 
     def vectors_generation(self) -> str:
         """Changes whenever the set of (chunk, vector) pairs may have changed, in any process."""
@@ -515,16 +562,19 @@ class Catalog:
                     self._lex_pending.pop(rid, None)
             # FTS rows go by rowid (chunk_id is UNINDEXED there: matching on it scans the table)
             self.db.execute(
-                f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", part)
+                f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", part
+            )
             self.db.execute(
-                f"DELETE FROM lex_docs WHERE rid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", part)
+                f"DELETE FROM lex_docs WHERE rid IN (SELECT rid FROM chunks WHERE chunk_id IN ({marks}))", part
+            )
             self.db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({marks})", part)
         if ids:
             self._bump_generation()
             self._bump_lexical()
 
-    def lexical_search(self, query: str, limit: int, allow: AbstractSet[str] | None = None, *,
-                       engine: LexicalEngine = "auto") -> list[tuple[str, float]]:
+    def lexical_search(
+        self, query: str, limit: int, allow: AbstractSet[str] | None = None, *, engine: LexicalEngine = "auto"
+    ) -> list[tuple[str, float]]:
         """BM25 over chunk text (weight 1) and note title/tags/aliases (weight 2); higher is better.
 
         `allow`: only chunks of these notes (filters.py), always through FTS5: it takes a rowid
@@ -547,7 +597,8 @@ class Catalog:
                 "SELECT chunk_id, s FROM (SELECT chunk_id, rowid AS r, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s "
                 "FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT -1) WHERE r IN (SELECT rid FROM chunks WHERE "
                 "node_id IN (SELECT value FROM json_each(?))) ORDER BY s, r LIMIT ?",
-                (" OR ".join(f'"{w}"' for w in words), json.dumps(sorted(allow)), limit)).fetchall()
+                (" OR ".join(f'"{w}"' for w in words), json.dumps(sorted(allow)), limit),
+            ).fetchall()
             return [(cid, -float(s)) for cid, s in rows]
         if engine == "auto":
             self._lexical_queries += 1
@@ -573,8 +624,9 @@ class Catalog:
         """Re-sort lex_docs into lex_segment when more than MERGE_AT postings are newer than it,
         so a process loads sorted postings instead of sorting them (the writer, after a reconcile)."""
         row = self.db.execute("SELECT data FROM lex_segment WHERE name = 'seq'").fetchone()
-        (newer,) = self.db.execute("SELECT coalesce(sum(length(terms)), 0) / 8 FROM lex_docs WHERE seq > ?",
-                                   (int(row[0]) if row else 0,)).fetchone()
+        (newer,) = self.db.execute(
+            "SELECT coalesce(sum(length(terms)), 0) / 8 FROM lex_docs WHERE seq > ?", (int(row[0]) if row else 0,)
+        ).fetchone()
         if not force and newer <= lexical.MERGE_AT:
             return False
         with self.transaction():
@@ -608,8 +660,15 @@ class Catalog:
             return self._postings
 
     # -- filters, names, links, activity ------------------------------------
-    def filter_note_ids(self, *, folder: str | None = None, tags: Sequence[str] = (), types: Sequence[str] = (),
-                        stated_from: float | None = None, stated_before: float | None = None) -> set[str]:
+    def filter_note_ids(
+        self,
+        *,
+        folder: str | None = None,
+        tags: Sequence[str] = (),
+        types: Sequence[str] = (),
+        stated_from: float | None = None,
+        stated_before: float | None = None,
+    ) -> set[str]:
         """node_ids of the notes that pass every given condition (filters.py says what each means).
 
         folder: the path starts with `folder/` (ASCII case ignored); tags: for each tag, the note
@@ -629,23 +688,32 @@ class Catalog:
             where.append("stated < ?")
             args.append(stated_before)
         if types:
-            where.append("lower(coalesce(json_extract(meta, '$.type'), json_extract(meta, '$.kind'))) IN "
-                         f"({','.join('?' * len(types))})")
+            where.append(
+                "lower(coalesce(json_extract(meta, '$.type'), json_extract(meta, '$.kind'))) IN "
+                f"({','.join('?' * len(types))})"
+            )
             args += [t.lower() for t in types]
         for tag in tags:
             # a plain text test first (the column holds JSON: '"travel' starts "travel" and "travel/x"),
             # so json_each runs only on notes that may have it: 5 ms instead of 45 ms at 10k notes
-            where.append("tags LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM json_each(notes.tags) AS t "
-                         "WHERE t.value = ? OR t.value LIKE ? ESCAPE '\\')")
-            args += ["%" + _like_prefix(json.dumps(tag.lower())[:-1]) + "%", tag.lower(),
-                     _like_prefix(tag.lower()) + "/%"]
+            where.append(
+                "tags LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM json_each(notes.tags) AS t "
+                "WHERE t.value = ? OR t.value LIKE ? ESCAPE '\\')"
+            )
+            args += [
+                "%" + _like_prefix(json.dumps(tag.lower())[:-1]) + "%",
+                tag.lower(),
+                _like_prefix(tag.lower()) + "/%",
+            ]
         sql = "SELECT node_id FROM notes" + (" WHERE " + " AND ".join(where) if where else "")
         return {r[0] for r in self.db.execute(sql, args)}
 
     def name_rows(self) -> list[tuple[str, str, str, tuple[str, ...]]]:
         """(node_id, path, title, aliases) of every note: what resolving a name needs, nothing more."""
-        return [(n, p, t, tuple(json.loads(a)) if a != "[]" else ()) for n, p, t, a in
-                self.db.execute("SELECT node_id, path, title, aliases FROM notes")]
+        return [
+            (n, p, t, tuple(json.loads(a)) if a != "[]" else ())
+            for n, p, t, a in self.db.execute("SELECT node_id, path, title, aliases FROM notes")
+        ]
 
     def link_rows(self, mentioning: Sequence[str] | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
         """(node_id, path, wikilink targets) of every note that links somewhere; with `mentioning`,
@@ -661,9 +729,13 @@ class Catalog:
 
     def activity_rows(self) -> list[tuple[str, str, str, Any, Any, Any]]:
         """(node_id, path, title, created, last_accessed, access_count) of every note (recent.py)."""
-        return [tuple(r) for r in self.db.execute(
-            "SELECT node_id, path, title, json_extract(meta, '$.created'), json_extract(meta, '$.last_accessed'), "
-            "json_extract(meta, '$.access_count') FROM notes")]
+        return [
+            tuple(r)
+            for r in self.db.execute(
+                "SELECT node_id, path, title, json_extract(meta, '$.created'), json_extract(meta, '$.last_accessed'), "
+                "json_extract(meta, '$.access_count') FROM notes"
+            )
+        ]
 
     def chunk_hashes_of_notes(self, node_ids: Iterable[str]) -> dict[str, str]:
         """chunk_id -> text_hash of every chunk of these notes."""
@@ -731,8 +803,9 @@ class Catalog:
         return {p: (s, h) for p, s, h in self.db.execute("SELECT path, stamp, file_hash FROM file_stamps")}
 
     def set_file_stamps(self, stamps: dict[str, tuple[str, str]]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO file_stamps VALUES (?, ?, ?)",
-                            [(p, s, h) for p, (s, h) in stamps.items()])
+        self.db.executemany(
+            "INSERT OR REPLACE INTO file_stamps VALUES (?, ?, ?)", [(p, s, h) for p, (s, h) in stamps.items()]
+        )
 
     def drop_file_stamps(self, paths: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM file_stamps WHERE path = ?", [(p,) for p in paths])
@@ -749,8 +822,10 @@ class Catalog:
 
     def failures(self) -> dict[str, tuple[str, str]]:
         """Notes that could not be read: path -> (file_hash, error)."""
-        return {p: (h, e) for p, h, e in self.db.execute(
-            "SELECT path, file_hash, error FROM failures WHERE kind = 'unreadable'")}
+        return {
+            p: (h, e)
+            for p, h, e in self.db.execute("SELECT path, file_hash, error FROM failures WHERE kind = 'unreadable'")
+        }
 
     def failure_records(self) -> dict[str, tuple[str, str, str]]:
         """Every note not indexed: path -> (file_hash, error or reason, kind)."""
@@ -762,9 +837,17 @@ _NOTE_COLS = "node_id, path, file_hash, body_hash, title, tags, aliases, links, 
 
 def _note_row(r: Sequence[Any]) -> NoteRow:
     return NoteRow(
-        node_id=r[0], path=r[1], file_hash=r[2], body_hash=r[3], title=r[4],
-        tags=tuple(json.loads(r[5])), aliases=tuple(json.loads(r[6])), links=tuple(json.loads(r[7])),
-        meta=json.loads(r[8]), mtime=float(r[9]), id_in_file=bool(r[10]),
+        node_id=r[0],
+        path=r[1],
+        file_hash=r[2],
+        body_hash=r[3],
+        title=r[4],
+        tags=tuple(json.loads(r[5])),
+        aliases=tuple(json.loads(r[6])),
+        links=tuple(json.loads(r[7])),
+        meta=json.loads(r[8]),
+        mtime=float(r[9]),
+        id_in_file=bool(r[10]),
         stated=None if r[11] is None else float(r[11]),
     )
 

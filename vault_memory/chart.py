@@ -16,8 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 # (legend square, line colour): the squares are the emoji whose colour each line is drawn in.
-PALETTE = (("🟥", "#e03131"), ("🟦", "#1971c2"), ("🟩", "#2f9e44"), ("🟧", "#f08c00"), ("🟪", "#9c36b5"),
-           ("🟫", "#8d5524"))
+PALETTE = (
+    ("🟥", "#e03131"),
+    ("🟦", "#1971c2"),
+    ("🟩", "#2f9e44"),
+    ("🟧", "#f08c00"),
+    ("🟪", "#9c36b5"),
+    ("🟫", "#8d5524"),
+)
 THRESHOLD_COLOUR = "#868e96"  # the dormancy threshold, drawn last, in grey
 MAX_LINES = len(PALETTE)
 
@@ -39,8 +45,9 @@ def _number(value: float) -> str:
     return f"{max(0.0, min(1.0, value)):.3f}".rstrip("0").rstrip(".") or "0"
 
 
-def strength_chart(lines: Sequence[Line], labels: Sequence[str], *, threshold: float, title: str,
-                   x_title: str = "from now") -> str:
+def strength_chart(
+    lines: Sequence[Line], labels: Sequence[str], *, threshold: float, title: str, x_title: str = "from now"
+) -> str:
     """The ```mermaid block: one line per memory (at most MAX_LINES), then the threshold in grey."""
     lines = list(lines)[:MAX_LINES]
     for line in lines:

@@ -158,6 +158,8 @@ def check_setting(name: str, value: Any) -> str | None:
         if value > high or value < low or (value == low and not low_in):
             return f"must be {'at least' if low_in else 'more than'} {low:g} and at most {high:g}"
     return None
+
+
 # Settings that no longer do anything: accepted (with a warning) so an old config file still loads.
 _RETIRED = {"assign_ids": "node_ids are written only when there is state to keep (README: identity)"}
 _NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
@@ -186,8 +188,9 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         if isinstance(default, (int, float)) and isinstance(value, bool):
             raise ValueError("expected a number, not true/false")
         if isinstance(default, int):
-            number = float(value) if isinstance(value, float) or (isinstance(value, str) and "." in value) \
-                else int(value)
+            number = (
+                float(value) if isinstance(value, float) or (isinstance(value, str) and "." in value) else int(value)
+            )
             if isinstance(number, float) and not number.is_integer():
                 raise ValueError("expected a whole number")
             return int(number)
@@ -244,8 +247,9 @@ def resolve_config(overrides: Mapping[str, Any] | None = None, env: Mapping[str,
     return resolve_config_sources(overrides, env)[0]
 
 
-def resolve_config_sources(overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
-                           ) -> tuple[Config, dict[str, Source]]:
+def resolve_config_sources(
+    overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> tuple[Config, dict[str, Source]]:
     """`resolve_config`, plus where each field's value came from (every field of Config but `extra`)."""
     env = os.environ if env is None else env
     explicit = {k: v for k, v in (overrides or {}).items() if v is not None}
@@ -271,8 +275,9 @@ def resolve_config_sources(overrides: Mapping[str, Any] | None = None, env: Mapp
     # A vault may be shared or synced from elsewhere: it must not point our credentials or
     # our index at a place of its choosing.
     for key in sorted(set(from_vault) & _NOT_FROM_VAULT):
-        logging.getLogger(__name__).warning("%s: ignoring %s (set it with a flag, the environment or %s)",
-                                            vault_file, key, user_file)
+        logging.getLogger(__name__).warning(
+            "%s: ignoring %s (set it with a flag, the environment or %s)", vault_file, key, user_file
+        )
         from_vault.pop(key)
 
     sources = {name: Source("default") for name in _FIELDS if name != "extra"}
@@ -288,10 +293,14 @@ def resolve_config_sources(overrides: Mapping[str, Any] | None = None, env: Mapp
         sources.update({name: source(name) for name in layer})
     merged["vault"] = vault
     typed = (Path, tuple, bool, int, float)
-    values = {k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, typed) else v)
-              for k, v in merged.items()}
-    problems = [f"{k} = {v!r} from {sources[k]}: {why}" for k, v in values.items()
-                if k in sources and (why := check_setting(k, v)) is not None]
+    values = {
+        k: (_coerce(k, v, "argument") if k in explicit and not isinstance(v, typed) else v) for k, v in merged.items()
+    }
+    problems = [
+        f"{k} = {v!r} from {sources[k]}: {why}"
+        for k, v in values.items()
+        if k in sources and (why := check_setting(k, v)) is not None
+    ]
     if problems:
         raise ConfigError("; ".join(problems) + "; fix or remove " + ("it" if len(problems) == 1 else "them"))
     return Config(**values), sources

@@ -53,9 +53,37 @@ STATEMENT_MAX = 32
 MEMORY_SENTENCES_MAX = 8
 MAX_CONFLICTS = 5
 #: Words that flip what a sentence claims; two statements that differ in them are not the same.
-NEGATIONS = frozenset({"no", "not", "never", "without", "none", "nothing", "nobody", "neither", "nor", "cannot",
-                       "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "wont", "cant", "hasnt",
-                       "havent", "shouldnt", "wouldnt", "anymore", "longer", "stopped", "quit"})
+NEGATIONS = frozenset(
+    {
+        "no",
+        "not",
+        "never",
+        "without",
+        "none",
+        "nothing",
+        "nobody",
+        "neither",
+        "nor",
+        "cannot",
+        "dont",
+        "doesnt",
+        "didnt",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "wont",
+        "cant",
+        "hasnt",
+        "havent",
+        "shouldnt",
+        "wouldnt",
+        "anymore",
+        "longer",
+        "stopped",
+        "quit",
+    }
+)
 
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[*_`])")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)\s+(?:\[[ xX]\]\s+)?")
@@ -73,8 +101,11 @@ class _Statement:
 
 
 def _stems(text: str) -> list[str]:
-    return [w[:5] for w in _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
-            if w not in STOPWORDS and w not in NEGATIONS]
+    return [
+        w[:5]
+        for w in _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
+        if w not in STOPWORDS and w not in NEGATIONS
+    ]
 
 
 def words(text: str) -> set[str]:
@@ -121,7 +152,7 @@ def statements(text: str, heading: str = "") -> list[str]:
     -> Maya): agent memories link the notes they name (linking.py), the memory compared does not.
     """
     if heading and text.startswith(heading + "\n"):
-        text = text[len(heading) + 1:]
+        text = text[len(heading) + 1 :]
     text = unlink(text)
     blocks: list[str] = []
     current: list[str] = []
@@ -150,12 +181,10 @@ def _candidates(ws: Workspace, query: str) -> list[ChunkRow]:
     folders = (ws.config.staging_folder, ws.config.episodes_folder)
     exclude = tuple(f.strip("/") + "/" for f in folders if f.strip("/"))
     try:
-        found = ws.searcher().search(query, mode="hybrid", granularity="chunk", candidates=30,
-                                     exclude_prefixes=exclude)
+        found = ws.searcher().search(query, mode="hybrid", granularity="chunk", candidates=30, exclude_prefixes=exclude)
     except VectorStoreUnavailableError as exc:
         ws.lexical_only(exc)
-        found = ws.searcher().search(query, mode="bm25", granularity="chunk", candidates=30,
-                                     exclude_prefixes=exclude)
+        found = ws.searcher().search(query, mode="bm25", granularity="chunk", candidates=30, exclude_prefixes=exclude)
     return [c.chunk for c in found[:CANDIDATE_CHUNKS]]
 
 
@@ -176,8 +205,9 @@ def _embed(ws: Workspace, texts: Sequence[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def check(ws: Workspace, title: str, text: str, *, threshold: float | None = None,
-          limit: int = MAX_CONFLICTS) -> list[Conflict]:
+def check(
+    ws: Workspace, title: str, text: str, *, threshold: float | None = None, limit: int = MAX_CONFLICTS
+) -> list[Conflict]:
     """Notes that state what `text` says, differently (conflict) or already (duplicate), most similar first.
 
     One entry per note (its best statement); duplicates before conflicts at equal similarity.
@@ -227,8 +257,9 @@ def check(ws: Workspace, title: str, text: str, *, threshold: float | None = Non
     for ch in chunks:  # the whole chunk too: a short note, or a long memory that matches it as a whole
         vec = chunk_vecs.get(ch.text_hash)
         if vec is not None:
-            stripped = ch.text[len(ch.heading) + 1:] if ch.heading and ch.text.startswith(ch.heading + "\n") \
-                else ch.text
+            stripped = (
+                ch.text[len(ch.heading) + 1 :] if ch.heading and ch.text.startswith(ch.heading + "\n") else ch.text
+            )
             flat = " ".join(stripped.split())
             consider(ch.node_id, pvecs @ np.asarray(vec), flat, flat, ch.heading)
 
@@ -237,8 +268,17 @@ def check(ws: Workspace, title: str, text: str, *, threshold: float | None = Non
 
     ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kind(kv[0]) != "duplicate", kv[0]))[:limit]
     rows = cat.notes_by_ids([nid for nid, _ in ranked])
-    return [Conflict(nid, rows[nid].title if nid in rows else "", rows[nid].path if nid in rows else "",
-                     round(sim, 4), kind(nid), _clip(statement)) for nid, (sim, statement) in ranked]
+    return [
+        Conflict(
+            nid,
+            rows[nid].title if nid in rows else "",
+            rows[nid].path if nid in rows else "",
+            round(sim, 4),
+            kind(nid),
+            _clip(statement),
+        )
+        for nid, (sim, statement) in ranked
+    ]
 
 
 def _clip(text: str, width: int = 240) -> str:
@@ -260,5 +300,4 @@ def duplicates(found: Iterable[Conflict]) -> list[Conflict]:
     return [c for c in found if c.kind == "duplicate"]
 
 
-__all__ = ["NEGATIONS", "check", "duplicates", "negated", "says_the_same", "statements",
-           "words"]
+__all__ = ["NEGATIONS", "check", "duplicates", "negated", "says_the_same", "statements", "words"]

@@ -47,8 +47,23 @@ def _shift(when: dt.datetime, amount: int, unit: str) -> dt.datetime:
         months = amount * {"y": 12, "q": 3, "M": 1}[unit]
         total = when.year * 12 + (when.month - 1) + months
         year, month = divmod(total, 12)
-        day = min(when.day, [31, 29 if year % 4 == 0 and (year % 100 or year % 400 == 0) else 28, 31, 30, 31, 30,
-                             31, 31, 30, 31, 30, 31][month])
+        day = min(
+            when.day,
+            [
+                31,
+                29 if year % 4 == 0 and (year % 100 or year % 400 == 0) else 28,
+                31,
+                30,
+                31,
+                30,
+                31,
+                31,
+                30,
+                31,
+                30,
+                31,
+            ][month],
+        )
         return when.replace(year=year, month=month + 1, day=day)
     seconds = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}[unit]
     return when + dt.timedelta(seconds=amount * seconds)
@@ -68,10 +83,18 @@ def render_template(template: str, *, day: dt.date, now: dt.datetime, daily_form
 
     out = re.sub(r"{{\s*title\s*}}", lambda _: name, template, flags=re.IGNORECASE)
     out = _TEMPLATE_VAR.sub(var, out)
-    out = re.sub(r"{{\s*yesterday\s*}}", lambda _: format_moment(daily_format, day - dt.timedelta(days=1)), out,
-                 flags=re.IGNORECASE)
-    return re.sub(r"{{\s*tomorrow\s*}}", lambda _: format_moment(daily_format, day + dt.timedelta(days=1)), out,
-                  flags=re.IGNORECASE)
+    out = re.sub(
+        r"{{\s*yesterday\s*}}",
+        lambda _: format_moment(daily_format, day - dt.timedelta(days=1)),
+        out,
+        flags=re.IGNORECASE,
+    )
+    return re.sub(
+        r"{{\s*tomorrow\s*}}",
+        lambda _: format_moment(daily_format, day + dt.timedelta(days=1)),
+        out,
+        flags=re.IGNORECASE,
+    )
 
 
 def entry_lines(text: str, when: dt.datetime) -> list[str]:
@@ -111,8 +134,8 @@ def add_under_heading(body: str, heading: str, entry: list[str], *, level: int =
         return "\n".join([*head, f"{'#' * level} {heading.strip()}", *entry, ""])
     last = max((k for k in range(start + 1, end) if lines[k].strip()), default=start)
     if last > start and _PLACEHOLDER.match(lines[last]):
-        return "\n".join([*lines[:last], *entry, *lines[last + 1:]])
-    return "\n".join([*lines[: last + 1], *entry, *lines[last + 1:]])
+        return "\n".join([*lines[:last], *entry, *lines[last + 1 :]])
+    return "\n".join([*lines[: last + 1], *entry, *lines[last + 1 :]])
 
 
 def _split_frontmatter(text: str) -> tuple[str, str]:
@@ -121,12 +144,13 @@ def _split_frontmatter(text: str) -> tuple[str, str]:
     if lines and lines[0].rstrip() == "---":
         for i in range(1, len(lines)):
             if lines[i].rstrip() in ("---", "..."):
-                return "\n".join(lines[: i + 1]) + "\n", "\n".join(lines[i + 1:])
+                return "\n".join(lines[: i + 1]) + "\n", "\n".join(lines[i + 1 :])
     return "", text
 
 
-def log_to_daily_note(root: Path, settings: ObsidianSettings, *, heading: str, entry: list[str],
-                      when: dt.datetime, quiet: float) -> str:
+def log_to_daily_note(
+    root: Path, settings: ObsidianSettings, *, heading: str, entry: list[str], when: dt.datetime, quiet: float
+) -> str:
     """Append `entry` under `heading` in the daily note of `when`'s day (created from the template if
     missing); returns its vault path. Waits up to 2 × `quiet` for a note being edited, then raises
     ConcurrentEditError saying so."""
@@ -156,9 +180,12 @@ def log_to_daily_note(root: Path, settings: ObsidianSettings, *, heading: str, e
             return rel
         except ConcurrentEditError as exc:
             if attempt == 2 or "being written" in str(exc):
-                raise ConcurrentEditError(rel, f"is being edited (saved in the last {quiet:g} s and not quiet "
-                                               f"since); the log entry was not written; try again when the note "
-                                               "has been left alone for a few seconds") from exc
+                raise ConcurrentEditError(
+                    rel,
+                    f"is being edited (saved in the last {quiet:g} s and not quiet "
+                    f"since); the log entry was not written; try again when the note "
+                    "has been left alone for a few seconds",
+                ) from exc
     raise AssertionError("unreachable")
 
 

@@ -44,8 +44,7 @@ class MemoryState:
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
-EPISODIC_TYPES = frozenset({"episode", "episodic", "log", "session", "meeting",
-                            "conversation", "transcript", "chat"})
+EPISODIC_TYPES = frozenset({"episode", "episodic", "log", "session", "meeting", "conversation", "transcript", "chat"})
 
 
 def is_episodic(state: MemoryState) -> bool:
@@ -60,8 +59,9 @@ def is_episodic(state: MemoryState) -> bool:
     return state.kind in EPISODIC_TYPES
 
 
-def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None, stem: str = "",
-                    daily_format: str = DEFAULT_DAILY_FORMAT) -> MemoryState:
+def state_from_meta(
+    meta: Mapping[str, Any], mtime: float | None = None, stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT
+) -> MemoryState:
     """The decay facts of a note from its frontmatter, its file name's stem and (last) its mtime."""
     stated = stated_time(meta, mtime, stem, daily_format)
     anchor, source = stated.when, stated.source
@@ -70,7 +70,8 @@ def state_from_meta(meta: Mapping[str, Any], mtime: float | None = None, stem: s
         anchor, source = rehearsed, "last_accessed"
     tier = str(meta.get("tier") or "long").strip().lower()
     return MemoryState(
-        anchor=anchor, anchor_source=source,
+        anchor=anchor,
+        anchor_source=source,
         tier=tier if tier in TIERS else "long",
         pinned=parse_bool(meta.get("pinned")),
         access_count=parse_int(meta.get("access_count")),
@@ -132,15 +133,22 @@ class DecayModel:
     # the same NoteRow (and frontmatter dict, read-only) while a note is unchanged, so the memo is
     # keyed by that dict's identity and holds the dict, so the id cannot be reused meanwhile.
     _states: dict[int, tuple[Mapping[str, Any], float | None, str, MemoryState]] = field(
-        default_factory=dict, init=False, compare=False, repr=False)
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @classmethod
     def from_settings(cls, s: DecaySettings, *, daily_format: str = DEFAULT_DAILY_FORMAT) -> DecayModel:
         """The model a Config (or anything with the same fields) describes."""
-        return cls(half_life_short_days=s.half_life_short_days, half_life_long_days=s.half_life_long_days,
-                   dormant_below=s.dormant_below, promote_after_days=s.promote_after_days,
-                   reactivate_similarity=s.reactivate_similarity, reactivate_slope=s.reactivate_slope,
-                   reactivate_cap=s.reactivate_cap, daily_format=daily_format)
+        return cls(
+            half_life_short_days=s.half_life_short_days,
+            half_life_long_days=s.half_life_long_days,
+            dormant_below=s.dormant_below,
+            promote_after_days=s.promote_after_days,
+            reactivate_similarity=s.reactivate_similarity,
+            reactivate_slope=s.reactivate_slope,
+            reactivate_cap=s.reactivate_cap,
+            daily_format=daily_format,
+        )
 
     def state(self, meta: Mapping[str, Any], mtime: float | None = None, path: str = "") -> MemoryState:
         """The decay facts of the note at `path` (its stem may be a daily note's date)."""
@@ -153,8 +161,9 @@ class DecayModel:
         self._states[id(meta)] = (meta, mtime, path, state)
         return state
 
-    def gate(self, state: MemoryState, now: dt.datetime, similarity: float,
-             cue: Callable[[], bool] | None = None) -> Gate:
+    def gate(
+        self, state: MemoryState, now: dt.datetime, similarity: float, cue: Callable[[], bool] | None = None
+    ) -> Gate:
         """The one dormancy gate (recall and prefetch): a dormant note comes back only when the
         query's cosine reaches `reactivation_threshold(strength)`, or `cue()` says the query
         names it specifically (asked only then, since it may cost a text scan)."""

@@ -72,10 +72,22 @@ class DoctorReport:
     def ok(self) -> bool:
         """True when the index matches the vault. Unreadable notes are reported but are not drift:
         the index records them, and only the human can repair them."""
-        return not (self.missing or self.stale or self.orphans or self.vectors_orphaned or self.vectors_missing
-                    or self.vectors_pending or self.store_dirty or self.store_error or self.embedder_mismatch
-                    or self.duplicate_ids or self.stale_lock_pid or self.temp_files or self.catalog_damage
-                    or self.store_damage)
+        return not (
+            self.missing
+            or self.stale
+            or self.orphans
+            or self.vectors_orphaned
+            or self.vectors_missing
+            or self.vectors_pending
+            or self.store_dirty
+            or self.store_error
+            or self.embedder_mismatch
+            or self.duplicate_ids
+            or self.stale_lock_pid
+            or self.temp_files
+            or self.catalog_damage
+            or self.store_damage
+        )
 
     def problems(self) -> list[str]:
         """One line per finding, drift first."""
@@ -85,32 +97,46 @@ class DoctorReport:
             return ", ".join(items[:5]) + (f" (+{len(items) - 5} more)" if len(items) > 5 else "")
 
         if self.catalog_damage:
-            out.append(f"the index catalog is damaged ({'; '.join(self.catalog_damage[:3])}): `--fix` sets it aside "
-                       "and rebuilds it from the vault")
+            out.append(
+                f"the index catalog is damaged ({'; '.join(self.catalog_damage[:3])}): `--fix` sets it aside "
+                "and rebuilds it from the vault"
+            )
         if self.store_damage:
             out.append(f"{self.store_damage}: `--fix` sets it aside and rebuilds it from the catalog's vectors")
         if self.checks_cut_short:
-            out.append(f"integrity check incomplete: {', '.join(self.checks_cut_short)}; what was read is sound "
-                       "(not drift)")
+            out.append(
+                f"integrity check incomplete: {', '.join(self.checks_cut_short)}; what was read is sound (not drift)"
+            )
         if self.index_read_only:
-            out.append(f"the index folder cannot be written ({self.index_read_only}); it was read as it is, "
-                       "the vector store not checked (not drift)")
+            out.append(
+                f"the index folder cannot be written ({self.index_read_only}); it was read as it is, "
+                "the vector store not checked (not drift)"
+            )
         if self.embedder_mismatch:
-            out.append(f"index built with embedder '{self.embedder_index}', configured '{self.embedder_configured}': "
-                       "run `vault-memory index --rebuild` or pass the matching --embedder")
+            out.append(
+                f"index built with embedder '{self.embedder_index}', configured '{self.embedder_configured}': "
+                "run `vault-memory index --rebuild` or pass the matching --embedder"
+            )
         if self.missing:
             out.append(f"{len(self.missing)} note(s) not in the index: {some(self.missing)}")
         if self.stale:
-            out.append(f"{len(self.stale)} note(s) changed since indexed: "
-                       f"{some([f'{p} ({k})' for p, k in sorted(self.stale.items())])}")
+            out.append(
+                f"{len(self.stale)} note(s) changed since indexed: "
+                f"{some([f'{p} ({k})' for p, k in sorted(self.stale.items())])}"
+            )
         if self.orphans:
             out.append(f"{len(self.orphans)} index row(s) for notes gone from the vault: {some(self.orphans)}")
         if self.vectors_orphaned or self.vectors_missing:
-            out.append(f"vector store out of step with the catalog: {self.vectors_orphaned} orphan vector(s), "
-                       f"{self.vectors_missing} missing")
+            out.append(
+                f"vector store out of step with the catalog: {self.vectors_orphaned} orphan vector(s), "
+                f"{self.vectors_missing} missing"
+            )
         if self.vectors_pending:
-            by = f"process {self.writer_pid} is embedding them" if self.writer_pid else \
-                "`vault-memory index` embeds them"
+            by = (
+                f"process {self.writer_pid} is embedding them"
+                if self.writer_pid
+                else "`vault-memory index` embeds them"
+            )
             out.append(f"{self.vectors_pending} chunk(s) have no vector yet ({by}); recall is keyword-only until then")
         if self.store_dirty:
             out.append("an indexing run was interrupted (store_dirty); the next reconcile repairs it")
@@ -119,8 +145,10 @@ class DoctorReport:
         for nid, paths in sorted(self.duplicate_ids.items()):
             out.append(f"node_id {nid} is used by {len(paths)} notes: {', '.join(paths)} (copies?)")
         if self.stale_lock_pid:
-            out.append(f"stale writer lock left by process {self.stale_lock_pid} (no longer running); "
-                       "recovered automatically by the next writer")
+            out.append(
+                f"stale writer lock left by process {self.stale_lock_pid} (no longer running); "
+                "recovered automatically by the next writer"
+            )
         if self.temp_files:
             out.append(f"{len(self.temp_files)} leftover temp file(s) of interrupted writes: {some(self.temp_files)}")
         for path, why in sorted(self.unreadable.items()):
@@ -128,8 +156,12 @@ class DoctorReport:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "ok": self.ok, "embedder_mismatch": self.embedder_mismatch,
-                "problems": self.problems()}
+        return {
+            **self.__dict__,
+            "ok": self.ok,
+            "embedder_mismatch": self.embedder_mismatch,
+            "problems": self.problems(),
+        }
 
 
 def diagnose(mem: Memory) -> DoctorReport:
@@ -151,8 +183,10 @@ def diagnose(mem: Memory) -> DoctorReport:
         if changed and report.store_damage is None and (mem.index_dir / STORE_FOLDER).exists():
             # Chroma's HNSW files carry no checksums: random bytes in them may answer every sampled
             # query and still be damage. Rebuilding from the catalog's vectors embeds nothing.
-            report.store_damage = (f"the vector store {mem.index_dir / STORE_FOLDER} changed while no process had it "
-                                   "open (restored, copied or damaged)")
+            report.store_damage = (
+                f"the vector store {mem.index_dir / STORE_FOLDER} changed while no process had it "
+                "open (restored, copied or damaged)"
+            )
     except CatalogCorruptError as exc:
         report.catalog_damage = [str(exc)]
     except (sqlite3.DatabaseError, ValueError) as exc:  # damage the checks did not see, met while reading
@@ -180,8 +214,9 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
     # Duplicate ids, as the files say (the scan decides them from the files, writing nothing).
     report.duplicate_ids = dict(scan.duplicates)
     report.store_dirty = cat.get_meta("store_dirty") == "1"
-    report.vector_store = describe_target(vault=mem.vault, index_dir=mem.index_dir,
-                                          embedder_identity=mem.embedder.identity, url=mem.config.chroma_url)
+    report.vector_store = describe_target(
+        vault=mem.vault, index_dir=mem.index_dir, embedder_identity=mem.embedder.identity, url=mem.config.chroma_url
+    )
     report.vectors_pending = mem.vectors().pending
     if report.embedder_mismatch:
         return
@@ -258,6 +293,7 @@ def _give_copies_their_own_ids(mem: Memory, duplicates: dict[str, list[str]]) ->
     """Of the notes carrying one node_id, the oldest file keeps it (a copy is younger; ties: first
     path); each other gets a fresh one, through the one write path. Asked for by `--fix` only."""
     for paths in duplicates.values():
+
         def age(rel: str) -> tuple[float, str]:
             try:
                 return (os.stat(mem.vault / rel).st_mtime, rel)
@@ -267,8 +303,9 @@ def _give_copies_their_own_ids(mem: Memory, duplicates: dict[str, list[str]]) ->
         for rel in sorted(paths, key=age)[1:]:
             try:
                 note = read_note(mem.vault, rel)
-                write_note(mem.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()},
-                           wait=PATIENCE)
+                write_note(
+                    mem.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()}, wait=PATIENCE
+                )
             except (VaultMemoryError, ValueError, OSError) as exc:
                 log.warning("%s: could not give it a node_id of its own (%s); edit it by hand", rel, exc)
 

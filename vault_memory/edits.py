@@ -45,9 +45,11 @@ def writable(ws: Workspace) -> None:
     problem = getattr(ws, "vault_problem", None)
     if problem:
         fix = {"read-only file system": "remount it writable", "the disk is full": "free some space"}.get(
-            problem, "fix its permissions")
-        raise VaultNotWritableError(f"the vault {ws.vault} cannot be written ({problem}); nothing was written: "
-                                    f"{fix}, then try again")
+            problem, "fix its permissions"
+        )
+        raise VaultNotWritableError(
+            f"the vault {ws.vault} cannot be written ({problem}); nothing was written: {fix}, then try again"
+        )
     if ws.config.read_only:
         raise ConfigError("read-only mode: vault-memory may not write to the vault; drop --read-only")
 
@@ -72,8 +74,11 @@ def first_write_fields(ws: Workspace, note: ParsedNote) -> dict[str, Any]:
     nid = file_node_id(note)
     if nid is None or _duplicate(ws, note.path, nid):
         out["node_id"] = new_node_id()
-    if not text_dates(note.meta, PurePosixPath(note.path).stem, ws.decay.daily_format) \
-            and STATED_KEY not in note.meta and note.mtime:
+    if (
+        not text_dates(note.meta, PurePosixPath(note.path).stem, ws.decay.daily_format)
+        and STATED_KEY not in note.meta
+        and note.mtime
+    ):
         out[STATED_KEY] = stated_record(note.mtime)
     return out
 
@@ -96,8 +101,14 @@ def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
         set_fields, remove = fields_for(note)
         set_fields = {**set_fields, **{k: v for k, v in first_write_fields(ws, note).items() if k not in set_fields}}
         try:
-            return write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields=set_fields, wait=PATIENCE,
-                              remove_fields=[k for k in remove if k in note.meta])
+            return write_note(
+                ws.vault,
+                rel,
+                expected_hash=note.file_hash,
+                set_fields=set_fields,
+                wait=PATIENCE,
+                remove_fields=[k for k in remove if k in note.meta],
+            )
         except ConcurrentEditError:
             if attempt == 2:
                 raise
@@ -113,6 +124,7 @@ def has_id(ws: Workspace, rel: str, node_id: str) -> bool:
 
 
 # -- pin ----------------------------------------------------------------------------------
+
 
 def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
     """Pin (strength 1, never dormant, never expires) or unpin a note by node_id or vault path."""
@@ -138,6 +150,7 @@ def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
 
 # -- episodic log -------------------------------------------------------------------------
 
+
 def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     """Append `- HH:MM text` to today's log; returns the note's path.
 
@@ -148,15 +161,21 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     writable(ws)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError("the log entry is empty")
-    when = (now if now is not None else ws.clock().astimezone())
+    when = now if now is not None else ws.clock().astimezone()
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     lines = entry_lines(link_for(ws, plain_text(text, "log entry")), when)
     if ws.config.log_to_daily_note:
         if not ws.config.log_heading.strip():
             raise ConfigError("log_heading is empty; set it to the heading log entries go under (e.g. Log)")
-        rel = log_to_daily_note(ws.vault, ws.rules.obsidian, heading=ws.config.log_heading, entry=lines, when=when,
-                                quiet=ws.config.quiet_seconds)
+        rel = log_to_daily_note(
+            ws.vault,
+            ws.rules.obsidian,
+            heading=ws.config.log_heading,
+            entry=lines,
+            when=when,
+            quiet=ws.config.quiet_seconds,
+        )
         ws.index_paths([rel])
         return rel
     entry = "\n".join(lines) + "\n"
@@ -188,6 +207,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
 
 # -- rehearsal ----------------------------------------------------------------------------
 
+
 def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
     """Write `last_accessed`/`access_count` for these notes; returns the paths written.
 
@@ -209,8 +229,11 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         except (NoteError, OSError):
             continue
         state = ws.decay.state(note.meta, note.mtime, note.path)
-        if (state.anchor_source == "last_accessed" and state.anchor is not None
-                and 0 <= (now - state.anchor).total_seconds() < ws.config.rehearsal_coalesce_seconds):
+        if (
+            state.anchor_source == "last_accessed"
+            and state.anchor is not None
+            and 0 <= (now - state.anchor).total_seconds() < ws.config.rehearsal_coalesce_seconds
+        ):
             continue
         fields = ws.decay.rehearse(state, now)
         if state.tier != "short":
@@ -218,8 +241,9 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         if ws.decay.dormant(state, now):
             fields["reactivated"] = now.replace(microsecond=0)  # it came back: the review note lists it
         try:
-            new = write_note(ws.vault, row.path, expected_hash=note.file_hash,
-                             set_fields={**fields, **first_write_fields(ws, note)})
+            new = write_note(
+                ws.vault, row.path, expected_hash=note.file_hash, set_fields={**fields, **first_write_fields(ws, note)}
+            )
         except ConcurrentEditError:
             continue  # a human is editing it: their edit wins, the rehearsal is dropped
         except (NoteError, ValueError, OSError) as exc:
@@ -233,11 +257,14 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
 
 # -- supersession -------------------------------------------------------------------------
 
-def link_superseded(ws: Workspace, rel: str, values: Sequence[str], *, ids: Sequence[str] = (),
-                    unlink: bool = False) -> tuple[str, ParsedNote]:
+
+def link_superseded(
+    ws: Workspace, rel: str, values: Sequence[str], *, ids: Sequence[str] = (), unlink: bool = False
+) -> tuple[str, ParsedNote]:
     """Add (or remove) `values` (links to the new notes) to the old note's `superseded_by`; returns
     (old node_id, note). Existing entries (node_ids written before links) are kept; removing drops
     the values and, for notes linked by id, those `ids`."""
+
     def fields(note: ParsedNote) -> tuple[dict[str, Any], list[str]]:
         current = relation_values(note.meta.get("superseded_by"))
         if unlink:
@@ -268,6 +295,7 @@ def unlink_superseded(ws: Workspace, rel: str, values: Sequence[str]) -> None:
 
 # -- trash --------------------------------------------------------------------------------
 
+
 def trash(ws: Workspace, note: ParsedNote, status: str) -> str:
     """Move a note to the vault's .trash/ (never overwriting) and mark why; returns its new path."""
     dst = join(TRASH_FOLDER, PurePosixPath(note.path).name)
@@ -292,6 +320,18 @@ def trashed_with_id(ws: Workspace, node_id: str) -> str | None:
     return None
 
 
-__all__ = ["TRASH_FOLDER", "edit_note", "link_superseded", "log_entry", "memory_folder", "rehearse",
-           "resolve_note", "set_pinned", "staging_folder", "trash", "trashed_with_id", "unlink_superseded",
-           "writable"]
+__all__ = [
+    "TRASH_FOLDER",
+    "edit_note",
+    "link_superseded",
+    "log_entry",
+    "memory_folder",
+    "rehearse",
+    "resolve_note",
+    "set_pinned",
+    "staging_folder",
+    "trash",
+    "trashed_with_id",
+    "unlink_superseded",
+    "writable",
+]

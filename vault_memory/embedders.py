@@ -121,6 +121,7 @@ def _longest_fit(parts: list[str], sep: str, fits: Any) -> int:
 def query_windows(text: str, embedder: Embedder, max_windows: int = MAX_QUERY_WINDOWS) -> list[str]:
     """`text` as consecutive pieces that each fit the embedder (one piece if it fits), cut between
     words (inside a word only when one word alone is too long); at most `max_windows` pieces."""
+
     def fits(piece: str) -> bool:
         return embedder.count_tokens(piece) <= embedder.max_tokens
 
@@ -150,8 +151,14 @@ def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
         return np.asarray(embedder.embed([text])[0], dtype=np.float32)
     windows = query_windows(text, embedder)
     cut = " (and cut to its first part)" if len(windows) >= MAX_QUERY_WINDOWS else ""
-    log.warning("the query is %d characters, longer than %s takes at once (%d tokens): embedded as %d windows, "
-                "averaged%s", len(text), embedder.identity, embedder.max_tokens, len(windows), cut)
+    log.warning(
+        "the query is %d characters, longer than %s takes at once (%d tokens): embedded as %d windows, averaged%s",
+        len(text),
+        embedder.identity,
+        embedder.max_tokens,
+        len(windows),
+        cut,
+    )
     vectors = np.asarray(embedder.embed(windows), dtype=np.float32)
     out: npt.NDArray[np.float32] = _l2_normalise(vectors.mean(axis=0, keepdims=True))[0]
     return out

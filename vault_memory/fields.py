@@ -29,8 +29,18 @@ TRUE_WORDS = frozenset({"true", "yes", "on", "1", "y"})
 FALSE_WORDS = frozenset({"false", "no", "off", "0", "n", ""})
 
 # Property names (lower case, without spaces, '_' or '-') that date a note's content.
-UPDATED_KEYS = ("updated", "modified", "lastmodified", "datemodified", "dateupdated", "lastupdated", "updatedat",
-                "modifiedat", "edited", "lastedited")
+UPDATED_KEYS = (
+    "updated",
+    "modified",
+    "lastmodified",
+    "datemodified",
+    "dateupdated",
+    "lastupdated",
+    "updatedat",
+    "modifiedat",
+    "edited",
+    "lastedited",
+)
 CREATED_KEYS = ("created", "date", "datecreated", "createdat", "creationdate", "createddate", "day")
 STATED_KEY = "stated"  # owned: see the module docstring, rule 3
 
@@ -154,8 +164,9 @@ def day_of(mtime: float) -> dt.datetime:
     return local.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def stated_time(meta: Mapping[str, Any], mtime: float | None = None, stem: str = "",
-                daily_format: str = DEFAULT_DAILY_FORMAT) -> Stated:
+def stated_time(
+    meta: Mapping[str, Any], mtime: float | None = None, stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT
+) -> Stated:
     """When the note was stated (the module docstring's order)."""
     dates = text_dates(meta, stem, daily_format)
     if dates:
@@ -168,8 +179,9 @@ def stated_time(meta: Mapping[str, Any], mtime: float | None = None, stem: str =
     return Stated(None, "none", False)
 
 
-def stated_epoch(meta: Mapping[str, Any], mtime: float | None = None, stem: str = "",
-                 daily_format: str = DEFAULT_DAILY_FORMAT) -> float | None:
+def stated_epoch(
+    meta: Mapping[str, Any], mtime: float | None = None, stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT
+) -> float | None:
     """`stated_time` as epoch seconds (None: no date known), as the catalog keeps it for date filters."""
     when = stated_time(meta, mtime, stem, daily_format).when
     return None if when is None else when.timestamp()
@@ -180,5 +192,17 @@ def stated_record(mtime: float) -> dt.date:
     return day_of(mtime).date()
 
 
-__all__ = ["STATED_KEY", "Stated", "day_of", "local_zone", "parse_bool", "parse_int", "parse_list", "parse_time",
-           "stated_epoch", "stated_record", "stated_time", "text_dates"]
+__all__ = [
+    "STATED_KEY",
+    "Stated",
+    "day_of",
+    "local_zone",
+    "parse_bool",
+    "parse_int",
+    "parse_list",
+    "parse_time",
+    "stated_epoch",
+    "stated_record",
+    "stated_time",
+    "text_dates",
+]

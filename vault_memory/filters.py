@@ -106,9 +106,15 @@ def _folder(raw: str) -> str:
     return "/".join(parts)
 
 
-def make_filter(*, tags: Iterable[str] | str | None = None, folder: str | None = None, type: str | None = None,
-                after: str | dt.date | None = None, before: str | dt.date | None = None,
-                now: dt.datetime) -> NoteFilter | None:
+def make_filter(
+    *,
+    tags: Iterable[str] | str | None = None,
+    folder: str | None = None,
+    type: str | None = None,
+    after: str | dt.date | None = None,
+    before: str | dt.date | None = None,
+    now: dt.datetime,
+) -> NoteFilter | None:
     """A NoteFilter from user input (CLI flags, MCP arguments, API keywords), or None if nothing is set.
 
     Raises ConfigError naming the bad value and what would work.
@@ -131,9 +137,12 @@ def eligible(ws: Workspace, flt: NoteFilter | None) -> set[str] | None:
     if flt is None or flt.empty:
         return None
     return ws.catalog.filter_note_ids(
-        folder=flt.folder or None, tags=flt.tags, types=(flt.type,) if flt.type else (),
+        folder=flt.folder or None,
+        tags=flt.tags,
+        types=(flt.type,) if flt.type else (),
         stated_from=flt.after.timestamp() if flt.after else None,
-        stated_before=flt.before.timestamp() if flt.before else None)
+        stated_before=flt.before.timestamp() if flt.before else None,
+    )
 
 
 __all__ = ["WHEN_HELP", "NoteFilter", "eligible", "make_filter", "parse_when"]

@@ -88,8 +88,17 @@ class Scan:
 class Indexer:
     """Brings the catalog and the vector store in line with the vault."""
 
-    def __init__(self, vault: Path, catalog: Catalog, store: StoreSource, embedder: Embedder,
-                 rules: IgnoreRules, *, lazy_store: bool = False, store_deferred: bool = False) -> None:
+    def __init__(
+        self,
+        vault: Path,
+        catalog: Catalog,
+        store: StoreSource,
+        embedder: Embedder,
+        rules: IgnoreRules,
+        *,
+        lazy_store: bool = False,
+        store_deferred: bool = False,
+    ) -> None:
         """`store` is the vector store, None (catalog only), or a function that opens it.
 
         With `lazy_store`, the store is opened (and checked against the catalog) only when a
@@ -121,8 +130,10 @@ class Indexer:
             self._store_checked = True
             source = self._store_source
             self._store = source() if callable(source) else source
-            if self._store is not None and (self.catalog.get_meta("store_dirty") == "1"
-                                            or self._store.count() != self.catalog.embedded_chunk_count()):
+            if self._store is not None and (
+                self.catalog.get_meta("store_dirty") == "1"
+                or self._store.count() != self.catalog.embedded_chunk_count()
+            ):
                 self.resynced += self.resync_store()
         return self._store
 
@@ -214,12 +225,20 @@ class Indexer:
                 self._pass_over(scan, recorded, rel, file_hash, str(exc), "unreadable")
                 continue
             if parse_bool(note.meta.get("private")):
-                self._pass_over(scan, recorded, rel, file_hash, "private: true (never indexed, recalled or prefetched)",
-                                "private")
+                self._pass_over(
+                    scan, recorded, rel, file_hash, "private: true (never indexed, recalled or prefetched)", "private"
+                )
                 continue
             if str(note.meta.get("generated_by") or "").strip() == GENERATED_BY:
-                self._pass_over(scan, recorded, rel, file_hash, f"generated_by: {GENERATED_BY} (the review note or "
-                                "a kept copy of it: never indexed; remove the property to make it a note)", "private")
+                self._pass_over(
+                    scan,
+                    recorded,
+                    rel,
+                    file_hash,
+                    f"generated_by: {GENERATED_BY} (the review note or "
+                    "a kept copy of it: never indexed; remove the property to make it a note)",
+                    "private",
+                )
                 continue
             parsed[rel] = note
         scope = None if paths is None else set(paths)
@@ -237,8 +256,9 @@ class Indexer:
         return scan
 
     @staticmethod
-    def _pass_over(scan: Scan, recorded: dict[str, tuple[str, str, str]], rel: str, file_hash: str,
-                   why: str, kind: str) -> None:
+    def _pass_over(
+        scan: Scan, recorded: dict[str, tuple[str, str, str]], rel: str, file_hash: str, why: str, kind: str
+    ) -> None:
         (scan.failures if kind == "unreadable" else scan.passed)[rel] = why
         scan.hashes[rel] = file_hash
         rec = recorded.get(rel)
@@ -253,11 +273,18 @@ class Indexer:
                 return None
         except OSError:
             return None
-        return walk_notes(self.vault, self.rules, str(PurePosixPath(rel).parent)
-                          if "/" in rel else "", recursive=False).skipped.get(rel, "symlink; not followed")
+        return walk_notes(
+            self.vault, self.rules, str(PurePosixPath(rel).parent) if "/" in rel else "", recursive=False
+        ).skipped.get(rel, "symlink; not followed")
 
-    def _identify(self, scan: Scan, unchanged: dict[str, tuple[str, str]],
-                  known: dict[str, tuple[str, str, str]], *, partial: bool) -> None:
+    def _identify(
+        self,
+        scan: Scan,
+        unchanged: dict[str, tuple[str, str]],
+        known: dict[str, tuple[str, str, str]],
+        *,
+        partial: bool,
+    ) -> None:
         """A note's identity is the node_id its file carries, when no other note carries it too;
         otherwise (no id, or a copy's duplicate id) its path. Decided from what the files say
         (the catalog remembers the id of each unchanged file), so a rebuild decides the same."""
@@ -271,15 +298,22 @@ class Indexer:
         if partial:
             # Only some files were read: the rest of the vault still claims its ids.
             for rel, nid in file_ids.items():
-                if rel not in claim and rel not in scan.failures and rel not in scan.passed \
-                        and (self.vault / rel).is_file():
+                if (
+                    rel not in claim
+                    and rel not in scan.failures
+                    and rel not in scan.passed
+                    and (self.vault / rel).is_file()
+                ):
                     claims.setdefault(nid, []).append(rel)
         scan.duplicates = {nid: sorted(ps) for nid, ps in claims.items() if len(ps) > 1}
         for nid, ps in scan.duplicates.items():
             if any(p in scan.parsed or known.get(p, ("", "", ""))[2] == nid for p in ps):
-                log.warning("node_id %s is carried by %s (copies?); each is identified by its path until one "
-                            "gets a fresh id (`vault-memory doctor --fix` does that, or any write of ours)",
-                            nid, ", ".join(sorted(ps)))
+                log.warning(
+                    "node_id %s is carried by %s (copies?); each is identified by its path until one "
+                    "gets a fresh id (`vault-memory doctor --fix` does that, or any write of ours)",
+                    nid,
+                    ", ".join(sorted(ps)),
+                )
         for rel, nid in claim.items():
             identity = nid if nid and len(claims[nid]) == 1 else f"path:{rel}"
             if rel in unchanged:
@@ -298,8 +332,14 @@ class Indexer:
             indexed = [e for e in indexed if e.path in scan.scope or e.node_id in ids]
         return plan_changes(scan.entries, indexed, keep=list(scan.failures))
 
-    def reconcile(self, progress: Progress | None = None, paths: Iterable[str] | None = None, *,
-                  embed_budget: int | None = None, verify: bool = False) -> IndexReport:
+    def reconcile(
+        self,
+        progress: Progress | None = None,
+        paths: Iterable[str] | None = None,
+        *,
+        embed_budget: int | None = None,
+        verify: bool = False,
+    ) -> IndexReport:
         """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone).
 
         `embed_budget`: embed at most this many texts (None: all). When more are needed the
@@ -316,10 +356,17 @@ class Indexer:
         plan = self.plan(scan)
         recorded = self.catalog.get_meta("chunker")
         if recorded is not None and recorded != self.chunker_identity:
-            log.warning("chunking rules changed (%s -> %s): re-chunking every note; only new text is embedded",
-                        recorded, self.chunker_identity)
-            plan = Plan(tuple(c if c.kind in (Kind.NEW, Kind.DELETED) else Change(Kind.MODIFIED, c.entry, c.previous)
-                              for c in plan.changes))
+            log.warning(
+                "chunking rules changed (%s -> %s): re-chunking every note; only new text is embedded",
+                recorded,
+                self.chunker_identity,
+            )
+            plan = Plan(
+                tuple(
+                    c if c.kind in (Kind.NEW, Kind.DELETED) else Change(Kind.MODIFIED, c.entry, c.previous)
+                    for c in plan.changes
+                )
+            )
         report.counts = plan.counts()
         report.failures = dict(scan.failures)
         report.passed = dict(scan.passed)
@@ -343,8 +390,9 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _execute(self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None,
-                 embed_budget: int | None) -> None:
+    def _execute(
+        self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None, embed_budget: int | None
+    ) -> None:
         cat = self.catalog
         with cat.transaction():
             cat.set_meta("embedder", self.embedder.identity)
@@ -405,8 +453,14 @@ class Indexer:
             log.warning("%s: changed while indexing (%s); it will be picked up next time", rel, exc)
             return None
 
-    def _embed_and_write(self, changes: Sequence[Change], scan: Scan, report: IndexReport,
-                         progress: Progress | None, embed_budget: int | None) -> None:
+    def _embed_and_write(
+        self,
+        changes: Sequence[Change],
+        scan: Scan,
+        report: IndexReport,
+        progress: Progress | None,
+        embed_budget: int | None,
+    ) -> None:
         """New and modified notes: their catalog rows, and vectors for text not seen before.
 
         Few new texts (at most INLINE_TEXTS, or `embed_budget`): embedded first, in waves, each
@@ -480,8 +534,9 @@ class Indexer:
         note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
         return None if note is None else (change, note, self.chunk_note(change.entry.node_id, note))
 
-    def _write_catalog_first(self, work: Iterable[tuple[Change, ParsedNote, list[ChunkRow]]], cached: set[str],
-                             report: IndexReport) -> None:
+    def _write_catalog_first(
+        self, work: Iterable[tuple[Change, ParsedNote, list[ChunkRow]]], cached: set[str], report: IndexReport
+    ) -> None:
         """Every note's rows now, vectors later (`_fill_vectors`): a first index of 2,000 notes is
         searchable by keyword in seconds instead of after minutes of embedding. `work` may be
         chunked lazily: rows are committed every COMMIT_CHUNKS chunks, as they are chunked."""
@@ -521,8 +576,9 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _fill_vectors(self, report: IndexReport, progress: Progress | None, embed_budget: int | None, *,
-                      limit: int | None = None) -> None:
+    def _fill_vectors(
+        self, report: IndexReport, progress: Progress | None, embed_budget: int | None, *, limit: int | None = None
+    ) -> None:
         """Embed the chunks that have no vector yet (rows written catalog-first, by this run or by an
         earlier one that stopped), in waves, and send them to the store. Over `embed_budget`
         texts, embeds nothing and leaves them for the next reconcile without a budget; `limit`
@@ -570,9 +626,11 @@ class Indexer:
     @staticmethod
     def _ticker(progress: Progress | None, base: int, total: int) -> Callable[[int], None]:
         """Progress for one wave: `n` texts embedded in it, after `base` in earlier waves."""
+
         def tick(n: int) -> None:
             if progress:
                 progress(base + n, total)
+
         return tick
 
     def _embed_missing(self, missing: dict[str, str], tick: Callable[[int], None]) -> int:
@@ -611,8 +669,11 @@ class Indexer:
             batch.upsert([c.chunk_id for c in changed], np.vstack([vectors[c.text_hash] for c in changed]))
         # A chunk written before its vector (catalog first) must not keep its old text's vector
         # in the store meanwhile: out it goes, and _fill_vectors adds it back.
-        unembedded = [c.chunk_id for c in chunks if c.text_hash not in vectors and c.chunk_id in before
-                      and before[c.chunk_id] != c.text_hash]
+        unembedded = [
+            c.chunk_id
+            for c in chunks
+            if c.text_hash not in vectors and c.chunk_id in before and before[c.chunk_id] != c.text_hash
+        ]
         if stale or unembedded:
             batch.delete([*stale, *unembedded])
 
@@ -622,8 +683,9 @@ class Indexer:
 
     def chunk_note(self, node_id: str, note: ParsedNote) -> list[ChunkRow]:
         chunks = chunk_body(note.body, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)
-        return [ChunkRow(f"{node_id}#{c.index}", node_id, c.index, c.heading, c.text, sha256_hex(c.text))
-                for c in chunks]
+        return [
+            ChunkRow(f"{node_id}#{c.index}", node_id, c.index, c.heading, c.text, sha256_hex(c.text)) for c in chunks
+        ]
 
     # -- repair ---------------------------------------------------------------
     def resync_store(self) -> int:
@@ -698,14 +760,21 @@ def racy(st: os.stat_result, read_at: float) -> bool:
     return read_at - max(st.st_mtime, st.st_ctime) < RACY_SECONDS
 
 
-
 def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_FORMAT) -> NoteRow:
     stem = Path(entry.path).stem
     info = extract_info(note.meta, note.body, stem)
     return NoteRow(
-        node_id=entry.node_id, path=entry.path, file_hash=note.file_hash, body_hash=note.body_hash,
-        title=info.title, tags=info.tags, aliases=info.aliases, links=info.links,
-        meta=jsonable(note.meta), mtime=note.mtime, id_in_file=not entry.node_id.startswith("path:"),
+        node_id=entry.node_id,
+        path=entry.path,
+        file_hash=note.file_hash,
+        body_hash=note.body_hash,
+        title=info.title,
+        tags=info.tags,
+        aliases=info.aliases,
+        links=info.links,
+        meta=jsonable(note.meta),
+        mtime=note.mtime,
+        id_in_file=not entry.node_id.startswith("path:"),
         stated=stated_epoch(note.meta, note.mtime, stem, daily_format),
     )
 

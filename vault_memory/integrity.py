@@ -57,8 +57,9 @@ def is_unwritable(exc: BaseException) -> bool:
     if not isinstance(exc, sqlite3.OperationalError):
         return False
     text = str(exc).lower()
-    return any(w in text for w in ("readonly", "read-only", "disk is full", "unable to open database file",
-                                   "disk i/o error"))
+    return any(
+        w in text for w in ("readonly", "read-only", "disk is full", "unable to open database file", "disk i/o error")
+    )
 
 
 def open_error(path: Path, exc: BaseException) -> VaultMemoryError:
@@ -66,11 +67,13 @@ def open_error(path: Path, exc: BaseException) -> VaultMemoryError:
     if is_corruption(exc):
         return CatalogCorruptError(
             f"index catalog {path} is damaged ({exc}); `vault-memory doctor --fix` sets it aside and rebuilds it "
-            "from the vault (nothing in the vault is lost)")
+            "from the vault (nothing in the vault is lost)"
+        )
     if isinstance(exc, OSError) or is_unwritable(exc):
         return IndexNotWritableError(
             f"cannot open index catalog {path} ({getattr(exc, 'strerror', None) or exc}): make the folder writable, "
-            "free some space, or pass --index-dir to a writable folder")
+            "free some space, or pass --index-dir to a writable folder"
+        )
     return IndexStateError(f"index catalog {path} is unreadable ({exc}); run `vault-memory index --rebuild`")
 
 
@@ -90,8 +93,13 @@ def salvage_vectors(path: Path) -> tuple[str | None, dict[str, bytes]]:
         got = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
         embedder = str(got[0]) if got else None
         for text_hash, blob in db.execute("SELECT text_hash, vec FROM vectors"):
-            if isinstance(text_hash, str) and re.fullmatch(r"[0-9a-f]{64}", text_hash) and isinstance(blob, bytes) \
-                    and blob and len(blob) % 4 == 0:
+            if (
+                isinstance(text_hash, str)
+                and re.fullmatch(r"[0-9a-f]{64}", text_hash)
+                and isinstance(blob, bytes)
+                and blob
+                and len(blob) % 4 == 0
+            ):
                 vec = np.frombuffer(blob, dtype=np.float32)
                 if np.all(np.isfinite(vec)) and abs(float(vec @ vec) - 1.0) < 1e-3:
                     rows[text_hash] = blob
@@ -108,16 +116,19 @@ def salvage_vectors(path: Path) -> tuple[str | None, dict[str, bytes]]:
     return (embedder if rows else None), rows
 
 
-def check_database(db: sqlite3.Connection, *, read_only: bool = False,
-                   max_seconds: float = CHECK_SECONDS) -> IntegrityReport:
+def check_database(
+    db: sqlite3.Connection, *, read_only: bool = False, max_seconds: float = CHECK_SECONDS
+) -> IntegrityReport:
     """SQLite's `PRAGMA quick_check` and FTS5's own integrity check of the catalog, each stopped
     after `max_seconds` (a huge catalog is then reported as checked in part, not as damaged).
 
     quick_check verifies every b-tree page (not index contents: that is what makes it quick);
     random bytes inside a page of the FTS5 index pass it but fail the FTS5 check."""
     report = IntegrityReport()
-    for name, sql in (("quick_check", "PRAGMA quick_check(20)"),
-                      ("fts", "INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")):
+    for name, sql in (
+        ("quick_check", "PRAGMA quick_check(20)"),
+        ("fts", "INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')"),
+    ):
         db.set_progress_handler(_deadline(time.monotonic() + max_seconds), 10_000)
         try:
             rows = db.execute(sql).fetchall()

@@ -78,8 +78,9 @@ class Tokenizer:
             return []
         with self.lock:
             self.db.executemany("INSERT INTO s(rowid, body, title) VALUES (?, ?, ?)", docs)
-            rows = self.db.execute("SELECT doc, term, sum(col = 'body'), sum(col = 'title') FROM sv "
-                                   "GROUP BY doc, term ORDER BY doc").fetchall()
+            rows = self.db.execute(
+                "SELECT doc, term, sum(col = 'body'), sum(col = 'title') FROM sv GROUP BY doc, term ORDER BY doc"
+            ).fetchall()
             self.db.execute("INSERT INTO s(s) VALUES ('delete-all')")
             if len(self._hashes) > 200_000:
                 self._hashes.clear()
@@ -93,8 +94,14 @@ class Tokenizer:
                 terms = [hashes.get(r[1]) or hashes.setdefault(r[1], term_hash(r[1])) for r in mine]
                 body = np.array([r[2] for r in mine], dtype=np.float64)
                 title = np.array([r[3] for r in mine], dtype=np.float64)
-                out.append((rid, int(body.sum() + title.sum()), np.array(terms, dtype=np.int64).tobytes(),
-                            (body * BODY_WEIGHT + title * TITLE_WEIGHT).tobytes()))
+                out.append(
+                    (
+                        rid,
+                        int(body.sum() + title.sum()),
+                        np.array(terms, dtype=np.int64).tobytes(),
+                        (body * BODY_WEIGHT + title * TITLE_WEIGHT).tobytes(),
+                    )
+                )
         return out
 
     def words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
@@ -120,8 +127,10 @@ class Tokenizer:
 
 def write_docs(db: sqlite3.Connection, tokenizer: Tokenizer, docs: Sequence[tuple[int, str, str]], seq: int) -> None:
     """Store (rowid, body, title) chunks in lex_docs, replacing any row with the same rowid."""
-    db.executemany("INSERT OR REPLACE INTO lex_docs(rid, seq, len, terms, freqs) VALUES (?, ?, ?, ?, ?)",
-                   [(rid, seq, size, terms, freqs) for rid, size, terms, freqs in tokenizer.docs(docs)])
+    db.executemany(
+        "INSERT OR REPLACE INTO lex_docs(rid, seq, len, terms, freqs) VALUES (?, ?, ?, ?, ?)",
+        [(rid, seq, size, terms, freqs) for rid, size, terms, freqs in tokenizer.docs(docs)],
+    )
 
 
 class Postings:
@@ -162,7 +171,9 @@ class Postings:
         cur = db.execute(
             # by the seq index: left to itself the planner scans the whole table in rowid order
             "SELECT d.rid, c.chunk_id, d.seq, d.len, d.terms, d.freqs FROM lex_docs d INDEXED BY lex_docs_seq "
-            "JOIN chunks c ON c.rid = d.rid WHERE d.seq > ?", (self.seq,))
+            "JOIN chunks c ON c.rid = d.rid WHERE d.seq > ?",
+            (self.seq,),
+        )
         first = self.gen is None and not len(self.rids)
         base = len(self.rids)
         rids: list[int] = []
@@ -256,12 +267,19 @@ class Postings:
         self._merge()
         # chunk ids come from YAML node_ids, which cannot hold a NUL
         db.execute("DELETE FROM lex_segment")
-        db.executemany("INSERT INTO lex_segment(name, data) VALUES (?, ?)", [
-            ("seq", str(self.seq).encode()), ("rids", self.rids.tobytes()),
-            ("lens", self.lens.astype(np.int32).tobytes()), ("chunk_ids", "\0".join(self.chunk_ids).encode("utf-8")),
-            ("vocab", self.vocab.tobytes()), ("starts", self.starts.tobytes()),
-            ("slots", self.p_slots.tobytes()), ("freqs", self.p_freqs.tobytes()),
-        ])
+        db.executemany(
+            "INSERT INTO lex_segment(name, data) VALUES (?, ?)",
+            [
+                ("seq", str(self.seq).encode()),
+                ("rids", self.rids.tobytes()),
+                ("lens", self.lens.astype(np.int32).tobytes()),
+                ("chunk_ids", "\0".join(self.chunk_ids).encode("utf-8")),
+                ("vocab", self.vocab.tobytes()),
+                ("starts", self.starts.tobytes()),
+                ("slots", self.p_slots.tobytes()),
+                ("freqs", self.p_freqs.tobytes()),
+            ],
+        )
 
     def _postings(self, h: int) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.searchsorted(self.vocab, h))

@@ -33,12 +33,14 @@ from .workspace import Workspace
 
 MIN_CHARS = 3
 # Names of places and scaffolding in a vault, not of things a memory talks about.
-GENERIC = frozenset("""
+GENERIC = frozenset(
+    """
 home inbox index readme todo todos tasks task notes note untitled journal daily dashboard archive archives
 templates template welcome start scratch scratchpad ideas idea misc log logs memory memories review projects
 project people areas area resources reading meetings meeting work personal later someday draft drafts
 attachments canvas map moc hub overview summary today yesterday tomorrow week month year staged episodes
-""".split()) | frozenset({"daily notes", "start here", "to do", "read later", "weekly review"})
+""".split()
+) | frozenset({"daily notes", "start here", "to do", "read later", "weekly review"})
 STRUCTURAL_TAGS = frozenset({"moc", "index", "dashboard", "hub", "map-of-content"})
 
 # Regions a link must never be put in: fenced code, code spans, links, URLs, tags, HTML.
@@ -75,8 +77,9 @@ def _usable(name: str) -> bool:
 NameRow = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (path, title, aliases, tags): Catalog.note_names
 
 
-def mentions_from_rows(rows: Iterable[NameRow], *, exclude_folders: Iterable[str] = (),
-                       text: str | None = None) -> list[Mention]:
+def mentions_from_rows(
+    rows: Iterable[NameRow], *, exclude_folders: Iterable[str] = (), text: str | None = None
+) -> list[Mention]:
     """The names of these notes that a memory may link (module docstring), ambiguous ones left out.
 
     With `text`, only names that occur in it (ignoring case) are kept: at 10k notes building
@@ -152,7 +155,7 @@ def link_mentions(text: str, mentions: Iterable[Mention]) -> str:
     out: list[str] = []
     pos = 0
     for prot in _PROTECTED.finditer(text):
-        out.append(replace(text[pos:prot.start()]))
+        out.append(replace(text[pos : prot.start()]))
         out.append(prot.group(0))
         pos = prot.end()
     out.append(replace(text[pos:]))

@@ -52,8 +52,9 @@ LOCK_NAME = "writer.lock"
 # byte far past the pid text so readers can still see who holds it (locking past EOF is allowed).
 _MSVCRT_OFFSET = 1 << 20
 # What a non-blocking lock attempt raises when another process holds it.
-_HELD_ERRNOS = frozenset({errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK, getattr(errno, "EDEADLOCK", errno.EDEADLK),
-                          errno.EDEADLK})
+_HELD_ERRNOS = frozenset(
+    {errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK, getattr(errno, "EDEADLOCK", errno.EDEADLK), errno.EDEADLK}
+)
 
 
 class _Backend(Protocol):
@@ -114,8 +115,10 @@ class _Unavailable:
     name = "none"
 
     def try_lock(self, fd: int) -> bool:
-        raise IndexStateError("this platform offers neither fcntl.flock nor msvcrt.locking, so vault-memory cannot "
-                              "guarantee one writer per index; use it read-only (--read-only, `recall`) here")
+        raise IndexStateError(
+            "this platform offers neither fcntl.flock nor msvcrt.locking, so vault-memory cannot "
+            "guarantee one writer per index; use it read-only (--read-only, `recall`) here"
+        )
 
     def unlock(self, fd: int) -> None:
         return None
@@ -220,8 +223,10 @@ class WriterLock:
             self._backend.unlock(fd)
             os.close(fd)
         else:
-            raise LockHeldError(f"the lock file {self.path} keeps being replaced while it is taken; "
-                                "is something deleting the index folder in a loop?")
+            raise LockHeldError(
+                f"the lock file {self.path} keeps being replaced while it is taken; "
+                "is something deleting the index folder in a loop?"
+            )
         try:
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)

@@ -112,7 +112,8 @@ def unwritable_reason(folder: Path) -> str | None:
 def remedy(reason: str) -> str:
     """What to do about an `unwritable_reason`."""
     return {"read-only file system": "remount it writable", "the disk is full": "free some space"}.get(
-        reason, "fix its permissions")
+        reason, "fix its permissions"
+    )
 
 
 class Memory:
@@ -127,8 +128,14 @@ class Memory:
     Closing releases the index and the writer lock; use it as a context manager.
     """
 
-    def __init__(self, config: Config | None = None, *, embedder: Embedder | str | None = None,
-                 clock: Callable[[], dt.datetime] = utcnow, **overrides: Any) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        embedder: Embedder | str | None = None,
+        clock: Callable[[], dt.datetime] = utcnow,
+        **overrides: Any,
+    ) -> None:
         """`Memory(config)`, or `Memory(vault=..., **settings)` resolved like CLI flags (config.py).
 
         `embedder` is an Embedder instance, or a spec string ("minilm", "fake", "ollama:MODEL")
@@ -144,10 +151,14 @@ class Memory:
         # A vault that cannot be written is served read-only, with one warning (README "Reliability").
         self.vault_problem: str | None = None if self.config.read_only else unwritable_reason(self.vault)
         if self.vault_problem is not None:
-            log.warning("the vault %s cannot be written (%s): working read-only (no rehearsal, no node_ids; stage, "
-                        "remember, log, pin and commit refuse). To write, %s; to say it is meant to be read-only "
-                        "(and silence this), pass --read-only", self.vault, self.vault_problem,
-                        remedy(self.vault_problem))
+            log.warning(
+                "the vault %s cannot be written (%s): working read-only (no rehearsal, no node_ids; stage, "
+                "remember, log, pin and commit refuse). To write, %s; to say it is meant to be read-only "
+                "(and silence this), pass --read-only",
+                self.vault,
+                self.vault_problem,
+                remedy(self.vault_problem),
+            )
             self.config = replace(self.config, read_only=True)
         self._index_problem: str | None = None  # why the index folder cannot be written (read it as it is)
         self._index_checked = False
@@ -211,14 +222,16 @@ class Memory:
     def model(self) -> Embedder:
         """The embedder itself, without the query cache (what the indexer embeds chunks with)."""
         if self._embedder is None:
-            self._embedder = make_embedder(self.config.embedder, ollama_host=self.config.ollama_host,
-                                           timeout=self.config.embed_timeout)
+            self._embedder = make_embedder(
+                self.config.embedder, ollama_host=self.config.ollama_host, timeout=self.config.embed_timeout
+            )
         return self._embedder
 
     def warm_query(self, text: str) -> None:
         """Start embedding `text` on a background thread (loading the model), so a recall of it
         that follows does not wait for the model: the CLI calls this before it reconciles."""
         self.embedder.start(text)
+
     # -- the index folder: opening, damage, and going away ------------------------------
     @property
     def index_problem(self) -> str | None:
@@ -236,9 +249,14 @@ class Memory:
     def _index_read_only(self, reason: str) -> None:
         if self._index_problem is None:
             self._index_problem = reason
-            log.warning("the index folder %s cannot be written (%s): reading the index as it is (notes changed "
-                        "since it was last written are not seen). To update it, %s, or pass --index-dir to a "
-                        "writable folder", self.index_dir, reason, remedy(reason))
+            log.warning(
+                "the index folder %s cannot be written (%s): reading the index as it is (notes changed "
+                "since it was last written are not seen). To update it, %s, or pass --index-dir to a "
+                "writable folder",
+                self.index_dir,
+                reason,
+                remedy(reason),
+            )
 
     @property
     def catalog(self) -> Catalog:
@@ -264,15 +282,19 @@ class Memory:
                     self.set_aside_catalog(str(exc))
                     return self.catalog
         if not path.is_file():
-            raise IndexNotWritableError(f"there is no index at {self.index_dir} yet, and it cannot be written "
-                                        f"({self._index_problem}): {remedy(str(self._index_problem))}, or pass "
-                                        "--index-dir to a writable folder")
+            raise IndexNotWritableError(
+                f"there is no index at {self.index_dir} yet, and it cannot be written "
+                f"({self._index_problem}): {remedy(str(self._index_problem))}, or pass "
+                "--index-dir to a writable folder"
+            )
         try:
             return Catalog(path, read_only=True)
         except CatalogCorruptError as exc:
-            raise CatalogCorruptError(f"{exc}; this folder cannot be written ({self._index_problem}), so it "
-                                      f"cannot be rebuilt here: {remedy(str(self._index_problem))}, or pass "
-                                      "--index-dir to a writable folder") from exc
+            raise CatalogCorruptError(
+                f"{exc}; this folder cannot be written ({self._index_problem}), so it "
+                f"cannot be rebuilt here: {remedy(str(self._index_problem))}, or pass "
+                "--index-dir to a writable folder"
+            ) from exc
 
     def set_aside_catalog(self, why: str) -> None:
         """Rename the damaged catalog (never deleted: it is evidence) and start a new one. The index is
@@ -301,10 +323,19 @@ class Memory:
                 catalog.put_vector_blobs(rows)
                 catalog.set_meta("embedder", self.embedder.identity)
         catalog.close()
-        kept = (f"{len(rows)} cached vectors were saved from it, so only text they do not cover is embedded again"
-                if rows else "its embedding cache could not be saved, so every note is embedded again")
-        log.warning("index catalog %s is damaged (%s); set it aside as %s and rebuilding the index from the vault "
-                    "(nothing in the vault is lost; %s)", path, why, aside.name, kept)
+        kept = (
+            f"{len(rows)} cached vectors were saved from it, so only text they do not cover is embedded again"
+            if rows
+            else "its embedding cache could not be saved, so every note is embedded again"
+        )
+        log.warning(
+            "index catalog %s is damaged (%s); set it aside as %s and rebuilding the index from the vault "
+            "(nothing in the vault is lost; %s)",
+            path,
+            why,
+            aside.name,
+            kept,
+        )
 
     def _close_index(self) -> None:
         """Close catalog and vector store (they are reopened on next use); keeps the lock."""
@@ -360,9 +391,15 @@ class Memory:
                     raise LockHeldError(
                         f"the index folder {self.index_dir} was deleted or replaced while this process wrote it, "
                         f"and {f'process {pid}' if pid else 'another process'} now writes the new one; this "
-                        "process stops writing (restart it once that one is done)", pid=pid)
-            log.warning("the index folder %s lost %s (deleted or replaced under this process); rebuilding the "
-                        "index there from the vault", self.index_dir, what)
+                        "process stops writing (restart it once that one is done)",
+                        pid=pid,
+                    )
+            log.warning(
+                "the index folder %s lost %s (deleted or replaced under this process); rebuilding the "
+                "index there from the vault",
+                self.index_dir,
+                what,
+            )
             self._reconcile()
             return False
         finally:
@@ -386,7 +423,8 @@ class Memory:
             if isinstance(exc, sqlite3.OperationalError) and is_unwritable(exc):
                 raise IndexNotWritableError(
                     f"cannot write the index catalog {self.index_dir / CATALOG_NAME} ({exc}): free some space or "
-                    "make the folder writable, or pass --index-dir to a writable folder") from exc
+                    "make the folder writable, or pass --index-dir to a writable folder"
+                ) from exc
             if not retry or not self._repair or not self._catalog_damaged(exc):
                 raise
             self._recover_catalog(exc)
@@ -414,10 +452,15 @@ class Memory:
         path = self.index_dir / CATALOG_NAME
         with self.lock.if_free() as writer:
             if not writer or self.index_problem is not None:
-                why = (f"this folder cannot be written ({self.index_problem})" if self.index_problem
-                       else f"process {self.lock.holder_pid() or '?'} is writing the index (e.g. `watch`): stop it")
-                raise CatalogCorruptError(f"index catalog {path} is damaged ({exc}); {why}, then run "
-                                          "`vault-memory doctor --fix` to rebuild it from the vault") from exc
+                why = (
+                    f"this folder cannot be written ({self.index_problem})"
+                    if self.index_problem
+                    else f"process {self.lock.holder_pid() or '?'} is writing the index (e.g. `watch`): stop it"
+                )
+                raise CatalogCorruptError(
+                    f"index catalog {path} is damaged ({exc}); {why}, then run "
+                    "`vault-memory doctor --fix` to rebuild it from the vault"
+                ) from exc
             self.set_aside_catalog(str(exc))
             self._reconcile()
 
@@ -444,8 +487,11 @@ class Memory:
             folder.rename(aside)
         self._store_broken = None
         moved = f"set it aside as {aside.name} and " if aside else ""
-        log.warning("%s; %srebuilding it from the catalog's vectors (nothing is embedded again)",
-                    why.split("; `vault-memory doctor --fix`")[0], moved)
+        log.warning(
+            "%s; %srebuilding it from the catalog's vectors (nothing is embedded again)",
+            why.split("; `vault-memory doctor --fix`")[0],
+            moved,
+        )
         return aside.name if aside else None
 
     @property
@@ -480,8 +526,9 @@ class Memory:
         Server mode: URL from config, credentials from the environment only (vectorstore.open_store).
         After a failure with fallback on, the server is tried again every STORE_RETRY_SECONDS.
         """
-        if self._store is None and (self._store_failed is None
-                                    or time.monotonic() - self._store_failed_at >= STORE_RETRY_SECONDS):
+        if self._store is None and (
+            self._store_failed is None or time.monotonic() - self._store_failed_at >= STORE_RETRY_SECONDS
+        ):
             try:
                 self._store = self._open_store()
                 self._store_failed = None
@@ -492,8 +539,10 @@ class Memory:
     def _open_store(self) -> VectorStore:
         if self.config.chroma_url is None:
             if self.index_problem is not None:
-                raise IndexNotWritableError(f"the vector store in {self.index_dir} cannot be opened: the folder cannot "
-                                            f"be written ({self.index_problem})")
+                raise IndexNotWritableError(
+                    f"the vector store in {self.index_dir} cannot be opened: the folder cannot "
+                    f"be written ({self.index_problem})"
+                )
             # A process that died with the store open may have died *of* it (a damaged HNSW file
             # crashes hnswlib in native code): check it in a child process before touching it here.
             problem = probe_store(self.index_dir, self._probe_sample)
@@ -502,15 +551,20 @@ class Memory:
                     if not writer or not self._repair:
                         raise VectorStoreCorruptError(problem)
                     self.set_aside_store(problem)
-        return open_store(vault=self.vault, index_dir=self.index_dir, embedder_identity=self.embedder.identity,
-                          url=self.config.chroma_url)
+        return open_store(
+            vault=self.vault,
+            index_dir=self.index_dir,
+            embedder_identity=self.embedder.identity,
+            url=self.config.chroma_url,
+        )
 
     def _probe_sample(self) -> tuple[str, list[tuple[str, list[float]]]]:
         """(collection, a few (chunk id, vector) of the catalog) for checking the store in a child process."""
         ids, mat = self._exact_vectors()
         pick = sorted({int(i) for i in np.linspace(0, len(ids) - 1, num=min(8, len(ids)))}) if ids else []
-        name = describe_target(vault=self.vault, index_dir=self.index_dir, embedder_identity=self.embedder.identity,
-                               url=None)["collection"]
+        name = describe_target(
+            vault=self.vault, index_dir=self.index_dir, embedder_identity=self.embedder.identity, url=None
+        )["collection"]
         return name, [(ids[i], [float(x) for x in mat[i]]) for i in pick]
 
     def lexical_only(self, exc: VectorStoreUnavailableError) -> None:
@@ -523,9 +577,14 @@ class Memory:
         self._store_failed, self._store_failed_at = str(exc), time.monotonic()
         log.warning("vector store unavailable, serving lexical (BM25) recall only: %s", exc)
 
-    def _reconcile(self, progress: Callable[[int, int], None] | None = None,
-                   paths: Sequence[str] | None = None, *, embed_budget: int | None = None,
-                   verify: bool = False) -> IndexReport:
+    def _reconcile(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        paths: Sequence[str] | None = None,
+        *,
+        embed_budget: int | None = None,
+        verify: bool = False,
+    ) -> IndexReport:
         try:
             report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
         except VectorStoreUnavailableError as exc:
@@ -534,8 +593,10 @@ class Memory:
             report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
         if self.config.chroma_url is None and self.keeps_store() and self.catalog.get_meta("store") != "live":
             # The index has just grown past exact_search_limit: fill Chroma from the catalog's vectors.
-            log.info("%d chunks: building the vector store's HNSW index (once; nothing is embedded)",
-                     self.catalog.chunk_count())
+            log.info(
+                "%d chunks: building the vector store's HNSW index (once; nothing is embedded)",
+                self.catalog.chunk_count(),
+            )
             indexer = Indexer(self.vault, self.catalog, self.store, self.model, self.rules)
             _ = indexer.store  # opening it re-syncs it with the catalog (it is empty: all rows go in)
             report.store_resynced += indexer.resynced
@@ -581,8 +642,14 @@ class Memory:
         # only when a reconcile has something to write; otherwise it is opened (and checked)
         # first thing, as the ANN path and server mode need it.
         lazy = self._store is None and self.exact_search()
-        return Indexer(self.vault, self.catalog, (lambda: self.store) if lazy else self.store, self.model,
-                       self.rules, lazy_store=lazy)
+        return Indexer(
+            self.vault,
+            self.catalog,
+            (lambda: self.store) if lazy else self.store,
+            self.model,
+            self.rules,
+            lazy_store=lazy,
+        )
 
     # -- dense search ---------------------------------------------------------
     def exact_search(self) -> bool:
@@ -614,8 +681,9 @@ class Memory:
         ids, _ = self._exact_vectors()
         if self._owners is None or self._owners[0] is not ids:
             codes: dict[str, int] = {}
-            arr = np.fromiter((codes.setdefault(chunk_owner(c), len(codes)) for c in ids), dtype=np.int64,
-                              count=len(ids))
+            arr = np.fromiter(
+                (codes.setdefault(chunk_owner(c), len(codes)) for c in ids), dtype=np.int64, count=len(ids)
+            )
             self._owners = (ids, arr, codes)
         return self._owners[1], self._owners[2]
 
@@ -644,8 +712,9 @@ class Memory:
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher over this index, on the dense backend `exact_search` picks."""
         if self.exact_search():
-            return Searcher(self.catalog, None, embedder or self.embedder, exact=self._exact_vectors,
-                            owners=self._exact_owners)
+            return Searcher(
+                self.catalog, None, embedder or self.embedder, exact=self._exact_vectors, owners=self._exact_owners
+            )
         return Searcher(self.catalog, self.store, embedder or self.embedder)
 
     def window_scorer(self) -> WindowScorer:
@@ -655,8 +724,15 @@ class Memory:
         return WindowScorer(self.catalog, self.embedder, self._windows)
 
     # -- indexing -------------------------------------------------------------
-    def index(self, *, rebuild: bool = False, progress: Callable[[int, int], None] | None = None,
-              wait: float = 3.0, embed_budget: int | None = None, verify: bool = False) -> IndexReport:
+    def index(
+        self,
+        *,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        wait: float = 3.0,
+        embed_budget: int | None = None,
+        verify: bool = False,
+    ) -> IndexReport:
         """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
 
         `embed_budget`: embed at most this many texts before returning (None: all). When more
@@ -673,8 +749,9 @@ class Memory:
         report.rebuilt = rebuild
         return report
 
-    def fill_vectors(self, *, limit: int | None = None, progress: Callable[[int, int], None] | None = None,
-                     wait: float = 3.0) -> IndexReport:
+    def fill_vectors(
+        self, *, limit: int | None = None, progress: Callable[[int, int], None] | None = None, wait: float = 3.0
+    ) -> IndexReport:
         """Embed up to `limit` (None: all) of the chunks written before their vectors (see `index`
         with `embed=False`); `report.texts_pending` is what is left. Takes the writer lock."""
         with self.writing(wait):
@@ -772,15 +849,17 @@ class Memory:
             return True
         with self.lock.if_free() as writer:
             if not writer:
-                log.info("index is being written by process %s; it will pick up %s", self.lock.holder_pid(),
-                         ", ".join(todo))
+                log.info(
+                    "index is being written by process %s; it will pick up %s", self.lock.holder_pid(), ", ".join(todo)
+                )
                 return False
             try:
                 self.sync_paths(todo)
                 return True
             except VaultMemoryError as exc:
-                log.warning("wrote %s but could not update the index (%s); run `vault-memory index`",
-                            ", ".join(todo), exc)
+                log.warning(
+                    "wrote %s but could not update the index (%s); run `vault-memory index`", ", ".join(todo), exc
+                )
                 return False
 
     def note_written(self, note: ParsedNote) -> None:
@@ -796,15 +875,29 @@ class Memory:
                 return
             stated = stated_epoch(note.meta, note.mtime, PurePosixPath(note.path).stem, self.decay.daily_format)
             with self.catalog.transaction():
-                self.catalog.upsert_note(replace(row, file_hash=note.file_hash, meta=jsonable(note.meta),
-                                                 mtime=note.mtime, stated=stated))
+                self.catalog.upsert_note(
+                    replace(row, file_hash=note.file_hash, meta=jsonable(note.meta), mtime=note.mtime, stated=stated)
+                )
 
     # -- recall and prefetch ---------------------------------------------------
-    def recall(self, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
-               now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-               include_staged: bool = False, tags: Sequence[str] | str | None = None, folder: str | None = None,
-               type: str | None = None, after: str | dt.date | None = None,
-               before: str | dt.date | None = None, explain: bool = False) -> list[Hit]:
+    def recall(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        mode: Mode = "hybrid",
+        decay: bool = True,
+        now: dt.datetime | None = None,
+        touch: bool = True,
+        granularity: Granularity = "note",
+        include_staged: bool = False,
+        tags: Sequence[str] | str | None = None,
+        folder: str | None = None,
+        type: str | None = None,
+        after: str | dt.date | None = None,
+        before: str | dt.date | None = None,
+        explain: bool = False,
+    ) -> list[Hit]:
         """The k most relevant notes, ranked with decay; returned notes are rehearsed unless touch=False.
 
         Filters (filters.py) decide which notes may come back *before* ranking, so the k are
@@ -816,14 +909,36 @@ class Memory:
         """
         when = now or self.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
-        return self._guarded(lambda: _recall(self, query, k, mode=mode, decay=decay, now=now, touch=touch,
-                                             granularity=granularity, include_staged=include_staged, filters=flt,
-                                             explain=explain))
+        return self._guarded(
+            lambda: _recall(
+                self,
+                query,
+                k,
+                mode=mode,
+                decay=decay,
+                now=now,
+                touch=touch,
+                granularity=granularity,
+                include_staged=include_staged,
+                filters=flt,
+                explain=explain,
+            )
+        )
 
-    def prefetch(self, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-                 refresh_staged: bool = True, touch: bool = False, tags: Sequence[str] | str | None = None,
-                 folder: str | None = None, type: str | None = None, after: str | dt.date | None = None,
-                 before: str | dt.date | None = None) -> PrefetchResult:
+    def prefetch(
+        self,
+        text: str,
+        *,
+        budget: int | None = None,
+        now: dt.datetime | None = None,
+        refresh_staged: bool = True,
+        touch: bool = False,
+        tags: Sequence[str] | str | None = None,
+        folder: str | None = None,
+        type: str | None = None,
+        after: str | dt.date | None = None,
+        before: str | dt.date | None = None,
+    ) -> PrefetchResult:
         """The `[RELEVANT_LEARNED_MEMORY]` block for this turn, at most `budget` characters in all.
 
         Entries are the notes whose decayed cosine to `text` reaches `prefetch_min_score`, best
@@ -835,12 +950,21 @@ class Memory:
         """
         when = now or self.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
-        return self._guarded(lambda: _prefetch(self, text, budget=budget, now=now, refresh_staged=refresh_staged,
-                                               touch=touch, filters=flt))
+        return self._guarded(
+            lambda: _prefetch(
+                self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch, filters=flt
+            )
+        )
 
     # -- reading -----------------------------------------------------------------
-    def read(self, target: str, *, heading: str | None = None,
-             lines: str | tuple[int | None, int | None] | None = None, max_chars: int | None = None) -> NoteText:
+    def read(
+        self,
+        target: str,
+        *,
+        heading: str | None = None,
+        lines: str | tuple[int | None, int | None] | None = None,
+        max_chars: int | None = None,
+    ) -> NoteText:
         """A note, one heading's section (`heading`, or `[[Note#Heading]]`) or a line range
         (`"40:80"`, body lines, 1-based), with its path, title, node_id and dates.
 
@@ -868,8 +992,9 @@ class Memory:
         return edits.rehearse(self, node_ids, now=now)
 
     # -- the agent's write path (staging.py, edits.py) ------------------------
-    def stage(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
-              now: dt.datetime | None = None) -> StagedMemory:
+    def stage(
+        self, text: str, *, title: str | None = None, tags: Sequence[str] = (), now: dt.datetime | None = None
+    ) -> StagedMemory:
         """Write a staged memory (flagged needs_review if it conflicts with a committed note)."""
         return self._guarded(lambda: staging.stage(self, text, title=title, tags=tags, now=now))
 
@@ -881,8 +1006,9 @@ class Memory:
         """Move expired staged memories to .trash/ (never deleted); returns what was moved."""
         return staging.expire_staged(self, now)
 
-    def commit(self, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None,
-               now: dt.datetime | None = None) -> CommitReport:
+    def commit(
+        self, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None
+    ) -> CommitReport:
         """Commit these staged memories (by node_id or staged path) to the memory folder."""
         return staging.commit(self, ids, supersedes=supersedes, now=now)
 
@@ -894,15 +1020,23 @@ class Memory:
         """Move a staged memory to .trash/; returns its path there."""
         return staging.discard(self, id)
 
-    def remember(self, text: str, *, title: str | None = None, tags: Sequence[str] = (),
-                 supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None) -> Committed:
+    def remember(
+        self,
+        text: str,
+        *,
+        title: str | None = None,
+        tags: Sequence[str] = (),
+        supersedes: str | Sequence[str] | None = None,
+        now: dt.datetime | None = None,
+    ) -> Committed:
         """Stage and commit in one step (commits even on a conflict, and reports it).
 
         If a note already states it (conflicts.py), nothing is written and that note is
         returned (`existing`). `supersedes`: the note it replaces (linked both ways).
         """
-        return self._guarded(lambda: staging.remember(self, text, title=title, tags=tags, supersedes=supersedes,
-                                                      now=now))
+        return self._guarded(
+            lambda: staging.remember(self, text, title=title, tags=tags, supersedes=supersedes, now=now)
+        )
 
     def pin(self, target: str) -> PinResult:
         """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
@@ -951,23 +1085,36 @@ class Memory:
         store_info: dict[str, Any]
         if not self.keeps_store():
             # No HNSW index on purpose: dense search is exact over the catalog's vectors.
-            store_info = {"backend": "exact", "url": None, "path": str(self.index_dir / CATALOG_NAME),
-                          "collection": None, "vectors": vectors.embedded,
-                          "exact_search_limit": self.config.exact_search_limit}
+            store_info = {
+                "backend": "exact",
+                "url": None,
+                "path": str(self.index_dir / CATALOG_NAME),
+                "collection": None,
+                "vectors": vectors.embedded,
+                "exact_search_limit": self.config.exact_search_limit,
+            }
         else:
             try:
                 if self._store_broken or (self.index_problem and not self.config.chroma_url):
-                    store_info = {"error": self._store_broken or f"not opened: the index folder cannot be written "
-                                                                 f"({self.index_problem})"}
+                    store_info = {
+                        "error": self._store_broken
+                        or f"not opened: the index folder cannot be written ({self.index_problem})"
+                    }
                 else:
                     store = self.store
                     store_info = store.describe() | {"vectors": store.count()} if store else {"error": self.store_error}
             except (VectorStoreUnavailableError, IndexStateError, IndexNotWritableError) as exc:
                 store_info = {"error": str(exc)}
             if "error" in store_info:  # still say which server and collection this index uses
-                store_info = describe_target(vault=self.vault, index_dir=self.index_dir,
-                                             embedder_identity=self.embedder.identity,
-                                             url=self.config.chroma_url) | store_info
+                store_info = (
+                    describe_target(
+                        vault=self.vault,
+                        index_dir=self.index_dir,
+                        embedder_identity=self.embedder.identity,
+                        url=self.config.chroma_url,
+                    )
+                    | store_info
+                )
         return {
             "vault": str(self.vault),
             "index_dir": str(self.index_dir),

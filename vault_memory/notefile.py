@@ -3,6 +3,9 @@
 Humans own their notes; the system owns only the frontmatter keys in OWNED_KEYS. Edits
 rewrite just those keys' lines, so every other byte the human wrote (key order, quoting,
 comments, BOM, CRLF, the body) survives. Every write is an atomic compare-and-swap.
+
+Longer than 500 lines because it is the one write path for notes: parsing with limits, rendering
+that keeps every byte we do not own, and the write itself must be read together.
 """
 
 from __future__ import annotations
@@ -27,12 +30,29 @@ from .hashing import sha256_hex
 
 GENERATED_BY = "vault-memory"  # `generated_by:` of notes the system generates (the review note): never indexed
 
-OWNED_KEYS: frozenset[str] = frozenset({
-    "node_id", "revision", "last_accessed", "access_count", "pinned", "tier", "created",
-    "status", "expires", "needs_review", "conflicts_with", "supersedes", "superseded_by",
-    "rehearsal_days", "stated", "reactivated",
-    "generated_by", "generated_at", "review_hash",  # the review note's (review.py), never a person's note
-})
+OWNED_KEYS: frozenset[str] = frozenset(
+    {
+        "node_id",
+        "revision",
+        "last_accessed",
+        "access_count",
+        "pinned",
+        "tier",
+        "created",
+        "status",
+        "expires",
+        "needs_review",
+        "conflicts_with",
+        "supersedes",
+        "superseded_by",
+        "rehearsal_days",
+        "stated",
+        "reactivated",
+        "generated_by",
+        "generated_at",
+        "review_hash",  # the review note's (review.py), never a person's note
+    }
+)
 
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
@@ -84,7 +104,7 @@ def _bare(line: str) -> str:
 
 
 def _ending(line: str) -> str:
-    return line[len(_bare(line)):]
+    return line[len(_bare(line)) :]
 
 
 def _looks_like_yaml(block: str) -> bool:
@@ -133,8 +153,11 @@ MAX_FRONTMATTER_DEPTH = 64
 
 def _check_limits(rel: str, block: str) -> None:
     if len(block) > MAX_FRONTMATTER_BYTES:
-        raise NoteParseError(rel, f"frontmatter is {len(block) // 1024} KB, over the {MAX_FRONTMATTER_BYTES // 1024}"
-                                  " KB limit; move the bulk into the body; the note is skipped until then")
+        raise NoteParseError(
+            rel,
+            f"frontmatter is {len(block) // 1024} KB, over the {MAX_FRONTMATTER_BYTES // 1024}"
+            " KB limit; move the bulk into the body; the note is skipped until then",
+        )
     if "*" not in block and block.count("[") + block.count("{") < 2 * MAX_FRONTMATTER_DEPTH:
         return  # no aliases and no deep flow nesting: nothing can blow up
     sizes: dict[str, int] = {}
@@ -144,8 +167,11 @@ def _check_limits(rel: str, block: str) -> None:
             if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 stack.append([ev.anchor, 1])
                 if len(stack) > MAX_FRONTMATTER_DEPTH:
-                    raise NoteParseError(rel, f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels; "
-                                              "flatten it; the note is skipped until then")
+                    raise NoteParseError(
+                        rel,
+                        f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels; "
+                        "flatten it; the note is skipped until then",
+                    )
                 continue
             if isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 anchor, n = stack.pop()
@@ -159,8 +185,11 @@ def _check_limits(rel: str, block: str) -> None:
                 sizes[anchor] = n
             stack[-1][1] += n
             if stack[-1][1] > MAX_FRONTMATTER_NODES:
-                raise NoteParseError(rel, f"frontmatter expands to over {MAX_FRONTMATTER_NODES:,} values through "
-                                          "YAML aliases (*name); remove the aliases; the note is skipped until then")
+                raise NoteParseError(
+                    rel,
+                    f"frontmatter expands to over {MAX_FRONTMATTER_NODES:,} values through "
+                    "YAML aliases (*name); remove the aliases; the note is skipped until then",
+                )
     except yaml.YAMLError:
         return  # not valid YAML: the loader says so, with the line
 
@@ -186,8 +215,11 @@ def _layout(rel_path: str, raw: bytes) -> _Layout:
         first = next((_bare(ln) for ln in lines[1:] if _bare(ln).strip()), "")
         if close is None and _KEYISH.match(first):
             # Writing would put a second frontmatter above it; a half-saved note looks like this too.
-            raise NoteParseError(rel_path, "frontmatter opened with '---' is never closed; add a '---' line "
-                                           "after the properties; the note is skipped until then")
+            raise NoteParseError(
+                rel_path,
+                "frontmatter opened with '---' is never closed; add a '---' line "
+                "after the properties; the note is skipped until then",
+            )
     meta: dict[str, Any] = {}
     if close is not None:
         block = "".join(lines[1:close]).replace("\r\n", "\n")
@@ -210,9 +242,15 @@ def _parsed(rel_path: str, raw: bytes, lay: _Layout, mtime: float) -> ParsedNote
     start = 0 if lay.close is None else lay.close + 1
     body = "".join(lay.lines[start:]).replace("\r\n", "\n")
     return ParsedNote(
-        path=rel_path.replace("\\", "/"), file_hash=sha256_hex(raw), meta=lay.meta, body=body,
-        body_hash=sha256_hex(body.encode("utf-8")), has_frontmatter=lay.close is not None,
-        newline=lay.newline, size=len(raw), mtime=mtime,
+        path=rel_path.replace("\\", "/"),
+        file_hash=sha256_hex(raw),
+        meta=lay.meta,
+        body=body,
+        body_hash=sha256_hex(body.encode("utf-8")),
+        has_frontmatter=lay.close is not None,
+        newline=lay.newline,
+        size=len(raw),
+        mtime=mtime,
     )
 
 
@@ -344,7 +382,7 @@ def _edit_text(lay: _Layout, rendered: dict[str, tuple[str, Any]], removed: set[
             done.add(key)
         i = _value_end(block, i)  # removed keys and later duplicates are dropped
     kept += [f"{k}: {t}{nl}" for k, (t, _) in rendered.items() if k not in done]
-    fence, tail = lay.lines[lay.close], lay.lines[lay.close + 1:]
+    fence, tail = lay.lines[lay.close], lay.lines[lay.close + 1 :]
     if new_body is not None:
         tail = new_body
         if new_body and not _ending(fence):
@@ -352,8 +390,14 @@ def _edit_text(lay: _Layout, rendered: dict[str, tuple[str, Any]], removed: set[
     return "".join([lay.lines[0], *kept, fence, *tail])
 
 
-def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[str, tuple[str, Any]],
-            removed: set[str], body: str) -> ParsedNote:
+def _verify(
+    rel: str,
+    new_raw: bytes,
+    old_meta: dict[str, Any],
+    rendered: dict[str, tuple[str, Any]],
+    removed: set[str],
+    body: str,
+) -> ParsedNote:
     """Re-parse what we are about to write and prove only the intended keys changed."""
     why = "the edit would break its YAML"
     try:
@@ -378,10 +422,18 @@ def _verify(rel: str, new_raw: bytes, old_meta: dict[str, Any], rendered: dict[s
 
 
 @atomic.refused_by_storage("write")
-def write_note(vault_root: Path, rel_path: str, *, expected_hash: str | None,
-               set_fields: Mapping[str, Any] | None = None, remove_fields: Iterable[str] = (),
-               body: str | None = None, quiet: float | None = None, wait: float = 0.0,
-               whole: str | None = None) -> ParsedNote:
+def write_note(
+    vault_root: Path,
+    rel_path: str,
+    *,
+    expected_hash: str | None,
+    set_fields: Mapping[str, Any] | None = None,
+    remove_fields: Iterable[str] = (),
+    body: str | None = None,
+    quiet: float | None = None,
+    wait: float = 0.0,
+    whole: str | None = None,
+) -> ParsedNote:
     """The single write path. expected_hash=None creates a new note (from `set_fields` and `body`, or
     from `whole`, the full text, frontmatter included, written as is); otherwise edits in place.
 
@@ -481,6 +533,7 @@ def move_note(vault_root: Path, src_rel: str, dst_rel: str, *, expected_hash: st
 
 
 # -- identity -------------------------------------------------------------------------------
+
 
 def new_node_id() -> str:
     """A fresh node_id: 16 hex characters of a random UUID."""

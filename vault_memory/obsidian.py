@@ -104,13 +104,17 @@ def read_settings(vault: Path) -> ObsidianSettings:
             try:
                 regexes.append(re.compile(entry[1:-1]))
             except re.error as exc:
-                log.warning("%s: Excluded files entry %r is not a valid regex (%s); ignoring it",
-                            root / "app.json", entry, exc)
+                log.warning(
+                    "%s: Excluded files entry %r is not a valid regex (%s); ignoring it", root / "app.json", entry, exc
+                )
     fmt = daily.get("format")
     return ObsidianSettings(
-        template_folders=tuple(dict.fromkeys(folders)), template_files=tuple(dict.fromkeys(files)),
-        excluded=tuple(excluded), daily_folder=_clean(daily.get("folder")),
-        daily_format=fmt if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAILY_FORMAT, daily_template=template,
+        template_folders=tuple(dict.fromkeys(folders)),
+        template_files=tuple(dict.fromkeys(files)),
+        excluded=tuple(excluded),
+        daily_folder=_clean(daily.get("folder")),
+        daily_format=fmt if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAILY_FORMAT,
+        daily_template=template,
         _regexes=tuple(regexes),
     )
 
@@ -118,14 +122,42 @@ def read_settings(vault: Path) -> ObsidianSettings:
 # -- dates in file names ----------------------------------------------------------------
 
 _TOKENS = [  # moment.js tokens, longest first
-    ("YYYY", r"(?P<Y>\d{4})"), ("MMMM", r"(?P<MMMM>[A-Za-z]+)"), ("MMM", r"(?P<MMM>[A-Za-z]{3})"),
-    ("dddd", r"[A-Za-z]+"), ("ddd", r"[A-Za-z]{3}"), ("Do", r"(?P<D>\d{1,2})(?:st|nd|rd|th)"),
-    ("YY", r"(?P<YY>\d{2})"), ("MM", r"(?P<M>\d{2})"), ("DD", r"(?P<D>\d{2})"), ("M", r"(?P<M>\d{1,2})"),
-    ("D", r"(?P<D>\d{1,2})"), ("ww", r"\d{2}"), ("w", r"\d{1,2}"), ("E", r"\d"), ("d", r"\d"),
+    ("YYYY", r"(?P<Y>\d{4})"),
+    ("MMMM", r"(?P<MMMM>[A-Za-z]+)"),
+    ("MMM", r"(?P<MMM>[A-Za-z]{3})"),
+    ("dddd", r"[A-Za-z]+"),
+    ("ddd", r"[A-Za-z]{3}"),
+    ("Do", r"(?P<D>\d{1,2})(?:st|nd|rd|th)"),
+    ("YY", r"(?P<YY>\d{2})"),
+    ("MM", r"(?P<M>\d{2})"),
+    ("DD", r"(?P<D>\d{2})"),
+    ("M", r"(?P<M>\d{1,2})"),
+    ("D", r"(?P<D>\d{1,2})"),
+    ("ww", r"\d{2}"),
+    ("w", r"\d{1,2}"),
+    ("E", r"\d"),
+    ("d", r"\d"),
 ]
-_MONTHS = {m.lower(): i for i, m in enumerate(
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-     "November", "December"], start=1)}
+_MONTHS = {
+    m.lower(): i
+    for i, m in enumerate(
+        [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ],
+        start=1,
+    )
+}
 
 
 def format_regex(fmt: str) -> re.Pattern[str] | None:
@@ -136,7 +168,7 @@ def format_regex(fmt: str) -> re.Pattern[str] | None:
             j = fmt.find("]", i)
             if j < 0:
                 return None
-            out.append(re.escape(fmt[i + 1:j]))
+            out.append(re.escape(fmt[i + 1 : j]))
             i = j + 1
             continue
         for tok, rx in _TOKENS:
@@ -204,6 +236,7 @@ def _ordinal(n: int) -> str:
 def _locale_week(day: dt.date) -> tuple[int, int]:
     """(week, week-year) as moment's default `en` locale counts them: weeks start on Sunday and
     week 1 is the week holding January 1st (dow 0, doy 6)."""
+
     def offset(year: int) -> int:  # day of the year (0-based, may be negative) on which week 1 starts
         return -((dt.date(year, 1, 1).weekday() + 1) % 7)
 
@@ -228,26 +261,94 @@ def _token(tok: str, when: dt.datetime) -> str:
     week, week_year = _locale_week(d.date())
     hour12 = d.hour % 12 or 12
     values: dict[str, str] = {
-        "YYYY": f"{d.year:04d}", "YY": f"{d.year % 100:02d}", "Q": str((d.month - 1) // 3 + 1),
-        "MMMM": _MONTH_NAMES[d.month - 1].capitalize(), "MMM": _MONTH_NAMES[d.month - 1][:3].capitalize(),
-        "MM": f"{d.month:02d}", "Mo": _ordinal(d.month), "M": str(d.month),
-        "DDDD": f"{d.timetuple().tm_yday:03d}", "DDD": str(d.timetuple().tm_yday),
-        "DD": f"{d.day:02d}", "Do": _ordinal(d.day), "D": str(d.day),
-        "dddd": _DAYS[d.weekday()], "ddd": _DAYS[d.weekday()][:3], "dd": _DAYS[d.weekday()][:2],
-        "d": str((d.weekday() + 1) % 7), "e": str((d.weekday() + 1) % 7), "E": str(iso_day),
-        "ww": f"{week:02d}", "w": str(week), "wo": _ordinal(week), "gggg": f"{week_year:04d}",
-        "WW": f"{iso_week:02d}", "W": str(iso_week), "Wo": _ordinal(iso_week), "GGGG": f"{iso_year:04d}",
-        "HH": f"{d.hour:02d}", "H": str(d.hour), "hh": f"{hour12:02d}", "h": str(hour12),
-        "mm": f"{d.minute:02d}", "m": str(d.minute), "ss": f"{d.second:02d}", "s": str(d.second),
-        "A": "AM" if d.hour < 12 else "PM", "a": "am" if d.hour < 12 else "pm",
-        "X": str(int(d.timestamp())), "x": str(int(d.timestamp() * 1000)),
+        "YYYY": f"{d.year:04d}",
+        "YY": f"{d.year % 100:02d}",
+        "Q": str((d.month - 1) // 3 + 1),
+        "MMMM": _MONTH_NAMES[d.month - 1].capitalize(),
+        "MMM": _MONTH_NAMES[d.month - 1][:3].capitalize(),
+        "MM": f"{d.month:02d}",
+        "Mo": _ordinal(d.month),
+        "M": str(d.month),
+        "DDDD": f"{d.timetuple().tm_yday:03d}",
+        "DDD": str(d.timetuple().tm_yday),
+        "DD": f"{d.day:02d}",
+        "Do": _ordinal(d.day),
+        "D": str(d.day),
+        "dddd": _DAYS[d.weekday()],
+        "ddd": _DAYS[d.weekday()][:3],
+        "dd": _DAYS[d.weekday()][:2],
+        "d": str((d.weekday() + 1) % 7),
+        "e": str((d.weekday() + 1) % 7),
+        "E": str(iso_day),
+        "ww": f"{week:02d}",
+        "w": str(week),
+        "wo": _ordinal(week),
+        "gggg": f"{week_year:04d}",
+        "WW": f"{iso_week:02d}",
+        "W": str(iso_week),
+        "Wo": _ordinal(iso_week),
+        "GGGG": f"{iso_year:04d}",
+        "HH": f"{d.hour:02d}",
+        "H": str(d.hour),
+        "hh": f"{hour12:02d}",
+        "h": str(hour12),
+        "mm": f"{d.minute:02d}",
+        "m": str(d.minute),
+        "ss": f"{d.second:02d}",
+        "s": str(d.second),
+        "A": "AM" if d.hour < 12 else "PM",
+        "a": "am" if d.hour < 12 else "pm",
+        "X": str(int(d.timestamp())),
+        "x": str(int(d.timestamp() * 1000)),
     }
     return values[tok]
 
 
-_FORMAT_TOKENS = sorted(["YYYY", "YY", "Q", "MMMM", "MMM", "MM", "Mo", "M", "DDDD", "DDD", "DD", "Do", "D", "dddd",
-                         "ddd", "dd", "d", "e", "E", "ww", "wo", "w", "gggg", "WW", "Wo", "W", "GGGG", "HH", "H",
-                         "hh", "h", "mm", "m", "ss", "s", "A", "a", "X", "x"], key=len, reverse=True)
+_FORMAT_TOKENS = sorted(
+    [
+        "YYYY",
+        "YY",
+        "Q",
+        "MMMM",
+        "MMM",
+        "MM",
+        "Mo",
+        "M",
+        "DDDD",
+        "DDD",
+        "DD",
+        "Do",
+        "D",
+        "dddd",
+        "ddd",
+        "dd",
+        "d",
+        "e",
+        "E",
+        "ww",
+        "wo",
+        "w",
+        "gggg",
+        "WW",
+        "Wo",
+        "W",
+        "GGGG",
+        "HH",
+        "H",
+        "hh",
+        "h",
+        "mm",
+        "m",
+        "ss",
+        "s",
+        "A",
+        "a",
+        "X",
+        "x",
+    ],
+    key=len,
+    reverse=True,
+)
 
 
 def format_moment(fmt: str, when: dt.datetime | dt.date) -> str:
@@ -264,7 +365,7 @@ def format_moment(fmt: str, when: dt.datetime | dt.date) -> str:
         if fmt[i] == "[":
             j = fmt.find("]", i)
             if j >= 0:
-                out.append(fmt[i + 1:j])
+                out.append(fmt[i + 1 : j])
                 i = j + 1
                 continue
         tok = next((t for t in _FORMAT_TOKENS if fmt.startswith(t, i)), None)

@@ -119,7 +119,7 @@ class PrefetchEntry:
         if max_where < 8:
             return None
         if len(where) > max_where:  # very long paths keep their end: the file name
-            where = "…" + where[-(max_where - 1):]
+            where = "…" + where[-(max_where - 1) :]
         prefix = f"- ({date}, {where}) "
         full = _oneline(self.text)
         text = shorten(full, room - len(prefix))
@@ -147,8 +147,14 @@ class PrefetchResult:
         return self.block
 
     def to_dict(self) -> dict[str, Any]:
-        return {"block": self.block, "chars": len(self.block), "budget": self.budget, "relevant": self.relevant,
-                "entries": [e.to_dict() for e in self.entries], "refreshed": list(self.refreshed)}
+        return {
+            "block": self.block,
+            "chars": len(self.block),
+            "budget": self.budget,
+            "relevant": self.relevant,
+            "entries": [e.to_dict() for e in self.entries],
+            "refreshed": list(self.refreshed),
+        }
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,7 @@ class _Pick:
 
 
 # -- pure parts ---------------------------------------------------------------------
+
 
 def _oneline(text: str) -> str:
     # One entry per line, and a note cannot close (or reopen) the block from inside it.
@@ -186,8 +193,9 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip() + "…"
 
 
-def render_block(entries: Sequence[PrefetchEntry], budget: int,
-                 entry_cap: int = 400) -> tuple[str, list[PrefetchEntry]]:
+def render_block(
+    entries: Sequence[PrefetchEntry], budget: int, entry_cap: int = 400
+) -> tuple[str, list[PrefetchEntry]]:
     """Pack entries (best first) into the block; stops at the first that no longer fits.
 
     The whole block, markers and newlines included, is at most `budget` characters, and
@@ -267,8 +275,17 @@ class _Remembered:
 
 # -- the edge: one call against a Memory ------------------------------------------------
 
-def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.datetime | None = None,
-             refresh_staged: bool = True, touch: bool = False, filters: NoteFilter | None = None) -> PrefetchResult:
+
+def prefetch(
+    ws: Workspace,
+    text: str,
+    *,
+    budget: int | None = None,
+    now: dt.datetime | None = None,
+    refresh_staged: bool = True,
+    touch: bool = False,
+    filters: NoteFilter | None = None,
+) -> PrefetchResult:
     """See `Memory.prefetch`. `filters` restrict the candidates before admission (filters.py)."""
     cfg = ws.config
     budget = cfg.prefetch_budget if budget is None else int(budget)
@@ -287,12 +304,19 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     allow = eligible(ws, filters)
     try:
         cands = ws.searcher(embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow,
-            windows=ws.window_scorer())
+            query,
+            mode="dense",
+            granularity="chunk",
+            candidates=pool,
+            exclude_prefixes=(staged_prefix,),
+            allow=allow,
+            windows=ws.window_scorer(),
+        )
     except VectorStoreUnavailableError as exc:  # a Chroma server went away: exact search over the catalog
         ws.lexical_only(exc)
         cands = Searcher(ws.catalog, None, embedder).search(
-            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow)
+            query, mode="dense", granularity="chunk", candidates=pool, exclude_prefixes=(staged_prefix,), allow=allow
+        )
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     best: dict[str, _Pick] = {}
     for c in cands:
@@ -314,8 +338,9 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
     picks = sorted(best.values(), key=lambda t: (-t.score, t.note.node_id))
     ranked = with_statements(ws, query, picks, cfg.prefetch_min_score, now, embedder, staged_prefix, allow)
 
-    entries = mark_changes(_merge_duplicates(ws, query, ranked, cfg.prefetch_entry_cap),
-                           {p.note.node_id: p.same_question for p in ranked})
+    entries = mark_changes(
+        _merge_duplicates(ws, query, ranked, cfg.prefetch_entry_cap), {p.note.node_id: p.same_question for p in ranked}
+    )
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(ranked))
     if refresh_staged and not cfg.read_only:
@@ -329,13 +354,25 @@ def prefetch(ws: Workspace, text: str, *, budget: int | None = None, now: dt.dat
 RECALL_K = 5
 
 
-def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedder, staged_prefix: str,
-                  allow: AbstractSet[str] | None = None) -> tuple[dict[str, tuple[str, ...]], dict[str, Ranked]]:
+def recall_groups(
+    ws: Workspace,
+    query: str,
+    now: dt.datetime,
+    embedder: Embedder,
+    staged_prefix: str,
+    allow: AbstractSet[str] | None = None,
+) -> tuple[dict[str, tuple[str, ...]], dict[str, Ranked]]:
     """What recall (hybrid, decay on, k=RECALL_K) would say answers the same question:
     node id -> the others of its group, and the ranked notes that are in a group."""
-    cands = ws.searcher(embedder).search(query, mode="hybrid", granularity="note", candidates=100,
-                                         exclude_prefixes=(staged_prefix,), allow=allow,
-                                         windows=ws.window_scorer())
+    cands = ws.searcher(embedder).search(
+        query,
+        mode="hybrid",
+        granularity="note",
+        candidates=100,
+        exclude_prefixes=(staged_prefix,),
+        allow=allow,
+        windows=ws.window_scorer(),
+    )
     # Only the head is ranked: the k come from it unless nearly all of it is dormant (then the
     # groups are merely smaller), and ranking every candidate's decay state would double the turn's cost.
     head = cands[: 4 * RECALL_K + 20]
@@ -347,8 +384,16 @@ def recall_groups(ws: Workspace, query: str, now: dt.datetime, embedder: Embedde
     return {n: r.same_question for n, r in grouped.items()}, grouped
 
 
-def with_statements(ws: Workspace, query: str, picks: Sequence[_Pick], min_score: float, now: dt.datetime,
-                    embedder: Embedder, staged_prefix: str, allow: AbstractSet[str] | None = None) -> list[_Pick]:
+def with_statements(
+    ws: Workspace,
+    query: str,
+    picks: Sequence[_Pick],
+    min_score: float,
+    now: dt.datetime,
+    embedder: Embedder,
+    staged_prefix: str,
+    allow: AbstractSet[str] | None = None,
+) -> list[_Pick]:
     """The admitted notes (score >= `min_score`), best first, each followed by the other
     statements of the question it answers, stated later first (issue 14).
 
@@ -389,8 +434,9 @@ def _companion(ws: Workspace, r: Ranked, now: dt.datetime) -> _Pick | None:
     gate = ws.decay.gate(r.state, now, r.cand.answer_similarity)
     if not gate.admitted:
         return None
-    return _Pick(decayed(r.cand.answer_similarity, gate.strength), r.cand, note, gate.strength, gate.reactivated,
-                 r.state)
+    return _Pick(
+        decayed(r.cand.answer_similarity, gate.strength), r.cand, note, gate.strength, gate.reactivated, r.state
+    )
 
 
 def mark_changes(entries: list[PrefetchEntry], groups: dict[str, tuple[str, ...]]) -> list[PrefetchEntry]:
@@ -427,12 +473,19 @@ def _merge_duplicates(ws: Workspace, query: str, ranked: Sequence[_Pick], cap: i
             kept[twin] = (replace(other, merged=(*other.merged, note.path)), other_chunk)
             continue
         entry = PrefetchEntry(
-            node_id=note.node_id, path=note.path, title=note.title, heading=chunk.heading,
-            date=stated_day(pick.stated), text=shorten(shown, cap), score=round(score, 6),
-            similarity=round(cand.similarity, 6), strength=round(strength, 6), reactivated=reactivated)
+            node_id=note.node_id,
+            path=note.path,
+            title=note.title,
+            heading=chunk.heading,
+            date=stated_day(pick.stated),
+            text=shorten(shown, cap),
+            score=round(score, 6),
+            similarity=round(cand.similarity, 6),
+            strength=round(strength, 6),
+            reactivated=reactivated,
+        )
         kept.append((entry, chunk))
     return [e for e, _ in kept]
 
 
-__all__ = ["CLOSE", "OPEN", "PrefetchEntry", "PrefetchResult", "entry_date", "prefetch", "render_block",
-           "shorten"]
+__all__ = ["CLOSE", "OPEN", "PrefetchEntry", "PrefetchResult", "entry_date", "prefetch", "render_block", "shorten"]

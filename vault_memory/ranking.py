@@ -43,6 +43,7 @@ FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) con
 
 # -- fusion ---------------------------------------------------------------------------
 
+
 def minmax(scores: npt.ArrayLike) -> FloatArray:
     """Min-max to [0, 1] over the candidates (all 1 when they are equal, e.g. a single one)."""
     arr = np.asarray(scores, dtype=np.float64)
@@ -54,8 +55,13 @@ def minmax(scores: npt.ArrayLike) -> FloatArray:
     return (arr - lo) / (hi - lo)
 
 
-def fuse(mode: Mode, lexical: npt.ArrayLike, dense: npt.ArrayLike, coverage: npt.ArrayLike | None = None,
-         alpha: float = FUSION_ALPHA) -> FloatArray:
+def fuse(
+    mode: Mode,
+    lexical: npt.ArrayLike,
+    dense: npt.ArrayLike,
+    coverage: npt.ArrayLike | None = None,
+    alpha: float = FUSION_ALPHA,
+) -> FloatArray:
     """Relevance in [0, 1] of each candidate (arrays aligned by candidate; absent scores are 0).
 
     hybrid: `alpha * minmax(cosine) + (1 - alpha) * minmax(bm25) * coverage`. BM25 is scaled
@@ -130,6 +136,7 @@ def is_full_cue(terms: Set[str], text: str) -> bool:
 
 # -- records --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Window:
     """The best answer window (sentence) of one chunk for one query (windows.py)."""
@@ -190,9 +197,19 @@ class Ranked:
 
 # -- ordering -------------------------------------------------------------------------
 
-def rank(cands: Sequence[Candidate], notes: Mapping[str, NoteRow], *, model: DecayModel, now: dt.datetime,
-         decay: bool, k: int, vectors: Mapping[str, np.ndarray] | None = None,
-         same_subject: float = SAME_SUBJECT_COSINE, band: float = RELEVANCE_BAND) -> list[Ranked]:
+
+def rank(
+    cands: Sequence[Candidate],
+    notes: Mapping[str, NoteRow],
+    *,
+    model: DecayModel,
+    now: dt.datetime,
+    decay: bool,
+    k: int,
+    vectors: Mapping[str, np.ndarray] | None = None,
+    same_subject: float = SAME_SUBJECT_COSINE,
+    band: float = RELEVANCE_BAND,
+) -> list[Ranked]:
     """Decide relevance first, then let strength order what says the same thing.
 
     1. Dormant notes (strength < threshold, not pinned) drop out unless their best chunk's
@@ -257,9 +274,14 @@ def answer_vector(r: Ranked, vectors: Mapping[str, np.ndarray]) -> np.ndarray | 
     return vectors.get(r.cand.chunk.text_hash)
 
 
-def fresher_first(items: list[Ranked], vectors: Mapping[str, np.ndarray],
-                  same_subject: float = SAME_SUBJECT_COSINE, band: float = RELEVANCE_BAND,
-                  answer_floor: float = ANSWER_FLOOR, answer_margin: float = ANSWER_MARGIN) -> list[Ranked]:
+def fresher_first(
+    items: list[Ranked],
+    vectors: Mapping[str, np.ndarray],
+    same_subject: float = SAME_SUBJECT_COSINE,
+    band: float = RELEVANCE_BAND,
+    answer_floor: float = ANSWER_FLOOR,
+    answer_margin: float = ANSWER_MARGIN,
+) -> list[Ranked]:
     """Group the items that answer the same question; refill each group's positions freshest first.
 
     Each item learns the others of its group (`same_question`) and, when it moved, why (`moves`).
@@ -270,9 +292,17 @@ def fresher_first(items: list[Ranked], vectors: Mapping[str, np.ndarray],
     mat = np.vstack([np.asarray(a, dtype=np.float32) for a in answers if a is not None])
     fixed = [is_episodic(r.state) for r in items]
     fresh = [freshness(r.state, r.strength) for r in items]
-    groups = same_question_groups(mat, [r.score for r in items], [r.node_id for r in items], same_subject,
-                                  band, fixed, [r.cand.answer_similarity for r in items], answer_floor,
-                                  answer_margin)
+    groups = same_question_groups(
+        mat,
+        [r.score for r in items],
+        [r.node_id for r in items],
+        same_subject,
+        band,
+        fixed,
+        [r.cand.answer_similarity for r in items],
+        answer_floor,
+        answer_margin,
+    )
     order = refill(groups, fresh, len(items))
     out = list(items)
     for members in groups:
@@ -292,10 +322,17 @@ def fresher_first(items: list[Ranked], vectors: Mapping[str, np.ndarray],
     return moved
 
 
-def same_question_groups(vectors: np.ndarray, relevance: Sequence[float], owners: Sequence[str],
-                         same_subject: float, band: float, fixed: Sequence[bool] | None = None,
-                         answers: Sequence[float] | None = None, answer_floor: float = ANSWER_FLOOR,
-                         answer_margin: float = ANSWER_MARGIN) -> list[list[int]]:
+def same_question_groups(
+    vectors: np.ndarray,
+    relevance: Sequence[float],
+    owners: Sequence[str],
+    same_subject: float,
+    band: float,
+    fixed: Sequence[bool] | None = None,
+    answers: Sequence[float] | None = None,
+    answer_floor: float = ANSWER_FLOOR,
+    answer_margin: float = ANSWER_MARGIN,
+) -> list[list[int]]:
     """Which items (in relevance order) answer the same question: connected components, each in order.
 
     Items i < j are linked when they belong to different notes, neither is `fixed` (episodic:
@@ -318,8 +355,11 @@ def same_question_groups(vectors: np.ndarray, relevance: Sequence[float], owners
         for j in range(i + 1, n):
             if fixed[i] or fixed[j] or owners[i] == owners[j] or relevance[i] - relevance[j] > band:
                 continue
-            both_answer = (answers is not None and min(answers[i], answers[j]) >= answer_floor
-                           and abs(answers[i] - answers[j]) <= answer_margin)
+            both_answer = (
+                answers is not None
+                and min(answers[i], answers[j]) >= answer_floor
+                and abs(answers[i] - answers[j]) <= answer_margin
+            )
             if sims[i, j] >= same_subject or both_answer:
                 parent[find(j)] = find(i)
     groups: dict[int, list[int]] = {}
@@ -339,10 +379,18 @@ def refill(groups: Sequence[Sequence[int]], freshness: Sequence[Any], n: int) ->
     return order
 
 
-def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshness: Sequence[Any],
-                       owners: Sequence[str], same_subject: float, band: float,
-                       fixed: Sequence[bool] | None = None, answers: Sequence[float] | None = None,
-                       answer_floor: float = ANSWER_FLOOR, answer_margin: float = ANSWER_MARGIN) -> list[int]:
+def same_subject_order(
+    vectors: np.ndarray,
+    relevance: Sequence[float],
+    freshness: Sequence[Any],
+    owners: Sequence[str],
+    same_subject: float,
+    band: float,
+    fixed: Sequence[bool] | None = None,
+    answers: Sequence[float] | None = None,
+    answer_floor: float = ANSWER_FLOOR,
+    answer_margin: float = ANSWER_MARGIN,
+) -> list[int]:
     """The permutation `rank` applies (pure; bench/studies/calibrate.py replays it).
 
     `vectors` are the items' answers (best windows, else best chunks); groups are
@@ -350,8 +398,9 @@ def same_subject_order(vectors: np.ndarray, relevance: Sequence[float], freshnes
     answers' likeness links items (the rule before issue 14, on chunk vectors).
     Returns `order` such that output position p holds input item order[p].
     """
-    groups = same_question_groups(vectors, relevance, owners, same_subject, band, fixed, answers, answer_floor,
-                                  answer_margin)
+    groups = same_question_groups(
+        vectors, relevance, owners, same_subject, band, fixed, answers, answer_floor, answer_margin
+    )
     return refill(groups, freshness, len(relevance))
 
 
@@ -399,6 +448,27 @@ def successors_first(items: list[Ranked]) -> list[Ranked]:
     return order
 
 
-__all__ = ["ANSWER_FLOOR", "ANSWER_MARGIN", "FUSION_ALPHA", "RELEVANCE_BAND", "SAME_SUBJECT_COSINE", "Candidate",
-           "Mode", "Ranked", "Window", "answer_vector", "change_label", "coverage", "freshness", "fuse", "is_full_cue",
-           "minmax", "query_terms", "rank", "refill", "same_question_groups", "same_subject_order", "successors_first"]
+__all__ = [
+    "ANSWER_FLOOR",
+    "ANSWER_MARGIN",
+    "FUSION_ALPHA",
+    "RELEVANCE_BAND",
+    "SAME_SUBJECT_COSINE",
+    "Candidate",
+    "Mode",
+    "Ranked",
+    "Window",
+    "answer_vector",
+    "change_label",
+    "coverage",
+    "freshness",
+    "fuse",
+    "is_full_cue",
+    "minmax",
+    "query_terms",
+    "rank",
+    "refill",
+    "same_question_groups",
+    "same_subject_order",
+    "successors_first",
+]

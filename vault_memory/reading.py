@@ -97,6 +97,7 @@ def find_section(marks: list[Heading], heading: str, total: int) -> tuple[Headin
     want = parts[-1] if parts else ""
     matches = [i for i, h in enumerate(marks) if _norm_heading(h.text) == want]
     if len(parts) > 1:  # prefer one whose ancestors match the earlier parts
+
         def ancestors(i: int) -> list[str]:
             out, level = [], marks[i].level
             for h in reversed(marks[:i]):
@@ -104,12 +105,13 @@ def find_section(marks: list[Heading], heading: str, total: int) -> tuple[Headin
                     out.append(_norm_heading(h.text))
                     level = h.level
             return out
+
         matches = [i for i in matches if set(parts[:-1]) <= set(ancestors(i))] or matches
     if not matches:
         listed = "; ".join(h.text for h in marks[:20]) or "it has none"
         raise NoteNotFoundError(heading, f"no such heading in this note (its headings: {listed})")
     i = matches[0]
-    end = next((h.line for h in marks[i + 1:] if h.level <= marks[i].level), total)
+    end = next((h.line for h in marks[i + 1 :] if h.level <= marks[i].level), total)
     return marks[i], marks[i].line, end
 
 
@@ -138,8 +140,14 @@ def check_readable(ws: Workspace, note: ParsedNote) -> None:
         raise NoteNotFoundError(note.path, "is private (`private: true`): vault-memory never reads it out")
 
 
-def read(ws: Workspace, target: str, *, heading: str | None = None,
-         lines: str | tuple[int | None, int | None] | None = None, max_chars: int | None = None) -> NoteText:
+def read(
+    ws: Workspace,
+    target: str,
+    *,
+    heading: str | None = None,
+    lines: str | tuple[int | None, int | None] | None = None,
+    max_chars: int | None = None,
+) -> NoteText:
     """See the module docstring. `heading` overrides a `#heading` in the target."""
     found = resolve_target(ws, target)
     section = (heading if heading is not None else found.heading).strip()
@@ -165,8 +173,10 @@ def read(ws: Workspace, target: str, *, heading: str | None = None,
         first, last = span[0] - 1, (span[1] if span[1] is not None else total)
         if first >= hi or last <= lo:
             where = f"section {shown!r} spans" if section else "the note has"
-            raise ConfigError(f"lines {span[0]}:{span[1] or ''} are outside what can be read: {where} "
-                              f"lines {lo + 1 if hi else 0}-{hi}")
+            raise ConfigError(
+                f"lines {span[0]}:{span[1] or ''} are outside what can be read: {where} "
+                f"lines {lo + 1 if hi else 0}-{hi}"
+            )
         lo, hi = max(lo, first), min(hi, last)
     picked = body_lines[lo:hi]
     truncated, next_line = False, None
@@ -193,17 +203,26 @@ def read(ws: Workspace, target: str, *, heading: str | None = None,
     state = ws.decay.state(note.meta, note.mtime, note.path)
     stated = state.stated.when
     return NoteText(
-        path=note.path, node_id=node_id, title=whole.title, heading=shown, text=text,
-        start_line=lo + 1 if picked else 0, end_line=lo + len(picked), line_count=total,
-        truncated=truncated, next_line=next_line,
-        tags=list(whole.tags), aliases=list(whole.aliases), links=list(links),
+        path=note.path,
+        node_id=node_id,
+        title=whole.title,
+        heading=shown,
+        text=text,
+        start_line=lo + 1 if picked else 0,
+        end_line=lo + len(picked),
+        line_count=total,
+        truncated=truncated,
+        next_line=next_line,
+        tags=list(whole.tags),
+        aliases=list(whole.aliases),
+        links=list(links),
         outline=[{"heading": h.text, "level": h.level, "line": h.line + 1} for h in marks[:OUTLINE_MAX]],
         created=_iso(note.meta.get("created")),
         stated=(stated.isoformat() if state.stated.exact else stated.date().isoformat()) if stated else None,
         last_accessed=_iso(note.meta.get("last_accessed")),
-        modified=dt.datetime.fromtimestamp(note.mtime, tz=dt.UTC).isoformat(timespec="seconds") if note.mtime
-        else None,
-        pinned=state.pinned, superseded_by=list(parse_list(note.meta.get("superseded_by"))),
+        modified=dt.datetime.fromtimestamp(note.mtime, tz=dt.UTC).isoformat(timespec="seconds") if note.mtime else None,
+        pinned=state.pinned,
+        superseded_by=list(parse_list(note.meta.get("superseded_by"))),
     )
 
 

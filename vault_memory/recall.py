@@ -66,17 +66,41 @@ def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
     c, state = r.cand, r.state
     stated = state.stated.when
     date = (stated.isoformat() if state.stated.exact else stated.date().isoformat()) if stated is not None else None
-    return Hit(path=note.path, node_id=note.node_id, title=note.title, heading=c.chunk.heading,
-               snippet=snippet(c.chunk.text, query), score=round(r.score, 6), relevance=round(c.relevance, 6),
-               similarity=round(c.similarity, 6), strength=round(r.strength, 6), tier=state.tier,
-               pinned=state.pinned, dormant=r.dormant, reactivated=r.reactivated,
-               superseded_by=list(state.superseded_by), chunk_id=c.chunk.chunk_id, text=c.chunk.text,
-               date=date)
+    return Hit(
+        path=note.path,
+        node_id=note.node_id,
+        title=note.title,
+        heading=c.chunk.heading,
+        snippet=snippet(c.chunk.text, query),
+        score=round(r.score, 6),
+        relevance=round(c.relevance, 6),
+        similarity=round(c.similarity, 6),
+        strength=round(r.strength, 6),
+        tier=state.tier,
+        pinned=state.pinned,
+        dormant=r.dormant,
+        reactivated=r.reactivated,
+        superseded_by=list(state.superseded_by),
+        chunk_id=c.chunk.chunk_id,
+        text=c.chunk.text,
+        date=date,
+    )
 
 
-def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", decay: bool = True,
-           now: dt.datetime | None = None, touch: bool = True, granularity: Granularity = "note",
-           include_staged: bool = False, filters: NoteFilter | None = None, explain: bool = False) -> list[Hit]:
+def recall(
+    ws: Workspace,
+    query: str,
+    k: int = 5,
+    *,
+    mode: Mode = "hybrid",
+    decay: bool = True,
+    now: dt.datetime | None = None,
+    touch: bool = True,
+    granularity: Granularity = "note",
+    include_staged: bool = False,
+    filters: NoteFilter | None = None,
+    explain: bool = False,
+) -> list[Hit]:
     """See `Memory.recall`. `filters` restrict the candidates before ranking (filters.py)."""
     allow = eligible(ws, filters)
     if not query.strip() or allow == set():
@@ -96,14 +120,22 @@ def recall(ws: Workspace, query: str, k: int = 5, *, mode: Mode = "hybrid", deca
         # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
         # dormancy by, so the query is not embedded and no model is loaded for this answer.
         similarity = decay and ws.vectors().embedded > 0
-        cands = searcher.search(query, mode=mode, granularity=granularity, with_similarity=similarity,
-                                candidates=pool, exclude_prefixes=exclude, allow=allow,
-                                windows=ws.window_scorer() if mode != "bm25" else None)
+        cands = searcher.search(
+            query,
+            mode=mode,
+            granularity=granularity,
+            with_similarity=similarity,
+            candidates=pool,
+            exclude_prefixes=exclude,
+            allow=allow,
+            windows=ws.window_scorer() if mode != "bm25" else None,
+        )
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
         lexical_only = True
         cands = Searcher(ws.catalog, None, ws.embedder).search(
-            query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude, allow=allow)
+            query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude, allow=allow
+        )
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
@@ -138,15 +170,18 @@ def day_of(date: str | None) -> str | None:
     return date[:10] if date else None
 
 
-def explain_hit(place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *, mode: Mode,
-                decay: bool) -> dict[str, Any]:
+def explain_hit(
+    place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *, mode: Mode, decay: bool
+) -> dict[str, Any]:
     """How one hit was ranked: the parts of its relevance, its decay facts, and why it moved."""
     c, st = r.cand, r.state
     path_of = {x.node_id: h.path for x, h in zip(ranked, hits, strict=True)}
     why = list(r.moves)
     if r.relevance_rank and r.relevance_rank < place and not r.moves:
-        why.append(f"moved below #{place - 1}: " + ("a later statement of the same question ranks first"
-                                                      if r.same_question else "its successor ranks first"))
+        why.append(
+            f"moved below #{place - 1}: "
+            + ("a later statement of the same question ranks first" if r.same_question else "its successor ranks first")
+        )
     for s in st.superseded_by:
         why.append(f"superseded by {path_of.get(s, s)}: never ranked above it")
     return {
@@ -162,8 +197,9 @@ def explain_hit(place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *,
         "strength": round(r.strength, 4),
         "tier": st.tier,
         "pinned": st.pinned,
-        "stated": None if st.stated.when is None else {"when": day_of(st.stated.when.isoformat()),
-                                                       "source": st.stated.source},
+        "stated": None
+        if st.stated.when is None
+        else {"when": day_of(st.stated.when.isoformat()), "source": st.stated.source},
         "dormant": r.dormant,
         "reactivated": r.reactivated,
         "same_question": [path_of[n] for n in r.same_question if n in path_of],

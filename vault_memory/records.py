@@ -1,11 +1,11 @@
 """What the agent's write path returns: plain records, each with `to_dict()` for JSON.
 
-    StagedMemory   one staged memory as it is on disk now
-    Conflict       a note a new memory is very similar to
-    Committed      a memory now in the memory folder
-    Left           a staged memory a commit did not commit, and why
-    CommitReport   exactly what a commit committed and left
-    PinResult      what `pin` / `unpin` did
+StagedMemory   one staged memory as it is on disk now
+Conflict       a note a new memory is very similar to
+Committed      a memory now in the memory folder
+Left           a staged memory a commit did not commit, and why
+CommitReport   exactly what a commit committed and left
+PinResult      what `pin` / `unpin` did
 """
 
 from __future__ import annotations

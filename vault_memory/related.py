@@ -102,8 +102,11 @@ def _own_chunks(ws: Workspace, path: str) -> tuple[str, str, tuple[str, ...], li
         return row.node_id, row.title, row.links, [c.text for c in chunks], mat
     # not indexed (yet), or changed since: chunk it like the indexer; embed only unseen text
     emb = ws.embedder
-    texts = [c.text for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
-             if c.text.strip()][:SOURCE_CHUNKS]
+    texts = [
+        c.text
+        for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
+        if c.text.strip()
+    ][:SOURCE_CHUNKS]
     cached = ws.catalog.get_vectors([sha256_hex(t) for t in texts])
     missing = [t for t in texts if sha256_hex(t) not in cached]
     fresh = dict(zip(missing, emb.embed(missing), strict=True)) if missing else {}
@@ -114,8 +117,9 @@ def _own_chunks(ws: Workspace, path: str) -> tuple[str, str, tuple[str, ...], li
     return node_id, info.title, info.links, texts, mat
 
 
-def _link_graph(ws: Workspace, table: Names, path: str,
-                links: tuple[str, ...]) -> tuple[dict[str, str], set[str], list[str]]:
+def _link_graph(
+    ws: Workspace, table: Names, path: str, links: tuple[str, ...]
+) -> tuple[dict[str, str], set[str], list[str]]:
     """(links out: path -> link text, backlinks: paths, unresolved link texts)."""
     out: dict[str, str] = {}
     unresolved: list[str] = []
@@ -193,13 +197,28 @@ def related(ws: Workspace, target: str, *, k: int = 10) -> Related:
             reasons.append("linked from this note")
         if sim is not None and sim >= MIN_SIMILARITY:
             reasons.append(f"similar: {passage}")
-        return RelatedNote(row.path, nid, row.title, row.path in linked_paths, row.path in back, row.path in out,
-                           None if sim is None else round(sim, 4), passage, reasons)
+        return RelatedNote(
+            row.path,
+            nid,
+            row.title,
+            row.path in linked_paths,
+            row.path in back,
+            row.path in out,
+            None if sim is None else round(sim, 4),
+            passage,
+            reasons,
+        )
 
     linked = [entry(by_path[p].node_id) for p in linked_paths if p in by_path]
     linked.sort(key=lambda r: (-(r.similarity if r.similarity is not None else -1.0), r.path))
-    similar = [nid for nid, (sim, _, _) in best.items() if nid in rows and rows[nid].path not in linked_paths
-               and sim >= MIN_SIMILARITY and not (staging and in_folder(rows[nid].path, staging))]
+    similar = [
+        nid
+        for nid, (sim, _, _) in best.items()
+        if nid in rows
+        and rows[nid].path not in linked_paths
+        and sim >= MIN_SIMILARITY
+        and not (staging and in_folder(rows[nid].path, staging))
+    ]
     similar.sort(key=lambda nid: (-best[nid][0], rows[nid].path))
     items = linked[:LINKS_MAX] + [entry(nid) for nid in similar[:k]]
     items.sort(key=lambda r: (-(r.similarity if r.similarity is not None else -1.0), r.path))

@@ -163,8 +163,9 @@ class Identities:
 
 
 def _needs_translation(meta: Mapping[str, Any]) -> bool:
-    return any(is_link(v) or "/" in v
-               for key in ("supersedes", "superseded_by") for v in relation_values(meta.get(key)))
+    return any(
+        is_link(v) or "/" in v for key in ("supersedes", "superseded_by") for v in relation_values(meta.get(key))
+    )
 
 
 def with_identities(ws: Workspace, rows: Mapping[str, NoteRow]) -> dict[str, NoteRow]:
@@ -187,5 +188,14 @@ def with_identities(ws: Workspace, rows: Mapping[str, NoteRow]) -> dict[str, Not
     return out
 
 
-__all__ = ["RELATION_KEYS", "Identities", "is_link", "link_names", "link_text", "note_stems", "relation_values",
-           "stems", "with_identities"]
+__all__ = [
+    "RELATION_KEYS",
+    "Identities",
+    "is_link",
+    "link_names",
+    "link_text",
+    "note_stems",
+    "relation_values",
+    "stems",
+    "with_identities",
+]

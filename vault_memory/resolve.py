@@ -81,8 +81,9 @@ def _by_id_on_disk(ws: Workspace, target: str) -> str | None:
     """Not indexed yet (the index is written by another process, or stale): look for the id where
     the agent's memories live. Reads every memory, so it is the last thing tried."""
     places = walk_notes(ws.vault, ws.rules, folder_setting(ws.config.staging_folder, "staging_folder")).notes
-    places += walk_notes(ws.vault, ws.rules, folder_setting(ws.config.memory_folder, "memory_folder",
-                                                             allow_root=True), recursive=False).notes
+    places += walk_notes(
+        ws.vault, ws.rules, folder_setting(ws.config.memory_folder, "memory_folder", allow_root=True), recursive=False
+    ).notes
     return next((rel for rel in places if _has_id(ws, rel, target)), None)
 
 
@@ -109,7 +110,7 @@ def resolve_target(ws: Workspace, target: str) -> Target:
     if not name:
         raise ConfigError("no note given; pass a title, a [[link]], a vault path or a node_id")
     if name.startswith("path:"):
-        found = _by_path(ws, name[len("path:"):])
+        found = _by_path(ws, name[len("path:") :])
         if found:
             return Target(found, heading, "path")
         raise NoteNotFoundError(raw, "no note at this path (it may have been moved or deleted)")
@@ -141,8 +142,10 @@ def resolve_target(ws: Workspace, target: str) -> Target:
         return Target(found, heading, "node_id")
     near = table.near(name)
     hint = f"near matches: {'; '.join(near)}" if near else "no note has a similar name"
-    raise NoteNotFoundError(raw, f"no note by this title, alias, path or node_id ({hint}); "
-                                 "`vault-memory recall` finds notes by what they say")
+    raise NoteNotFoundError(
+        raw,
+        f"no note by this title, alias, path or node_id ({hint}); `vault-memory recall` finds notes by what they say",
+    )
 
 
 class Resolver:
@@ -164,5 +167,13 @@ def resolve_note(ws: Workspace, target: str) -> str:
     return resolve_target(ws, target).path
 
 
-__all__ = ["AmbiguousTargetError", "Names", "Resolver", "Target", "names", "resolve_note", "resolve_target",
-           "split_link"]
+__all__ = [
+    "AmbiguousTargetError",
+    "Names",
+    "Resolver",
+    "Target",
+    "names",
+    "resolve_note",
+    "resolve_target",
+    "split_link",
+]

@@ -20,6 +20,9 @@ never loses a person's edit:
   is written; the record says where their version went;
 - saved within the last `quiet_seconds` (someone is typing in it): not touched now (busy);
 - a note at that path without `generated_by: vault-memory` is someone's own note: refused.
+
+Longer than 500 lines because each section of the review note (drafts, fading, dormant, back,
+superseded, unreadable) is gathered here from the same reading of the vault and the same clock.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def ignore_pattern(ws_config: Any) -> list[str]:
 
 
 # -- records ------------------------------------------------------------------------------
+
 
 @dataclass
 class ConflictView:
@@ -166,17 +170,23 @@ class Review:
         out = clean(asdict(self))
         out["now"] = iso(self.now)
         out["unreadable"] = [{"path": p, "reason": why} for p, why in self.unreadable]
-        out["drafts"] = [d | {"commands": [{"meaning": m, "command": c} for m, c in d["commands"]]}
-                         for d in out["drafts"]]
-        out["chart"] = {"days": self.chart_days, "dormant_below": self.dormant_below,
-                        "lines": [{"path": c.note.path, "title": c.note.title, "values": c.values} for c in self.chart]}
+        out["drafts"] = [
+            d | {"commands": [{"meaning": m, "command": c} for m, c in d["commands"]]} for d in out["drafts"]
+        ]
+        out["chart"] = {
+            "days": self.chart_days,
+            "dormant_below": self.dormant_below,
+            "lines": [{"path": c.note.path, "title": c.note.title, "values": c.values} for c in self.chart],
+        }
         out.pop("chart_days")
-        out["counts"] = {k: len(getattr(self, k)) for k in ("drafts", "fading", "dormant", "reactivated", "superseded",
-                                                             "unreadable")}
+        out["counts"] = {
+            k: len(getattr(self, k)) for k in ("drafts", "fading", "dormant", "reactivated", "superseded", "unreadable")
+        }
         return dict(out)
 
 
 # -- gathering ----------------------------------------------------------------------------
+
 
 def dormant_on(model: Any, state: MemoryState) -> dt.datetime | None:
     """When the note's strength falls below `dormant_below` if nothing rehearses it (None: never)."""
@@ -187,8 +197,10 @@ def dormant_on(model: Any, state: MemoryState) -> dt.datetime | None:
 
 
 _WORD = re.compile(r"[^\W\d_]{3,}")
-_COMMON = frozenset("the and for with that this from have has was were are not but you your our they them its "
-                    "now then than into over also just about after before when what which who".split())
+_COMMON = frozenset(
+    "the and for with that this from have has was were are not but you your our they them its "
+    "now then than into over also just about after before when what which who".split()
+)
 
 
 def _words(text: str) -> set[str]:
@@ -213,7 +225,7 @@ def _excerpt(text: str, about: str = "", limit: int = CONFLICT_EXCERPT) -> str:
         else:
             start -= 1
             size += len(lines[start]) + 1
-    piece = "\n".join(lines[start:end + 1]).strip()
+    piece = "\n".join(lines[start : end + 1]).strip()
     if len(piece) > limit + 200:  # one enormous line: cut it on a word
         piece = piece[:limit].rsplit(" ", 1)[0]
         end = len(lines)
@@ -226,8 +238,9 @@ def _commands(sm: StagedMemory, conflicts: list[ConflictView], expired: bool) ->
     for c in conflicts:
         out.append((f"it replaces {c.link}", f'vault-memory commit {nid} --supersedes "{c.path}"'))
     keep = "both are true" if conflicts else "keep it"
-    out.append((f"{keep} (it expired, but committing by id still works)" if expired else keep,
-                f"vault-memory commit {nid}"))
+    out.append(
+        (f"{keep} (it expired, but committing by id still works)" if expired else keep, f"vault-memory commit {nid}")
+    )
     out.append(("it is wrong" if conflicts else "drop it", f"vault-memory discard {nid}"))
     return out
 
@@ -246,15 +259,37 @@ def _drafts(ws: Workspace, now: dt.datetime, stems: dict[str, list[str]]) -> lis
             link = link_text(c.path, stems, c.title) if c.path else (c.title or c.node_id)
             conflicts.append(ConflictView(c.node_id, c.path, c.title, link, text))
         expired = sm.expires is not None and sm.expires <= now
-        out.append(DraftView(sm.node_id, sm.path, sm.title, link_text(sm.path, stems, sm.title), sm.text, sm.created,
-                             sm.expires, expired, sm.needs_review, conflicts, _commands(sm, conflicts, expired)))
+        out.append(
+            DraftView(
+                sm.node_id,
+                sm.path,
+                sm.title,
+                link_text(sm.path, stems, sm.title),
+                sm.text,
+                sm.created,
+                sm.expires,
+                expired,
+                sm.needs_review,
+                conflicts,
+                _commands(sm, conflicts, expired),
+            )
+        )
     return out
 
 
 def _view(ws: Workspace, row: NoteRow, state: MemoryState, now: dt.datetime, stems: dict[str, list[str]]) -> NoteView:
-    return NoteView(row.node_id, row.path, row.title, link_text(row.path, stems, row.title), state.tier,
-                    round(ws.decay.strength(state, now), 4), dormant_on(ws.decay, state), state.anchor,
-                    parse_int(row.meta.get("access_count")), parse_time(row.meta.get("reactivated")))
+    return NoteView(
+        row.node_id,
+        row.path,
+        row.title,
+        link_text(row.path, stems, row.title),
+        state.tier,
+        round(ws.decay.strength(state, now), 4),
+        dormant_on(ws.decay, state),
+        state.anchor,
+        parse_int(row.meta.get("access_count")),
+        parse_time(row.meta.get("reactivated")),
+    )
 
 
 def _superseded(ws: Workspace, rows: list[NoteRow], stems: dict[str, list[str]]) -> list[SupersededView]:
@@ -265,9 +300,18 @@ def _superseded(ws: Workspace, rows: list[NoteRow], stems: dict[str, list[str]])
 
     def add(old: NoteRow, new: NoteRow) -> None:
         when = parse_time(new.meta.get("created")) or parse_time(new.meta.get("last_accessed"))
-        pairs.setdefault((old.path, new.path), SupersededView(
-            old.path, old.title, link_text(old.path, stems, old.title), new.path, new.title,
-            link_text(new.path, stems, new.title), when))
+        pairs.setdefault(
+            (old.path, new.path),
+            SupersededView(
+                old.path,
+                old.title,
+                link_text(old.path, stems, old.title),
+                new.path,
+                new.title,
+                link_text(new.path, stems, new.title),
+                when,
+            ),
+        )
 
     for row in rows:
         for value in relation_values(row.meta.get("supersedes")):
@@ -282,16 +326,22 @@ def _superseded(ws: Workspace, rows: list[NoteRow], stems: dict[str, list[str]])
     return sorted(pairs.values(), key=lambda s: s.when or earliest, reverse=True)
 
 
-def _chart(ws: Workspace, views: list[tuple[NoteView, MemoryState]], now: dt.datetime,
-           memory_folder: str, limit: int) -> tuple[list[ChartLine], list[int]]:
+def _chart(
+    ws: Workspace, views: list[tuple[NoteView, MemoryState]], now: dt.datetime, memory_folder: str, limit: int
+) -> tuple[list[ChartLine], list[int]]:
     """The memories that matter most, and their strength each week ahead if nothing recalls them:
     the most recalled first, then the agent's own memories, then the strongest; not yet dormant."""
     days = [7 * w for w in range(CHART_WEEKS + 1)]
     # The agent's memories and whatever recall has used: a person's untouched notes all decay alike
     # from their dates, and a chart of identical lines says nothing.
-    alive = [(v, s) for v, s in views
-             if not s.pinned and s.anchor is not None and v.strength >= ws.decay.dormant_below
-             and (v.access_count > 0 or not memory_folder or in_folder(v.path, memory_folder))]
+    alive = [
+        (v, s)
+        for v, s in views
+        if not s.pinned
+        and s.anchor is not None
+        and v.strength >= ws.decay.dormant_below
+        and (v.access_count > 0 or not memory_folder or in_folder(v.path, memory_folder))
+    ]
 
     def rank(item: tuple[NoteView, MemoryState]) -> tuple[int, int, float, str]:
         v, _ = item
@@ -299,16 +349,21 @@ def _chart(ws: Workspace, views: list[tuple[NoteView, MemoryState]], now: dt.dat
         return (-v.access_count, 0 if mine else 1, -v.strength, v.path)
 
     chosen = sorted(alive, key=rank)[:limit]
-    return [ChartLine(v, [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days])
-            for v, s in chosen], days
+    return [
+        ChartLine(v, [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days]) for v, s in chosen
+    ], days
 
 
 def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 6) -> Review:
     """Everything the review shows, at `now` (see the module docstring)."""
     now = now_utc(ws, now)
     window = dt.timedelta(days=ws.config.review_window_days)
-    review = Review(now=now, window_days=ws.config.review_window_days, path=review_path(ws.config),
-                    dormant_below=ws.decay.dormant_below)
+    review = Review(
+        now=now,
+        window_days=ws.config.review_window_days,
+        path=review_path(ws.config),
+        dormant_below=ws.decay.dormant_below,
+    )
     try:
         rows = ws.catalog.notes()
         failures = ws.catalog.failures()
@@ -343,6 +398,7 @@ def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 
 
 
 # -- writing the note ------------------------------------------------------------------------
+
 
 def content_hash(meta: dict[str, Any], body: str) -> str:
     """What `review_hash` records: the frontmatter's values (but the hash) and the body, so an edit
@@ -410,8 +466,11 @@ def _write(ws: Workspace, review: Review) -> Review:
             _keep(ws, review, rel, None)
         if current is not None:
             if str(current.meta.get("generated_by") or "").strip() != GENERATED_BY:
-                raise NoteError(rel, "exists and is not the review note (no `generated_by: vault-memory`); "
-                                     "it was left alone; move it, or set review_note to another path")
+                raise NoteError(
+                    rel,
+                    "exists and is not the review note (no `generated_by: vault-memory`); "
+                    "it was left alone; move it, or set review_note to another path",
+                )
             if not is_ours_unchanged(current):
                 _keep(ws, review, rel, current.file_hash)
                 current = None
@@ -423,8 +482,14 @@ def _write(ws: Workspace, review: Review) -> Review:
             if current is None:
                 write_note(ws.vault, rel, expected_hash=None, set_fields=meta, body=body)
             else:
-                write_note(ws.vault, rel, expected_hash=current.file_hash, set_fields=meta, body=body,
-                           quiet=ws.config.quiet_seconds)
+                write_note(
+                    ws.vault,
+                    rel,
+                    expected_hash=current.file_hash,
+                    set_fields=meta,
+                    body=body,
+                    quiet=ws.config.quiet_seconds,
+                )
         except ConcurrentEditError:
             if attempt == 2:
                 raise
@@ -446,10 +511,23 @@ def _keep(ws: Workspace, review: Review, rel: str, expected_hash: str | None) ->
         return
     wait = atomic.quiet_for(st, ws.config.quiet_seconds)
     if wait > 0:
-        raise atomic.busy(rel, f"edited {ws.config.quiet_seconds - wait:.1f} s ago; the review is rewritten "
-                               "once it has been left alone")
+        raise atomic.busy(
+            rel,
+            f"edited {ws.config.quiet_seconds - wait:.1f} s ago; the review is rewritten once it has been left alone",
+        )
     review.kept_edit = move_note(ws.vault, rel, _free(ws, _kept_name(rel, review.now)), expected_hash=expected_hash)
 
 
-__all__ = ["ChartLine", "ConflictView", "DraftView", "NoteView", "Review", "SupersededView", "content_hash", "gather",
-           "ignore_pattern", "review_path", "write_review"]
+__all__ = [
+    "ChartLine",
+    "ConflictView",
+    "DraftView",
+    "NoteView",
+    "Review",
+    "SupersededView",
+    "content_hash",
+    "gather",
+    "ignore_pattern",
+    "review_path",
+    "write_review",
+]

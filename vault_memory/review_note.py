@@ -56,23 +56,36 @@ def _drafts(review: Review) -> list[str]:
     out = ["## Drafts awaiting commit", ""]
     if not review.drafts:
         return [*out, "No drafts: nothing is staged.", ""]
-    out += ["Each draft is a note in the staging folder; open it to edit it before it is committed. "
-            "`vault-memory review --interactive` walks them one by one.", ""]
+    out += [
+        "Each draft is a note in the staging folder; open it to edit it before it is committed. "
+        "`vault-memory review --interactive` walks them one by one.",
+        "",
+    ]
     for d in review.drafts:
         meta = f"staged {_day(d.created)}"
-        meta += f" · expired {_day(d.expires)}" if d.expired else (f" · expires {_day(d.expires)}" if d.expires
-                                                                    else " · does not expire")
+        meta += (
+            f" · expired {_day(d.expires)}"
+            if d.expired
+            else (f" · expires {_day(d.expires)}" if d.expires else " · does not expire")
+        )
         meta += f" · id `{d.node_id}`" if d.node_id else ""
         out += [f"### {d.link}", ""]
         if d.conflicts:
             names = ", ".join(c.link for c in d.conflicts)
             out += [f"> [!warning] Conflicts with {names}", f"> {meta}", ""]
-            out += _table(["This draft says", *(f"{cell(c.link)} says" for c in d.conflicts)],
-                          [[cell(d.text), *(cell(c.text) if c.text else "_(not readable)_" for c in d.conflicts)]])
+            out += _table(
+                ["This draft says", *(f"{cell(c.link)} says" for c in d.conflicts)],
+                [[cell(d.text), *(cell(c.text) if c.text else "_(not readable)_" for c in d.conflicts)]],
+            )
             out.append("")
         elif d.expired:
-            out += ["> [!failure] Expired: it goes to `.trash/` the next time drafts are listed", f"> {meta}", ">",
-                    *_quote(d.text), ""]
+            out += [
+                "> [!failure] Expired: it goes to `.trash/` the next time drafts are listed",
+                f"> {meta}",
+                ">",
+                *_quote(d.text),
+                "",
+            ]
         else:
             out += [f"> [!note] Draft · {meta}", *_quote(d.text), ""]
         out += ["Resolve it with one of:", ""]
@@ -87,13 +100,27 @@ def _chart(review: Review) -> list[str]:
         return [*out, "No memory to chart yet.", ""]
     labels = ["now", *(f"+{d // 7}w" for d in review.chart_days[1:])]
     lines = [Line(c.note.title, tuple(c.values)) for c in review.chart]
-    out += [f"_How strong the memories recalled most would be in the coming {len(labels) - 1} weeks if nothing "
-            f"recalled them; below {review.dormant_below:g} a memory is dormant (recall leaves it out unless "
-            "asked for it closely)._", "",
-            strength_chart(lines, labels, threshold=review.dormant_below, title="Strength if not recalled",
-                           x_title="weeks from now"), ""]
-    rows = [[square, cell(c.note.link), c.note.tier, f"{c.note.strength:.2f}", _day(c.note.dormant_on),
-             str(c.note.access_count)] for (square, _), c in zip(PALETTE, review.chart, strict=False)]
+    out += [
+        f"_How strong the memories recalled most would be in the coming {len(labels) - 1} weeks if nothing "
+        f"recalled them; below {review.dormant_below:g} a memory is dormant (recall leaves it out unless "
+        "asked for it closely)._",
+        "",
+        strength_chart(
+            lines, labels, threshold=review.dormant_below, title="Strength if not recalled", x_title="weeks from now"
+        ),
+        "",
+    ]
+    rows = [
+        [
+            square,
+            cell(c.note.link),
+            c.note.tier,
+            f"{c.note.strength:.2f}",
+            _day(c.note.dormant_on),
+            str(c.note.access_count),
+        ]
+        for (square, _), c in zip(PALETTE, review.chart, strict=False)
+    ]
     rows.append(["grey", "dormant below", "", f"{review.dormant_below:g}", "", ""])
     return [*out, *_table(["", "Memory", "Tier", "Strength now", "Dormant on", "Recalled"], rows), ""]
 
@@ -104,8 +131,14 @@ def _notes(title: str, empty: str, notes: list[NoteView], head: list[str], row: 
         return [*out, empty, ""]
     rows = []
     for n in notes:
-        values = {"link": cell(n.link), "tier": n.tier, "strength": f"{n.strength:.2f}",
-                  "dormant": _day(n.dormant_on), "used": _day(n.last_used), "back": _when(n.reactivated)}
+        values = {
+            "link": cell(n.link),
+            "tier": n.tier,
+            "strength": f"{n.strength:.2f}",
+            "dormant": _day(n.dormant_on),
+            "used": _day(n.last_used),
+            "back": _when(n.reactivated),
+        }
         rows.append([values[k] for k in row.split()])
     return [*out, *_table(head, rows), ""]
 
@@ -114,10 +147,12 @@ def render(review: Review) -> str:
     """The body of the review note (the frontmatter is written by review.write_review)."""
     days = f"{review.window_days:g} day{'s' if review.window_days != 1 else ''}"
     conflicted = sum(1 for d in review.drafts if d.conflicts)
-    summary = (f"**{len(review.drafts)} draft{'s' if len(review.drafts) != 1 else ''}** ({conflicted} in conflict) · "
-               f"**{len(review.fading)} fading** · **{len(review.dormant)} went dormant** · "
-               f"**{len(review.reactivated)} came back** · **{len(review.superseded)} superseded** · "
-               f"**{len(review.unreadable)} unreadable**")
+    summary = (
+        f"**{len(review.drafts)} draft{'s' if len(review.drafts) != 1 else ''}** ({conflicted} in conflict) · "
+        f"**{len(review.fading)} fading** · **{len(review.dormant)} went dormant** · "
+        f"**{len(review.reactivated)} came back** · **{len(review.superseded)} superseded** · "
+        f"**{len(review.unreadable)} unreadable**"
+    )
     kept = review.path.rsplit("/", 1)[-1].removesuffix(".md")
     out = [
         f"> [!info] Generated by vault-memory on {_when(review.now)}",
@@ -129,24 +164,42 @@ def render(review: Review) -> str:
         "",
         *_drafts(review),
         *_chart(review),
-        *_notes(f"Fading: dormant within {days}", "Nothing goes dormant soon.", review.fading,
-                ["Memory", "Tier", "Strength", "Dormant on", "Last used"], "link tier strength dormant used"),
-        *_notes(f"Went dormant in the last {days}", "Nothing went dormant recently.", review.dormant,
-                ["Memory", "Tier", "Dormant since", "Last used"], "link tier dormant used"),
-        *_notes(f"Came back in the last {days}", "Nothing dormant was recalled recently.", review.reactivated,
-                ["Memory", "Came back", "Strength now"], "link back strength"),
+        *_notes(
+            f"Fading: dormant within {days}",
+            "Nothing goes dormant soon.",
+            review.fading,
+            ["Memory", "Tier", "Strength", "Dormant on", "Last used"],
+            "link tier strength dormant used",
+        ),
+        *_notes(
+            f"Went dormant in the last {days}",
+            "Nothing went dormant recently.",
+            review.dormant,
+            ["Memory", "Tier", "Dormant since", "Last used"],
+            "link tier dormant used",
+        ),
+        *_notes(
+            f"Came back in the last {days}",
+            "Nothing dormant was recalled recently.",
+            review.reactivated,
+            ["Memory", "Came back", "Strength now"],
+            "link back strength",
+        ),
         "## Superseded",
         "",
     ]
     if review.superseded:
-        out += _table(["Old note", "Replaced by", "Stated"],
-                      [[cell(s.old_link), cell(s.new_link), _day(s.when)] for s in review.superseded])
+        out += _table(
+            ["Old note", "Replaced by", "Stated"],
+            [[cell(s.old_link), cell(s.new_link), _day(s.when)] for s in review.superseded],
+        )
     else:
         out.append("No note has been superseded.")
     out += ["", "## Notes that could not be read", ""]
     if review.unreadable:
-        out += _table(["Note", "Why"], [[cell(f"[[{p.removesuffix('.md')}]]"), cell(why)]
-                                        for p, why in review.unreadable])
+        out += _table(
+            ["Note", "Why"], [[cell(f"[[{p.removesuffix('.md')}]]"), cell(why)] for p, why in review.unreadable]
+        )
     else:
         out.append("Every note could be read.")
     return "\n".join(out).rstrip() + "\n"

@@ -53,8 +53,15 @@ def _top(ids: Sequence[str], sims: np.ndarray, n: int, rows: np.ndarray | None) 
 class Searcher:
     """Relevance only: no decay, no writes."""
 
-    def __init__(self, catalog: Catalog, store: VectorStore | None, embedder: Embedder, *,
-                 exact: ExactVectors | None = None, owners: ExactOwners | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: VectorStore | None,
+        embedder: Embedder,
+        *,
+        exact: ExactVectors | None = None,
+        owners: ExactOwners | None = None,
+    ) -> None:
         """Dense candidates come from `store` (ANN), else from `exact` (all vectors, e.g. a
         cache kept by Memory), else from the catalog's vectors loaded here. `owners` gives
         each exact row's note as an integer code (and the codes), for filtered searches."""
@@ -124,10 +131,18 @@ class Searcher:
         sims = mat @ np.asarray(vectors, dtype=mat.dtype).T
         return [_top(ids, sims[:, j], n, None) for j in range(sims.shape[1])]
 
-    def search(self, query: str, *, mode: Mode = "hybrid", granularity: Granularity = "note",
-               candidates: int = 100, exclude_prefixes: Sequence[str] = (),
-               with_similarity: bool = True, allow: AbstractSet[str] | None = None,
-               windows: WindowScorer | None = None) -> list[Candidate]:
+    def search(
+        self,
+        query: str,
+        *,
+        mode: Mode = "hybrid",
+        granularity: Granularity = "note",
+        candidates: int = 100,
+        exclude_prefixes: Sequence[str] = (),
+        with_similarity: bool = True,
+        allow: AbstractSet[str] | None = None,
+        windows: WindowScorer | None = None,
+    ) -> list[Candidate]:
         """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first.
 
         `allow`: a note-id allowlist (filters.py): only those notes are candidates, on both
@@ -169,8 +184,13 @@ class Searcher:
             # ... and BM25 for the dense side's candidates (0 beyond the wide lexical list).
             lexical.update({c: lexical_wide[c] for c in pool if c not in lexical and c in lexical_wide})
         notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
-        pool = [c for c in pool if chunks[c].node_id in notes and (allow is None or chunks[c].node_id in allow)
-                and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)]
+        pool = [
+            c
+            for c in pool
+            if chunks[c].node_id in notes
+            and (allow is None or chunks[c].node_id in allow)
+            and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)
+        ]
         terms = query_terms(query)
         if mode == "bm25":
             pool = [c for c in pool if c in lexical]
@@ -183,23 +203,34 @@ class Searcher:
             # (every dense-only candidate): there it changes nothing and is not computed.
             lo, hi = min(lex, default=0.0), max(lex, default=0.0)
             skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
-            cover = [1.0 if skip and s == lo else coverage(terms, chunks[c].text)
-                     for c, s in zip(pool, lex, strict=True)]
+            cover = [
+                1.0 if skip and s == lo else coverage(terms, chunks[c].text) for c, s in zip(pool, lex, strict=True)
+            ]
         fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover)
         found: Mapping[str, Window] = {}
         if windows is not None and qvec is not None and mode != "bm25" and pool:
             top = np.argsort(-fused, kind="stable")[:WINDOW_CANDIDATES]
             found = windows([chunks[pool[i]] for i in top.tolist()], qvec, query)
             if found:
-                answer = [max(dense.get(c, 0.0), found[c].similarity) if c in found else dense.get(c, 0.0)
-                          for c in pool]
+                answer = [
+                    max(dense.get(c, 0.0), found[c].similarity) if c in found else dense.get(c, 0.0) for c in pool
+                ]
                 fused = fuse(mode, lex, answer, cover)
         best: dict[str, Candidate] = {}
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
-            cand = Candidate(key, ch.node_id, ch, rel, dense.get(cid, 0.0), lexical.get(cid, 0.0), terms,
-                             coverage=cover[i] if cover is not None else None, window=found.get(cid))
+            cand = Candidate(
+                key,
+                ch.node_id,
+                ch,
+                rel,
+                dense.get(cid, 0.0),
+                lexical.get(cid, 0.0),
+                terms,
+                coverage=cover[i] if cover is not None else None,
+                window=found.get(cid),
+            )
             if key not in best or rel > best[key].relevance:
                 best[key] = cand
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))

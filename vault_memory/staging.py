@@ -88,6 +88,7 @@ _POINTER = re.compile(
 
 # -- reading staged memories --------------------------------------------------------------
 
+
 def _conflicts_from_meta(ws: Workspace, meta: dict[str, Any]) -> list[Conflict]:
     """The notes `conflicts_with` names: `[[links]]` (written now) or node_ids (written before)."""
     values = relation_values(meta.get("conflicts_with"))
@@ -135,11 +136,19 @@ def _scan(ws: Workspace) -> tuple[list[tuple[StagedMemory, ParsedNote]], list[Le
         if not file_node_id(note) and not ws.config.read_only:
             # A note a human put into the staging folder: give it an identity like the indexer would.
             try:
-                note = write_note(ws.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()},
-                                  wait=PATIENCE)
+                note = write_note(
+                    ws.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()}, wait=PATIENCE
+                )
             except ConcurrentEditError:
-                bad.append(Left("", rel, PurePosixPath(rel).stem, "busy",
-                                "busy: being edited right now (no node_id yet); try again"))
+                bad.append(
+                    Left(
+                        "",
+                        rel,
+                        PurePosixPath(rel).stem,
+                        "busy",
+                        "busy: being edited right now (no node_id yet); try again",
+                    )
+                )
                 continue
             except (NoteError, ValueError) as exc:
                 bad.append(Left("", rel, PurePosixPath(rel).stem, "unreadable", f"cannot give it a node_id: {exc}"))
@@ -147,7 +156,6 @@ def _scan(ws: Workspace) -> tuple[list[tuple[StagedMemory, ParsedNote]], list[Le
         items.append((_as_staged(ws, note), note))
     items.sort(key=lambda t: (t[0].created or dt.datetime.min.replace(tzinfo=dt.UTC), t[0].path))
     return items, bad
-
 
 
 def expire_staged(ws: Workspace, now: dt.datetime | None = None) -> list[Left]:
@@ -166,9 +174,16 @@ def expire_staged(ws: Workspace, now: dt.datetime | None = None) -> list[Left]:
         except ConcurrentEditError:
             continue  # being edited right now: it expires on the next look, after the edit
         touched.append(note.path)
-        out.append(Left(sm.node_id, where, sm.title, "expired",
-                        f"expired: staged {iso(sm.created) or '?'}, expired {sm.expires.isoformat()} "
-                        f"(staged_ttl_days={ws.config.staged_ttl_days:g}); moved to {where}"))
+        out.append(
+            Left(
+                sm.node_id,
+                where,
+                sm.title,
+                "expired",
+                f"expired: staged {iso(sm.created) or '?'}, expired {sm.expires.isoformat()} "
+                f"(staged_ttl_days={ws.config.staged_ttl_days:g}); moved to {where}",
+            )
+        )
         log.info("staged memory %s (%s) expired; moved to %s", sm.node_id, sm.title, where)
     ws.index_paths(touched)
     return out
@@ -188,18 +203,17 @@ def staged(ws: Workspace, now: dt.datetime | None = None) -> list[StagedMemory]:
     return [sm for sm, _ in items]
 
 
-
 def find_conflicts(ws: Workspace, title: str, text: str) -> list[Conflict]:
     """Notes that state what this memory says, differently or already (conflicts.check)."""
     return check_conflicts(ws, title, text)
 
 
-
 def taken_names(ws: Workspace, *, exclude: Sequence[str] = ()) -> dict[str, list[str]]:
     """File names in use (casefolded stem -> paths): every indexed note, and whatever is on disk in
     the staging and memory folders (the index may not have it yet), minus `exclude`."""
-    on_disk = [join(folder, name) for folder in (staging_folder(ws), memory_folder(ws))
-               for name in _md_names(ws, folder)]
+    on_disk = [
+        join(folder, name) for folder in (staging_folder(ws), memory_folder(ws)) for name in _md_names(ws, folder)
+    ]
     taken = note_stems(ws, extra=on_disk)
     gone = set(exclude)
     return {k: [p for p in v if p not in gone] for k, v in taken.items() if any(p not in gone for p in v)}
@@ -225,8 +239,9 @@ def memory_name(ws: Workspace, title: str, taken: dict[str, list[str]]) -> str:
     return unique_name(name, taken)
 
 
-def _stage(ws: Workspace, text: str, title: str, given: bool, tags: list[str], now: dt.datetime,
-           conflicts: list[Conflict]) -> StagedMemory:
+def _stage(
+    ws: Workspace, text: str, title: str, given: bool, tags: list[str], now: dt.datetime, conflicts: list[Conflict]
+) -> StagedMemory:
     for sm, _ in _scan(ws)[0]:
         if norm(unlink(sm.text)) == norm(text) and (sm.expires is None or sm.expires > now):
             sm.existing = True  # the same text is already staged (an agent retrying): no second copy
@@ -255,12 +270,22 @@ def _stage(ws: Workspace, text: str, title: str, given: bool, tags: list[str], n
                 raise
             taken.setdefault(stem.casefold(), []).append(rel)  # created a moment ago by someone else
     ws.index_paths([rel])
-    return StagedMemory(node_id=nid, path=note.path, title=title, text=note.body.strip(), tags=tags, created=now,
-                        expires=expires, needs_review=bool(conflicts), conflicts=conflicts)
+    return StagedMemory(
+        node_id=nid,
+        path=note.path,
+        title=title,
+        text=note.body.strip(),
+        tags=tags,
+        created=now,
+        expires=expires,
+        needs_review=bool(conflicts),
+        conflicts=conflicts,
+    )
 
 
-def stage(ws: Workspace, text: str, *, title: str | None = None, tags: Iterable[str] = (),
-          now: dt.datetime | None = None) -> StagedMemory:
+def stage(
+    ws: Workspace, text: str, *, title: str | None = None, tags: Iterable[str] = (), now: dt.datetime | None = None
+) -> StagedMemory:
     """Write a staged memory; flag it needs_review when a committed note is very similar."""
     writable(ws)
     now = now_utc(ws, now)
@@ -268,7 +293,6 @@ def stage(ws: Workspace, text: str, *, title: str | None = None, tags: Iterable[
     tag_list = clean_tags(tags)
     conflicts = find_conflicts(ws, clean_title, clean_text)
     return _stage(ws, clean_text, clean_title, given, tag_list, now, conflicts)
-
 
 
 def _unknown(ws: Workspace, ident: str, items: Sequence[tuple[StagedMemory, ParsedNote]]) -> NoteNotFoundError:
@@ -281,15 +305,23 @@ def _unknown(ws: Workspace, ident: str, items: Sequence[tuple[StagedMemory, Pars
         return NoteNotFoundError(ident, f"is not staged: it is already committed as {row.path}")
     trashed = trashed_with_id(ws, ident)
     if trashed:
-        return NoteNotFoundError(ident, f"is not staged any more: it expired or was discarded and is in {trashed}; "
-                                        f"move it back to {staging_folder(ws)}/ to stage it again")
+        return NoteNotFoundError(
+            ident,
+            f"is not staged any more: it expired or was discarded and is in {trashed}; "
+            f"move it back to {staging_folder(ws)}/ to stage it again",
+        )
     listing = "; ".join(f"{sm.node_id} ({sm.title})" for sm, _ in items)
-    return NoteNotFoundError(ident, f"no staged memory with this id; staged now: {listing}" if listing
-                             else "no staged memory with this id; nothing is staged")
+    return NoteNotFoundError(
+        ident,
+        f"no staged memory with this id; staged now: {listing}"
+        if listing
+        else "no staged memory with this id; nothing is staged",
+    )
 
 
-def _pick_staged(ws: Workspace, idents: Sequence[str],
-                 items: Sequence[tuple[StagedMemory, ParsedNote]]) -> list[tuple[StagedMemory, ParsedNote]]:
+def _pick_staged(
+    ws: Workspace, idents: Sequence[str], items: Sequence[tuple[StagedMemory, ParsedNote]]
+) -> list[tuple[StagedMemory, ParsedNote]]:
     by_id = {sm.node_id: (sm, n) for sm, n in items if sm.node_id}
     by_path = {n.path: (sm, n) for sm, n in items}
     chosen: list[tuple[StagedMemory, ParsedNote]] = []
@@ -307,7 +339,6 @@ def _pick_staged(ws: Workspace, idents: Sequence[str],
     return chosen
 
 
-
 @dataclass(frozen=True)
 class _Old:
     """A note a commit supersedes: where it is, its identity, and how the new memory links it."""
@@ -317,8 +348,15 @@ class _Old:
     link: str
 
 
-def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datetime, olds: Sequence[_Old],
-                dst: str, report: CommitReport) -> str | None:
+def _commit_one(
+    ws: Workspace,
+    sm: StagedMemory,
+    note: ParsedNote,
+    now: dt.datetime,
+    olds: Sequence[_Old],
+    dst: str,
+    report: CommitReport,
+) -> str | None:
     """Commit one staged note to `dst`; returns where it ended up, or None (and a Left entry) if it could not be."""
     meta = note.meta
     tier = str(meta.get("tier") or "").strip().lower()
@@ -333,19 +371,29 @@ def _commit_one(ws: Workspace, sm: StagedMemory, note: ParsedNote, now: dt.datet
         fields["node_id"] = nid
     current = relation_values(meta.get("supersedes"))
     if olds:
-        add = [o.link for o in olds
-               if not any(v == o.node_id or link_names(v, PurePosixPath(o.path).stem) for v in current)]
+        add = [
+            o.link
+            for o in olds
+            if not any(v == o.node_id or link_names(v, PurePosixPath(o.path).stem) for v in current)
+        ]
         if add:
             fields["supersedes"] = current + add
     remove = [k for k in ("status", "expires", "needs_review") if k in meta]
     try:
-        written = write_note(ws.vault, note.path, expected_hash=note.file_hash, set_fields=fields, wait=PATIENCE,
-                             remove_fields=remove)
+        written = write_note(
+            ws.vault, note.path, expected_hash=note.file_hash, set_fields=fields, wait=PATIENCE, remove_fields=remove
+        )
         final = move_note(ws.vault, written.path, dst, expected_hash=written.file_hash)
     except ConcurrentEditError:
-        report.left.append(Left(nid, note.path, sm.title, "busy",
-                                "busy: the file changed while committing (a human editing it?); it stays staged, "
-                                "commit it again"))
+        report.left.append(
+            Left(
+                nid,
+                note.path,
+                sm.title,
+                "busy",
+                "busy: the file changed while committing (a human editing it?); it stays staged, commit it again",
+            )
+        )
         return None
     except (NoteError, ValueError, OSError) as exc:
         report.left.append(Left(nid, note.path, sm.title, "error", f"error: {exc}; it stays staged"))
@@ -373,8 +421,13 @@ def _destination(ws: Workspace, staged_path: str, taken: dict[str, list[str]]) -
     return join(memory_folder(ws), f"{stem}.md")
 
 
-def _commit(ws: Workspace, chosen: list[tuple[StagedMemory, ParsedNote]], supersedes: list[str],
-            now: dt.datetime, report: CommitReport) -> None:
+def _commit(
+    ws: Workspace,
+    chosen: list[tuple[StagedMemory, ParsedNote]],
+    supersedes: list[str],
+    now: dt.datetime,
+    report: CommitReport,
+) -> None:
     staging = staging_folder(ws)
     touched: list[str] = []
     old_paths: list[str] = []
@@ -421,8 +474,9 @@ def _commit(ws: Workspace, chosen: list[tuple[StagedMemory, ParsedNote]], supers
     ws.index_paths(touched + [o.path for o in olds])
 
 
-def commit(ws: Workspace, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None,
-           now: dt.datetime | None = None) -> CommitReport:
+def commit(
+    ws: Workspace, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None
+) -> CommitReport:
     """Commit these staged memories (node_id or staged path), needs_review or not: naming
     one is the decision. Unknown ids raise before anything is written."""
     writable(ws)
@@ -468,8 +522,15 @@ def discard(ws: Workspace, ident: str) -> str:
     return where
 
 
-def remember(ws: Workspace, text: str, *, title: str | None = None, tags: Iterable[str] = (),
-             supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None) -> Committed:
+def remember(
+    ws: Workspace,
+    text: str,
+    *,
+    title: str | None = None,
+    tags: Iterable[str] = (),
+    supersedes: str | Sequence[str] | None = None,
+    now: dt.datetime | None = None,
+) -> Committed:
     """Stage and commit in one step.
 
     A conflict does not stop it (small models must not be left with bookkeeping): the
@@ -501,8 +562,9 @@ def remember(ws: Workspace, text: str, *, title: str | None = None, tags: Iterab
     _commit(ws, chosen, olds, now, report)
     if not report.committed:
         why = report.left[0].reason if report.left else "unknown reason"
-        raise ConcurrentEditError(sm.path, f"staged as {sm.node_id} but not committed ({why}); "
-                                           f"run `vault-memory commit {sm.node_id}`")
+        raise ConcurrentEditError(
+            sm.path, f"staged as {sm.node_id} but not committed ({why}); run `vault-memory commit {sm.node_id}`"
+        )
     done = report.committed[0]
     done.conflicts = list(sm.conflicts)
     return done
@@ -515,6 +577,7 @@ def _may_rehearse(ws: Workspace, rel: str) -> bool:
 
 
 # -- keeping what a turn is about --------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Staged:
@@ -565,8 +628,11 @@ def _staged_memories(ws: Workspace, qvec: np.ndarray) -> list[_Staged]:
             note = read_note(ws.vault, rel)
         except (NoteError, OSError):
             continue
-        texts = [c.text for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
-                 if c.text.strip()]
+        texts = [
+            c.text
+            for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
+            if c.text.strip()
+        ]
         cached = ws.catalog.get_vectors([sha256_hex(t) for t in texts])
         missing = [t for t in texts if sha256_hex(t) not in cached]
         fresh = list(emb.embed(missing)) if missing else []
@@ -574,8 +640,9 @@ def _staged_memories(ws: Workspace, qvec: np.ndarray) -> list[_Staged]:
     return out
 
 
-def refresh_staged_memories(ws: Workspace, text: str, qvec: np.ndarray, *, now: dt.datetime,
-                            threshold: float | None = None) -> list[str]:
+def refresh_staged_memories(
+    ws: Workspace, text: str, qvec: np.ndarray, *, now: dt.datetime, threshold: float | None = None
+) -> list[str]:
     """Extend `expires` of the staged memories this turn is about; returns their paths."""
     cfg = ws.config
     threshold = cfg.prefetch_staged_similarity if threshold is None else threshold
@@ -587,6 +654,7 @@ def refresh_staged_memories(ws: Workspace, text: str, qvec: np.ndarray, *, now: 
             staged.append(sm)
     chosen = {sm.path for sm in staged if sm.similarity >= threshold}
     if staged and is_pointer(text):
+
         def created(sm: _Staged) -> tuple[dt.datetime, str]:
             when = parse_time(sm.meta.get("created")) or dt.datetime.fromtimestamp(sm.mtime, tz=dt.UTC)
             return when, sm.path
@@ -613,5 +681,18 @@ def refresh_staged_memories(ws: Workspace, text: str, qvec: np.ndarray, *, now: 
     return refreshed
 
 
-__all__ = ["commit", "commit_all", "discard", "expire_staged", "find_conflicts", "is_pointer", "memory_name",
-           "refresh_staged_memories", "remember", "scan_staged", "stage", "staged", "taken_names"]
+__all__ = [
+    "commit",
+    "commit_all",
+    "discard",
+    "expire_staged",
+    "find_conflicts",
+    "is_pointer",
+    "memory_name",
+    "refresh_staged_memories",
+    "remember",
+    "scan_staged",
+    "stage",
+    "staged",
+    "taken_names",
+]

@@ -64,7 +64,7 @@ def stale_markers(index_dir: Path) -> list[Path]:
     """Markers left by processes that died with the embedded store open."""
     out = []
     for marker in index_dir.glob(f"{MARKER_PREFIX}*"):
-        pid = marker.name[len(MARKER_PREFIX):]
+        pid = marker.name[len(MARKER_PREFIX) :]
         if not pid.isdigit() or not _alive(int(pid)):
             out.append(marker)
     return out
@@ -86,8 +86,13 @@ def probe_store(index_dir: Path, sample: Callable[[], tuple[str, Sample]]) -> st
     module docstring); returns what is wrong with it, or None (trusted, or the check passed)."""
     folder = index_dir / STORE_FOLDER
     stale = stale_markers(index_dir)
-    why = ("a process died with it open" if stale else
-           "its files changed while no process had it open" if changed_behind_our_back(index_dir) else None)
+    why = (
+        "a process died with it open"
+        if stale
+        else "its files changed while no process had it open"
+        if changed_behind_our_back(index_dir)
+        else None
+    )
     if why is None:
         return None
     problem = None
@@ -103,8 +108,9 @@ def probe_store(index_dir: Path, sample: Callable[[], tuple[str, Sample]]) -> st
     return problem if isinstance(problem, str) else None
 
 
-def check_store(folder: Path, collection: str, sample: Sample, want_ids: list[str] | None,
-                timeout: float = CHECK_TIMEOUT) -> dict[str, Any]:
+def check_store(
+    folder: Path, collection: str, sample: Sample, want_ids: list[str] | None, timeout: float = CHECK_TIMEOUT
+) -> dict[str, Any]:
     """Open the embedded store in a child process and check it: that it opens, its count, that a
     sample of the catalog's (chunk id, vector) pairs reads back with the same vectors, that a query
     finds them, and (given `want_ids`, the catalog's chunk ids) which ids are missing or extra.
@@ -115,9 +121,14 @@ def check_store(folder: Path, collection: str, sample: Sample, want_ids: list[st
 
     job = json.dumps({"folder": str(folder), "collection": collection, "sample": sample, "want": want_ids})
     try:
-        proc = subprocess.run([sys.executable, "-c", "from vault_memory.storecheck import check_main; check_main()"],
-                              input=job,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", "from vault_memory.storecheck import check_main; check_main()"],
+            input=job,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"problem": f"checking the vector store {folder} took more than {timeout:g} s; it may be damaged"}
     except OSError as exc:
@@ -167,11 +178,16 @@ def _check_here(job: dict[str, Any]) -> dict[str, Any]:
             got = store._call(store.collection.get, ids=ids, include=["embeddings"])
             have = dict(zip(got["ids"], got["embeddings"] if got["embeddings"] is not None else [], strict=False))
             present = [(cid, vec) for cid, vec in sample if cid in have]  # a missing id is drift, found below
-            bad = [cid for cid, vec in present if float(np.dot(np.asarray(have[cid], dtype=np.float32),
-                                                               np.asarray(vec, dtype=np.float32))) < 0.99]
+            bad = [
+                cid
+                for cid, vec in present
+                if float(np.dot(np.asarray(have[cid], dtype=np.float32), np.asarray(vec, dtype=np.float32))) < 0.99
+            ]
             if bad:
-                out["problem"] = (f"the vector store {folder} returns wrong vectors for {len(bad)} of "
-                                  f"{len(present)} sampled chunks (e.g. {bad[0]})")
+                out["problem"] = (
+                    f"the vector store {folder} returns wrong vectors for {len(bad)} of "
+                    f"{len(present)} sampled chunks (e.g. {bad[0]})"
+                )
                 return out
             for cid, vec in present:  # the graph: every sampled vector must find itself (or its exact twin:
                 query = np.asarray(vec, dtype=np.float32)  # a template's text in many notes). HNSW is

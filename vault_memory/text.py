@@ -18,14 +18,39 @@ _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
 # Characters a file name may not hold: Windows and macOS refuse \ / : * ? " < > |, and Obsidian's links
 # break on # ^ [ ] | (a heading, a block, the link's own brackets, the alias separator).
 _NAME_BAD = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]+')
-_RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
-                       *(f"lpt{i}" for i in range(1, 10))})  # Windows device names
+_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+)  # Windows device names
 # Abbreviations whose period does not end a sentence ("Dr. Chen", "e.g. tea").
-_ABBREV = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "no",
-                     "fig", "mt", "ft", "inc", "ltd", "co"})
+_ABBREV = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "sr",
+        "jr",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "approx",
+        "no",
+        "fig",
+        "mt",
+        "ft",
+        "inc",
+        "ltd",
+        "co",
+    }
+)
 # Words a cut file name should not end on.
-_DANGLING = frozenset("a an the of to for with and or nor but so in on at by from as into onto than that which who "
-                      "instead about over under after before while when where because if".split())
+_DANGLING = frozenset(
+    "a an the of to for with and or nor but so in on at by from as into onto than that which who "
+    "instead about over under after before while when where because if".split()
+)
 _LINK = re.compile(r"\[\[([^\[\]|\n]*)(?:\|([^\[\]\n]*))?\]\]")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _TAG_BAD = re.compile(r"[\s,#\[\]{}]+")
@@ -41,13 +66,15 @@ def plain_text(value: str, what: str) -> str:
     not UTF-8, are refused, naming where they are (a Markdown file cannot carry them)."""
     at = value.find("\x00")
     if at >= 0:
-        raise ConfigError(f"the {what} contains a NUL character (U+0000) at position {at + 1}; remove it "
-                          "(a note cannot hold one)")
+        raise ConfigError(
+            f"the {what} contains a NUL character (U+0000) at position {at + 1}; remove it (a note cannot hold one)"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate: bytes that were not UTF-8 (e.g. from argv)
-        raise ConfigError(f"the {what} is not valid text at position {exc.start + 1} (bytes that are not UTF-8); "
-                          "pass it as UTF-8") from None
+        raise ConfigError(
+            f"the {what} is not valid text at position {exc.start + 1} (bytes that are not UTF-8); pass it as UTF-8"
+        ) from None
     return _LINE_BREAKS.sub("\n", value)
 
 
@@ -64,13 +91,14 @@ def split_title(body: str) -> tuple[str, str]:
             continue
         m = _H1.match(line.strip())
         if m:
-            return m.group(1).strip(), "\n".join(lines[i + 1:]).strip()
+            return m.group(1).strip(), "\n".join(lines[i + 1 :]).strip()
         break
     return "", body.strip()
 
 
 def unlink(text: str) -> str:
     """The text as it reads: `[[Maya Chen|Maya]]` -> Maya, `[[Maya Chen]]` -> Maya Chen, `[a](url)` -> a."""
+
     def shown(m: re.Match[str]) -> str:
         if m.group(2) is not None:
             return m.group(2)
@@ -230,5 +258,18 @@ def snippet(text: str, query: str, width: int = 240) -> str:
     return ("… " if start else "") + piece
 
 
-__all__ = ["clean_input", "clean_tags", "default_title", "folder_setting", "in_folder", "join", "memory_body",
-           "norm", "note_name", "snippet", "split_title", "unique_name", "unlink"]
+__all__ = [
+    "clean_input",
+    "clean_tags",
+    "default_title",
+    "folder_setting",
+    "in_folder",
+    "join",
+    "memory_body",
+    "norm",
+    "note_name",
+    "snippet",
+    "split_title",
+    "unique_name",
+    "unlink",
+]

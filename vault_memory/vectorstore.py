@@ -71,11 +71,13 @@ MARKER_PREFIX = "chroma.open-"  # + pid: this process has the embedded store ope
 FINGERPRINT = "chroma.fingerprint"  # the store's files as the last process to close it left them
 _UNWRITABLE_WORDS = ("readonly", "read-only", "disk is full", "no space left", "disk quota")
 
-_CHECK = ("Check that the server is running and reachable (`curl {url}/api/v2/heartbeat`; start one with "
-          "`chroma run --path DIR --host HOST --port PORT`), that --chroma-url / VAULT_MEMORY_CHROMA_URL is right, "
-          "and that VAULT_MEMORY_CHROMA_TOKEN / VAULT_MEMORY_CHROMA_HEADERS match the server's auth; or pass "
-          "--lexical-fallback to recall with BM25 only meanwhile. The vault is not affected, and the index "
-          "catches up on the next run once the server is back.")
+_CHECK = (
+    "Check that the server is running and reachable (`curl {url}/api/v2/heartbeat`; start one with "
+    "`chroma run --path DIR --host HOST --port PORT`), that --chroma-url / VAULT_MEMORY_CHROMA_URL is right, "
+    "and that VAULT_MEMORY_CHROMA_TOKEN / VAULT_MEMORY_CHROMA_HEADERS match the server's auth; or pass "
+    "--lexical-fallback to recall with BM25 only meanwhile. The vault is not affected, and the index "
+    "catches up on the next run once the server is back."
+)
 
 
 def _slug(text: str, limit: int) -> str:
@@ -136,8 +138,10 @@ def server_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
         try:
             extra = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{HEADERS_ENV} is not valid JSON ({exc.msg} at char {exc.pos}); "
-                              'use an object such as {"X-Chroma-Token": "..."}') from None
+            raise ConfigError(
+                f"{HEADERS_ENV} is not valid JSON ({exc.msg} at char {exc.pos}); "
+                'use an object such as {"X-Chroma-Token": "..."}'
+            ) from None
         if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
             raise ConfigError(f"{HEADERS_ENV} must be a JSON object of string header names to string values")
         for k, v in extra.items():
@@ -153,8 +157,10 @@ def parse_url(url: str) -> tuple[str, int, bool]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"--chroma-url {url!r} is not an http(s) URL; use e.g. http://127.0.0.1:8000")
     if parts.path not in ("", "/") or parts.query or parts.username or parts.password:
-        raise ConfigError(f"--chroma-url {url!r}: give only scheme, host and port (e.g. http://127.0.0.1:8000); "
-                          "put credentials in VAULT_MEMORY_CHROMA_TOKEN or VAULT_MEMORY_CHROMA_HEADERS")
+        raise ConfigError(
+            f"--chroma-url {url!r}: give only scheme, host and port (e.g. http://127.0.0.1:8000); "
+            "put credentials in VAULT_MEMORY_CHROMA_TOKEN or VAULT_MEMORY_CHROMA_HEADERS"
+        )
     try:
         port = parts.port
     except ValueError as exc:
@@ -179,8 +185,15 @@ def _request_timeout(env: Mapping[str, str]) -> float:
 class VectorStore:
     """A Chroma collection of chunk vectors, embedded on disk or on a server."""
 
-    def __init__(self, *, path: Path | None, url: str | None, name: str, headers: dict[str, str] | None = None,
-                 timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        path: Path | None,
+        url: str | None,
+        name: str,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> None:
         self.name = name
         self.url = url.strip().rstrip("/") if url else None
         self.path = path
@@ -204,8 +217,9 @@ class VectorStore:
             if self.url:
                 host, port, ssl = parse_url(self.url)
                 self._preflight(headers or {})
-                self.client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=dict(headers or {}),
-                                                  settings=settings)
+                self.client = chromadb.HttpClient(
+                    host=host, port=port, ssl=ssl, headers=dict(headers or {}), settings=settings
+                )
                 self._set_timeouts()
             else:
                 assert path is not None
@@ -268,8 +282,10 @@ class VectorStore:
             return self._unavailable(problem)
         text = f"{exc.__class__.__name__}: {exc}"
         if any(w in text.lower() for w in _UNWRITABLE_WORDS):
-            return IndexNotWritableError(f"cannot write the vector store {self.path} ({text}): free some space or make "
-                                         "the folder writable, or pass --index-dir to a writable folder")
+            return IndexNotWritableError(
+                f"cannot write the vector store {self.path} ({text}): free some space or make "
+                "the folder writable, or pass --index-dir to a writable folder"
+            )
         return VectorStoreCorruptError(
             f"the vector store {self.path} cannot be read ({text}); `vault-memory doctor --fix` rebuilds it from "
             "the catalog's vectors (nothing is embedded again, nothing in the vault is lost)"
@@ -286,8 +302,11 @@ class VectorStore:
     # -- rows ----------------------------------------------------------------
     def upsert(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         for start in range(0, len(ids), _BATCH):
-            self._call(self.collection.upsert, ids=list(ids[start : start + _BATCH]),
-                       embeddings=np.asarray(vectors[start : start + _BATCH], dtype=np.float32))
+            self._call(
+                self.collection.upsert,
+                ids=list(ids[start : start + _BATCH]),
+                embeddings=np.asarray(vectors[start : start + _BATCH], dtype=np.float32),
+            )
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), _BATCH):
@@ -312,8 +331,12 @@ class VectorStore:
         """
         if n <= 0:
             return []
-        res = self._call(self.collection.query, query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                         n_results=n, include=["distances"])
+        res = self._call(
+            self.collection.query,
+            query_embeddings=[np.asarray(vector, dtype=np.float32)],
+            n_results=n,
+            include=["distances"],
+        )
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0], strict=True)]
 
     def drop(self) -> None:
@@ -324,8 +347,12 @@ class VectorStore:
             if exc.__class__.__name__ != "NotFoundError":  # an absent collection is fine; anything else is not
                 raise self._translate(exc) from exc
             log.debug("delete_collection: %s", exc)
-        self.collection = self._call(self.client.get_or_create_collection, name=self.name, embedding_function=None,
-                                     configuration={"hnsw": dict(HNSW)})
+        self.collection = self._call(
+            self.client.get_or_create_collection,
+            name=self.name,
+            embedding_function=None,
+            configuration={"hnsw": dict(HNSW)},
+        )
 
     def close(self) -> None:
         """Release a server client's connections (embedded clients are shared per folder and kept)."""
@@ -364,12 +391,18 @@ class VectorStore:
         shutil.rmtree(path, ignore_errors=True)
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "chroma-http" if self.url else "chroma-embedded", "url": self.url,
-                "path": str(self.path) if self.path else None, "collection": self.name, "hnsw": HNSW}
+        return {
+            "backend": "chroma-http" if self.url else "chroma-embedded",
+            "url": self.url,
+            "path": str(self.path) if self.path else None,
+            "collection": self.name,
+            "hnsw": HNSW,
+        }
 
 
-def open_store(*, vault: Path, index_dir: Path, embedder_identity: str, url: str | None,
-               env: Mapping[str, str] | None = None) -> VectorStore:
+def open_store(
+    *, vault: Path, index_dir: Path, embedder_identity: str, url: str | None, env: Mapping[str, str] | None = None
+) -> VectorStore:
     """The store for this vault and index folder: embedded under `index_dir`, or the server at `url`."""
     env = os.environ if env is None else env
     if url:
@@ -377,8 +410,9 @@ def open_store(*, vault: Path, index_dir: Path, embedder_identity: str, url: str
     target = describe_target(vault=vault, index_dir=index_dir, embedder_identity=embedder_identity, url=url)
     if not url:
         return VectorStore(path=index_dir / STORE_FOLDER, url=None, name=target["collection"])
-    return VectorStore(path=None, url=url, name=target["collection"], headers=server_headers(env),
-                       timeout=_request_timeout(env))
+    return VectorStore(
+        path=None, url=url, name=target["collection"], headers=server_headers(env), timeout=_request_timeout(env)
+    )
 
 
 def fingerprint(folder: Path) -> list[list[Any]]:
@@ -409,7 +443,15 @@ def record_fingerprint(folder: Path) -> None:
 def describe_target(*, vault: Path, index_dir: Path, embedder_identity: str, url: str | None) -> dict[str, Any]:
     """Where this index's vectors live (backend, server URL, folder, collection), without connecting."""
     if not url:
-        return {"backend": "chroma-embedded", "url": None, "path": str(index_dir / STORE_FOLDER),
-                "collection": collection_name(vault, embedder_identity)}
-    return {"backend": "chroma-http", "url": url.strip().rstrip("/"), "path": None,
-            "collection": collection_name(vault, embedder_identity, collection_key(index_dir))}
+        return {
+            "backend": "chroma-embedded",
+            "url": None,
+            "path": str(index_dir / STORE_FOLDER),
+            "collection": collection_name(vault, embedder_identity),
+        }
+    return {
+        "backend": "chroma-http",
+        "url": url.strip().rstrip("/"),
+        "path": None,
+        "collection": collection_name(vault, embedder_identity, collection_key(index_dir)),
+    }

@@ -79,8 +79,13 @@ class BatchResult:
     @property
     def changed(self) -> bool:
         counts = self.report.counts if self.report else {}
-        return bool(any(v for k, v in counts.items() if k != "unchanged") or self.rehearsed or self.error
-                    or (self.report and self.report.failures) or self.rebuilt)
+        return bool(
+            any(v for k, v in counts.items() if k != "unchanged")
+            or self.rehearsed
+            or self.error
+            or (self.report and self.report.failures)
+            or self.rebuilt
+        )
 
     def line(self) -> str:
         """One human line for stderr."""
@@ -112,8 +117,9 @@ class _Edit:
 
 def _settings_file(rel: str) -> bool:
     """An Obsidian settings file that decides which files are notes (obsidian.py)."""
-    return rel.startswith(".obsidian/") and rel.endswith((
-        "/app.json", "/templates.json", "/daily-notes.json", "/templater-obsidian/data.json"))
+    return rel.startswith(".obsidian/") and rel.endswith(
+        ("/app.json", "/templates.json", "/daily-notes.json", "/templater-obsidian/data.json")
+    )
 
 
 class _Handler:
@@ -153,11 +159,18 @@ class _Handler:
 class Watcher:
     """Keeps `mem`'s index in step with its vault. `start()`, then `run()` until `stop()`."""
 
-    def __init__(self, mem: Memory, *, debounce: float | None = None, quiet: float | None = None,
-                 max_wait: float = MAX_WAIT, rehearse_edits: bool = True,
-                 rehearse_max_batch: int = REHEARSE_MAX_BATCH,
-                 on_batch: Callable[[BatchResult], None] | None = None,
-                 on_fill: Callable[[int, int], None] | None = None) -> None:
+    def __init__(
+        self,
+        mem: Memory,
+        *,
+        debounce: float | None = None,
+        quiet: float | None = None,
+        max_wait: float = MAX_WAIT,
+        rehearse_edits: bool = True,
+        rehearse_max_batch: int = REHEARSE_MAX_BATCH,
+        on_batch: Callable[[BatchResult], None] | None = None,
+        on_fill: Callable[[int, int], None] | None = None,
+    ) -> None:
         """`on_batch` hears of every applied batch; `on_fill(done, total)` of every step of
         embedding what a first index (or a large batch) wrote to the catalog first."""
         self.mem = mem
@@ -225,10 +238,23 @@ class Watcher:
         overflow_log.addFilter(self._overflow_filter)
         observer = Observer()
         # No open/close-without-write events: our own reads of notes must not wake us.
-        kinds = [FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileDeletedEvent, FileMovedEvent,
-                 DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
-        observer.schedule(_Handler(self), str(self.mem.vault), recursive=True, event_filter=kinds,  # type: ignore[arg-type]
-                          follow_symlink=False)
+        kinds = [
+            FileCreatedEvent,
+            FileModifiedEvent,
+            FileClosedEvent,
+            FileDeletedEvent,
+            FileMovedEvent,
+            DirCreatedEvent,
+            DirDeletedEvent,
+            DirMovedEvent,
+        ]
+        observer.schedule(
+            _Handler(self),  # type: ignore[arg-type]
+            str(self.mem.vault),
+            recursive=True,
+            event_filter=kinds,
+            follow_symlink=False,
+        )
         try:
             observer.start()
         except OSError as exc:
@@ -472,8 +498,11 @@ class Watcher:
             if not note.body.strip():
                 continue  # an emptied note (or a Ctrl-N in progress) records nothing
             when = self.mem.clock()
-            fields = {**first_write_fields(self.mem, note),
-                      "revision": parse_int(note.meta.get("revision"), 1) + 1, "last_accessed": when}
+            fields = {
+                **first_write_fields(self.mem, note),
+                "revision": parse_int(note.meta.get("revision"), 1) + 1,
+                "last_accessed": when,
+            }
             if STATED_KEY in note.meta:
                 fields[STATED_KEY] = when.astimezone(local_zone()).date()  # the edit restated the note
             try:
@@ -490,7 +519,6 @@ class Watcher:
                 del self._touched[p]
         if written and self.on_batch is not None:
             self.on_batch(BatchResult(paths=len(written), rehearsed=written))
-
 
     # -- the review note ----------------------------------------------------------------------
     def _refresh_review(self) -> None:

@@ -57,10 +57,11 @@ _WORD = re.compile(r"\w+")
 
 # -- pure ---------------------------------------------------------------------------
 
+
 def chunk_body(chunk: ChunkRow) -> str:
     """The chunk's text without the heading-path line the indexer puts first (when it has one)."""
     if chunk.heading and chunk.text.startswith(chunk.heading + "\n"):
-        return chunk.text[len(chunk.heading) + 1:]
+        return chunk.text[len(chunk.heading) + 1 :]
     return chunk.text
 
 
@@ -100,8 +101,9 @@ def shared_terms(terms: Set[str], text: str, stems: Mapping[str, str] | None = N
     return len(terms & {stems[w] if stems is not None and w in stems else _light_stem(w) for w in words})
 
 
-def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK,
-                 stems: Mapping[str, str] | None = None) -> list[str]:
+def pick_windows(
+    windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK, stems: Mapping[str, str] | None = None
+) -> list[str]:
     """The windows worth embedding for a query with these content `terms` (window_terms): those
     of at least MIN_WINDOW_WORDS words sharing a term with it, most shared terms first, at most `cap`.
 
@@ -123,6 +125,7 @@ def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER
 
 
 # -- the cache -----------------------------------------------------------------------
+
 
 class WindowCache:
     """Window vectors by text hash, in a small SQLite file of their own beside the catalog.
@@ -176,8 +179,9 @@ class WindowCache:
         if self._db is not None and want:
             try:
                 marks = ",".join("?" * len(want))
-                for h, blob in self._db.execute(f"SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})",
-                                                want):
+                for h, blob in self._db.execute(
+                    f"SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})", want
+                ):
                     out[h] = self._mem[h] = np.frombuffer(blob, dtype=np.float32)
             except sqlite3.Error as exc:
                 log.debug("window cache read failed (%s)", exc)
@@ -219,8 +223,9 @@ def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
     return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity)
 
 
-def best_windows(chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embedder: Embedder,
-                 cache: WindowCache) -> dict[str, Window]:
+def best_windows(
+    chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embedder: Embedder, cache: WindowCache
+) -> dict[str, Window]:
     """chunk id -> its best window for the query (only chunks with a window worth scoring).
 
     `chunks` are the candidates to score, most relevant first (the caller cuts them to
@@ -278,5 +283,17 @@ class WindowScorer:
         return best_windows(facts, qvec, query, self.embedder, self.cache) if facts else {}
 
 
-__all__ = ["CACHE_NAME", "WINDOWS_PER_CHUNK", "WindowCache", "WindowScorer", "best_windows", "chunk_body",
-           "is_record", "open_cache", "pick_windows", "shared_terms", "split_windows", "window_terms"]
+__all__ = [
+    "CACHE_NAME",
+    "WINDOWS_PER_CHUNK",
+    "WindowCache",
+    "WindowScorer",
+    "best_windows",
+    "chunk_body",
+    "is_record",
+    "open_cache",
+    "pick_windows",
+    "shared_terms",
+    "split_windows",
+    "window_terms",
+]

@@ -83,10 +83,7 @@ def build_scifact(
     `quick_extra_docs` other documents, and evaluates the first `quick_queries` judged queries.
     """
     corpus = read_jsonl(data / "scifact" / "corpus.jsonl")
-    all_queries = {
-        str(q["_id"]): str(q["text"])
-        for q in read_jsonl(data / "scifact" / "queries.jsonl")
-    }
+    all_queries = {str(q["_id"]): str(q["text"]) for q in read_jsonl(data / "scifact" / "queries.jsonl")}
     qrels = load_scifact_qrels(data)
     judged = [qid for qid in qrels if qid in all_queries]
     if quick:
@@ -223,11 +220,7 @@ def _questions(sample_id: str, qa: Sequence[dict[str, Any]]) -> list[LocomoQuest
             conv=sample_id,
             index=i,
             question=str(q["question"]),
-            answer=str(
-                q["answer"]
-                if q.get("answer") is not None
-                else q.get("adversarial_answer", "")
-            ),
+            answer=str(q["answer"] if q.get("answer") is not None else q.get("adversarial_answer", "")),
             category=int(q["category"]),
             evidence=parse_evidence(q.get("evidence", [])),
         )
@@ -237,10 +230,7 @@ def _questions(sample_id: str, qa: Sequence[dict[str, Any]]) -> list[LocomoQuest
 
 def quick_pick(questions: Sequence[LocomoQuestion], n: int) -> list[LocomoQuestion]:
     """Round-robin over categories 1-4 (file order within each) so a small slice covers all four."""
-    pools = {
-        c: [q for q in questions if q.category == c and q.evidence]
-        for c in (1, 2, 3, 4)
-    }
+    pools = {c: [q for q in questions if q.category == c and q.evidence] for c in (1, 2, 3, 4)}
     picked: list[LocomoQuestion] = []
     while len(picked) < n and any(pools.values()):
         for c in (1, 2, 3, 4):
@@ -249,9 +239,7 @@ def quick_pick(questions: Sequence[LocomoQuestion], n: int) -> list[LocomoQuesti
     return sorted(picked, key=lambda q: q.index)
 
 
-def build_locomo(
-    data: Path, root: Path, quick: bool = False, quick_questions: int = 40
-) -> list[LocomoConversation]:
+def build_locomo(data: Path, root: Path, quick: bool = False, quick_questions: int = 40) -> list[LocomoConversation]:
     """One vault per conversation under `root/<sample_id>/`, one note per session."""
     convs: list[LocomoConversation] = []
     raw = load_locomo(data)

@@ -56,8 +56,9 @@ class PooledLocomo:
     skipped: dict[str, int]
 
 
-def pooled_locomo(raw: Sequence[Mapping[str, Any]], *, conversations: int | None = None,
-                  questions_per_conv: int | None = None) -> PooledLocomo:
+def pooled_locomo(
+    raw: Sequence[Mapping[str, Any]], *, conversations: int | None = None, questions_per_conv: int | None = None
+) -> PooledLocomo:
     """One vault for all conversations (or the first `conversations`) and their answerable questions."""
     files: dict[str, str] = {}
     questions: list[PeerQuestion] = []
@@ -79,8 +80,14 @@ def pooled_locomo(raw: Sequence[Mapping[str, Any]], *, conversations: int | None
         now = max(dates.values()) + NOW_AFTER_LAST
         picked: list[LocomoQuestion] = []
         for i, q in enumerate(item.get("qa", [])):
-            lq = LocomoQuestion(conv=sample_id, index=i, question=str(q["question"]), answer="",
-                                category=int(q["category"]), evidence=parse_evidence(q.get("evidence", [])))
+            lq = LocomoQuestion(
+                conv=sample_id,
+                index=i,
+                question=str(q["question"]),
+                answer="",
+                category=int(q["category"]),
+                evidence=parse_evidence(q.get("evidence", [])),
+            )
             if lq.category not in CATEGORIES:
                 skipped["category_5"] += 1
             elif not gold_notes(lq.evidence, folder, dates):
@@ -89,8 +96,10 @@ def pooled_locomo(raw: Sequence[Mapping[str, Any]], *, conversations: int | None
                 picked.append(lq)
         if questions_per_conv:
             picked = quick_pick(picked, questions_per_conv)
-        questions += [PeerQuestion(q.conv, q.index, q.question, q.category,
-                                   gold_notes(q.evidence, folder, dates), now) for q in picked]
+        questions += [
+            PeerQuestion(q.conv, q.index, q.question, q.category, gold_notes(q.evidence, folder, dates), now)
+            for q in picked
+        ]
     return PooledLocomo(files, questions, len(items), skipped)
 
 
@@ -196,16 +205,22 @@ def summarise(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict[str, Any]
         keys = list(items[0]) if items else []
         return {"n": len(items), **{key: round(metrics.mean(s[key] for s in items), 4) for key in keys}}
 
-    return {"pooled": mean_of([s for _, s in rows]),
-            "by_category": {str(c): mean_of(by_cat[c]) for c in sorted(by_cat)}}
+    return {
+        "pooled": mean_of([s for _, s in rows]),
+        "by_category": {str(c): mean_of(by_cat[c]) for c in sorted(by_cat)},
+    }
 
 
 def update_scores(ranked: Sequence[str], statements: Sequence[str], k: int = 5) -> dict[str, float]:
     """The `updates` runner's checks at top k: every statement retrieved, newest first, and both."""
     all_in = metrics.all_in_top_k(ranked, statements, k)
     newer = metrics.newer_first(list(ranked[:k]), statements)
-    return {f"all_in_top{k}": float(all_in), "newer_first": float(newer), "both": float(all_in and newer),
-            f"newest_in_top{k}": float(statements[-1] in ranked[:k])}
+    return {
+        f"all_in_top{k}": float(all_in),
+        "newer_first": float(newer),
+        "both": float(all_in and newer),
+        f"newest_in_top{k}": float(statements[-1] in ranked[:k]),
+    }
 
 
 def ratio(peer: float | None, ours: float | None) -> float | None:

@@ -122,7 +122,7 @@ def _frontmatter(rng: random.Random, i: int, tags: list[str]) -> str:
         block = rng.random() < 0.5
         lines.append("tags:" + "".join(f"\n  - {t}" for t in tags) if block else f"tags: [{', '.join(tags)}]")
     if rng.random() < 0.15:
-        lines.append(f"aliases: [\"note {i}\"]")
+        lines.append(f'aliases: ["note {i}"]')
     if rng.random() < 0.1:
         lines.append(f"status: {rng.choice(('draft', 'done', 'yes', 'no', 'on-hold'))}")
     lines.append("---")
@@ -196,8 +196,11 @@ def edit_notes(root: Path, fraction: float = 0.01, seed: int = 1) -> list[str]:
     touches one chunk of a long note rather than the whole note.
     """
     rng = random.Random(seed)
-    paths = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")
-                   if not any(part.startswith(".") for part in p.relative_to(root).parts))
+    paths = sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
     if not paths:
         return []
     chosen = rng.sample(paths, max(1, round(len(paths) * fraction)))

@@ -51,11 +51,18 @@ NEW_QUERY = "CLI recall, new query (vector not cached: model loads)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--fake-vectors", action="store_true",
-                        help="time the 10k-note index `scale` builds with fake vectors (relabelled as MiniLM's, "
-                             "so the CLI loads and runs the real model): timing only, when no MiniLM 10k index exists")
-    parser.add_argument("--baseline", default=None, metavar="COMMIT",
-                        help="also time that commit's CLI on the same index, in the same repeats")
+    parser.add_argument(
+        "--fake-vectors",
+        action="store_true",
+        help="time the 10k-note index `scale` builds with fake vectors (relabelled as MiniLM's, "
+        "so the CLI loads and runs the real model): timing only, when no MiniLM 10k index exists",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="COMMIT",
+        help="also time that commit's CLI on the same index, in the same repeats",
+    )
 
 
 def _cli() -> list[str]:
@@ -81,8 +88,7 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     from vault_memory.memory import Memory
 
     t = time.perf_counter()
-    cfg = resolve_config({"vault": Path(vault), "index_dir": Path(index_dir), "embedder": embedder,
-                          "read_only": True})
+    cfg = resolve_config({"vault": Path(vault), "index_dir": Path(index_dir), "embedder": embedder, "read_only": True})
     mem = Memory(cfg)
     _ = mem.catalog
     out["import_core_open_catalog"] = time.perf_counter() - t
@@ -113,8 +119,13 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
 
 def importtime_summary(env: dict[str, str] | None = None, top: int = 12) -> list[dict[str, Any]]:
     """Import self-time per top-level package for `import vault_memory.cli.main`, largest first."""
-    proc = subprocess.run([PY, "-X", "importtime", "-c", "import vault_memory.cli.main"], cwd=REPO,
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [PY, "-X", "importtime", "-c", "import vault_memory.cli.main"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     per_pkg: dict[str, float] = {}
     for line in proc.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|\s*(\S+)", line)
@@ -148,16 +159,26 @@ def _target(opts: RunOptions) -> tuple[Path, Path, str, str, str | None]:
             db.commit()
         finally:
             db.close()
-        what = ("synthetic 10,000 notes, index built with FAKE vectors (`scale`'s) relabelled as MiniLM's: the "
-                "real model loads and embeds the query, so every step is timed, but rankings mean nothing")
+        what = (
+            "synthetic 10,000 notes, index built with FAKE vectors (`scale`'s) relabelled as MiniLM's: the "
+            "real model loads and embeds the query, so every step is timed, but rankings mean nothing"
+        )
         return opts.cache / "vaults" / "synth-10000", copy, "minilm", what, None
     candidates = [
-        (opts.cache / "vaults" / "synth-10000", opts.cache / "index" / "synth-10000-minilm-scale",
-         "synthetic 10,000 notes", None),
+        (
+            opts.cache / "vaults" / "synth-10000",
+            opts.cache / "index" / "synth-10000-minilm-scale",
+            "synthetic 10,000 notes",
+            None,
+        ),
         # Every SciFact note is stamped created 2024-01-01; at today's date all are dormant and recall
         # prints "no matching notes", so evaluate at the day after (as the scifact runner does).
-        (opts.cache / "vaults" / "scifact-full", opts.cache / "index" / "scifact-full-minilm",
-         "SciFact, 5,183 notes", "2024-01-02T00:00:00+00:00"),
+        (
+            opts.cache / "vaults" / "scifact-full",
+            opts.cache / "index" / "scifact-full-minilm",
+            "SciFact, 5,183 notes",
+            "2024-01-02T00:00:00+00:00",
+        ),
     ]
     for vault, index, what, now in candidates:
         if (index / "catalog.sqlite").is_file() and vault.is_dir():
@@ -172,29 +193,67 @@ def run(opts: RunOptions) -> Result:
     res = Result("cold", opts)
     repeats = 1 if opts.quick else int(opts.extra.get("repeats") or 5)
     vault, index_dir, embedder, what, now = _target(opts)
-    res.params.update(target=what, vault=str(vault), index_dir=str(index_dir), repeats=repeats, query=QUERY, now=now,
-                      embedder=embedder, load_at_start=[round(x, 2) for x in os.getloadavg()])
+    res.params.update(
+        target=what,
+        vault=str(vault),
+        index_dir=str(index_dir),
+        repeats=repeats,
+        query=QUERY,
+        now=now,
+        embedder=embedder,
+        load_at_start=[round(x, 2) for x in os.getloadavg()],
+    )
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    cli = [*_cli(), "--vault", str(vault), "--index-dir", str(index_dir), "--embedder", embedder, "--read-only",
-           "recall", QUERY, "--no-touch", *(["--now", now] if now else [])]
-    worker = [PY, "-c", "import json,sys; from bench.runners.cold import _phase_worker as w; "
-              f"print(json.dumps(w({str(vault)!r}, {str(index_dir)!r}, {embedder!r}, {QUERY!r}, {now!r})))"]
-    cmds = {"CLI recall (full command)": cli} if opts.quick else {
-        "python -c pass": [PY, "-c", "pass"],
-        "import vault_memory.cli.main": [PY, "-c", "import vault_memory.cli.main"],
-        "import chromadb": [PY, "-c", "import chromadb"],
-        "import onnxruntime, tokenizers": [PY, "-c", "import onnxruntime, tokenizers"],
-        "CLI recall (full command)": cli,
-        # the same command on the ANN path (what every recall paid before exact search): ratio in one run
-        "CLI recall, Chroma path (VAULT_MEMORY_EXACT_SEARCH_LIMIT=0)":
-            ["env", "VAULT_MEMORY_EXACT_SEARCH_LIMIT=0", *cli],
-        NEW_QUERY: cli,
-    }
+    cli = [
+        *_cli(),
+        "--vault",
+        str(vault),
+        "--index-dir",
+        str(index_dir),
+        "--embedder",
+        embedder,
+        "--read-only",
+        "recall",
+        QUERY,
+        "--no-touch",
+        *(["--now", now] if now else []),
+    ]
+    worker = [
+        PY,
+        "-c",
+        "import json,sys; from bench.runners.cold import _phase_worker as w; "
+        f"print(json.dumps(w({str(vault)!r}, {str(index_dir)!r}, {embedder!r}, {QUERY!r}, {now!r})))",
+    ]
+    cmds = (
+        {"CLI recall (full command)": cli}
+        if opts.quick
+        else {
+            "python -c pass": [PY, "-c", "pass"],
+            "import vault_memory.cli.main": [PY, "-c", "import vault_memory.cli.main"],
+            "import chromadb": [PY, "-c", "import chromadb"],
+            "import onnxruntime, tokenizers": [PY, "-c", "import onnxruntime, tokenizers"],
+            "CLI recall (full command)": cli,
+            # the same command on the ANN path (what every recall paid before exact search): ratio in one run
+            "CLI recall, Chroma path (VAULT_MEMORY_EXACT_SEARCH_LIMIT=0)": [
+                "env",
+                "VAULT_MEMORY_EXACT_SEARCH_LIMIT=0",
+                *cli,
+            ],
+            NEW_QUERY: cli,
+        }
+    )
     if opts.extra.get("baseline") and not opts.quick:
         tree = baseline_tree(str(opts.extra["baseline"]), opts.cache)
         # -P: the working directory (this repo) is not put before PYTHONPATH on sys.path
-        base_cli = ["env", f"PYTHONPATH={tree}", PY, "-P", "-c", "from vault_memory.cli.main import run; run()",
-                    *cli[len(_cli()):]]
+        base_cli = [
+            "env",
+            f"PYTHONPATH={tree}",
+            PY,
+            "-P",
+            "-c",
+            "from vault_memory.cli.main import run; run()",
+            *cli[len(_cli()) :],
+        ]
         cmds[f"baseline {opts.extra['baseline']}: CLI recall (full command)"] = base_cli
         res.params["baseline_tree"] = str(tree)
     if not opts.quick:
@@ -223,19 +282,30 @@ def run(opts: RunOptions) -> Result:
     med = {k: round(metrics.median(v), 3) for k, v in walls.items()}
     ph_med = {k: round(metrics.median([p[k] for p in phases]), 3) for k in phases[0]}
     imports = [] if opts.quick else importtime_summary(env)
-    res.results.update(wall_seconds=walls, wall_median=med, phases=phases, phase_median=ph_med,
-                       importtime_top=imports, load_at_end=[round(x, 2) for x in os.getloadavg()])
+    res.results.update(
+        wall_seconds=walls,
+        wall_median=med,
+        phases=phases,
+        phase_median=ph_med,
+        importtime_top=imports,
+        load_at_end=[round(x, 2) for x in os.getloadavg()],
+    )
 
     cli_s = med["CLI recall (full command)"]
     steps = [
         ("interpreter start (python -c pass)", med.get("python -c pass", 0.0)),
-        ("import CLI (typer, config; chromadb imported: "
-         f"{'yes' if ph_med['chromadb_imported_by_cli'] else 'no'})", ph_med["import_cli"]),
+        (
+            f"import CLI (typer, config; chromadb imported: {'yes' if ph_med['chromadb_imported_by_cli'] else 'no'})",
+            ph_med["import_cli"],
+        ),
         ("import core + open catalog", ph_med["import_core_open_catalog"]),
         ("model load + first embed (onnxruntime, tokenizer, session)", ph_med["model_load_and_first_embed"]),
         ("no-op reconcile (Chroma not opened)", ph_med["reconcile_noop"]),
-        ("recall (hybrid, k=5; loads the catalog's vectors, exact dense; chromadb imported: "
-         f"{'yes' if ph_med['chromadb_imported_by_recall'] else 'no'})", ph_med["recall"]),
+        (
+            "recall (hybrid, k=5; loads the catalog's vectors, exact dense; chromadb imported: "
+            f"{'yes' if ph_med['chromadb_imported_by_recall'] else 'no'})",
+            ph_med["recall"],
+        ),
         ("close", ph_med["close"]),
     ]
     accounted = round(sum(s for _, s in steps), 3)
@@ -243,7 +313,7 @@ def run(opts: RunOptions) -> Result:
     rows.append(["sum of the steps", accounted, f"{100 * accounted / cli_s:.0f}%"])
     rows.append(["**CLI wall (full command)**", cli_s, "100%"])
     res.markdown += [
-        f"Target: {what}. `vault-memory --vault V --index-dir I --embedder {embedder} --read-only recall \"…\" "
+        f'Target: {what}. `vault-memory --vault V --index-dir I --embedder {embedder} --read-only recall "…" '
         f"--no-touch` in a fresh process; median of {repeats} (page cache warm; one untimed warm-up). "
         f"Machine: 2 cores shared with other benchmarks (load {res.params['load_at_start']} at start, "
         f"{res.results['load_at_end']} at end); every command ran once per repeat, back to back.",
@@ -262,7 +332,7 @@ def run(opts: RunOptions) -> Result:
     if imports:
         res.markdown += [
             "",
-            "`python -X importtime -c \"import vault_memory.cli.main\"` (self time summed per top-level package, "
+            '`python -X importtime -c "import vault_memory.cli.main"` (self time summed per top-level package, '
             "one run; the profiler's own overhead inflates it):",
             "",
             *table(["package", "seconds"], [[r["package"], r["seconds"]] for r in imports]),

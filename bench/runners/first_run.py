@@ -36,16 +36,23 @@ CLI = "from vault_memory.cli.main import run; run()"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--baseline", default=None, metavar="COMMIT",
-                        help="also run a baseline commit's tree, in the same run")
-    parser.add_argument("--max-wait", type=float, default=300.0, metavar="S",
-                        help="give up waiting for an answer or an index after this long (default 300)")
+    parser.add_argument(
+        "--baseline", default=None, metavar="COMMIT", help="also run a baseline commit's tree, in the same run"
+    )
+    parser.add_argument(
+        "--max-wait",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="give up waiting for an answer or an index after this long (default 300)",
+    )
 
 
 def baseline_tree(commit: str, cache: Path) -> Path:
     """A commit's files (git archive) under the cache, made once."""
-    sha = subprocess.run(["git", "rev-parse", commit], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", commit], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
     tree = cache / "baseline" / sha[:12]
     if not (tree / "vault_memory").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
@@ -64,8 +71,9 @@ def _counts(index_dir: Path) -> tuple[int, int, int]:
         try:
             notes = db.execute("SELECT count(*) FROM notes").fetchone()[0]
             chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            embedded = db.execute("SELECT count(*) FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash"
-                                  ).fetchone()[0]
+            embedded = db.execute(
+                "SELECT count(*) FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash"
+            ).fetchone()[0]
             return int(notes), int(chunks), int(embedded)
         finally:
             db.close()
@@ -96,30 +104,49 @@ def _recall(tree: Path, base: list[str], query: str, timeout: float) -> dict[str
     env = dict(os.environ, PYTHONPATH=str(tree))
     t = time.monotonic()
     try:
-        proc = subprocess.run([PY, "-c", CLI, *base, "--read-only", "recall", query, "--json", "--no-touch"],
-                              cwd=tree, capture_output=True, text=True, env=env, timeout=timeout)
+        proc = subprocess.run(
+            [PY, "-c", CLI, *base, "--read-only", "recall", query, "--json", "--no-touch"],
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"seconds": round(time.monotonic() - t, 2), "timeout": True, "count": 0}
     out: dict[str, Any] = {"seconds": round(time.monotonic() - t, 2), "code": proc.returncode}
     try:
         got = json.loads(proc.stdout)
-        out.update(count=got.get("count", 0), lexical_only=got.get("lexical_only"), vectors=got.get("vectors"),
-                   top=got["hits"][0]["path"] if got.get("hits") else None)
+        out.update(
+            count=got.get("count", 0),
+            lexical_only=got.get("lexical_only"),
+            vectors=got.get("vectors"),
+            top=got["hits"][0]["path"] if got.get("hits") else None,
+        )
     except (ValueError, KeyError, TypeError):
         out.update(count=0, error=proc.stderr[-500:])
     out["said"] = next((ln for ln in proc.stderr.splitlines() if "no vector yet" in ln), None)
     return out
 
 
-def while_indexing(tree: Path, vault: Path, index_dir: Path, embedder: str, query: str, notes: int,
-                   max_wait: float, after_first: int = 4) -> dict[str, Any]:
+def while_indexing(
+    tree: Path,
+    vault: Path,
+    index_dir: Path,
+    embedder: str,
+    query: str,
+    notes: int,
+    max_wait: float,
+    after_first: int = 4,
+) -> dict[str, Any]:
     """`index` in one process; one-shot recalls back to back from its start."""
     shutil.rmtree(index_dir, ignore_errors=True)
     base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", embedder]
     env = dict(os.environ, PYTHONPATH=str(tree))
     t0 = time.monotonic()
-    writer = subprocess.Popen([PY, "-c", CLI, *base, "index"], cwd=tree, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [PY, "-c", CLI, *base, "index"], cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     sampler = Sampler(index_dir, t0)
     sampler.start()
     recalls: list[dict[str, Any]] = []
@@ -149,13 +176,19 @@ def while_indexing(tree: Path, vault: Path, index_dir: Path, embedder: str, quer
             writer.wait()
         sampler.stop.set()
         sampler.join()
-    return {"first_answer": first, "recalls": recalls, "catalogued_seconds": sampler.first(notes),
-            "index_seconds": finished, "index_exit": writer.returncode,
-            "samples": sampler.samples[:: max(1, len(sampler.samples) // 60)]}
+    return {
+        "first_answer": first,
+        "recalls": recalls,
+        "catalogued_seconds": sampler.first(notes),
+        "index_seconds": finished,
+        "index_exit": writer.returncode,
+        "samples": sampler.samples[:: max(1, len(sampler.samples) // 60)],
+    }
 
 
-def recall_alone(tree: Path, vault: Path, index_dir: Path, embedder: str, query: str,
-                 max_wait: float) -> dict[str, Any]:
+def recall_alone(
+    tree: Path, vault: Path, index_dir: Path, embedder: str, query: str, max_wait: float
+) -> dict[str, Any]:
     """The first command on a never-indexed vault is a `recall` (no writer running)."""
     shutil.rmtree(index_dir, ignore_errors=True)
     base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", embedder]
@@ -174,10 +207,14 @@ def run(opts: RunOptions) -> Result:
     query = sample_queries(1)[0]
     trees = {"this tree": REPO}
     if opts.extra.get("baseline"):
-        trees = {f"baseline {opts.extra['baseline']}": baseline_tree(str(opts.extra["baseline"]), opts.cache),
-                 **trees}
-    res.params.update(notes=n, query=query, max_wait=max_wait, trees={k: str(v) for k, v in trees.items()},
-                      load_at_start=[round(x, 2) for x in os.getloadavg()])
+        trees = {f"baseline {opts.extra['baseline']}": baseline_tree(str(opts.extra["baseline"]), opts.cache), **trees}
+    res.params.update(
+        notes=n,
+        query=query,
+        max_wait=max_wait,
+        trees={k: str(v) for k, v in trees.items()},
+        load_at_start=[round(x, 2) for x in os.getloadavg()],
+    )
     out: dict[str, Any] = {}
     for name, tree in trees.items():
         scratch = opts.cache / "first_run" / cache_key(name, embedder, str(n))
@@ -194,23 +231,43 @@ def run(opts: RunOptions) -> Result:
         if not r or not r.get("count"):
             return f"none within {cap:.0f} s"
         vec = r.get("vectors") or {}
-        how = "keyword-only, said so" if r.get("lexical_only") and r.get("said") else \
-            "keyword-only" if r.get("lexical_only") else "hybrid"
+        how = (
+            "keyword-only, said so"
+            if r.get("lexical_only") and r.get("said")
+            else "keyword-only"
+            if r.get("lexical_only")
+            else "hybrid"
+        )
         have = f"; {vec.get('embedded', '?')}/{vec.get('chunks', '?')} chunks embedded" if vec else ""
         return f"{r.get('answered', r['seconds'])} s ({how}{have})"
 
     rows = []
     for name, r in out.items():
         d, a = r["while_indexing"], r["recall_alone"]
-        rows.append([name, cell(d["first_answer"], max_wait), d["catalogued_seconds"] or "-",
-                     d["index_seconds"] or f"> {max_wait:.0f}", cell(a, max_wait)])
+        rows.append(
+            [
+                name,
+                cell(d["first_answer"], max_wait),
+                d["catalogued_seconds"] or "-",
+                d["index_seconds"] or f"> {max_wait:.0f}",
+                cell(a, max_wait),
+            ]
+        )
     res.markdown += [
-        f"Fresh synthetic vault of {n} notes, embedder `{embedder}`, query \"{query}\". Times from the start of "
+        f'Fresh synthetic vault of {n} notes, embedder `{embedder}`, query "{query}". Times from the start of '
         "`vault-memory index` (one process); one-shot `recall` processes run back to back from that moment. "
         f"Machine: 2 cores shared with other jobs (load {res.params['load_at_start']} at start, "
         f"{res.results['load_at_end']} at end).",
         "",
-        *table(["code", "first recall with hits (s after index start)", "every note catalogued (s)",
-                "index finished (s)", "`recall` as the first command (wall s)"], rows),
+        *table(
+            [
+                "code",
+                "first recall with hits (s after index start)",
+                "every note catalogued (s)",
+                "index finished (s)",
+                "`recall` as the first command (wall s)",
+            ],
+            rows,
+        ),
     ]
     return res

@@ -28,8 +28,12 @@ from ..harness import (
 KS = (5, 10, 25)
 CATEGORIES = (1, 2, 3, 4)
 # (label, mode, decay)
-SETTINGS = (("bm25", "bm25", False), ("dense", "dense", False), ("hybrid", "hybrid", False),
-            ("hybrid+decay", "hybrid", True))
+SETTINGS = (
+    ("bm25", "bm25", False),
+    ("dense", "dense", False),
+    ("hybrid", "hybrid", False),
+    ("hybrid+decay", "hybrid", True),
+)
 NOW_AFTER_LAST = dt.timedelta(hours=1)  # "now" = just after the last session
 
 
@@ -75,8 +79,9 @@ def run(opts: RunOptions) -> Result:
             for label, mode, decay in SETTINGS:
                 for q in questions:
                     t = time.perf_counter()
-                    hits = mem.recall(q.question, k=kmax, mode=mode, decay=decay, now=now, touch=False,
-                                      granularity="chunk")
+                    hits = mem.recall(
+                        q.question, k=kmax, mode=mode, decay=decay, now=now, touch=False, granularity="chunk"
+                    )
                     latency[label].append((time.perf_counter() - t) * 1000)
                     texts = [_hit_text(h) for h in hits]
                     units = [turn_ids(t) for t in texts]
@@ -88,12 +93,22 @@ def run(opts: RunOptions) -> Result:
                     if decay:
                         for k in KS:
                             if k != kmax:
-                                per_k[k] = [turn_ids(_hit_text(h)) for h in mem.recall(
-                                    q.question, k=k, mode=mode, decay=True, now=now, touch=False,
-                                    granularity="chunk")]
+                                per_k[k] = [
+                                    turn_ids(_hit_text(h))
+                                    for h in mem.recall(
+                                        q.question,
+                                        k=k,
+                                        mode=mode,
+                                        decay=True,
+                                        now=now,
+                                        touch=False,
+                                        granularity="chunk",
+                                    )
+                                ]
                     row: dict[str, float] = {f"r@{k}": metrics.evidence_recall(per_k[k], q.evidence, k) for k in KS}
-                    row.update({f"r@{k}t": metrics.recall_at_k(metrics.flatten_units(per_k[k]), q.evidence, k)
-                                for k in KS})
+                    row.update(
+                        {f"r@{k}t": metrics.recall_at_k(metrics.flatten_units(per_k[k]), q.evidence, k) for k in KS}
+                    )
                     scores[label][q.category].append(row)
         log(f"locomo: {conv.sample_id}: {len(questions)} questions, index {indexes[conv.sample_id]}")
 
@@ -120,13 +135,34 @@ def run(opts: RunOptions) -> Result:
             cell = by_cat[key]
             table_rows.append([label, key, cell["n"], *[cell[f"r@{k}"] for k in KS], *[cell[f"r@{k}t"] for k in KS]])
 
-    res.params.update(ks=list(KS), granularity="chunk", categories=list(CATEGORIES), conversations=len(convs),
-                      questions=n_questions, now="last session + 1 h", vault_root=str(root), index_root=str(index_root))
-    res.results.update(settings=summary, skipped=skipped, index=indexes,
-                       sessions=sum(len(c.session_dates) for c in convs), turns=sum(c.turns for c in convs))
+    res.params.update(
+        ks=list(KS),
+        granularity="chunk",
+        categories=list(CATEGORIES),
+        conversations=len(convs),
+        questions=n_questions,
+        now="last session + 1 h",
+        vault_root=str(root),
+        index_root=str(index_root),
+    )
+    res.results.update(
+        settings=summary,
+        skipped=skipped,
+        index=indexes,
+        sessions=sum(len(c.session_dates) for c in convs),
+        turns=sum(c.turns for c in convs),
+    )
 
-    unit_rows = [[label, s["turns_per_unit_mean"], s["turns_per_unit_median"], s["words_per_unit_mean"],
-                  f"{s['latency_ms_median']} / {s['latency_ms_p95']}"] for label, s in summary.items()]
+    unit_rows = [
+        [
+            label,
+            s["turns_per_unit_mean"],
+            s["turns_per_unit_median"],
+            s["words_per_unit_mean"],
+            f"{s['latency_ms_median']} / {s['latency_ms_p95']}",
+        ]
+        for label, s in summary.items()
+    ]
     res.markdown += [
         f"LoCoMo, {len(convs)} conversation(s), {n_questions} questions in categories 1-4 "
         f"(skipped: {skipped['category_5']} category 5, {skipped['no_evidence']} without evidence ids). "

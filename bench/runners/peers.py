@@ -147,8 +147,16 @@ class VaultMemory(Tool):
         return env | {"VAULT_MEMORY_CONFIG": str(home / "no-config.toml"), "PYTHONPATH": str(REPO)}
 
     def _base(self, inst: Instance) -> list[str]:
-        return [*_vm_exe(), "--vault", str(inst.vault), "--index-dir", str(inst.home / "index"),
-                "--embedder", self.embedder, "--read-only"]
+        return [
+            *_vm_exe(),
+            "--vault",
+            str(inst.vault),
+            "--index-dir",
+            str(inst.home / "index"),
+            "--embedder",
+            self.embedder,
+            "--read-only",
+        ]
 
     def index_cmd(self, inst: Instance) -> list[str]:
         return [*self._base(inst), "index", "--json"]
@@ -183,9 +191,16 @@ class BasicMemory(Tool):
         return None
 
     def version(self) -> str:
-        proc = subprocess.run([str(self.root / "bin" / "python"), "-c",
-                               "import importlib.metadata as m; print(m.version('basic-memory'))"],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [
+                str(self.root / "bin" / "python"),
+                "-c",
+                "import importlib.metadata as m; print(m.version('basic-memory'))",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return proc.stdout.strip() or "?"
 
     def env(self, home: Path) -> dict[str, str]:
@@ -196,7 +211,8 @@ class BasicMemory(Tool):
             "BASIC_MEMORY_HOME": str(home / "home" / "basic-memory"),  # its default project
             "BASIC_MEMORY_NO_PROMOS": "1",  # also turns analytics off: no outbound calls
             "BASIC_MEMORY_AUTO_UPDATE": "false",
-            "XDG_CACHE_HOME": str(home / "cache"), "XDG_CONFIG_HOME": str(home / "xdg-config"),
+            "XDG_CACHE_HOME": str(home / "cache"),
+            "XDG_CONFIG_HOME": str(home / "xdg-config"),
             "NO_COLOR": "1",
         }
 
@@ -231,8 +247,9 @@ class Qmd(Tool):
     def missing(self) -> str | None:
         for name in ("qmd", "node"):
             if not (self.bin / name).exists():
-                return (f"not installed ({self.bin / name} absent; "
-                        "`python -m bench.runners.peers --install` installs it)")
+                return (
+                    f"not installed ({self.bin / name} absent; `python -m bench.runners.peers --install` installs it)"
+                )
         return None
 
     def version(self) -> str:
@@ -247,8 +264,10 @@ class Qmd(Tool):
 
     def env(self, home: Path) -> dict[str, str]:
         return dict(os.environ) | {
-            "HOME": str(home / "home"), "XDG_CACHE_HOME": str(home / "cache"),
-            "XDG_CONFIG_HOME": str(home / "xdg-config"), "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(home / "home"),
+            "XDG_CACHE_HOME": str(home / "cache"),
+            "XDG_CONFIG_HOME": str(home / "xdg-config"),
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
             "NO_COLOR": "1",
         }
 
@@ -275,19 +294,37 @@ class Qmd(Tool):
 
 def tools(peers_dir: Path, embedder: str) -> tuple[VaultMemory, VaultMemory, list[Tool]]:
     """(ours, ours with the fake embedder, the peers)."""
-    ours = VaultMemory("vault-memory", f"vault-memory ({embedder})",
-                       f"parses, chunks, embeds every chunk with {embedder}, FTS5 + vectors",
-                       "Python API (Memory.recall)", embedder=embedder)
-    fake = VaultMemory("vault-memory-fake", "vault-memory (fake embedder)",
-                       "the same pipeline with the hashing `fake` embedder: no model cost", "-", embedder="fake")
+    ours = VaultMemory(
+        "vault-memory",
+        f"vault-memory ({embedder})",
+        f"parses, chunks, embeds every chunk with {embedder}, FTS5 + vectors",
+        "Python API (Memory.recall)",
+        embedder=embedder,
+    )
+    fake = VaultMemory(
+        "vault-memory-fake",
+        "vault-memory (fake embedder)",
+        "the same pipeline with the hashing `fake` embedder: no model cost",
+        "-",
+        embedder="fake",
+    )
     peers: list[Tool] = [
-        BasicMemory("basic-memory", "basic-memory",
-                    "parses notes into entities/observations/relations, SQLite FTS5; keyword-only here (its "
-                    "semantic side needs sqlite-vec, which this Python's sqlite3 cannot load, and a model download)",
-                    "MCP server (stdio), search_notes", root=peers_dir / "basic-memory"),
-        Qmd("qmd", "qmd", "SQLite FTS5 (BM25) over documents; `qmd embed` (vectors) and `qmd query`'s LLM expansion "
+        BasicMemory(
+            "basic-memory",
+            "basic-memory",
+            "parses notes into entities/observations/relations, SQLite FTS5; keyword-only here (its "
+            "semantic side needs sqlite-vec, which this Python's sqlite3 cannot load, and a model download)",
+            "MCP server (stdio), search_notes",
+            root=peers_dir / "basic-memory",
+        ),
+        Qmd(
+            "qmd",
+            "qmd",
+            "SQLite FTS5 (BM25) over documents; `qmd embed` (vectors) and `qmd query`'s LLM expansion "
             "and reranking need GGUF model downloads: not run. Its keyword search requires every query term (AND)",
-            "MCP server (stdio), query with one `lex` sub-query, rerank off", root=peers_dir / "qmd"),
+            "MCP server (stdio), query with one `lex` sub-query, rerank off",
+            root=peers_dir / "qmd",
+        ),
     ]
     return ours, fake, peers
 
@@ -300,8 +337,9 @@ class McpClient:
 
     def __init__(self, cmd: Sequence[str], env: dict[str, str], stderr: Path, cwd: Path) -> None:
         self._err: IO[bytes] = stderr.open("wb")
-        self.proc = subprocess.Popen(list(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-                                     env=env, cwd=cwd)
+        self.proc = subprocess.Popen(
+            list(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=env, cwd=cwd
+        )
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._next = 0
         threading.Thread(target=self._pump, daemon=True).start()
@@ -341,8 +379,15 @@ class McpClient:
                 self._send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
 
     def start(self, timeout: float = 300.0) -> None:
-        self.request("initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
-                                    "clientInfo": {"name": "vault-memory-bench", "version": "1"}}, timeout)
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "vault-memory-bench", "version": "1"},
+            },
+            timeout,
+        )
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def call(self, name: str, args: dict[str, Any]) -> Any:
@@ -460,8 +505,9 @@ def open_mcp(inst: Instance) -> Warm:
         name, args = inst.tool.mcp_call(inst, q)
         return inst.tool.parse_mcp(client.call(name, args))
 
-    return Warm(f"{inst.tool.label} via MCP", search, client.close, time.perf_counter() - t,
-                process_cpu(client.proc.pid))
+    return Warm(
+        f"{inst.tool.label} via MCP", search, client.close, time.perf_counter() - t, process_cpu(client.proc.pid)
+    )
 
 
 @contextlib.contextmanager
@@ -469,8 +515,7 @@ def open_api(inst: Instance, embedder: str) -> Iterator[tuple[Any, float]]:
     from vault_memory import Config, Memory
 
     t = time.perf_counter()
-    cfg = Config(vault=inst.vault, index_dir=inst.home / "index", embedder=embedder, read_only=True,
-                 assign_ids=False)
+    cfg = Config(vault=inst.vault, index_dir=inst.home / "index", embedder=embedder, read_only=True, assign_ids=False)
     with Memory(cfg) as mem:
         mem.recall("warm up", k=K, touch=False)
         yield mem, time.perf_counter() - t
@@ -524,9 +569,17 @@ def run(opts: RunOptions) -> Result:
     ]
     cold_n = 1 if opts.quick else int(opts.extra.get("repeats") or 5)
     res.params.update(
-        k=K, peer_fetch=FETCH, notes=len(pooled.files), conversations=pooled.conversations,
-        questions=len(pooled.questions), skipped_questions=pooled.skipped, updates_subjects=len(upd_cases),
-        updates_notes=len(upd_files), cold_queries=cold_n, versions=versions, peers_dir=str(peers_dir),
+        k=K,
+        peer_fetch=FETCH,
+        notes=len(pooled.files),
+        conversations=pooled.conversations,
+        questions=len(pooled.questions),
+        skipped_questions=pooled.skipped,
+        updates_subjects=len(upd_cases),
+        updates_notes=len(upd_files),
+        cold_queries=cold_n,
+        versions=versions,
+        peers_dir=str(peers_dir),
         load_at_start=load(),
         how={t.label: {"at_index": t.at_index, "warm": t.warm_via} for t in (*variants, *active)},
     )
@@ -552,8 +605,12 @@ def run(opts: RunOptions) -> Result:
                 log(f"peers: {tool.key} {status[tool.key]}")
                 continue
             instances[(tool.key, spec.name)] = inst
-            index_s.setdefault(spec.name, {})[tool.key] = {"seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
-                                                           "load_before": before, "load_after": load()}
+            index_s.setdefault(spec.name, {})[tool.key] = {
+                "seconds": round(seconds, 2),
+                "cpu_seconds": round(cpu, 2),
+                "load_before": before,
+                "load_after": load(),
+            }
             log(f"peers: first index {spec.name} {tool.key}: {seconds:.1f}s, CPU {cpu:.1f}s (load {before})")
     results["first_index"] = index_s
     running = [t for t in active if status[t.key] == "ran"]
@@ -570,8 +627,9 @@ def run(opts: RunOptions) -> Result:
                 continue
             inst = instances[(tool.key, "locomo")]
             try:
-                seconds, cpu, out = _run(tool.cold_cmd(inst, query, now.isoformat() if now else None), inst.env,
-                                    inst.home, CALL_TIMEOUT)
+                seconds, cpu, out = _run(
+                    tool.cold_cmd(inst, query, now.isoformat() if now else None), inst.env, inst.home, CALL_TIMEOUT
+                )
             except Exception as exc:
                 if tool is ours:
                     raise
@@ -584,10 +642,16 @@ def run(opts: RunOptions) -> Result:
                 cold_hits[tool.key].append(len(tool.parse_cold(out)))
         shown = ", ".join(f"{k} {v[-1]:.2f}s" for k, v in cold.items() if v)
         log(f"peers: cold query {i or 'warm-up'}/{cold_n}: {shown}")
-    results["cold_query"] = {k: {"seconds": v, "median": round(metrics.median(v), 3) if v else None,
-                                 "cpu_seconds": cold_cpu[k],
-                                 "cpu_median": round(metrics.median(cold_cpu[k]), 3) if v else None,
-                                 "hits": cold_hits[k]} for k, v in cold.items()}
+    results["cold_query"] = {
+        k: {
+            "seconds": v,
+            "median": round(metrics.median(v), 3) if v else None,
+            "cpu_seconds": cold_cpu[k],
+            "cpu_median": round(metrics.median(cold_cpu[k]), 3) if v else None,
+            "hits": cold_hits[k],
+        }
+        for k, v in cold.items()
+    }
     running = [t for t in running if status[t.key] == "ran"]
 
     # ---- warm queries and quality: every question, tools interleaved question by question
@@ -600,13 +664,18 @@ def run(opts: RunOptions) -> Result:
         with api_stack:
             mem, api_start = api_stack.enter_context(open_api(instances[(ours.key, spec.name)], ours.embedder))
             for setting, kw in API_SETTINGS.items():
+
                 def api_search(q: str, pq: Any, kw: dict[str, Any] = kw, mem: Any = mem) -> list[str]:
                     hits = mem.recall(q, k=K, touch=False, now=getattr(pq, "now", None) or upd_now, **kw)
                     return [h.path for h in hits]
 
                 # this process's CPU clock: nothing else in it runs during a call (the MCP readers wait on pipes)
-                warms.append((f"{ours.key}: {setting}", Warm(f"{ours.label} API, {setting}", api_search,
-                                                                lambda: None, api_start, time.process_time)))
+                warms.append(
+                    (
+                        f"{ours.key}: {setting}",
+                        Warm(f"{ours.label} API, {setting}", api_search, lambda: None, api_start, time.process_time),
+                    )
+                )
             for tool in (ours, *running):
                 if status.get(tool.key, "ran") != "ran":
                     continue
@@ -648,14 +717,23 @@ def run(opts: RunOptions) -> Result:
                 if n % 200 == 199:
                     log(f"peers: {spec.name} {n + 1}/{len(spec.questions)} questions")
         results["warm"][spec.name] = {
-            label: {"p50_ms": round(metrics.median(w.latencies_ms), 2), "p95_ms": round(metrics.p95(w.latencies_ms), 2),
-                    # a mean: a server's CPU clock ticks in 10 ms steps, too coarse for one query
-                    "cpu_ms_mean": round(metrics.mean(w.cpu_ms), 2) if w.cpu_ms else None,
-                    "n": len(w.latencies_ms), "errors": w.errors, "start_seconds": round(w.start_seconds, 2)}
-            for label, w in warms}
+            label: {
+                "p50_ms": round(metrics.median(w.latencies_ms), 2),
+                "p95_ms": round(metrics.p95(w.latencies_ms), 2),
+                # a mean: a server's CPU clock ticks in 10 ms steps, too coarse for one query
+                "cpu_ms_mean": round(metrics.mean(w.cpu_ms), 2) if w.cpu_ms else None,
+                "n": len(w.latencies_ms),
+                "errors": w.errors,
+                "start_seconds": round(w.start_seconds, 2),
+            }
+            for label, w in warms
+        }
         # Our MCP tool evaluates decay at the wall clock, years after these conversations: latency only.
-        results["quality"][spec.name] = {label: {**summarise(r), "unresolved_refs": unresolved[label]}
-                                         for label, r in rows.items() if label != f"{ours.key}: MCP"}
+        results["quality"][spec.name] = {
+            label: {**summarise(r), "unresolved_refs": unresolved[label]}
+            for label, r in rows.items()
+            if label != f"{ours.key}: MCP"
+        }
     results["load_at_end"] = load()
     results["status"] = status
     res.results.update(results)
@@ -696,9 +774,11 @@ def summary_rows(results: dict[str, Any], ours_key: str, fake_key: str) -> dict[
         f"LoCoMo note recall@{K}": per_tool(lambda k: qual.get(warm_label(k), {}).get("pooled", {}).get(f"recall@{K}")),
         f"LoCoMo note hit@{K}": per_tool(lambda k: qual.get(warm_label(k), {}).get("pooled", {}).get(f"hit@{K}")),
         f"updates: all statements in top {K}": per_tool(
-            lambda k: upd.get(warm_label(k), {}).get("pooled", {}).get(f"all_in_top{K}")),
+            lambda k: upd.get(warm_label(k), {}).get("pooled", {}).get(f"all_in_top{K}")
+        ),
         "updates: all in top 5 and newest first": per_tool(
-            lambda k: upd.get(warm_label(k), {}).get("pooled", {}).get("both")),
+            lambda k: upd.get(warm_label(k), {}).get("pooled", {}).get("both")
+        ),
     }
     lexical = qual.get(lexical_api, {}).get("pooled", {})
     if lexical:
@@ -718,8 +798,9 @@ def fmt_ratio(r: float | None) -> str:
     return "" if r is None else f"{r:.2g}×"
 
 
-def render(params: dict[str, Any], results: dict[str, Any], ours: Tool, fake: Tool, peers: Sequence[Tool],
-           opts: RunOptions) -> list[str]:
+def render(
+    params: dict[str, Any], results: dict[str, Any], ours: Tool, fake: Tool, peers: Sequence[Tool], opts: RunOptions
+) -> list[str]:
     status = results["status"]
     rows = summary_rows(results, ours.key, fake.key)
     cols = [ours.key, *(p.key for p in peers if status.get(p.key) == "ran")]
@@ -735,15 +816,20 @@ def render(params: dict[str, Any], results: dict[str, Any], ours: Tool, fake: To
     body = []
     for measure, row in rows.items():
         ours_v = row.get(ours.key)
-        extra = "; ".join(f"{k.removeprefix(ours.key).strip()}: {fmt(v)}" for k, v in row.items()
-                          if k.startswith(ours.key + " "))
+        extra = "; ".join(
+            f"{k.removeprefix(ours.key).strip()}: {fmt(v)}" for k, v in row.items() if k.startswith(ours.key + " ")
+        )
         cells = [measure, *(fmt(row.get(c)) for c in cols)]
         cells += [fmt_ratio(ratio(row.get(p), ours_v)) for p in vs]
         cells.append(extra)
         body.append(cells)
     v = params["versions"]
-    header = ["measure", *(f"{c} {v.get(c, '')}".strip() for c in cols), *(f"{p} ÷ vault-memory" for p in vs),
-              "vault-memory, other settings"]
+    header = [
+        "measure",
+        *(f"{c} {v.get(c, '')}".strip() for c in cols),
+        *(f"{p} ÷ vault-memory" for p in vs),
+        "vault-memory, other settings",
+    ]
     lines = [
         f"One run, same vault: {params['notes']} LoCoMo session notes from {params['conversations']} "
         f"conversation(s) pooled into one vault (one copy per tool), {params['questions']} questions "
@@ -767,18 +853,32 @@ def render(params: dict[str, Any], results: dict[str, Any], ours: Tool, fake: To
         "",
         "What each tool does at index time and how it was queried warm:",
         "",
-        *table(["tool", "at index time", "warm queries"],
-               [[label, h["at_index"], h["warm"]] for label, h in params["how"].items()]),
+        *table(
+            ["tool", "at index time", "warm queries"],
+            [[label, h["at_index"], h["warm"]] for label, h in params["how"].items()],
+        ),
         "",
         "Peers: " + "; ".join(f"{k} {s}" for k, s in status.items()) + ".",
     ]
     qual = results.get("quality", {}).get("locomo", {})
     if qual:
         cats = sorted({c for q in qual.values() for c in q["by_category"]})
-        lines += ["", f"LoCoMo note recall@{K} by category (n per category in the JSON):", "",
-                  *table(["setting", *(f"cat {c}" for c in cats), "pooled"],
-                         [[label, *(q["by_category"].get(c, {}).get(f"recall@{K}") for c in cats),
-                           q["pooled"].get(f"recall@{K}")] for label, q in qual.items()])]
+        lines += [
+            "",
+            f"LoCoMo note recall@{K} by category (n per category in the JSON):",
+            "",
+            *table(
+                ["setting", *(f"cat {c}" for c in cats), "pooled"],
+                [
+                    [
+                        label,
+                        *(q["by_category"].get(c, {}).get(f"recall@{K}") for c in cats),
+                        q["pooled"].get(f"recall@{K}"),
+                    ]
+                    for label, q in qual.items()
+                ],
+            ),
+        ]
     return lines
 
 
@@ -793,8 +893,9 @@ def find_python312() -> str | None:
     for cand in candidates:
         if not cand or not Path(cand).exists():
             continue
-        proc = subprocess.run([cand, "-c", "import sys; print(sys.version_info >= (3, 12))"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [cand, "-c", "import sys; print(sys.version_info >= (3, 12))"], capture_output=True, text=True
+        )
         if proc.stdout.strip() == "True":
             return cand
     return None
@@ -842,10 +943,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from ..harness import CACHE
 
-    parser = argparse.ArgumentParser(prog="python -m bench.runners.peers",
-                                     description="Install the peers the `peers` runner compares against.")
-    parser.add_argument("--install", nargs="*", choices=["basic-memory", "qmd"], metavar="PEER",
-                        help="install these peers (default: all) under <cache>/peers/")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.runners.peers", description="Install the peers the `peers` runner compares against."
+    )
+    parser.add_argument(
+        "--install",
+        nargs="*",
+        choices=["basic-memory", "qmd"],
+        metavar="PEER",
+        help="install these peers (default: all) under <cache>/peers/",
+    )
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
     if args.install is None:

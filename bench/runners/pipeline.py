@@ -83,8 +83,9 @@ def _wipe(index_dir: Path) -> None:
     shutil.rmtree(index_dir, ignore_errors=True)
 
 
-def pipeline_once(vault: Path, index_dir: Path, embedder: Any, profile: cProfile.Profile | None = None
-                  ) -> dict[str, Any]:
+def pipeline_once(
+    vault: Path, index_dir: Path, embedder: Any, profile: cProfile.Profile | None = None
+) -> dict[str, Any]:
     """A first index of `vault` into a fresh `index_dir`; timings and what the embedder was asked."""
     from vault_memory import Config, Memory
 
@@ -127,8 +128,9 @@ def independent_chunk_texts(vault: Path, embedder: Any) -> list[str]:
     for rel in iter_note_paths(vault, IgnoreRules.for_vault(vault)):
         full = vault / rel
         note = parse_note(rel, full.read_bytes(), full.stat().st_mtime)
-        texts += [c.text for c in chunk_body(note.body, max_tokens=embedder.max_tokens,
-                                             count_tokens=embedder.count_tokens)]
+        texts += [
+            c.text for c in chunk_body(note.body, max_tokens=embedder.max_tokens, count_tokens=embedder.count_tokens)
+        ]
     return texts
 
 
@@ -164,8 +166,15 @@ def profile_phases(prof: cProfile.Profile, top: int = 15) -> dict[str, Any]:
                 total += ct
         phases[label] = round(total, 3)
     rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-    by_tottime = [{"function": f"{Path(f).name}:{line}({func})", "calls": nc, "tottime_s": round(tt, 3),
-                   "cumtime_s": round(ct, 3)} for (f, line, func), (_cc, nc, tt, ct, _callers) in rows]
+    by_tottime = [
+        {
+            "function": f"{Path(f).name}:{line}({func})",
+            "calls": nc,
+            "tottime_s": round(tt, 3),
+            "cumtime_s": round(ct, 3),
+        }
+        for (f, line, func), (_cc, nc, tt, ct, _callers) in rows
+    ]
     return {"phases_s": phases, "top_by_tottime": by_tottime}
 
 
@@ -180,8 +189,14 @@ def run(opts: RunOptions) -> Result:
     vault = opts.cache / "vaults" / cache_key("synth", str(n_notes), "pipeline")
     index_dir = opts.cache / "index" / cache_key("pipeline", str(n_notes), opts.embedder_name, "run")
     synth = build_synth(vault, n_notes)
-    res.params.update(notes=n_notes, words=synth.words, repeats=repeats, wave_chunks=WAVE_CHUNKS,
-                      embed_slice=EMBED_SLICE, load_at_start=_load())
+    res.params.update(
+        notes=n_notes,
+        words=synth.words,
+        repeats=repeats,
+        wave_chunks=WAVE_CHUNKS,
+        embed_slice=EMBED_SLICE,
+        load_at_start=_load(),
+    )
     emb = make_embedder(opts.embedder_name)
 
     # Warm-up pipeline run: loads the model and Chroma, and records the indexer's embed calls.
@@ -189,8 +204,10 @@ def run(opts: RunOptions) -> Result:
     warm = pipeline_once(vault, index_dir, emb)
     calls = warm["calls"]
     texts = [x for call in calls for x in call]
-    log(f"pipeline: warm-up index of {n_notes} notes in {time.perf_counter() - t:.1f}s: "
-        f"{warm['chunks']} chunks, {len(texts)} texts in {len(calls)} embed calls")
+    log(
+        f"pipeline: warm-up index of {n_notes} notes in {time.perf_counter() - t:.1f}s: "
+        f"{warm['chunks']} chunks, {len(texts)} texts in {len(calls)} embed calls"
+    )
     independent = independent_chunk_texts(vault, emb)
     unique = list(dict.fromkeys(independent))
     tokens = sum(emb.count_tokens(x) for x in unique)
@@ -236,9 +253,11 @@ def run(opts: RunOptions) -> Result:
         runs["bare_one_call"].append(bare_one())
         ratios.append(runs["bare"][-1] / runs["pipeline"][-1])
         shares.append(p["embed_s"] / p["index_s"])
-        log(f"pipeline: repeat {r + 1}/{repeats}: bare {runs['bare'][-1]:.2f}s, pipeline {runs['pipeline'][-1]:.2f}s "
+        log(
+            f"pipeline: repeat {r + 1}/{repeats}: bare {runs['bare'][-1]:.2f}s, pipeline {runs['pipeline'][-1]:.2f}s "
             f"(embed {p['embed_s']:.2f}s), bare one call {runs['bare_one_call'][-1]:.2f}s, ratio {ratios[-1]:.3f}, "
-            f"embed share of pipeline {shares[-1]:.3f}")
+            f"embed share of pipeline {shares[-1]:.3f}"
+        )
     checks["pipeline_calls_identical_every_repeat"] = all(calls_same)
 
     prof = cProfile.Profile()
@@ -249,8 +268,13 @@ def run(opts: RunOptions) -> Result:
 
     def row(name: str, values: list[float]) -> dict[str, Any]:
         med = metrics.median(values)
-        return {"name": name, "runs_s": [round(v, 3) for v in values], "median_s": round(med, 3),
-                "chunks_per_s": round(len(unique) / med, 2), "tokens_per_s": round(tokens / med, 1)}
+        return {
+            "name": name,
+            "runs_s": [round(v, 3) for v in values],
+            "median_s": round(med, 3),
+            "chunks_per_s": round(len(unique) / med, 2),
+            "tokens_per_s": round(tokens / med, 1),
+        }
 
     rows = {
         "bare": row("bare embedder, the indexer's embed calls replayed", runs["bare"]),
@@ -261,18 +285,31 @@ def run(opts: RunOptions) -> Result:
     ratio = metrics.median(ratios)
     med_inner = {k: round(metrics.median(v), 3) for k, v in inner.items()}
     res.results.update(
-        workload={"notes": n_notes, "chunks": warm["chunks"], "unique_texts": len(unique), "tokens": tokens,
-                  "embed_calls": len(calls), "count_tokens_calls_per_index": warm["count_tokens_calls"]},
+        workload={
+            "notes": n_notes,
+            "chunks": warm["chunks"],
+            "unique_texts": len(unique),
+            "tokens": tokens,
+            "embed_calls": len(calls),
+            "count_tokens_calls_per_index": warm["count_tokens_calls"],
+        },
         checks=checks,
         variants=rows,
-        ratio_pipeline_over_bare={"per_repeat": [round(x, 4) for x in ratios], "median": round(ratio, 4),
-                                  "of_medians": round(rows["bare"]["median_s"] / rows["pipeline"]["median_s"], 4),
-                                  "target": TARGET, "meets_target": ratio >= TARGET},
+        ratio_pipeline_over_bare={
+            "per_repeat": [round(x, 4) for x in ratios],
+            "median": round(ratio, 4),
+            "of_medians": round(rows["bare"]["median_s"] / rows["pipeline"]["median_s"], 4),
+            "target": TARGET,
+            "meets_target": ratio >= TARGET,
+        },
         # Load-immune: the same pipeline run's own embed time over its total (no second run involved).
-        embed_share_of_pipeline={"per_repeat": [round(x, 4) for x in shares],
-                                 "median": round(metrics.median(shares), 4)},
-        ratio_indexer_slicing_over_one_call=round(metrics.median(
-            [b / o for b, o in zip(runs["bare_one_call"], runs["bare"], strict=True)]), 4),
+        embed_share_of_pipeline={
+            "per_repeat": [round(x, 4) for x in shares],
+            "median": round(metrics.median(shares), 4),
+        },
+        ratio_indexer_slicing_over_one_call=round(
+            metrics.median([b / o for b, o in zip(runs["bare_one_call"], runs["bare"], strict=True)]), 4
+        ),
         pipeline_inside_median_s=med_inner,
         profile={"index_s_under_profile": round(profiled["index_s"], 3), **prof_out, "stats_file": str(prof_path)},
         load_at_end=_load(),
@@ -291,9 +328,19 @@ def run(opts: RunOptions) -> Result:
         f"so every text is embedded), bare one call. Median of {repeats}. Load {res.params['load_at_start']} at "
         f"start, {res.results['load_at_end']} at end (2 cores shared with other jobs).",
         "",
-        *table(["variant", "median s", "runs s", "chunks/s", "tokens/s"],
-               [[v["name"], v["median_s"], ", ".join(f"{x:.2f}" for x in v["runs_s"]), v["chunks_per_s"],
-                 v["tokens_per_s"]] for v in rows.values()]),
+        *table(
+            ["variant", "median s", "runs s", "chunks/s", "tokens/s"],
+            [
+                [
+                    v["name"],
+                    v["median_s"],
+                    ", ".join(f"{x:.2f}" for x in v["runs_s"]),
+                    v["chunks_per_s"],
+                    v["tokens_per_s"],
+                ]
+                for v in rows.values()
+            ],
+        ),
         "",
         f"**Pipeline / bare throughput: {ratio:.3f}** (median of per-repeat ratios "
         f"{', '.join(f'{x:.3f}' for x in ratios)}; target >= {TARGET:.2f}: {verdict}). "
@@ -308,8 +355,9 @@ def run(opts: RunOptions) -> Result:
         "",
         f"Phases of one profiled `Memory.index()` (cProfile, {profiled['index_s']:.2f} s; cumulative, phases nest):",
         "",
-        *table(["phase", "s", "share of index()"],
-               [[label, s, f"{100 * s / total:.1f}%"] for label, s in phases.items()]),
+        *table(
+            ["phase", "s", "share of index()"], [[label, s, f"{100 * s / total:.1f}%"] for label, s in phases.items()]
+        ),
     ]
     if not all(checks.values()):
         md += ["", f"**Consistency checks failed:** {checks}"]

@@ -56,8 +56,13 @@ def _rss_now_mb() -> float:
 def open_index(vault: Path, index_dir: Path, embedder: Any) -> Any:
     from vault_memory import Config, Memory
 
-    cfg = Config(vault=vault, index_dir=index_dir, embedder=embedder if isinstance(embedder, str) else "fake",
-                 assign_ids=False, read_only=True)
+    cfg = Config(
+        vault=vault,
+        index_dir=index_dir,
+        embedder=embedder if isinstance(embedder, str) else "fake",
+        assign_ids=False,
+        read_only=True,
+    )
     return Memory(cfg) if isinstance(embedder, str) else Memory(cfg, embedder=embedder)
 
 
@@ -123,8 +128,10 @@ def worker_index(vault: Path, index_dir: Path, embedder: str, repeats: int) -> d
     out["first_index_ms_per_chunk"] = round(out["first_index_seconds"] * 1000 / max(1, out["chunks"]), 3)
     out["first_index_parts_seconds"] = {k: round(v, 2) for k, v in watch.seconds.items()}
     out["peak_rss_index_mb"] = _rss_peak_mb()
-    log(f"  [index worker] first index {out['first_index_seconds']}s, {out['chunks']} chunks, "
-        f"peak RSS {out['peak_rss_index_mb']} MB")
+    log(
+        f"  [index worker] first index {out['first_index_seconds']}s, {out['chunks']} chunks, "
+        f"peak RSS {out['peak_rss_index_mb']} MB"
+    )
 
     noop, noop_open = [], []
     for _ in range(repeats):
@@ -178,8 +185,9 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
                 t = time.perf_counter()
                 mem.recall(q, k=10, mode=mode, decay=True, now=NOW, touch=False)
                 lat[mode].append((time.perf_counter() - t) * 1000)
-        out["latency_ms"] = {m: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)}
-                             for m, v in lat.items()}
+        out["latency_ms"] = {
+            m: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)} for m, v in lat.items()
+        }
         out["rss_serving_mb"] = _rss_now_mb()
         out["peak_rss_serve_mb"] = _rss_peak_mb()
         out["exact_search"] = mem.exact_search()
@@ -192,16 +200,18 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
         with Memory(replace(mem.config, exact_search_limit=0), embedder=mem.embedder) as ann:
             for m in (mem, ann):
                 m.recall(queries[-1], k=10, mode="hybrid", decay=True, now=NOW, touch=False)
-            both: dict[str, list[float]] = {f"{b}:{mode}": [] for b in ("exact", "hnsw")
-                                            for mode in ("dense", "hybrid")}
+            both: dict[str, list[float]] = {
+                f"{b}:{mode}": [] for b in ("exact", "hnsw") for mode in ("dense", "hybrid")
+            }
             for q in queries:
                 for mode in ("dense", "hybrid"):
                     for name, m in (("exact", mem), ("hnsw", ann)):
                         t = time.perf_counter()
                         m.recall(q, k=10, mode=mode, decay=True, now=NOW, touch=False)
                         both[f"{name}:{mode}"].append((time.perf_counter() - t) * 1000)
-        out["backends_ms"] = {k: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)}
-                              for k, v in both.items()}
+        out["backends_ms"] = {
+            k: {"p50": round(metrics.median(v), 2), "p95": round(metrics.p95(v), 2)} for k, v in both.items()
+        }
     return out
 
 
@@ -269,9 +279,14 @@ def run(opts: RunOptions) -> Result:
     sizes = [int(x) for x in str(opts.extra.get("notes") or ("200" if opts.quick else "1000,10000")).split(",")]
     repeats = int(opts.extra.get("repeats") or NOOP_REPEATS)
     n_queries = 30 if opts.quick else 100
-    res.params.update(notes=sizes, queries=n_queries, edit_fraction=0.01, noop_repeats=repeats,
-                      vectors="FAKE (feature hashing, no model)" if embedder.startswith("fake") else embedder,
-                      load_at_start=_load())
+    res.params.update(
+        notes=sizes,
+        queries=n_queries,
+        edit_fraction=0.01,
+        noop_repeats=repeats,
+        vectors="FAKE (feature hashing, no model)" if embedder.startswith("fake") else embedder,
+        load_at_start=_load(),
+    )
     points: list[dict[str, Any]] = []
     for n in sizes:
         vault = opts.cache / "vaults" / cache_key("synth", str(n))
@@ -305,17 +320,35 @@ def _render(res: Result, points: list[dict[str, Any]], embedder: str, repeats: i
     for p in points:
         parts = p.get("first_index_parts_seconds", {})
         per = 1000 / max(1, p["chunks"])
-        index_rows.append([p["notes"], p["chunks"], p["first_index_seconds"], p.get("first_index_ms_per_chunk"),
-                           p.get("first_index_cpu_ms_per_chunk", "-"),
-                           round(parts.get("store_upsert", 0.0) * per, 3),
-                           round((p["first_index_seconds"] - parts.get("store_upsert", 0.0)) * per, 3),
-                           round(parts.get("embed", 0.0) * per, 3), round(parts.get("lexical_segment", 0.0) * per, 3)])
-        rows.append([p["notes"], p["chunks"], p["first_index_seconds"], p["noop_reconcile_median"],
-                     f"{p['edit_reconcile_seconds']} ({p['edit_texts_embedded']} texts for {p['edited_notes']} notes"
-                     f"{', exactly the changed chunks' if p['edit_embedded_exactly_changed'] else ', MISMATCH'})",
-                     p["peak_rss_index_mb"], p["peak_rss_serve_mb"], p["index_mb"]])
-    lat_rows = [[p["notes"], p["chunks"], *(p["latency_ms"][m][s] for m in MODES for s in ("p50", "p95"))]
-                for p in points]
+        index_rows.append(
+            [
+                p["notes"],
+                p["chunks"],
+                p["first_index_seconds"],
+                p.get("first_index_ms_per_chunk"),
+                p.get("first_index_cpu_ms_per_chunk", "-"),
+                round(parts.get("store_upsert", 0.0) * per, 3),
+                round((p["first_index_seconds"] - parts.get("store_upsert", 0.0)) * per, 3),
+                round(parts.get("embed", 0.0) * per, 3),
+                round(parts.get("lexical_segment", 0.0) * per, 3),
+            ]
+        )
+        rows.append(
+            [
+                p["notes"],
+                p["chunks"],
+                p["first_index_seconds"],
+                p["noop_reconcile_median"],
+                f"{p['edit_reconcile_seconds']} ({p['edit_texts_embedded']} texts for {p['edited_notes']} notes"
+                f"{', exactly the changed chunks' if p['edit_embedded_exactly_changed'] else ', MISMATCH'})",
+                p["peak_rss_index_mb"],
+                p["peak_rss_serve_mb"],
+                p["index_mb"],
+            ]
+        )
+    lat_rows = [
+        [p["notes"], p["chunks"], *(p["latency_ms"][m][s] for m in MODES for s in ("p50", "p95"))] for p in points
+    ]
     fake = embedder.startswith("fake")
     md = [
         f"Synthetic vaults (bench/synth.py); vectors from `{embedder}`"
@@ -325,8 +358,19 @@ def _render(res: Result, points: list[dict[str, Any]], embedder: str, repeats: i
         f"(load {res.params['load_at_start']} "
         f"at start, {res.results['load_at_end']} at end).",
         "",
-        *table(["notes", "chunks", "first index s", "no-op reconcile s", "1% edit reconcile s",
-                "peak RSS indexing MB", "peak RSS serving MB", "index MB"], rows),
+        *table(
+            [
+                "notes",
+                "chunks",
+                "first index s",
+                "no-op reconcile s",
+                "1% edit reconcile s",
+                "peak RSS indexing MB",
+                "peak RSS serving MB",
+                "index MB",
+            ],
+            rows,
+        ),
         "",
         *table(["notes", "chunks", *(f"{m} {s} ms" for m in MODES for s in ("p50", "p95"))], lat_rows),
         "",
@@ -334,24 +378,51 @@ def _render(res: Result, points: list[dict[str, Any]], embedder: str, repeats: i
         "store's upserts (Chroma: HNSW inserts), all but those, inside the embedder (fake vectors here: feature "
         "hashing), and sorting the lexical segment:",
         "",
-        *table(["notes", "chunks", "first index s", "ms/chunk", "CPU ms/chunk", "store upserts",
-                "all but the store", "embedder", "lexical segment"], index_rows),
+        *table(
+            [
+                "notes",
+                "chunks",
+                "first index s",
+                "ms/chunk",
+                "CPU ms/chunk",
+                "store upserts",
+                "all but the store",
+                "embedder",
+                "lexical segment",
+            ],
+            index_rows,
+        ),
         "",
         "Dense backend on the same index, interleaved query by query (`exact`: the catalog's vectors, what "
         "recall uses up to `exact_search_limit` chunks; `hnsw`: Chroma, `exact_search_limit=0`), p50 / p95 ms:",
         "",
-        *table(["notes", "chunks", "default backend", "exact dense", "hnsw dense", "exact hybrid", "hnsw hybrid"],
-               [[p["notes"], p["chunks"], "exact" if p.get("exact_search") else "hnsw",
-                 *(f"{p['backends_ms'][k]['p50']} / {p['backends_ms'][k]['p95']}"
-                   for k in ("exact:dense", "hnsw:dense", "exact:hybrid", "hnsw:hybrid"))]
-                for p in points if "backends_ms" in p]),
+        *table(
+            ["notes", "chunks", "default backend", "exact dense", "hnsw dense", "exact hybrid", "hnsw hybrid"],
+            [
+                [
+                    p["notes"],
+                    p["chunks"],
+                    "exact" if p.get("exact_search") else "hnsw",
+                    *(
+                        f"{p['backends_ms'][k]['p50']} / {p['backends_ms'][k]['p95']}"
+                        for k in ("exact:dense", "hnsw:dense", "exact:hybrid", "hnsw:hybrid")
+                    ),
+                ]
+                for p in points
+                if "backends_ms" in p
+            ],
+        ),
     ]
     if fake and mini:
-        md += ["", f"MiniLM embedding (from embed_compare.json, same machine): {mini['chunks_per_s']} chunks/s, "
-               f"{mini['tokens_per_s']} tokens/s; a real first index adds about chunks / {mini['chunks_per_s']} s "
-               + "(" + ", ".join(f"{p['notes']} notes: ~{p['chunks'] / mini['chunks_per_s'] / 60:.0f} min"
-                                for p in points) + "). Dense/hybrid latency above excludes the MiniLM query "
-               "embedding (one short query: a few ms once the model is loaded)."]
+        md += [
+            "",
+            f"MiniLM embedding (from embed_compare.json, same machine): {mini['chunks_per_s']} chunks/s, "
+            f"{mini['tokens_per_s']} tokens/s; a real first index adds about chunks / {mini['chunks_per_s']} s "
+            + "("
+            + ", ".join(f"{p['notes']} notes: ~{p['chunks'] / mini['chunks_per_s'] / 60:.0f} min" for p in points)
+            + "). Dense/hybrid latency above excludes the MiniLM query "
+            "embedding (one short query: a few ms once the model is loaded).",
+        ]
     if len(points) > 1 and not opts.quick:
         png = opts.out / "scale.png"
         opts.out.mkdir(parents=True, exist_ok=True)

@@ -40,8 +40,15 @@ def run(opts: RunOptions) -> Result:
     ds = build_scifact(opts.data, vault, quick=opts.quick)
     log(f"scifact: {ds.n_docs} notes ({ds.sync}), {len(ds.queries)} queries in {time.perf_counter() - t0:.1f}s")
     now = SCIFACT_CREATED + dt.timedelta(days=1)
-    res.params.update(k=K, granularity="note", decay=False, notes=ds.n_docs, queries=len(ds.queries),
-                      vault=str(vault), index_dir=str(index_dir))
+    res.params.update(
+        k=K,
+        granularity="note",
+        decay=False,
+        notes=ds.n_docs,
+        queries=len(ds.queries),
+        vault=str(vault),
+        index_dir=str(index_dir),
+    )
 
     per_mode: dict[str, Any] = {}
     per_query: dict[str, dict[str, dict[str, float]]] = {}
@@ -76,8 +83,13 @@ def run(opts: RunOptions) -> Result:
     res.results["per_query"] = per_query
 
     rows: list[list[Any]] = [
-        [f"vault-memory {mode} ({opts.embedder_name})", v["ndcg@10"], v["recall@100"],
-         f"{v['latency_ms_median']:.1f} / {v['latency_ms_p95']:.1f}", "this run"]
+        [
+            f"vault-memory {mode} ({opts.embedder_name})",
+            v["ndcg@10"],
+            v["recall@100"],
+            f"{v['latency_ms_median']:.1f} / {v['latency_ms_p95']:.1f}",
+            "this run",
+        ]
         for mode, v in per_mode.items()
     ]
     rows += [[name, n, r, "", src] for name, n, r, src in PUBLISHED]

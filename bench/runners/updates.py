@@ -32,8 +32,16 @@ def run(opts: RunOptions) -> Result:
     vault = opts.cache / "vaults" / cache_key("updates", opts.suffix)
     index_dir = opts.cache / "index" / cache_key("updates", opts.suffix, opts.embedder_name)
     bench = build_updates(vault, quick=opts.quick)
-    res.params.update(subjects=len(bench.cases), notes=bench.n_notes, k_retrieve=K_RETRIEVE, k_recall=K_RECALL,
-                      granularity="note", now=bench.now.isoformat(), seed=7, vault=str(vault))
+    res.params.update(
+        subjects=len(bench.cases),
+        notes=bench.n_notes,
+        k_retrieve=K_RETRIEVE,
+        k_recall=K_RECALL,
+        granularity="note",
+        now=bench.now.isoformat(),
+        seed=7,
+        vault=str(vault),
+    )
     chance = metrics.mean(1 / len(c.statements) for c in bench.cases)
     summary: dict[str, Any] = {}
     # label -> age bucket of the newest statement -> [(newer_first, all_in_top, both)]
@@ -51,8 +59,9 @@ def run(opts: RunOptions) -> Result:
                 newest: list[bool] = []
                 for case in bench.cases:
                     t = time.perf_counter()
-                    hits = mem.recall(case.query, k=K_RETRIEVE, mode=mode, decay=decay, now=bench.now,
-                                      touch=False, granularity="note")
+                    hits = mem.recall(
+                        case.query, k=K_RETRIEVE, mode=mode, decay=decay, now=bench.now, touch=False, granularity="note"
+                    )
                     lat.append((time.perf_counter() - t) * 1000)
                     ranked = [h.path for h in hits]
                     a = metrics.newer_first(ranked[:K_RETRIEVE], case.statements)
@@ -67,7 +76,8 @@ def run(opts: RunOptions) -> Result:
                     buckets[label][_age_bucket((bench.now - case.dates[-1]).days)].append((a, b, c))
                     rank = {p: i + 1 for i, p in enumerate(ranked)}
                     per_case.setdefault(case.subject, {"query": case.query, "statements": len(case.statements)})[
-                        label] = [rank.get(p) for p in case.statements]
+                        label
+                    ] = [rank.get(p) for p in case.statements]
                 summary[label] = {
                     "newer_first": round(metrics.mean(nf), 4),
                     f"recall_all@{K_RECALL}": round(metrics.mean(allk), 4),
@@ -76,17 +86,28 @@ def run(opts: RunOptions) -> Result:
                     "latency_ms_median": round(metrics.median(lat), 2),
                 }
                 log(f"updates: {label}: {summary[label]}")
-    by_age = {label: {bucket: {"n": len(v), "newer_first": round(metrics.mean(x[0] for x in v), 4),
-                               f"recall_all@{K_RECALL}": round(metrics.mean(x[1] for x in v), 4),
-                               "both": round(metrics.mean(x[2] for x in v), 4)}
-                      for bucket, v in sorted(per.items(), key=lambda kv: AGE_BUCKETS.index(kv[0]))}
-              for label, per in buckets.items()}
-    res.results.update(settings=summary, by_newest_age=by_age, chance_newer_first=round(chance, 4),
-                       per_case=per_case)
-    age_rows = [[label, bucket, v["n"], v["newer_first"], v[f"recall_all@{K_RECALL}"], v["both"]]
-                for label, per in by_age.items() for bucket, v in per.items()]
-    rows = [[label, s["newer_first"], s[f"recall_all@{K_RECALL}"], s["both"], s[f"newest_in_top{K_RECALL}"]]
-            for label, s in summary.items()]
+    by_age = {
+        label: {
+            bucket: {
+                "n": len(v),
+                "newer_first": round(metrics.mean(x[0] for x in v), 4),
+                f"recall_all@{K_RECALL}": round(metrics.mean(x[1] for x in v), 4),
+                "both": round(metrics.mean(x[2] for x in v), 4),
+            }
+            for bucket, v in sorted(per.items(), key=lambda kv: AGE_BUCKETS.index(kv[0]))
+        }
+        for label, per in buckets.items()
+    }
+    res.results.update(settings=summary, by_newest_age=by_age, chance_newer_first=round(chance, 4), per_case=per_case)
+    age_rows = [
+        [label, bucket, v["n"], v["newer_first"], v[f"recall_all@{K_RECALL}"], v["both"]]
+        for label, per in by_age.items()
+        for bucket, v in per.items()
+    ]
+    rows = [
+        [label, s["newer_first"], s[f"recall_all@{K_RECALL}"], s["both"], s[f"newest_in_top{K_RECALL}"]]
+        for label, s in summary.items()
+    ]
     res.markdown += [
         f"{len(bench.cases)} subjects, each stated 2-4 times months apart ({bench.n_notes} notes with distractors); "
         f"the query's answer is the newest statement. Newer-first: newest ranked above every older statement "

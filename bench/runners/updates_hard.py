@@ -52,9 +52,14 @@ def _shown_order(paths: Sequence[str], statements: Sequence[str]) -> dict[str, b
     pos = {p: i for i, p in enumerate(paths)}
     present = [s in pos for s in statements]
     newest_first = metrics.newer_first(list(paths), list(statements))
-    return {"all_present": all(present), "newest_present": present[-1], "newest_first": newest_first,
-            "both_newest_first": all(present) and newest_first,
-            "stale_only": present[-1] is False and any(present[:-1]), "none": not any(present)}
+    return {
+        "all_present": all(present),
+        "newest_present": present[-1],
+        "newest_first": newest_first,
+        "both_newest_first": all(present) and newest_first,
+        "stale_only": present[-1] is False and any(present[:-1]),
+        "none": not any(present),
+    }
 
 
 def _cosines(mem: Any, chunk_ids: Sequence[str | None]) -> list[list[float | None]]:
@@ -65,13 +70,20 @@ def _cosines(mem: Any, chunk_ids: Sequence[str | None]) -> list[list[float | Non
     vec = {c: vecs.get(rows[c].text_hash) if c in rows else None for c in known}
     out: list[list[float | None]] = []
     for a in chunk_ids:
-        out.append([round(float(vec[a] @ vec[b]), 4) if a and b and vec.get(a) is not None
-                    and vec.get(b) is not None else None for b in chunk_ids])
+        out.append(
+            [
+                round(float(vec[a] @ vec[b]), 4)
+                if a and b and vec.get(a) is not None and vec.get(b) is not None
+                else None
+                for b in chunk_ids
+            ]
+        )
     return out
 
 
-def evaluate(mem: Any, questions: Sequence[Question], now: dt.datetime, *, k: int = K,
-             k_deep: int = K_DEEP) -> dict[str, Any]:
+def evaluate(
+    mem: Any, questions: Sequence[Question], now: dt.datetime, *, k: int = K, k_deep: int = K_DEEP
+) -> dict[str, Any]:
     """Ask `questions` through `mem` (an open, indexed Memory over their vault) at `now`.
 
     Returns {"summary": {setting: {column: share}}, "questions": [per-question detail]}; the
@@ -87,9 +99,17 @@ def evaluate(mem: Any, questions: Sequence[Question], now: dt.datetime, *, k: in
         sent_cos = [round(float(qvecs[qi] @ svecs[s_at + j]), 4) for j in range(len(st))]
         s_at += len(st)
         row: dict[str, Any] = {
-            "id": q.fact.id, "vault": q.fact.vault, "kind": q.fact.kind, "person": q.fact.person, "question": q.query,
-            "values": list(q.fact.values), "answer": q.fact.answer, "sentences": list(q.fact.sentences),
-            "dates": [d.isoformat() for d in q.fact.dates], "statements": st, "distractors": list(q.distractors),
+            "id": q.fact.id,
+            "vault": q.fact.vault,
+            "kind": q.fact.kind,
+            "person": q.fact.person,
+            "question": q.query,
+            "values": list(q.fact.values),
+            "answer": q.fact.answer,
+            "sentences": list(q.fact.sentences),
+            "dates": [d.isoformat() for d in q.fact.dates],
+            "statements": st,
+            "distractors": list(q.distractors),
             "age_days": [round((now - d).total_seconds() / 86400, 1) for d in q.fact.dates],
             "sentence_similarity": sent_cos,
         }
@@ -99,16 +119,29 @@ def evaluate(mem: Any, questions: Sequence[Question], now: dt.datetime, *, k: in
             cols[label].append(_shown_order(paths, st))
             deep = mem.recall(q.query, k=k_deep, decay=decay, now=now, touch=False)
             by_path = {h.path: (i + 1, h) for i, h in enumerate(deep)}
-            detail = {"top": paths, "ranks_top_k": [paths.index(s) + 1 if s in paths else None for s in st],
-                      "ranks_deep": [by_path[s][0] if s in by_path else None for s in st]}
+            detail = {
+                "top": paths,
+                "ranks_top_k": [paths.index(s) + 1 if s in paths else None for s in st],
+                "ranks_deep": [by_path[s][0] if s in by_path else None for s in st],
+            }
             per_statement = []
             for s, sentence in zip(st, q.fact.sentences, strict=True):
                 hit = by_path.get(s, (None, None))[1]
-                per_statement.append(None if hit is None else {
-                    "relevance": hit.relevance, "similarity": hit.similarity, "strength": hit.strength,
-                    "dormant": hit.dormant, "reactivated": hit.reactivated, "chunk_id": hit.chunk_id,
-                    "chunk_chars": len(hit.text), "chunk_words": len(hit.text.split()),
-                    "sentence_in_chunk": sentence in hit.text})
+                per_statement.append(
+                    None
+                    if hit is None
+                    else {
+                        "relevance": hit.relevance,
+                        "similarity": hit.similarity,
+                        "strength": hit.strength,
+                        "dormant": hit.dormant,
+                        "reactivated": hit.reactivated,
+                        "chunk_id": hit.chunk_id,
+                        "chunk_chars": len(hit.text),
+                        "chunk_words": len(hit.text.split()),
+                        "sentence_in_chunk": sentence in hit.text,
+                    }
+                )
             detail["statements"] = per_statement
             if not decay:
                 detail["chunk_cosine"] = _cosines(mem, [p["chunk_id"] if p else None for p in per_statement])
@@ -118,7 +151,9 @@ def evaluate(mem: Any, questions: Sequence[Question], now: dt.datetime, *, k: in
         cols["prefetch"].append(_shown_order(shown, st))
         entry = {e.path: (i + 1, e) for i, e in enumerate(pre.entries)}
         row["prefetch"] = {
-            "shown": shown, "relevant": pre.relevant, "chars": len(pre.block),
+            "shown": shown,
+            "relevant": pre.relevant,
+            "chars": len(pre.block),
             "positions": [entry[s][0] if s in entry else None for s in st],
             "scores": [round(entry[s][1].score, 4) if s in entry else None for s in st],
             "merged": {e.path: list(e.merged) for e in pre.entries if e.merged},
@@ -128,8 +163,10 @@ def evaluate(mem: Any, questions: Sequence[Question], now: dt.datetime, *, k: in
 
 
 def summarise(cols: dict[str, list[dict[str, bool]]]) -> dict[str, dict[str, float]]:
-    return {label: {key: round(metrics.mean(c[key] for c in cs), 4) for key in cs[0]} if cs else {}
-            for label, cs in cols.items()}
+    return {
+        label: {key: round(metrics.mean(c[key] for c in cs), 4) for key in cs[0]} if cs else {}
+        for label, cs in cols.items()
+    }
 
 
 def evaluate_bench(bench: HardBench, index_root: Path, embedder: str) -> dict[str, Any]:
@@ -151,15 +188,21 @@ def evaluate_bench(bench: HardBench, index_root: Path, embedder: str) -> dict[st
 
 def _diagnostics(questions: list[dict[str, Any]]) -> dict[str, Any]:
     """How far apart the statements are for the same-subject rule, and how much talk dilutes them."""
-    pair_cos = [c for q in questions for i, row in enumerate(q["hybrid"].get("chunk_cosine", []))
-                for j, c in enumerate(row) if j > i and c is not None]
+    pair_cos = [
+        c
+        for q in questions
+        for i, row in enumerate(q["hybrid"].get("chunk_cosine", []))
+        for j, c in enumerate(row)
+        if j > i and c is not None
+    ]
     stmt = [s for q in questions for s in q["hybrid"]["statements"] if s]
     sent = [c for q in questions for c in q["sentence_similarity"]]
     return {
         "statement_chunk_cosine_median": round(float(np.median(pair_cos)), 4) if pair_cos else None,
         "statement_chunk_cosine_share_ge_0_5": round(metrics.mean(c >= 0.5 for c in pair_cos), 4),
         "query_to_statement_chunk_cosine_median": round(float(np.median([s["similarity"] for s in stmt])), 4)
-        if stmt else None,
+        if stmt
+        else None,
         "query_to_sentence_alone_cosine_median": round(float(np.median(sent)), 4) if sent else None,
         "statement_chunk_words_median": float(np.median([s["chunk_words"] for s in stmt])) if stmt else None,
         "sentence_in_best_chunk_share": round(metrics.mean(s["sentence_in_chunk"] for s in stmt), 4),
@@ -183,16 +226,33 @@ def run(opts: RunOptions) -> Result:
     first = benches[STYLES[0]]
     n_facts = len(first.questions)
     n_statements = sum(len(q.statements) for q in first.questions)
-    res.params.update(facts=n_facts, statements=n_statements, notes=first.n_notes, vaults=len(first.vaults),
-                      k=K, k_deep=K_DEEP,
-                      now=first.now.isoformat(), seed=11, mode="hybrid", prefetch_budget="default",
-                      styles=list(STYLES), filler="LoCoMo turns, read in place")
+    res.params.update(
+        facts=n_facts,
+        statements=n_statements,
+        notes=first.n_notes,
+        vaults=len(first.vaults),
+        k=K,
+        k_deep=K_DEEP,
+        now=first.now.isoformat(),
+        seed=11,
+        mode="hybrid",
+        prefetch_budget="default",
+        styles=list(STYLES),
+        filler="LoCoMo turns, read in place",
+    )
     res.results["styles"] = per_style
 
-    recall_rows = [[style, label, s["all_present"], s["newest_first"], s["both_newest_first"]]
-                   for style, got in per_style.items() for label, s in got["summary"].items() if label != "prefetch"]
-    pre_rows = [[style, s["newest_present"], s["newest_first"], s["all_present"], s["stale_only"], s["none"]]
-                for style, got in per_style.items() for s in [got["summary"]["prefetch"]]]
+    recall_rows = [
+        [style, label, s["all_present"], s["newest_first"], s["both_newest_first"]]
+        for style, got in per_style.items()
+        for label, s in got["summary"].items()
+        if label != "prefetch"
+    ]
+    pre_rows = [
+        [style, s["newest_present"], s["newest_first"], s["all_present"], s["stale_only"], s["none"]]
+        for style, got in per_style.items()
+        for s in [got["summary"]["prefetch"]]
+    ]
     diag = per_style[STYLES[0]]["diagnostics"]
     res.markdown += [
         f"{n_facts} facts stated {n_statements} times in {len(first.vaults)} vaults ({first.n_notes} notes of real "
@@ -201,14 +261,14 @@ def run(opts: RunOptions) -> Result:
         f"statement. Recall: `recall(query, k={K})`, hybrid. Newer one first: the newest statement is returned and "
         "ranked above every older one returned.",
         "",
-        *table(["vault", "setting", f"both statements in top {K}", "newer one first", "both, newer first"],
-               recall_rows),
+        *table(
+            ["vault", "setting", f"both statements in top {K}", "newer one first", "both, newer first"], recall_rows
+        ),
         "",
         "The prefetch block for the same question (default budget): newest statement present; first among the "
         "statements shown (share of all questions); all present; only a stale one shown; none shown.",
         "",
-        *table(["vault", "newest present", "newest first among shown", "all present", "stale only", "none"],
-               pre_rows),
+        *table(["vault", "newest present", "newest first among shown", "all present", "stale only", "none"], pre_rows),
         "",
         f"Why freshness does not fire ({STYLES[0]}, decay off): the statements' best chunks have median cosine "
         f"{diag['statement_chunk_cosine_median']} to each other ({diag['statement_chunk_cosine_share_ge_0_5']:.0%} "

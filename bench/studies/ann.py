@@ -62,13 +62,15 @@ class TempCollection:
         import chromadb
         from chromadb.config import Settings
 
-        self.client = chromadb.PersistentClient(path=str(root / name),
-                                                settings=Settings(anonymized_telemetry=False, allow_reset=False))
-        self.col = self.client.get_or_create_collection(name=name, embedding_function=None,
-                                                        configuration={"hnsw": dict(hnsw)})
+        self.client = chromadb.PersistentClient(
+            path=str(root / name), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+        )
+        self.col = self.client.get_or_create_collection(
+            name=name, embedding_function=None, configuration={"hnsw": dict(hnsw)}
+        )
         t = time.perf_counter()
         for s in range(0, len(ids), 1000):
-            self.col.add(ids=ids[s:s + 1000], embeddings=np.asarray(mat[s:s + 1000], dtype=np.float32))
+            self.col.add(ids=ids[s : s + 1000], embeddings=np.asarray(mat[s : s + 1000], dtype=np.float32))
         self.build_seconds = round(time.perf_counter() - t, 2)
         try:  # what Chroma actually applied (defaults filled in)
             cfg = self.col.configuration
@@ -81,8 +83,9 @@ class TempCollection:
         return list(res["ids"][0])
 
 
-def compare(ids: list[str], mat: np.ndarray, queries: np.ndarray,
-            variants: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def compare(
+    ids: list[str], mat: np.ndarray, queries: np.ndarray, variants: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
     """recall@K (strict and tie-aware) and per-query latency of each variant vs exact search.
 
     `variants` maps a name to a function (vector, n) -> list of ids. Tie-aware: a returned id
@@ -93,7 +96,8 @@ def compare(ids: list[str], mat: np.ndarray, queries: np.ndarray,
     qn = _normalise(queries)
     pos = {cid: i for i, cid in enumerate(ids)}
     stats: dict[str, dict[str, list[float]]] = {
-        name: {"strict": [], "ties": [], "ms": []} for name in ["exact-numpy", *variants]}
+        name: {"strict": [], "ties": [], "ms": []} for name in ["exact-numpy", *variants]
+    }
     for fn in variants.values():  # warm-up (first query loads the segment)
         fn(queries[0], K)
     for q, qv in zip(qn, queries, strict=True):
@@ -125,22 +129,37 @@ def compare(ids: list[str], mat: np.ndarray, queries: np.ndarray,
     return out
 
 
-def synthetic(n: int, n_queries: int, dim: int = 384, clusters: int | None = None,
-              seed: int = 7, noise: float = 0.9) -> tuple[list[str], np.ndarray, np.ndarray]:
+def synthetic(
+    n: int, n_queries: int, dim: int = 384, clusters: int | None = None, seed: int = 7, noise: float = 0.9
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Clustered random unit vectors (a Gaussian mixture) plus held-out queries from the same mixture."""
     rng = np.random.default_rng(seed)
     clusters = clusters or max(10, n // 100)
     centres = rng.standard_normal((clusters, dim)).astype(np.float32)
+
     def draw(m: int) -> np.ndarray:
         c = centres[rng.integers(0, clusters, m)]
         return _normalise(c + noise * rng.standard_normal((m, dim)).astype(np.float32))
+
     mat = draw(n)
     return [f"v{i:07d}" for i in range(n)], mat, draw(n_queries)
 
 
 def _rows(tag: str, n: int, cmp: dict[str, dict[str, Any]], build: dict[str, float]) -> list[list[Any]]:
-    return [[tag, n, name, r["recall_at_10"], r["recall_at_10_tie_aware"], r["queries_below_1"], r["ms_p50"],
-             r["ms_p95"], build.get(name)] for name, r in cmp.items()]
+    return [
+        [
+            tag,
+            n,
+            name,
+            r["recall_at_10"],
+            r["recall_at_10_tie_aware"],
+            r["queries_below_1"],
+            r["ms_p50"],
+            r["ms_p95"],
+            build.get(name),
+        ]
+        for name, r in cmp.items()
+    ]
 
 
 def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any], list[list[Any]]] | None:
@@ -167,8 +186,10 @@ def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any
         t = time.perf_counter()
         queries = np.asarray(mem.embedder.embed(qtexts), dtype=np.float32)
         embed_s = time.perf_counter() - t
-        log(f"ann: scifact {len(ids)} chunk vectors ({live_count} in Chroma), {len(qtexts)} queries "
-            f"embedded in {embed_s:.1f}s; building temporary collections")
+        log(
+            f"ann: scifact {len(ids)} chunk vectors ({live_count} in Chroma), {len(qtexts)} queries "
+            f"embedded in {embed_s:.1f}s; building temporary collections"
+        )
         default = TempCollection(tmp, "scifact-default", DEFAULT, ids, mat)
         ours = TempCollection(tmp, "scifact-ours", OURS, ids, mat)
         variants = {
@@ -177,12 +198,21 @@ def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any
             "temp, ours (M32 efc200 ef200)": ours.query,
         }
         cmp = compare(ids, mat, queries, variants)
-    build = {"temp, Chroma default (M16 efc100 ef100)": default.build_seconds,
-             "temp, ours (M32 efc200 ef200)": ours.build_seconds}
-    info = {"chunks": len(ids), "chroma_rows": live_count, "queries": len(qtexts), "dim": int(mat.shape[1]),
-            "query_embed_seconds": round(embed_s, 2), "build_seconds": build,
-            "load_all_chunk_vectors_seconds": round(load_s, 3),
-            "applied_hnsw": {"default": default.hnsw, "ours": ours.hnsw}, "results": cmp}
+    build = {
+        "temp, Chroma default (M16 efc100 ef100)": default.build_seconds,
+        "temp, ours (M32 efc200 ef200)": ours.build_seconds,
+    }
+    info = {
+        "chunks": len(ids),
+        "chroma_rows": live_count,
+        "queries": len(qtexts),
+        "dim": int(mat.shape[1]),
+        "query_embed_seconds": round(embed_s, 2),
+        "build_seconds": build,
+        "load_all_chunk_vectors_seconds": round(load_s, 3),
+        "applied_hnsw": {"default": default.hnsw, "ours": ours.hnsw},
+        "results": cmp,
+    }
     return info, _rows("SciFact MiniLM", len(ids), cmp, build)
 
 
@@ -193,21 +223,39 @@ def _synthetic(tmp: Path, n: int, n_queries: int, noise: float) -> tuple[dict[st
     log(f"ann: default collection built in {default.build_seconds}s")
     ours = TempCollection(tmp, f"synth{n}-ours", OURS, ids, mat)
     log(f"ann: ours built in {ours.build_seconds}s")
-    cmp = compare(ids, mat, queries, {"temp, Chroma default (M16 efc100 ef100)": default.query,
-                                      "temp, ours (M32 efc200 ef200)": ours.query})
-    build = {"temp, Chroma default (M16 efc100 ef100)": default.build_seconds,
-             "temp, ours (M32 efc200 ef200)": ours.build_seconds}
-    return ({"vectors": n, "queries": n_queries, "dim": 384, "noise": noise, "clusters": max(10, n // 100),
-             "build_seconds": build,
-             "applied_hnsw": {"default": default.hnsw, "ours": ours.hnsw}, "results": cmp},
-            _rows(f"synthetic clustered (noise {noise})", n, cmp, build))
+    cmp = compare(
+        ids,
+        mat,
+        queries,
+        {"temp, Chroma default (M16 efc100 ef100)": default.query, "temp, ours (M32 efc200 ef200)": ours.query},
+    )
+    build = {
+        "temp, Chroma default (M16 efc100 ef100)": default.build_seconds,
+        "temp, ours (M32 efc200 ef200)": ours.build_seconds,
+    }
+    return (
+        {
+            "vectors": n,
+            "queries": n_queries,
+            "dim": 384,
+            "noise": noise,
+            "clusters": max(10, n // 100),
+            "build_seconds": build,
+            "applied_hnsw": {"default": default.hnsw, "ours": ours.hnsw},
+            "results": cmp,
+        },
+        _rows(f"synthetic clustered (noise {noise})", n, cmp, build),
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vectors", type=int, default=None, help="add a synthetic set of N vectors")
-    parser.add_argument("--noise", type=float, default=None,
-                        help="spread of the synthetic clusters (0.9 default; about 3-4 is near-uniform, hard); "
-                             "skips the SciFact part")
+    parser.add_argument(
+        "--noise",
+        type=float,
+        default=None,
+        help="spread of the synthetic clusters (0.9 default; about 3-4 is near-uniform, hard); skips the SciFact part",
+    )
     parser.add_argument("--queries", type=int, default=None, help="queries per set (300; 50 with --quick)")
 
 
@@ -217,8 +265,14 @@ def run(opts: RunOptions) -> Result:
     synth_n = 2000 if opts.quick else int(opts.extra.get("vectors") or 0)
     noise = float(opts.extra.get("noise") or 0.9)
     skip_real = opts.extra.get("noise") is not None  # a stress run on synthetic data only
-    res.params.update(k=K, queries=n_queries, ours=OURS, chroma_default="M16 efc100 ef100 (cosine)",
-                      synthetic_vectors=synth_n or None, synthetic_noise=noise if synth_n else None)
+    res.params.update(
+        k=K,
+        queries=n_queries,
+        ours=OURS,
+        chroma_default="M16 efc100 ef100 (cosine)",
+        synthetic_vectors=synth_n or None,
+        synthetic_noise=noise if synth_n else None,
+    )
     rows: list[list[Any]] = []
     tmp = Path(tempfile.mkdtemp(prefix="vm-ann-"))
     try:
@@ -244,10 +298,17 @@ def run(opts: RunOptions) -> Result:
         "machine under load from other benchmarks, so compare within the table). Tie-aware counts a hit "
         "whose exact similarity equals the 10th best (duplicate chunks).",
         "",
-        *([f"Loading every SciFact chunk vector from the catalog (`all_chunk_vectors()`) took "
-           f"{res.results['scifact']['load_all_chunk_vectors_seconds']} s."] if "scifact" in res.results else []),
+        *(
+            [
+                f"Loading every SciFact chunk vector from the catalog (`all_chunk_vectors()`) took "
+                f"{res.results['scifact']['load_all_chunk_vectors_seconds']} s."
+            ]
+            if "scifact" in res.results
+            else []
+        ),
         "",
-        *table(["set", "vectors", "search", f"recall@{K}", "tie-aware", "queries < 1", "ms p50", "ms p95",
-                "build s"], rows),
+        *table(
+            ["set", "vectors", "search", f"recall@{K}", "tie-aware", "queries < 1", "ms p50", "ms p95", "build s"], rows
+        ),
     ]
     return res

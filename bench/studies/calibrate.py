@@ -37,8 +37,11 @@ DATASETS = ("locomo", "updates", "scifact")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("step", choices=("collect", "sweep"),
-                        help="collect: dump candidates (indexes are the runners' caches); sweep: replay them")
+    parser.add_argument(
+        "step",
+        choices=("collect", "sweep"),
+        help="collect: dump candidates (indexes are the runners' caches); sweep: replay them",
+    )
 
 
 def _dump_dir(opts: RunOptions) -> Path:
@@ -60,10 +63,20 @@ def _dump_queries(mem: Memory, queries: list[tuple[str, str]], now: dt.datetime)
         for c in cands:
             note = notes[c.node_id]
             st = state_from_meta(note.meta, note.mtime)
-            items.append({"chunk": c.chunk.chunk_id, "node": c.node_id, "path": note.path, "lex": c.lexical,
-                          "cos": c.similarity, "strength": mem.decay.strength(st, now),
-                          "superseded": bool(st.superseded_by), "turns": turn_ids(c.chunk.text), "text": c.chunk.text,
-                          "vec": vecs[c.chunk.text_hash].astype("float16")})
+            items.append(
+                {
+                    "chunk": c.chunk.chunk_id,
+                    "node": c.node_id,
+                    "path": note.path,
+                    "lex": c.lexical,
+                    "cos": c.similarity,
+                    "strength": mem.decay.strength(st, now),
+                    "superseded": bool(st.superseded_by),
+                    "turns": turn_ids(c.chunk.text),
+                    "text": c.chunk.text,
+                    "vec": vecs[c.chunk.text_hash].astype("float16"),
+                }
+            )
         rows.append({"qid": qid, "query": text, "items": items})
     return rows
 
@@ -82,8 +95,9 @@ def collect(opts: RunOptions, res: Result) -> None:
             mem.index()
             qs = [q for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence]
             now = conv.last_date + dt.timedelta(hours=1)
-            for q, row in zip(qs, _dump_queries(mem, [(f"{q.conv}:{q.index}", q.question) for q in qs], now),
-                              strict=True):
+            for q, row in zip(
+                qs, _dump_queries(mem, [(f"{q.conv}:{q.index}", q.question) for q in qs], now), strict=True
+            ):
                 row.update(category=q.category, evidence=list(q.evidence))
                 dump.append(row)
         log(f"calibrate: locomo {conv.sample_id}: {len(dump)}")
@@ -146,21 +160,29 @@ def fuse(items: list[dict[str, Any]], method: str, alpha: float, terms: frozense
     return [alpha * y + (1 - alpha) * x for x, y in zip(a, b, strict=True)]
 
 
-def regroup(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float,
-            top: int = 30) -> list[tuple[float, dict[str, Any]]]:
+def regroup(
+    scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float, top: int = 30
+) -> list[tuple[float, dict[str, Any]]]:
     """Among the top items, notes about the same subject (cosine >= theta, relevance within delta)
     trade places so the stronger (fresher) one comes first; the set of positions is unchanged."""
     head = scored[:top]
     if len(head) < 2:
         return scored
     mat = np.vstack([it["vec"].astype("float32") for _, it in head])
-    order = same_subject_order(mat, [score for score, _ in head], [it["strength"] for _, it in head],
-                               [it["node"] for _, it in head], theta, delta)
+    order = same_subject_order(
+        mat,
+        [score for score, _ in head],
+        [it["strength"] for _, it in head],
+        [it["node"] for _, it in head],
+        theta,
+        delta,
+    )
     return [head[i] for i in order] + scored[top:]
 
 
-def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float,
-                 top: int = 10) -> list[tuple[float, dict[str, Any]]]:
+def regroup_star(
+    scored: list[tuple[float, dict[str, Any]]], theta: float, delta: float, top: int = 10
+) -> list[tuple[float, dict[str, Any]]]:
     """Star groups (no chaining): each unassigned item, in relevance order, gathers the later
     unassigned items similar to it (cosine >= theta) and nearly as relevant (gap <= delta);
     each group's positions are refilled strongest first. Only the top `top` items move."""
@@ -175,8 +197,14 @@ def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta
     for i in range(n):
         if taken[i]:
             continue
-        members = [i] + [j for j in range(i + 1, n) if not taken[j] and sims[i, j] >= theta
-                         and head[i][0] - head[j][0] <= delta and head[i][1]["node"] != head[j][1]["node"]]
+        members = [i] + [
+            j
+            for j in range(i + 1, n)
+            if not taken[j]
+            and sims[i, j] >= theta
+            and head[i][0] - head[j][0] <= delta
+            and head[i][1]["node"] != head[j][1]["node"]
+        ]
         for m in members:
             taken[m] = True
         if len(members) > 1:
@@ -186,25 +214,42 @@ def regroup_star(scored: list[tuple[float, dict[str, Any]]], theta: float, delta
     return out + scored[top:]
 
 
-def ranked(items: list[dict[str, Any]], query: str, method: str, alpha: float, w: float, tau: float | None,
-           dormant_below: float = 0.1, by: str = "chunk", theta: float | None = None,
-           delta: float = 0.3, star: int | None = None,
-           rising: tuple[float, float] | None = None, episodic: bool = False,
-           full_cue: bool = False) -> list[dict[str, Any]]:
+def ranked(
+    items: list[dict[str, Any]],
+    query: str,
+    method: str,
+    alpha: float,
+    w: float,
+    tau: float | None,
+    dormant_below: float = 0.1,
+    by: str = "chunk",
+    theta: float | None = None,
+    delta: float = 0.3,
+    star: int | None = None,
+    rising: tuple[float, float] | None = None,
+    episodic: bool = False,
+    full_cue: bool = False,
+) -> list[dict[str, Any]]:
     """`episodic`: every note is labelled episodic (LoCoMo's transcripts), so none is regrouped.
     `rising`: the library's reactivation rule with these (similarity, slope), capped at 0.5;
     `full_cue`: a chunk holding every content word of the query brings its note back too."""
     terms = query_terms(query)
     rel = minmax(fuse(items, method, alpha, terms)).tolist()
-    gate = DecayModel(dormant_below=dormant_below, reactivate_similarity=rising[0], reactivate_slope=rising[1],
-                      reactivate_cap=0.5) if rising is not None else None
+    gate = (
+        DecayModel(
+            dormant_below=dormant_below, reactivate_similarity=rising[0], reactivate_slope=rising[1], reactivate_cap=0.5
+        )
+        if rising is not None
+        else None
+    )
     scored = []
     for it, r in zip(items, rel, strict=True):
         if tau is not None and it["strength"] < dormant_below and it["cos"] < tau:
             continue
         if gate is not None and it["strength"] < dormant_below:
             if it["cos"] < gate.reactivation_threshold(it["strength"]) and not (
-                    full_cue and is_full_cue(terms, it["text"])):
+                full_cue and is_full_cue(terms, it["text"])
+            ):
                 continue
         scored.append((((1 - w) * r + w * it["strength"]), it))
     scored.sort(key=lambda t: -t[0])
@@ -236,8 +281,11 @@ def eval_locomo(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
         per[q["category"]].append(metrics.evidence_recall(units, q["evidence"], 10))
         turns.append(metrics.recall_at_k(metrics.flatten_units(units[:10]), q["evidence"], 10))
     pooled = [x for v in per.values() for x in v]
-    return {"r@10": round(sum(pooled) / len(pooled), 4), "r@10t": round(sum(turns) / len(turns), 4),
-            **{f"c{c}": round(sum(v) / len(v), 4) for c, v in per.items()}}
+    return {
+        "r@10": round(sum(pooled) / len(pooled), 4),
+        "r@10t": round(sum(turns) / len(turns), 4),
+        **{f"c{c}": round(sum(v) / len(v), 4) for c, v in per.items()},
+    }
 
 
 def eval_updates(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
@@ -266,8 +314,11 @@ def eval_scifact(dump: list[dict[str, Any]], **kw: Any) -> dict[str, float]:
 
 def load_dumps(dump_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """The dumps `collect` wrote (each row carries its query text)."""
-    return {name: pickle.loads((dump_dir / f"{name}.pkl").read_bytes())
-            for name in DATASETS if (dump_dir / f"{name}.pkl").exists()}
+    return {
+        name: pickle.loads((dump_dir / f"{name}.pkl").read_bytes())
+        for name in DATASETS
+        if (dump_dir / f"{name}.pkl").exists()
+    }
 
 
 def sweep(opts: RunOptions, res: Result) -> None:
@@ -275,23 +326,31 @@ def sweep(opts: RunOptions, res: Result) -> None:
     loaded = load_dumps(dump_dir)
     if not loaded:
         raise FileNotFoundError(f"no candidate dumps in {dump_dir}; run `python -m bench calibrate collect` first")
-    res.params.update(dump_dir=str(dump_dir), dumps={
-        name: dt.datetime.fromtimestamp((dump_dir / f"{name}.pkl").stat().st_mtime, dt.UTC).isoformat(
-            timespec="seconds") for name in loaded})
+    res.params.update(
+        dump_dir=str(dump_dir),
+        dumps={
+            name: dt.datetime.fromtimestamp((dump_dir / f"{name}.pkl").stat().st_mtime, dt.UTC).isoformat(
+                timespec="seconds"
+            )
+            for name in loaded
+        },
+    )
     evals = {"locomo": eval_locomo, "updates": eval_updates, "scifact": eval_scifact}
     results: dict[str, Any] = {}
     fusions = [("ours", 0.5), ("ours", 0.4), ("convex", 0.5), ("zscore", 0.5), ("maxnorm", 0.6), ("rrf", 0.5)]
     for name, dump in loaded.items():
-        results[name] = {"fusion": {f"{m}:{a}": evals[name](dump, method=m, alpha=a, w=0.0, tau=None)
-                                    for m, a in fusions}}
+        results[name] = {
+            "fusion": {f"{m}:{a}": evals[name](dump, method=m, alpha=a, w=0.0, tau=None) for m, a in fusions}
+        }
     ranking = {
         "relevance only": dict(w=0.0),
         "+0.1 x strength": dict(w=0.1),
         "+0.3 x strength": dict(w=0.3),
         "grouping across the top 30 (chains)": dict(w=0.0, theta=0.5, delta=0.3),
         "same-subject ordering inside the k (ours)": dict(w=0.0, theta=0.5, delta=0.3, star=-1),
-        "... with transcripts labelled episodic (ours, LoCoMo)": dict(w=0.0, theta=0.5, delta=0.3, star=-1,
-                                                                      episodic=True),
+        "... with transcripts labelled episodic (ours, LoCoMo)": dict(
+            w=0.0, theta=0.5, delta=0.3, star=-1, episodic=True
+        ),
     }
     # No band or cosine threshold separates restated facts from look-alike chat chunks: star
     # groups (no chaining) trade LoCoMo's turn order against newest-first (README "Ranking").
@@ -302,15 +361,20 @@ def sweep(opts: RunOptions, res: Result) -> None:
         if name in loaded:
             results[name]["ranking"] = {
                 label: evals[name](loaded[name], method="ours", alpha=0.5, tau=None, **kw)
-                for label, kw in ranking.items() if name == "locomo" or not kw.get("episodic")}
+                for label, kw in ranking.items()
+                if name == "locomo" or not kw.get("episodic")
+            }
     if "locomo" in loaded:
         results["locomo"]["dormancy_flat_cosine"] = {
             str(tau): eval_locomo(loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=tau)["r@10"]
-            for tau in (0.1, 0.2, 0.3, 0.4, 0.6)}
+            for tau in (0.1, 0.2, 0.3, 0.4, 0.6)
+        }
         results["locomo"]["dormancy_rising(0.1+0.12/half-life)"] = eval_locomo(
-            loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12))["r@10"]
+            loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12)
+        )["r@10"]
         results["locomo"]["dormancy_rising + every query word is a cue (ours)"] = eval_locomo(
-            loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12), full_cue=True)["r@10"]
+            loaded["locomo"], method="ours", alpha=0.5, w=0.0, tau=None, rising=(0.1, 0.12), full_cue=True
+        )["r@10"]
     res.results.update(results)
     for name in ("updates", "locomo"):
         if "ranking" in results.get(name, {}):
@@ -319,8 +383,7 @@ def sweep(opts: RunOptions, res: Result) -> None:
             res.markdown += [f"{name}, ranking variants:", "", *table(["ranking", *keys], rows), ""]
     for name, r in results.items():
         rows = [[label, *v.values()] for label, v in r["fusion"].items()]
-        res.markdown += [f"{name}, fusions:", "", *table(["fusion:alpha", *next(iter(r["fusion"].values()))], rows),
-                         ""]
+        res.markdown += [f"{name}, fusions:", "", *table(["fusion:alpha", *next(iter(r["fusion"].values()))], rows), ""]
 
 
 def run(opts: RunOptions) -> Result:

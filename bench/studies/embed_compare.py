@@ -228,8 +228,17 @@ def _runner(v: Variant, ours: MiniLMEmbedder | None, chroma: Any, chunks: list[s
 
 def _peak_rss_mb(variant: Variant, n_chunks: int, sweep: list[int]) -> dict[str, float]:
     """Load once and embed the chunks once in a fresh process; its RSS before and at peak."""
-    cmd = [sys.executable, "-m", "bench.studies.embed_compare", "--chunks", str(n_chunks), "--peak-of", variant.name,
-           "--sweep", ",".join(str(b) for b in sweep)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.studies.embed_compare",
+        "--chunks",
+        str(n_chunks),
+        "--peak-of",
+        variant.name,
+        "--sweep",
+        ",".join(str(b) for b in sweep),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO)
     out: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
@@ -267,8 +276,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", type=int, default=None, help="chunks embedded per pass (300; 20 with --quick)")
     parser.add_argument("--repeats", type=int, default=None, help="timed passes per variant (3; 1 with --quick)")
     parser.add_argument("--sweep", default=None, help="batch sizes swept without a token cap (8,16,32,64; 16 quick)")
-    parser.add_argument("--no-memory", action="store_true", default=None,
-                        help="skip the peak-memory subprocesses (as --quick does)")
+    parser.add_argument(
+        "--no-memory", action="store_true", default=None, help="skip the peak-memory subprocesses (as --quick does)"
+    )
 
 
 def run(opts: RunOptions) -> Result:
@@ -278,10 +288,16 @@ def run(opts: RunOptions) -> Result:
     repeats = int(ex.get("repeats") or (1 if opts.quick else 3))
     sweep = [int(b) for b in str(ex.get("sweep") or ("16" if opts.quick else "8,16,32,64")).split(",") if b.strip()]
     no_memory = bool(ex.get("no_memory")) or opts.quick
-    res.params.update(embedder="minilm", chunks=n_chunks, repeats=repeats, sweep=sweep, seed=SEED,
-                      onnxruntime=importlib.metadata.version("onnxruntime"),
-                      tokenizers=importlib.metadata.version("tokenizers"),
-                      chromadb=importlib.metadata.version("chromadb"))
+    res.params.update(
+        embedder="minilm",
+        chunks=n_chunks,
+        repeats=repeats,
+        sweep=sweep,
+        seed=SEED,
+        onnxruntime=importlib.metadata.version("onnxruntime"),
+        tokenizers=importlib.metadata.version("tokenizers"),
+        chromadb=importlib.metadata.version("chromadb"),
+    )
 
     tokenizer = MiniLMEmbedder()
     chunks = make_chunks(n_chunks, tokenizer.count_tokens)  # loads only the tokenizer
@@ -297,9 +313,11 @@ def run(opts: RunOptions) -> Result:
         t0 = time.perf_counter()
         ours.embed(["load"])
         load_s = time.perf_counter() - t0
-        log(f"{len(chunks)} chunks, tokens min/median/max {min(lengths)}/"
+        log(
+            f"{len(chunks)} chunks, tokens min/median/max {min(lengths)}/"
             f"{int(statistics.median(lengths))}/{max(lengths)}, total {n_tok}; "
-            f"{os.cpu_count()} CPUs; our load {load_s:.2f}s")
+            f"{os.cpu_count()} CPUs; our load {load_s:.2f}s"
+        )
         real = try_real_chroma(chunks[0])
         log(f"Chroma's ONNXMiniLM_L6_V2 offline: {real}")
         if real.startswith("ran"):
@@ -336,32 +354,48 @@ def run(opts: RunOptions) -> Result:
     agreement = (ours_vecs * chroma_arr).sum(axis=1)
     speedup = chroma_row["median_s"] / ours_row["median_s"]
 
-    res.results.update({
-        "what": "MiniLM-L6-v2 int8 embedding throughput; same chunks, same run; median of interleaved repeats",
-        "chunks": {
-            "n": len(chunks),
-            "seed": SEED,
-            "tokens_min": min(lengths),
-            "tokens_median": statistics.median(lengths),
-            "tokens_max": max(lengths),
-            "tokens_total": n_tok,
-        },
-        "our_model_load_s": round(load_s, 3),
-        "chroma_default_offline": real,
-        "ours": ours_row,
-        "chroma": chroma_row,
-        "speedup_ours_vs_chroma": round(speedup, 2),
-        "cosine_ours_vs_chroma": {"min": round(float(agreement.min()), 6), "mean": round(float(agreement.mean()), 6)},
-        "batch_sweep": sweep_rows,
-        "chosen": {"batch_size": MINILM_BATCH_SIZE, "max_batch_tokens": MINILM_MAX_BATCH_TOKENS},
-    })
+    res.results.update(
+        {
+            "what": "MiniLM-L6-v2 int8 embedding throughput; same chunks, same run; median of interleaved repeats",
+            "chunks": {
+                "n": len(chunks),
+                "seed": SEED,
+                "tokens_min": min(lengths),
+                "tokens_median": statistics.median(lengths),
+                "tokens_max": max(lengths),
+                "tokens_total": n_tok,
+            },
+            "our_model_load_s": round(load_s, 3),
+            "chroma_default_offline": real,
+            "ours": ours_row,
+            "chroma": chroma_row,
+            "speedup_ours_vs_chroma": round(speedup, 2),
+            "cosine_ours_vs_chroma": {
+                "min": round(float(agreement.min()), 6),
+                "mean": round(float(agreement.mean()), 6),
+            },
+            "batch_sweep": sweep_rows,
+            "chosen": {"batch_size": MINILM_BATCH_SIZE, "max_batch_tokens": MINILM_MAX_BATCH_TOKENS},
+        }
+    )
     res.markdown += [
         f"{len(chunks)} chunks of {min(lengths)}-{max(lengths)} tokens ({n_tok} in all), median of {repeats} "
         "interleaved passes after a warm-up each.",
         "",
-        *table(["embedder", "median s", "chunks/s", "tokens/s", "best tokens/s", "peak MB"],
-               [[r["name"], r["median_s"], r["chunks_per_s"], r["tokens_per_s"], r["best_tokens_per_s"],
-                 r.get("rss_peak_mb")] for r in rows]),
+        *table(
+            ["embedder", "median s", "chunks/s", "tokens/s", "best tokens/s", "peak MB"],
+            [
+                [
+                    r["name"],
+                    r["median_s"],
+                    r["chunks_per_s"],
+                    r["tokens_per_s"],
+                    r["best_tokens_per_s"],
+                    r.get("rss_peak_mb"),
+                ]
+                for r in rows
+            ],
+        ),
         "",
         f"Speed-up ours vs {chroma_name}: **{speedup:.2f}x**; cosine ours vs it: min {agreement.min():.5f}.",
     ]

@@ -46,7 +46,9 @@ def fts5_before(cat: Catalog, query: str, limit: int) -> list[tuple[str, float]]
         return []
     rows = cat.db.execute(
         "SELECT chunk_id, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
-        "ORDER BY s LIMIT ?", (q, limit)).fetchall()
+        "ORDER BY s LIMIT ?",
+        (q, limit),
+    ).fetchall()
     return [(cid, -float(s)) for cid, s in rows]
 
 
@@ -71,8 +73,10 @@ def study(n: int, n_queries: int, cache: Path, minilm: Any) -> dict[str, Any]:
         cat: Catalog = mem.catalog
         out["chunks"] = cat.chunk_count()
         queries = sample_queries(n_queries)
-        matches = [cat.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                  (fts_query(q),)).fetchone()[0] for q in queries]
+        matches = [
+            cat.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_query(q),)).fetchone()[0]
+            for q in queries
+        ]
         out["matches_per_query_median"] = metrics.median(matches)
 
         # the postings' load, from nothing, as a warm process pays it once
@@ -159,25 +163,62 @@ def run(opts: RunOptions) -> Result:
         log(f"lexical_study: {n} notes")
         points.append(study(n, args.queries, args.cache, minilm))
         res.results["points"] = points
-    rows = [[p["notes"], p["chunks"], p["matches_per_query_median"],
-             *(f"{p['lexical_ms'][k]['p50']} / {p['lexical_ms'][k]['p95']}" for k in ("fts5 before", "fts5", "memory")),
-             p["same_order_fts5_memory"], p["postings_load_ms"], p["postings_mb"]] for p in points]
-    rec_rows = [[p["notes"], p["chunks"], *(f"{p['recall_ms'][f'{w}:{m}']['p50']} / {p['recall_ms'][f'{w}:{m}']['p95']}"
-                                            for m in MODES for w in ("before", "after"))] for p in points]
+    rows = [
+        [
+            p["notes"],
+            p["chunks"],
+            p["matches_per_query_median"],
+            *(f"{p['lexical_ms'][k]['p50']} / {p['lexical_ms'][k]['p95']}" for k in ("fts5 before", "fts5", "memory")),
+            p["same_order_fts5_memory"],
+            p["postings_load_ms"],
+            p["postings_mb"],
+        ]
+        for p in points
+    ]
+    rec_rows = [
+        [
+            p["notes"],
+            p["chunks"],
+            *(
+                f"{p['recall_ms'][f'{w}:{m}']['p50']} / {p['recall_ms'][f'{w}:{m}']['p95']}"
+                for m in MODES
+                for w in ("before", "after")
+            ),
+        ]
+        for p in points
+    ]
     res.markdown += [
         f"Synthetic vaults (bench/synth.py), fake vectors; {args.queries} queries of 2-6 words, top {WIDE} "
         "(what recall asks for); engines interleaved query by query, p50 / p95 ms. Load average "
-        + ", ".join(f"{p['notes']} notes: {p['load_at_start']} -> {p['load_at_end']}" for p in points) + ".",
+        + ", ".join(f"{p['notes']} notes: {p['load_at_start']} -> {p['load_at_end']}" for p in points)
+        + ".",
         "",
-        *table(["notes", "chunks", "matches/query", "FTS5 before", "FTS5 rowids", "memory", "same ranking",
-                "postings load ms", "postings MB"], rows),
+        *table(
+            [
+                "notes",
+                "chunks",
+                "matches/query",
+                "FTS5 before",
+                "FTS5 rowids",
+                "memory",
+                "same ranking",
+                "postings load ms",
+                "postings MB",
+            ],
+            rows,
+        ),
         "",
         "Whole warm recall (k=10, decay on), lexical engine before / after, interleaved, p50 / p95 ms:",
         "",
         *table(["notes", "chunks", *(f"{m} {w}" for m in MODES for w in ("before", "after"))], rec_rows),
     ]
     if minilm is not None:
-        res.markdown += ["", "MiniLM query embedding, p50 / p95 ms: " + ", ".join(
-            f"{p['notes']} notes: {p['minilm_query_embed_ms']['p50']} / {p['minilm_query_embed_ms']['p95']}"
-            for p in points)]
+        res.markdown += [
+            "",
+            "MiniLM query embedding, p50 / p95 ms: "
+            + ", ".join(
+                f"{p['notes']} notes: {p['minilm_query_embed_ms']['p50']} / {p['minilm_query_embed_ms']['p95']}"
+                for p in points
+            ),
+        ]
     return res

@@ -44,8 +44,13 @@ def pct(values: list[float], q: float) -> float:
 
 def summary(seconds: list[float]) -> dict[str, float]:
     ms = [s * 1000 for s in seconds]
-    return {"p50_ms": round(pct(ms, 0.5), 2), "p95_ms": round(pct(ms, 0.95), 2),
-            "mean_ms": round(statistics.fmean(ms), 2), "max_ms": round(max(ms), 2), "n": len(ms)}
+    return {
+        "p50_ms": round(pct(ms, 0.5), 2),
+        "p95_ms": round(pct(ms, 0.95), 2),
+        "mean_ms": round(statistics.fmean(ms), 2),
+        "max_ms": round(max(ms), 2),
+        "n": len(ms),
+    }
 
 
 def generate(root: Path, n: int, seed: int = 7) -> list[str]:
@@ -65,15 +70,19 @@ def generate(root: Path, n: int, seed: int = 7) -> list[str]:
         title = " ".join(body.split()[:3]).capitalize()
         path = root / f"notes/{i // 500:03d}/note-{i:05d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"---\nnode_id: n{i:07d}\ncreated: {created.isoformat()}\ntier: {tier}\n---\n"
-                        f"# {title}\n\n{body}\n", encoding="utf-8")
+        path.write_text(
+            f"---\nnode_id: n{i:07d}\ncreated: {created.isoformat()}\ntier: {tier}\n---\n# {title}\n\n{body}\n",
+            encoding="utf-8",
+        )
     staged = root / "Memory" / "Staged"
     staged.mkdir(parents=True, exist_ok=True)
     for j in range(20):
         text = " ".join(rng.choice(WORDS) for _ in range(20))
         (staged / f"staged-{j:02d}.md").write_text(
             f"---\nnode_id: s{j:07d}\nstatus: staged\ncreated: {(NOW - dt.timedelta(days=2)).isoformat()}\n"
-            f"expires: {(NOW + dt.timedelta(days=5)).isoformat()}\n---\n# Staged {j}\n\n{text}\n", encoding="utf-8")
+            f"expires: {(NOW + dt.timedelta(days=5)).isoformat()}\n---\n# Staged {j}\n\n{text}\n",
+            encoding="utf-8",
+        )
     marker.write_text(f"{GEN_VERSION}:{n}:{seed}")
     return bodies
 
@@ -85,7 +94,7 @@ def turns(bodies: list[str], count: int, seed: int = 11) -> list[tuple[str, str]
         if i % 2 == 0:
             words = rng.choice(bodies).split()
             start = rng.randrange(0, max(1, len(words) - 10))
-            out.append(("topical", " ".join(words[start:start + 10])))
+            out.append(("topical", " ".join(words[start : start + 10])))
         else:
             out.append(("random", " ".join(rng.sample(WORDS, rng.randint(3, 8)))))
     return out
@@ -123,8 +132,12 @@ def measure_prefetch(vault: Path, index: Path, embedder: str, bodies: list[str],
             recall_times.append(time.perf_counter() - t0)
     every = times["topical"] + times["random"]
     return {
-        "embedder": embedder, "notes": report.notes, "chunks": report.chunks, "index_build_s": round(build, 1),
-        "prefetch": summary(every), "prefetch_topical": summary(times["topical"]),
+        "embedder": embedder,
+        "notes": report.notes,
+        "chunks": report.chunks,
+        "index_build_s": round(build, 1),
+        "prefetch": summary(every),
+        "prefetch_topical": summary(times["topical"]),
         "prefetch_random": summary(times["random"]),
         "nonempty_share": {k: round(v / max(1, len(times[k])), 2) for k, v in nonempty.items()},
         "mean_block_chars": round(statistics.fmean(chars), 1) if chars else 0,
@@ -152,8 +165,9 @@ def measure_mcp(vault: Path, index: Path, bodies: list[str], calls: int) -> dict
 
     exe = Path(sys.executable).parent / "vault-memory"
     cmd, prefix = (str(exe), []) if exe.exists() else (sys.executable, ["-m", "vault_memory"])
-    params = StdioServerParameters(command=cmd, args=[*prefix, "--vault", str(vault), "--index-dir", str(index),
-                                                       "--embedder", "fake", "mcp"])
+    params = StdioServerParameters(
+        command=cmd, args=[*prefix, "--vault", str(vault), "--index-dir", str(index), "--embedder", "fake", "mcp"]
+    )
     qs = [q for _, q in turns(bodies, calls, seed=13)]
     out: dict[str, Any] = {}
 
@@ -164,8 +178,10 @@ def measure_mcp(vault: Path, index: Path, bodies: list[str], calls: int) -> dict
             out["startup_to_first_answer_s"] = round(time.perf_counter() - t0, 2)
             await client.call_tool("recall", {"query": qs[0]})  # waits for the start-up reconcile
             out["startup_reconcile_done_s"] = round(time.perf_counter() - t0, 2)
-            for name, args in (("recall", lambda q: {"query": q, "k": 5}),
-                               ("prefetch", lambda q: {"text": q, "budget": 1200})):
+            for name, args in (
+                ("recall", lambda q: {"query": q, "k": 5}),
+                ("prefetch", lambda q: {"text": q, "budget": 1200}),
+            ):
                 times = []
                 for q in qs:
                     s = time.perf_counter()
@@ -180,8 +196,9 @@ def measure_mcp(vault: Path, index: Path, bodies: list[str], calls: int) -> dict
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default=None, help="vault sizes, fake embedder (1000,10000; 200 with --quick)")
-    parser.add_argument("--minilm-sizes", default=None,
-                        help="also build these with MiniLM (1000; '' to skip, as --quick does)")
+    parser.add_argument(
+        "--minilm-sizes", default=None, help="also build these with MiniLM (1000; '' to skip, as --quick does)"
+    )
     parser.add_argument("--queries", type=int, default=None, help="turns per size (200; 20 with --quick)")
     parser.add_argument("--mcp-calls", type=int, default=None, help="MCP round trips per tool (50; 5 with --quick)")
 
@@ -191,13 +208,21 @@ def run(opts: RunOptions) -> Result:
     ex = opts.extra
     sizes = [int(s) for s in str(ex.get("sizes") or ("200" if opts.quick else "1000,10000")).split(",") if s]
     minilm_spec = ex.get("minilm_sizes")
-    minilm_sizes = [int(s) for s in str("" if opts.quick else "1000" if minilm_spec is None else minilm_spec)
-                    .split(",") if s]
+    minilm_sizes = [
+        int(s) for s in str("" if opts.quick else "1000" if minilm_spec is None else minilm_spec).split(",") if s
+    ]
     queries = int(ex.get("queries") or (20 if opts.quick else 200))
     mcp_calls = int(ex.get("mcp_calls") or (5 if opts.quick else 50))
     cache = opts.cache / "prefetch"
-    res.params.update(sizes=sizes, minilm_sizes=minilm_sizes, queries=queries, mcp_calls=mcp_calls,
-                      note_words="120-180", budget=1200, embedder="fake (and minilm for minilm_sizes)")
+    res.params.update(
+        sizes=sizes,
+        minilm_sizes=minilm_sizes,
+        queries=queries,
+        mcp_calls=mcp_calls,
+        note_words="120-180",
+        budget=1200,
+        embedder="fake (and minilm for minilm_sizes)",
+    )
     results: dict[str, Any] = {"runs": []}
     bodies_by_size = {}
     for n in sizes:
@@ -214,18 +239,23 @@ def run(opts: RunOptions) -> Result:
         vault = cache / f"vault-{n}"
         bodies = bodies_by_size.get(n) or generate(vault, n)
         log(f"{n} notes, minilm embedder (building the index takes a while)")
-        results["runs"].append(measure_prefetch(vault, cache / f"index-{n}-minilm", "minilm", bodies,
-                                                min(queries, 100)))
+        results["runs"].append(
+            measure_prefetch(vault, cache / f"index-{n}-minilm", "minilm", bodies, min(queries, 100))
+        )
         log(f"  {json.dumps(results['runs'][-1]['prefetch'])}")
     biggest = max(sizes)
     log(f"MCP round trip, {biggest} notes, fake embedder")
-    results["mcp"] = {"notes": biggest, "embedder": "fake",
-                      **measure_mcp(cache / f"vault-{biggest}", cache / f"index-{biggest}-fake",
-                                    bodies_by_size[biggest], mcp_calls)}
+    results["mcp"] = {
+        "notes": biggest,
+        "embedder": "fake",
+        **measure_mcp(cache / f"vault-{biggest}", cache / f"index-{biggest}-fake", bodies_by_size[biggest], mcp_calls),
+    }
     log(f"  {json.dumps(results['mcp'])}")
     res.results.update(results)
-    rows = [[r["notes"], r["embedder"], r["prefetch"]["p50_ms"], r["prefetch"]["p95_ms"],
-             r["recall_k5_no_touch"]["p50_ms"]] for r in results["runs"]]
+    rows = [
+        [r["notes"], r["embedder"], r["prefetch"]["p50_ms"], r["prefetch"]["p95_ms"], r["recall_k5_no_touch"]["p50_ms"]]
+        for r in results["runs"]
+    ]
     mcp = results["mcp"]
     res.markdown += [
         "Warm `Memory.prefetch` (default budget, staged refresh on, 20 staged memories), topical and random turns:",

@@ -30,18 +30,29 @@ from ..harness import Result, RunOptions, log, table
 
 THRESHOLDS = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
 GENERIC = [
-    "hello, how are you today?", "thanks, that's all for now", "can you write a python function that reverses a list?",
-    "what's 17 times 23?", "fix the typo in this sentence: teh cat sat", "summarise the following article for me",
-    "translate 'good morning' into French", "what time is it in Tokyo?", "explain how a hash map works",
-    "ok", "please continue", "write a haiku about autumn", "how do I exit vim?", "what does HTTP 418 mean?",
+    "hello, how are you today?",
+    "thanks, that's all for now",
+    "can you write a python function that reverses a list?",
+    "what's 17 times 23?",
+    "fix the typo in this sentence: teh cat sat",
+    "summarise the following article for me",
+    "translate 'good morning' into French",
+    "what time is it in Tokyo?",
+    "explain how a hash map works",
+    "ok",
+    "please continue",
+    "write a haiku about autumn",
+    "how do I exit vim?",
+    "what does HTTP 418 mean?",
 ]
 
 
 def turns_of(conv: dict[str, Any]) -> list[tuple[str, str]]:
     c = conv["conversation"]
     out = []
-    for key in sorted((k for k in c if k.startswith("session_") and not k.endswith("date_time")),
-                      key=lambda k: int(k.split("_")[1])):
+    for key in sorted(
+        (k for k in c if k.startswith("session_") and not k.endswith("date_time")), key=lambda k: int(k.split("_")[1])
+    ):
         for t in c[key]:
             out.append((t["dia_id"], f"{t['speaker']}: {t['text']}"))
     return out
@@ -62,8 +73,9 @@ def run(opts: RunOptions) -> Result:
     for spec in specs:
         emb = make_embedder(spec)
         t0 = time.perf_counter()
-        per: dict[float, dict[str, list[float]]] = {t: {"hit": [], "noise": [], "false": [], "generic": []}
-                                                   for t in THRESHOLDS}
+        per: dict[float, dict[str, list[float]]] = {
+            t: {"hit": [], "noise": [], "false": [], "generic": []} for t in THRESHOLDS
+        }
         for i, conv in enumerate(data):
             turns = turns_of(conv)
             ids = [d for d, _ in turns]
@@ -86,16 +98,33 @@ def run(opts: RunOptions) -> Result:
                 per[t]["false"].extend(float(r.max() >= t) for r in ov)
                 per[t]["generic"].extend(float(r.max() >= t) for r in gv)
         results["embedders"][spec] = {
-            str(t): {"hit": round(float(np.mean(v["hit"])), 3), "noise": round(float(np.mean(v["noise"])), 2),
-                     "false_block_other_chat": round(float(np.mean(v["false"])), 3),
-                     "false_block_generic": round(float(np.mean(v["generic"])), 3)} for t, v in per.items()}
+            str(t): {
+                "hit": round(float(np.mean(v["hit"])), 3),
+                "noise": round(float(np.mean(v["noise"])), 2),
+                "false_block_other_chat": round(float(np.mean(v["false"])), 3),
+                "false_block_generic": round(float(np.mean(v["generic"])), 3),
+            }
+            for t, v in per.items()
+        }
         results["embedders"][spec]["seconds"] = round(time.perf_counter() - t0, 1)
         for t in THRESHOLDS:
             log(f"{spec} {t} {results['embedders'][spec][str(t)]}")
     res.results.update(results)
     for spec in specs:
-        rows = [[t, *(results["embedders"][spec][str(t)][k] for k in
-                      ("hit", "noise", "false_block_other_chat", "false_block_generic"))] for t in THRESHOLDS]
-        res.markdown += [f"{spec}:", "", *table(["threshold", "hit", "noise", "false block (other chat)",
-                                                 "false block (generic)"], rows), ""]
+        rows = [
+            [
+                t,
+                *(
+                    results["embedders"][spec][str(t)][k]
+                    for k in ("hit", "noise", "false_block_other_chat", "false_block_generic")
+                ),
+            ]
+            for t in THRESHOLDS
+        ]
+        res.markdown += [
+            f"{spec}:",
+            "",
+            *table(["threshold", "hit", "noise", "false block (other chat)", "false block (generic)"], rows),
+            "",
+        ]
     return res

@@ -64,8 +64,12 @@ def _locomo(opts: RunOptions) -> tuple[list[list[tuple[float, bool]]], list[list
             mem.index()
             for q in conv.questions:
                 if q.category == 5:
-                    foreign.append([(h.similarity, False) for h in mem.recall(q.question, k=K, now=now, touch=False,
-                                                                               granularity="chunk")])
+                    foreign.append(
+                        [
+                            (h.similarity, False)
+                            for h in mem.recall(q.question, k=K, now=now, touch=False, granularity="chunk")
+                        ]
+                    )
                     continue
                 if q.category not in (1, 2, 3, 4) or not q.evidence:
                     continue
@@ -86,11 +90,17 @@ def sweep(rows: list[list[tuple[float, bool]]]) -> list[dict[str, Any]]:
         for floor in FLOORS:
             chosen = [[ok for sim, ok in hits if sim >= floor][:cap] for hits in rows]
             n = sum(len(c) for c in chosen)
-            out.append({"cap": cap, "floor": floor, "rehearsed": n,
-                        "precision": round(sum(sum(c) for c in chosen) / n, 4) if n else None,
-                        "right_rehearsals": round(sum(1 for c in chosen if any(c)) / len(rows), 4) if rows else 0.0,
-                        "queries_rehearsing": round(sum(1 for c in chosen if c) / len(rows), 4) if rows else 0.0,
-                        "writes_per_query": round(n / len(rows), 3) if rows else 0.0})
+            out.append(
+                {
+                    "cap": cap,
+                    "floor": floor,
+                    "rehearsed": n,
+                    "precision": round(sum(sum(c) for c in chosen) / n, 4) if n else None,
+                    "right_rehearsals": round(sum(1 for c in chosen if any(c)) / len(rows), 4) if rows else 0.0,
+                    "queries_rehearsing": round(sum(1 for c in chosen if c) / len(rows), 4) if rows else 0.0,
+                    "writes_per_query": round(n / len(rows), 3) if rows else 0.0,
+                }
+            )
     return out
 
 
@@ -101,21 +111,47 @@ def run(opts: RunOptions) -> Result:
     for name, rows in data.items():
         base = sum(sum(ok for _, ok in hits) for hits in rows) / max(1, sum(len(h) for h in rows))
         top1 = sum(1 for hits in rows if hits and hits[0][1]) / max(1, len(rows))
-        res.results[name] = {"queries": len(rows), "share_of_top5_hits_right": round(base, 4),
-                             "top1_right": round(top1, 4), "sweep": sweep(rows)}
+        res.results[name] = {
+            "queries": len(rows),
+            "share_of_top5_hits_right": round(base, 4),
+            "top1_right": round(top1, 4),
+            "sweep": sweep(rows),
+        }
         log(f"{name}: {len(rows)} queries, top-5 hits right {base:.3f}, top-1 right {top1:.3f}")
     res.results["unanswerable"] = {"queries": len(foreign), "sweep": sweep(foreign)}
-    res.markdown += [f"Top-{K} hits of every query, MiniLM cosine of each to its query; a hit is right when it is "
-                     "relevant (SciFact qrels) or holds an evidence turn (LoCoMo). Precision = share of rehearsed "
-                     "hits that were right; right rehearsals = share of queries whose rehearsed hits include a right "
-                     "one. Unanswerable: LoCoMo category-5 questions and another conversation's questions, asked of "
-                     f"a conversation's vault ({len(foreign)} queries): every write there is a note nobody used.", ""]
+    res.markdown += [
+        f"Top-{K} hits of every query, MiniLM cosine of each to its query; a hit is right when it is "
+        "relevant (SciFact qrels) or holds an evidence turn (LoCoMo). Precision = share of rehearsed "
+        "hits that were right; right rehearsals = share of queries whose rehearsed hits include a right "
+        "one. Unanswerable: LoCoMo category-5 questions and another conversation's questions, asked of "
+        f"a conversation's vault ({len(foreign)} queries): every write there is a note nobody used.",
+        "",
+    ]
     rows_md = []
     for i, entry in enumerate(res.results["scifact"]["sweep"]):
         lo = res.results["locomo"]["sweep"][i]
         un = res.results["unanswerable"]["sweep"][i]
-        rows_md.append([entry["cap"], entry["floor"], entry["precision"], entry["right_rehearsals"],
-                        lo["precision"], lo["right_rehearsals"], un["queries_rehearsing"]])
-    res.markdown += table(["cap", "floor", "SciFact precision", "SciFact right rehearsals", "LoCoMo precision",
-                           "LoCoMo right rehearsals", "unanswerable queries writing"], rows_md)
+        rows_md.append(
+            [
+                entry["cap"],
+                entry["floor"],
+                entry["precision"],
+                entry["right_rehearsals"],
+                lo["precision"],
+                lo["right_rehearsals"],
+                un["queries_rehearsing"],
+            ]
+        )
+    res.markdown += table(
+        [
+            "cap",
+            "floor",
+            "SciFact precision",
+            "SciFact right rehearsals",
+            "LoCoMo precision",
+            "LoCoMo right rehearsals",
+            "unanswerable queries writing",
+        ],
+        rows_md,
+    )
     return res

@@ -47,21 +47,34 @@ def _collect(mem: Any, query: str, statements: Sequence[str], now: Any, k: int) 
     """Recall's top k for one question, with what the rule looks at."""
     cands = mem.searcher().search(query, candidates=100, windows=mem.window_scorer())
     notes = mem.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
-    head = cands[:4 * k + 20]
+    head = cands[: 4 * k + 20]
     vectors = mem.catalog.get_vectors([c.chunk.text_hash for c in head])
     # relevance order of the k (decay gate applied, no reordering): the rule replays on it
     top = rank(cands, notes, model=mem.decay, now=now, decay=True, k=k, vectors=None)
-    return {"statements": list(statements), "paths": [notes[r.node_id].path for r in top],
-            "relevance": [r.score for r in top], "answers": [r.cand.answer_similarity for r in top],
-            "vectors": np.vstack([answer_vector(r, vectors) for r in top]).astype(np.float32) if top else None,
-            "fresh": [freshness(r.state, r.strength) for r in top]}
+    return {
+        "statements": list(statements),
+        "paths": [notes[r.node_id].path for r in top],
+        "relevance": [r.score for r in top],
+        "answers": [r.cand.answer_similarity for r in top],
+        "vectors": np.vstack([answer_vector(r, vectors) for r in top]).astype(np.float32) if top else None,
+        "fresh": [freshness(r.state, r.strength) for r in top],
+    }
 
 
 def _order(q: dict[str, Any], alike: float, band: float, floor: float | None, margin: float) -> list[str]:
     if q["vectors"] is None:
         return []
-    groups = same_question_groups(q["vectors"], q["relevance"], q["paths"], alike, band, None,
-                                  q["answers"] if floor is not None else None, floor or 0.0, margin)
+    groups = same_question_groups(
+        q["vectors"],
+        q["relevance"],
+        q["paths"],
+        alike,
+        band,
+        None,
+        q["answers"] if floor is not None else None,
+        floor or 0.0,
+        margin,
+    )
     return [q["paths"][i] for i in refill(groups, q["fresh"], len(q["paths"]))]
 
 
@@ -74,8 +87,11 @@ def _score(qs: list[dict[str, Any]], cut: int, args: tuple[float, float, float |
         a = all(s in ranked[:cut] for s in st)
         allk.append(a)
         both.append(a and metrics.newer_first(ranked[:cut], st))
-    return {"newer_first": round(metrics.mean(nf), 3), "all_top": round(metrics.mean(allk), 3),
-            "both": round(metrics.mean(both), 3)}
+    return {
+        "newer_first": round(metrics.mean(nf), 3),
+        "all_top": round(metrics.mean(allk), 3),
+        "both": round(metrics.mean(both), 3),
+    }
 
 
 def run(opts: RunOptions) -> Result:
@@ -103,19 +119,50 @@ def run(opts: RunOptions) -> Result:
         args = (alike, band, floor, margin)
         h, e = _score(hard, 5, args), _score(easy, 5, args)
         mark = "*" if args == chosen else ""
-        grid.append({"alike": alike, "band": band, "floor": floor, "margin": margin, "updates_hard": h,
-                     "updates": e})
-        rows.append([mark, alike, band, "-" if floor is None else floor, "-" if floor is None else margin,
-                     h["newer_first"], h["all_top"], h["both"], e["newer_first"], e["all_top"], e["both"]])
-    res.params.update(updates_hard_questions=len(hard), updates_questions=len(easy), k_hard=5, k_updates=10,
-                      chosen=dict(zip(("alike", "band", "floor", "margin"), chosen, strict=True)))
+        grid.append({"alike": alike, "band": band, "floor": floor, "margin": margin, "updates_hard": h, "updates": e})
+        rows.append(
+            [
+                mark,
+                alike,
+                band,
+                "-" if floor is None else floor,
+                "-" if floor is None else margin,
+                h["newer_first"],
+                h["all_top"],
+                h["both"],
+                e["newer_first"],
+                e["all_top"],
+                e["both"],
+            ]
+        )
+    res.params.update(
+        updates_hard_questions=len(hard),
+        updates_questions=len(easy),
+        k_hard=5,
+        k_updates=10,
+        chosen=dict(zip(("alike", "band", "floor", "margin"), chosen, strict=True)),
+    )
     res.results["grid"] = grid
     res.markdown += [
         "Replay of ranking's same-question rule on recall's top k (answer windows and decay on). "
         "updates_hard: k = 5; updates: k = 10, statements counted in the top 5. `*`: the library's constants.",
         "",
-        *table(["", "alike", "band", "floor", "margin", "hard: newer first", "hard: all in top 5",
-                "hard: both", "updates: newer first", "updates: all in top 5", "updates: both"], rows),
+        *table(
+            [
+                "",
+                "alike",
+                "band",
+                "floor",
+                "margin",
+                "hard: newer first",
+                "hard: all in top 5",
+                "hard: both",
+                "updates: newer first",
+                "updates: all in top 5",
+                "updates: both",
+            ],
+            rows,
+        ),
     ]
     if opts.quick:
         res.markdown += ["", "_Quick: small slices, fake embedder; the numbers say nothing about ranking._"]

@@ -32,7 +32,7 @@ from ..harness import Result, RunOptions, log, table
 HUMAN = "---\ntitle: Groceries\nmykey: human value\n---\n# Groceries\n\nBuy coffee beans and oat milk.\n"
 QUERY = "coffee beans and oat milk groceries"
 
-_EDITOR = textwrap.dedent('''
+_EDITOR = textwrap.dedent("""
     import os, random, sys, time, json
     path, edits, slow, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
     HUMAN = sys.argv[5]
@@ -78,9 +78,9 @@ _EDITOR = textwrap.dedent('''
     if last not in final:
         counts["lost"] += 1
     print(json.dumps(counts))
-''')
+""")
 
-_RECALLER = textwrap.dedent('''
+_RECALLER = textwrap.dedent("""
     import datetime as dt, sys, json
     from pathlib import Path
     from vault_memory import Memory, atomic
@@ -99,11 +99,19 @@ _RECALLER = textwrap.dedent('''
             calls += 1
             written += sum(1 for h in hits if h.rehearsed)
     print(json.dumps({"recalls": calls, "rehearsals_written": written}))
-''')
+""")
 
 
-def run_race(workdir: Path, *, edits: int = 600, recallers: int = 2, slow: bool = False, watch: bool = False,
-             seed: int = 7, no_quiet: bool = False) -> dict[str, Any]:
+def run_race(
+    workdir: Path,
+    *,
+    edits: int = 600,
+    recallers: int = 2,
+    slow: bool = False,
+    watch: bool = False,
+    seed: int = 7,
+    no_quiet: bool = False,
+) -> dict[str, Any]:
     """Race one in-place editor against recall processes (and a watcher); return the counts."""
     vault, index = workdir / "vault", workdir / "index"
     vault.mkdir(parents=True, exist_ok=True)
@@ -119,19 +127,40 @@ def run_race(workdir: Path, *, edits: int = 600, recallers: int = 2, slow: bool 
     procs = []
     watcher = None
     if watch:
-        watcher = subprocess.Popen([*base, "watch", "--quiet-seconds", "0.5", "--debounce", "0.05"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        watcher = subprocess.Popen(
+            [*base, "watch", "--quiet-seconds", "0.5", "--debounce", "0.05"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         time.sleep(2.0)
     for i in range(recallers):
-        procs.append(subprocess.Popen([py, "-c", _RECALLER, str(vault), str(index), str(stop), str(i), QUERY,
-                                       "1" if no_quiet else "0"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        procs.append(
+            subprocess.Popen(
+                [py, "-c", _RECALLER, str(vault), str(index), str(stop), str(i), QUERY, "1" if no_quiet else "0"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        )
     started = time.monotonic()
-    editor = subprocess.run([py, "-c", _EDITOR, str(note), str(edits), "1" if slow else "0", str(seed), HUMAN],
-                            capture_output=True, text=True, timeout=max(600, edits * 3), env=env)
+    editor = subprocess.run(
+        [py, "-c", _EDITOR, str(note), str(edits), "1" if slow else "0", str(seed), HUMAN],
+        capture_output=True,
+        text=True,
+        timeout=max(600, edits * 3),
+        env=env,
+    )
     stop.touch()
-    out: dict[str, Any] = {"edits": edits, "slow": slow, "watch": watch, "recallers": recallers, "no_quiet": no_quiet,
-                           "seconds": round(time.monotonic() - started, 1)}
+    out: dict[str, Any] = {
+        "edits": edits,
+        "slow": slow,
+        "watch": watch,
+        "recallers": recallers,
+        "no_quiet": no_quiet,
+        "seconds": round(time.monotonic() - started, 1),
+    }
     if editor.returncode != 0:
         raise RuntimeError(f"editor failed: {editor.stderr}")
     out.update(json.loads(editor.stdout))
@@ -157,8 +186,9 @@ def run_race(workdir: Path, *, edits: int = 600, recallers: int = 2, slow: bool 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--edits", type=int, default=None, help="saves per race (600; quick: 30)")
     parser.add_argument("--recallers", type=int, default=2, help="recall processes racing the editor")
-    parser.add_argument("--no-quiet", action="store_true",
-                        help="also race with the quiet period off, to watch what it holds back")
+    parser.add_argument(
+        "--no-quiet", action="store_true", help="also race with the quiet period off, to watch what it holds back"
+    )
 
 
 def run(opts: RunOptions) -> Result:
@@ -172,19 +202,52 @@ def run(opts: RunOptions) -> Result:
     rows = []
     for slow, watch, no_quiet in settings:
         with tempfile.TemporaryDirectory(prefix="vm-race-") as tmp:
-            out = run_race(Path(tmp), edits=edits, recallers=recallers, slow=slow, watch=watch,
-                           seed=random.randrange(1 << 30), no_quiet=no_quiet)
+            out = run_race(
+                Path(tmp),
+                edits=edits,
+                recallers=recallers,
+                slow=slow,
+                watch=watch,
+                seed=random.randrange(1 << 30),
+                no_quiet=no_quiet,
+            )
         out.pop("examples", None)
         label = ("slow" if slow else "fast") + (" + watch" if watch else "")
         label += ", quiet period off" if no_quiet else ""
         log(f"save_race {label}: {out['saves']} saves, {out['lost']} lost, {out['rehearsals_written']} rehearsals")
         res.results[label] = out
-        rows.append([label, out["saves"], out["slow_saves"], out["renames"], out["recalls"],
-                     out["rehearsals_written"], out["lost"], out["human_changed"], out["conflict_copies"]])
+        rows.append(
+            [
+                label,
+                out["saves"],
+                out["slow_saves"],
+                out["renames"],
+                out["recalls"],
+                out["rehearsals_written"],
+                out["lost"],
+                out["human_changed"],
+                out["conflict_copies"],
+            ]
+        )
     res.params.update(edits=edits, recallers=recallers)
-    res.markdown += [f"One editor saving a note {edits} times (in place, in place in two halves with a pause, or by "
-                     f"rename) against {recallers} processes recalling it with `now` a day later each time, so each "
-                     "recall wants to write a rehearsal; `+ watch` adds `vault-memory watch`.", "",
-                     *table(["race", "saves", "split saves", "rename saves", "recalls", "rehearsals written",
-                             "saves lost", "human bytes changed", "conflict copies"], rows)]
+    res.markdown += [
+        f"One editor saving a note {edits} times (in place, in place in two halves with a pause, or by "
+        f"rename) against {recallers} processes recalling it with `now` a day later each time, so each "
+        "recall wants to write a rehearsal; `+ watch` adds `vault-memory watch`.",
+        "",
+        *table(
+            [
+                "race",
+                "saves",
+                "split saves",
+                "rename saves",
+                "recalls",
+                "rehearsals written",
+                "saves lost",
+                "human bytes changed",
+                "conflict copies",
+            ],
+            rows,
+        ),
+    ]
     return res

@@ -39,8 +39,11 @@ MODES = ("hybrid", "dense", "bm25")
 
 
 def _ms(values: list[float]) -> dict[str, float]:
-    return {"p50": round(metrics.median(values), 2), "p95": round(metrics.p95(values), 2),
-            "mean": round(metrics.mean(values), 2)}
+    return {
+        "p50": round(metrics.median(values), 2),
+        "p95": round(metrics.p95(values), 2),
+        "mean": round(metrics.mean(values), 2),
+    }
 
 
 @contextmanager
@@ -91,8 +94,11 @@ def measure_indexing(label: str, mem: Any) -> dict[str, Any]:
         rep = mem.index()
         wall = time.perf_counter() - t
     out["first_index"] = {
-        "notes": rep.notes, "chunks": rep.chunks, "chunks_written": rep.chunks_written,
-        "wall_seconds": round(wall, 2), "chunks_per_s": round(rep.chunks_written / wall, 1),
+        "notes": rep.notes,
+        "chunks": rep.chunks,
+        "chunks_written": rep.chunks_written,
+        "wall_seconds": round(wall, 2),
+        "chunks_per_s": round(rep.chunks_written / wall, 1),
         "store_write_seconds": round(writes["seconds"], 2),
         "store_share_of_wall": round(writes["seconds"] / wall, 3),
         "store_chunks_per_s": round(writes["rows"] / writes["seconds"], 1) if writes["seconds"] else None,
@@ -169,15 +175,20 @@ def measure_minilm(vault: Path, sample: int, queries: list[str]) -> dict[str, An
         t = time.perf_counter()
         emb.embed([q])
         lat.append((time.perf_counter() - t) * 1000)
-    return {"texts": len(texts), "seconds": round(seconds, 2), "chunks_per_s": round(len(texts) / seconds, 1),
-            "query_embed_ms": _ms(lat)}
+    return {
+        "texts": len(texts),
+        "seconds": round(seconds, 2),
+        "chunks_per_s": round(len(texts) / seconds, 1),
+        "query_embed_ms": _ms(lat),
+    }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notes", type=int, default=None, help="synthetic notes (2000; 200 with --quick)")
     parser.add_argument("--queries", type=int, default=None, help="recall queries per mode (200; 20 with --quick)")
-    parser.add_argument("--minilm-sample", type=int, default=None,
-                        help="chunk texts MiniLM embeds (256; 0 skips it, as --quick does)")
+    parser.add_argument(
+        "--minilm-sample", type=int, default=None, help="chunk texts MiniLM embeds (256; 0 skips it, as --quick does)"
+    )
 
 
 def run(opts: RunOptions) -> Result:
@@ -199,8 +210,10 @@ def run(opts: RunOptions) -> Result:
         log(f"server_mode: {n_notes} notes, {synth.words:,} words, {len(queries)} queries")
         with ChromaServer(work / "chroma-server") as server:
             log(f"  chroma run at {server.url}")
-            mems = {"embedded": open_backend(vault, work / "index-embedded", None),
-                    "server": open_backend(vault, work / "index-server", server.url)}
+            mems = {
+                "embedded": open_backend(vault, work / "index-embedded", None),
+                "server": open_backend(vault, work / "index-server", server.url),
+            }
             try:
                 for label, mem in mems.items():
                     results[label] = measure_indexing(label, mem)
@@ -220,32 +233,67 @@ def run(opts: RunOptions) -> Result:
     summary = {
         "store_write_slowdown": round(emb["store_refill"]["chunks_per_s"] / srv["store_refill"]["chunks_per_s"], 2),
         "first_index_slowdown": round(srv["first_index"]["wall_seconds"] / emb["first_index"]["wall_seconds"], 2),
-        "hybrid_p50_added_ms": round(srv["recall_latency_ms"]["hybrid"]["p50"]
-                                     - emb["recall_latency_ms"]["hybrid"]["p50"], 2),
-        "store_query_p50_added_ms": round(srv["recall_latency_ms"]["store_query_top100"]["p50"]
-                                          - emb["recall_latency_ms"]["store_query_top100"]["p50"], 2),
+        "hybrid_p50_added_ms": round(
+            srv["recall_latency_ms"]["hybrid"]["p50"] - emb["recall_latency_ms"]["hybrid"]["p50"], 2
+        ),
+        "store_query_p50_added_ms": round(
+            srv["recall_latency_ms"]["store_query_top100"]["p50"]
+            - emb["recall_latency_ms"]["store_query_top100"]["p50"],
+            2,
+        ),
     }
     mini = results.get("minilm", {})
     if "chunks_per_s" in mini:
         summary["minilm_vs_server_store_writes"] = round(srv["store_refill"]["chunks_per_s"] / mini["chunks_per_s"], 1)
     results["summary"] = summary
-    res.params.update(notes=n_notes, words=synth.words, queries=len(queries), embedder="fake",
-                      minilm_sample=minilm_sample, k=10, server="chroma run on 127.0.0.1")
+    res.params.update(
+        notes=n_notes,
+        words=synth.words,
+        queries=len(queries),
+        embedder="fake",
+        minilm_sample=minilm_sample,
+        k=10,
+        server="chroma run on 127.0.0.1",
+    )
     res.results.update(results)
 
     rows = []
     for key, name in (("embedded", "embedded"), ("server", "server (loopback)")):
         r = results[key]
         lat = r["recall_latency_ms"]
-        rows.append([name, r["first_index"]["chunks_per_s"], r["first_index"]["store_chunks_per_s"],
-                     r["store_refill"]["chunks_per_s"], r["noop_reconcile_seconds"],
-                     *(f"{lat[m]['p50']} / {lat[m]['p95']}" for m in (*MODES, "store_query_top100"))])
-    lines = table(["backend", "index chunks/s", "store-write chunks/s (in index)", "refill chunks/s",
-                   "no-op reconcile s", "hybrid ms p50/p95", "dense ms p50/p95", "bm25 ms p50/p95",
-                   "store top-100 ms p50/p95"], rows)
+        rows.append(
+            [
+                name,
+                r["first_index"]["chunks_per_s"],
+                r["first_index"]["store_chunks_per_s"],
+                r["store_refill"]["chunks_per_s"],
+                r["noop_reconcile_seconds"],
+                *(f"{lat[m]['p50']} / {lat[m]['p95']}" for m in (*MODES, "store_query_top100")),
+            ]
+        )
+    lines = table(
+        [
+            "backend",
+            "index chunks/s",
+            "store-write chunks/s (in index)",
+            "refill chunks/s",
+            "no-op reconcile s",
+            "hybrid ms p50/p95",
+            "dense ms p50/p95",
+            "bm25 ms p50/p95",
+            "store top-100 ms p50/p95",
+        ],
+        rows,
+    )
     if "chunks_per_s" in mini:
-        lines.append(f"\nMiniLM embeds {mini['chunks_per_s']} chunks/s here ({mini['texts']} chunks); "
-                     f"a query embeds in {mini['query_embed_ms']['p50']} ms p50.")
-    res.markdown += [f"{n_notes} synthetic notes, fake embedder (the store is what is measured), "
-                     f"{len(queries)} warm queries per mode, the two backends interleaved.", "", *lines]
+        lines.append(
+            f"\nMiniLM embeds {mini['chunks_per_s']} chunks/s here ({mini['texts']} chunks); "
+            f"a query embeds in {mini['query_embed_ms']['p50']} ms p50."
+        )
+    res.markdown += [
+        f"{n_notes} synthetic notes, fake embedder (the store is what is measured), "
+        f"{len(queries)} warm queries per mode, the two backends interleaved.",
+        "",
+        *lines,
+    ]
     return res

@@ -49,8 +49,10 @@ from .save_race import HUMAN, run_race
 
 EXE = str(Path(sys.executable).parent / "vault-memory")
 SAMPLE = REPO / "sample_vault"
-WORDS = ("alpha beta gamma delta tea coffee river mountain code review garden train ticket music piano book "
-         "chapter cloud server deploy kernel lamp window door cat dog bird harbour lighthouse").split()
+WORDS = (
+    "alpha beta gamma delta tea coffee river mountain code review garden train ticket music piano book "
+    "chapter cloud server deploy kernel lamp window door cat dog bird harbour lighthouse"
+).split()
 
 
 class Soak:
@@ -70,10 +72,19 @@ class Soak:
     def base(self, vault: Path | None = None, index: Path | None = None) -> list[str]:
         return [EXE, "--vault", str(vault or self.vault), "--index-dir", str(index or self.index)]
 
-    def run(self, args: list[str], expect: set[int], *, vault: Path | None = None, index: Path | None = None,
-            timeout: float = 600, **env: str) -> subprocess.CompletedProcess[str]:
-        out = subprocess.run([*self.base(vault, index), *args], capture_output=True, text=True, timeout=timeout,
-                             env=self.env(**env))
+    def run(
+        self,
+        args: list[str],
+        expect: set[int],
+        *,
+        vault: Path | None = None,
+        index: Path | None = None,
+        timeout: float = 600,
+        **env: str,
+    ) -> subprocess.CompletedProcess[str]:
+        out = subprocess.run(
+            [*self.base(vault, index), *args], capture_output=True, text=True, timeout=timeout, env=self.env(**env)
+        )
         self.note(args, out.returncode, out.stderr, expect)
         return out
 
@@ -91,8 +102,9 @@ class Soak:
             self.incident(f"exit {code}, expected {sorted(expect)}", args, code, stderr)
 
     def spawn(self, args: list[str], **env: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([*self.base(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                env=self.env(**env))
+        return subprocess.Popen(
+            [*self.base(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env(**env)
+        )
 
     def kill(self, proc: subprocess.Popen[str], args: list[str], after: float) -> None:
         """SIGKILL `proc` after `after` seconds (if it is still running): the fault."""
@@ -115,8 +127,15 @@ class Soak:
         self.by_scenario.setdefault(self.scenario, Counter())[what] += n
 
     def incident(self, kind: str, args: list[str], code: int, stderr: str) -> None:
-        self.incidents.append({"scenario": self.scenario, "kind": kind, "command": " ".join(args)[:200],
-                               "exit": code, "stderr": stderr[-1500:]})
+        self.incidents.append(
+            {
+                "scenario": self.scenario,
+                "kind": kind,
+                "command": " ".join(args)[:200],
+                "exit": code,
+                "stderr": stderr[-1500:],
+            }
+        )
         log(f"  ! {self.scenario}: {kind}: {' '.join(args)[:80]}")
 
     # -- the vault -----------------------------------------------------------------------
@@ -128,8 +147,9 @@ class Soak:
             (gen / f"n{i:04d}.md").write_text(self.note_text(i), encoding="utf-8")
 
     def note_text(self, i: int) -> str:
-        sections = "\n\n".join(f"## Part {j}\n\n" + " ".join(self.rng.choice(WORDS) for _ in range(35))
-                               for j in range(2))
+        sections = "\n\n".join(
+            f"## Part {j}\n\n" + " ".join(self.rng.choice(WORDS) for _ in range(35)) for j in range(2)
+        )
         return f"---\nmykey: human {i}\n---\n# Note {i}\n\n{sections}\n"
 
     def human(self) -> dict[str, str]:
@@ -156,8 +176,12 @@ class Soak:
         after = self.human()
         for rel, text in before.items():
             if after.get(rel) != text:
-                lost = len(text.encode()) if rel not in after else sum(
-                    1 for a, b in zip(text, after[rel], strict=False) if a != b) + abs(len(text) - len(after[rel]))
+                lost = (
+                    len(text.encode())
+                    if rel not in after
+                    else sum(1 for a, b in zip(text, after[rel], strict=False) if a != b)
+                    + abs(len(text) - len(after[rel]))
+                )
                 self.tick("human_bytes_lost", lost)
                 self.incident(f"human bytes changed in {rel}", [], 0, "")
 
@@ -188,24 +212,38 @@ class Soak:
             self.run(["doctor", "--fix"], {0})
         oracle = self.work / "oracle"
         shutil.rmtree(oracle, ignore_errors=True)
-        out = subprocess.run([EXE, "--vault", str(self.vault), "--index-dir", str(oracle), "--read-only", "index"],
-                             capture_output=True, text=True, timeout=900, env=self.env())
+        out = subprocess.run(
+            [EXE, "--vault", str(self.vault), "--index-dir", str(oracle), "--read-only", "index"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=self.env(),
+        )
         self.note(["oracle index"], out.returncode, out.stderr, {0})
         ok = index_state(self.index) == index_state(oracle)
         final = self.run(["doctor"], {0})
         self.tick("runs")
         if not ok or final.returncode != 0:
             self.tick("not_converged")
-            self.incident("did not converge to a clean rebuild", ["doctor"], final.returncode,
-                          final.stdout[-1500:] + final.stderr[-500:])
+            self.incident(
+                "did not converge to a clean rebuild",
+                ["doctor"],
+                final.returncode,
+                final.stdout[-1500:] + final.stderr[-500:],
+            )
 
     # -- scenarios -----------------------------------------------------------------------
     def edit_race(self) -> None:
         race_dir = self.work / "race"
         shutil.rmtree(race_dir, ignore_errors=True)
-        result = run_race(race_dir, edits=self.rng.choice([40, 60, 80]), recallers=2,
-                          slow=self.rng.random() < 0.4, watch=self.rng.random() < 0.5,
-                          seed=self.rng.randrange(1 << 30))
+        result = run_race(
+            race_dir,
+            edits=self.rng.choice([40, 60, 80]),
+            recallers=2,
+            slow=self.rng.random() < 0.4,
+            watch=self.rng.random() < 0.5,
+            seed=self.rng.randrange(1 << 30),
+        )
         self.tick("operations", int(result["saves"]) + int(result["recalls"]))
         self.tick("faults", int(result["saves"]))  # every save is a race against the recallers
         self.tick("race_saves", int(result["saves"]))
@@ -366,6 +404,7 @@ class Soak:
 
 # -- fault helpers (tests/faults.py has their test-side twins) ---------------------------------
 
+
 def scribble(path: Path, at: float, size: int, seed: int) -> None:
     length = path.stat().st_size
     if not length:
@@ -394,8 +433,12 @@ def _can_mount(work: Path) -> bool:
         return False
     probe = work / "mount-probe"
     probe.mkdir(exist_ok=True)
-    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
-                        capture_output=True, timeout=30).returncode == 0
+    ok = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True, timeout=30
+        ).returncode
+        == 0
+    )
     if ok:
         _umount(probe)
     return ok
@@ -434,17 +477,28 @@ def set_aside(index: Path) -> set[Path]:
 def index_state(index: Path) -> dict[str, Any]:
     db = sqlite3.connect(f"{(index / 'catalog.sqlite').resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return {"notes": {p: (n, h) for n, p, h in db.execute("SELECT node_id, path, file_hash FROM notes")},
-                "chunks": dict(db.execute("SELECT chunk_id, text_hash FROM chunks"))}
+        return {
+            "notes": {p: (n, h) for n, p, h in db.execute("SELECT node_id, path, file_hash FROM notes")},
+            "chunks": dict(db.execute("SELECT chunk_id, text_hash FROM chunks")),
+        }
     finally:
         db.close()
 
 
 # -- the run --------------------------------------------------------------------------------------
 
-WEIGHTS = {"edit_race": 2, "kill_index": 3, "kill_recall": 3, "kill_watch": 3, "corrupt_catalog": 3,
-           "corrupt_chroma": 3, "full_disk": 1, "read_only_vault": 1, "read_only_index": 1,
-           "index_deleted_under_watch": 1}
+WEIGHTS = {
+    "edit_race": 2,
+    "kill_index": 3,
+    "kill_recall": 3,
+    "kill_watch": 3,
+    "corrupt_catalog": 3,
+    "corrupt_chroma": 3,
+    "full_disk": 1,
+    "read_only_vault": 1,
+    "read_only_index": 1,
+    "index_deleted_under_watch": 1,
+}
 
 
 def soak(minutes: float, seed: int, embedder: str, notes: int) -> tuple[Soak, dict[str, int]]:
@@ -492,32 +546,87 @@ def run(opts: RunOptions) -> Result:
     opts = dataclasses.replace(opts, embedder=embedder)
     res = Result("soak", opts, params={"minutes": minutes, "seed": seed, "notes": notes})
     s, ran = soak(minutes, seed, embedder, notes)
-    keys = ["operations", "commands", "faults", "sigkills", "runs", "not_converged", "human_bytes_lost", "edits_lost",
-            "tracebacks", "crashes", "unexpected_exit_codes", "harness_errors", "race_saves", "set_aside"]
+    keys = [
+        "operations",
+        "commands",
+        "faults",
+        "sigkills",
+        "runs",
+        "not_converged",
+        "human_bytes_lost",
+        "edits_lost",
+        "tracebacks",
+        "crashes",
+        "unexpected_exit_codes",
+        "harness_errors",
+        "race_saves",
+        "set_aside",
+    ]
     totals = {k: int(s.counts.get(k, 0)) for k in keys}
-    res.results = {"totals": totals, "scenarios": ran,
-                   "by_scenario": {k: dict(v) for k, v in sorted(s.by_scenario.items())},
-                   "incidents": s.incidents, "mount": s.mountable}
+    res.results = {
+        "totals": totals,
+        "scenarios": ran,
+        "by_scenario": {k: dict(v) for k, v in sorted(s.by_scenario.items())},
+        "incidents": s.incidents,
+        "mount": s.mountable,
+    }
     res.markdown = [
         f"{sum(ran.values())} scenarios in {minutes:g} minutes: {totals['operations']} operations "
         f"({totals['commands']} vault-memory commands, the rest the edit races' saves and recalls), "
         f"{totals['faults']} faults injected ({totals['sigkills']} SIGKILLs, {totals['race_saves']} racing saves), "
         f"{totals['runs']} convergence checks; {totals['set_aside']} damaged index files found, set aside and rebuilt.",
         "",
-        *table(["operations", "faults", "runs", "not converged", "human bytes lost", "edits lost", "tracebacks",
-                "crashes", "unexpected exit codes"],
-               [[totals["operations"], totals["faults"], totals["runs"], totals["not_converged"],
-                 totals["human_bytes_lost"], totals["edits_lost"], totals["tracebacks"], totals["crashes"],
-                 totals["unexpected_exit_codes"]]]),
+        *table(
+            [
+                "operations",
+                "faults",
+                "runs",
+                "not converged",
+                "human bytes lost",
+                "edits lost",
+                "tracebacks",
+                "crashes",
+                "unexpected exit codes",
+            ],
+            [
+                [
+                    totals["operations"],
+                    totals["faults"],
+                    totals["runs"],
+                    totals["not_converged"],
+                    totals["human_bytes_lost"],
+                    totals["edits_lost"],
+                    totals["tracebacks"],
+                    totals["crashes"],
+                    totals["unexpected_exit_codes"],
+                ]
+            ],
+        ),
         "",
-        *table(["scenario", "runs", "faults", "operations", "not converged", "incidents"],
-               [[name, ran.get(name, 0), s.by_scenario.get(name, Counter())["faults"],
-                 s.by_scenario.get(name, Counter())["operations"], s.by_scenario.get(name, Counter())["not_converged"],
-                 sum(1 for i in s.incidents if i["scenario"] == name)] for name in WEIGHTS]),
+        *table(
+            ["scenario", "runs", "faults", "operations", "not converged", "incidents"],
+            [
+                [
+                    name,
+                    ran.get(name, 0),
+                    s.by_scenario.get(name, Counter())["faults"],
+                    s.by_scenario.get(name, Counter())["operations"],
+                    s.by_scenario.get(name, Counter())["not_converged"],
+                    sum(1 for i in s.incidents if i["scenario"] == name),
+                ]
+                for name in WEIGHTS
+            ],
+        ),
     ]
     if not s.mountable:
         res.markdown += ["", "No `mount` here (not root): full_disk was skipped, read-only folders used chmod."]
-    bad = totals["not_converged"] + totals["human_bytes_lost"] + totals["edits_lost"] + totals["tracebacks"] \
-        + totals["crashes"] + totals["unexpected_exit_codes"]
+    bad = (
+        totals["not_converged"]
+        + totals["human_bytes_lost"]
+        + totals["edits_lost"]
+        + totals["tracebacks"]
+        + totals["crashes"]
+        + totals["unexpected_exit_codes"]
+    )
     res.results["failed"] = bad
     return res

@@ -158,8 +158,7 @@ CASES: list[tuple[str, str, str]] = [  # (note, memory, label)
     ("People/Ines Okafor.md", "Ines calls on Sunday evenings.", "restatement"),
     ("People/Jonas Weber.md", "Jonas is vegetarian.", "restatement"),
     ("Projects/Home Lab.md", "The home server is called hearth.", "restatement"),
-    ("Decisions/Team chat.md", "The backend and infrastructure teams chat on Discord instead of Slack.",
-     "restatement"),
+    ("Decisions/Team chat.md", "The backend and infrastructure teams chat on Discord instead of Slack.", "restatement"),
     ("Preferences/Editor.md", "Maya uses Neovim for code and Obsidian for prose.", "restatement"),
     ("Projects/Garden.md", "Keep the irrigation pump at 1.5 bar.", "restatement"),
     ("Memory/standup.md", "The team standup is at 9:30 every weekday.", "restatement"),
@@ -224,8 +223,9 @@ def run_conflicts() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
         _write_notes(vault)
-        cfg = Config(vault=vault, index_dir=Path(tmp) / "index", embedder="minilm", read_only=True,
-                     conflict_similarity=0.0)  # report every candidate; thresholds are swept below
+        cfg = Config(
+            vault=vault, index_dir=Path(tmp) / "index", embedder="minilm", read_only=True, conflict_similarity=0.0
+        )  # report every candidate; thresholds are swept below
         with Memory(cfg, embedder=embedder, clock=lambda: NOW) as mem:
             mem.index()
             for note, memory, label in CASES:
@@ -239,10 +239,18 @@ def run_conflicts() -> dict[str, Any]:
                 mvec = embedder.embed([memory])[0]
                 chunk_cos = max(float(np.asarray(v) @ mvec) for v in chunk_vecs.values())
                 best = mine[0] if mine else None
-                rows.append({"note": note, "memory": memory, "label": label, "chunk_cosine": round(chunk_cos, 4),
-                             "statement_cosine": round(best.similarity or 0.0, 4) if best else None,
-                             "statement": best.statement if best else None,
-                             "kind": best.kind if best else None, "seconds": round(seconds, 3)})
+                rows.append(
+                    {
+                        "note": note,
+                        "memory": memory,
+                        "label": label,
+                        "chunk_cosine": round(chunk_cos, 4),
+                        "statement_cosine": round(best.similarity or 0.0, 4) if best else None,
+                        "statement": best.statement if best else None,
+                        "kind": best.kind if best else None,
+                        "seconds": round(seconds, 3),
+                    }
+                )
     thresholds = [round(0.50 + 0.02 * i, 2) for i in range(21)]
     sweep = []
     for t in thresholds:
@@ -259,26 +267,48 @@ def run_conflicts() -> dict[str, Any]:
         sc = [r["statement_cosine"] or 0.0 for r in these]
         cc = [r["chunk_cosine"] for r in these]
         kinds = [r["kind"] for r in these]
-        by_label[label] = {"n": len(these), "statement_min": min(sc), "statement_median": statistics.median(sc),
-                           "statement_max": max(sc), "chunk_min": min(cc), "chunk_median": statistics.median(cc),
-                           "chunk_max": max(cc), "duplicate": kinds.count("duplicate")}
+        by_label[label] = {
+            "n": len(these),
+            "statement_min": min(sc),
+            "statement_median": statistics.median(sc),
+            "statement_max": max(sc),
+            "chunk_min": min(cc),
+            "chunk_median": statistics.median(cc),
+            "chunk_max": max(cc),
+            "duplicate": kinds.count("duplicate"),
+        }
     result = {"embedder": embedder.identity, "by_label": by_label, "sweep": sweep, "cases": rows}
     return result
 
 
 def conflict_lines(result: dict[str, Any]) -> list[str]:
     """The cosines by label, and the share of each label flagged per threshold (statement | chunk level)."""
-    lines = table(["label", "n", "statement min / median / max", "chunk min / median / max", "duplicate"],
-                  [[label, v["n"], f"{v['statement_min']:.3f} / {v['statement_median']:.3f} / {v['statement_max']:.3f}",
-                    f"{v['chunk_min']:.3f} / {v['chunk_median']:.3f} / {v['chunk_max']:.3f}", v["duplicate"]]
-                   for label, v in result["by_label"].items()])
+    lines = table(
+        ["label", "n", "statement min / median / max", "chunk min / median / max", "duplicate"],
+        [
+            [
+                label,
+                v["n"],
+                f"{v['statement_min']:.3f} / {v['statement_median']:.3f} / {v['statement_max']:.3f}",
+                f"{v['chunk_min']:.3f} / {v['chunk_median']:.3f} / {v['chunk_max']:.3f}",
+                v["duplicate"],
+            ]
+            for label, v in result["by_label"].items()
+        ],
+    )
     lines += ["", "Share of each label flagged at a threshold (statement level | chunk level):", ""]
-    lines += table(["threshold", *LABELS], [[f"{e['threshold']:.2f}", *(f"{e[label]:.2f} | {e[label + '_chunk']:.2f}"
-                                                                     for label in LABELS)] for e in result["sweep"]])
+    lines += table(
+        ["threshold", *LABELS],
+        [
+            [f"{e['threshold']:.2f}", *(f"{e[label]:.2f} | {e[label + '_chunk']:.2f}" for label in LABELS)]
+            for e in result["sweep"]
+        ],
+    )
     return lines
 
 
 # -- filters and MCP latency: a synthetic vault ----------------------------------------------
+
 
 def _synth(n: int) -> tuple[Path, Path]:
     from ..data.synth import build_synth
@@ -317,9 +347,13 @@ def run_filters(n: int, k: int = 5) -> dict[str, Any]:
     with Memory(Config(vault=vault, index_dir=index, embedder="fake", read_only=True), clock=lambda: NOW) as mem:
         tags = sorted({t for row in mem.catalog.notes() for t in row.tags})
         folders = sorted({r.path.split("/", 1)[0] for r in mem.catalog.notes() if "/" in r.path})
-        specs = {"none": {}, f"folder {folders[0]}": {"folder": folders[0]}, f"tag {tags[0]}": {"tags": [tags[0]]},
-                 "after 2026-01-01": {"after": "2026-01-01"},
-                 f"tag {tags[1]} + after 2025-01-01": {"tags": [tags[1]], "after": "2025-01-01"}}
+        specs = {
+            "none": {},
+            f"folder {folders[0]}": {"folder": folders[0]},
+            f"tag {tags[0]}": {"tags": [tags[0]]},
+            "after 2026-01-01": {"after": "2026-01-01"},
+            f"tag {tags[1]} + after 2025-01-01": {"tags": [tags[1]], "after": "2025-01-01"},
+        }
         mem.recall("warm up", touch=False)
         for name, spec in specs.items():
             flt = make_filter(now=NOW, **spec)
@@ -352,10 +386,17 @@ def run_filters(n: int, k: int = 5) -> dict[str, Any]:
                     pool *= 4
                 pred_t.append(time.perf_counter() - started)
                 pools.append(pool)
-            entry = {"filter": name, "eligible_notes": allowed, "share": round(allowed / n, 4),
-                     "allowlist": _summary(allow_t), "search_with_allowlist": _summary(search_t),
-                     "search_predicate_widened": _summary(pred_t), "pool_median": statistics.median(pools),
-                     "pool_max": max(pools), "recall": _summary(recall_t)}
+            entry = {
+                "filter": name,
+                "eligible_notes": allowed,
+                "share": round(allowed / n, 4),
+                "allowlist": _summary(allow_t),
+                "search_with_allowlist": _summary(search_t),
+                "search_predicate_widened": _summary(pred_t),
+                "pool_median": statistics.median(pools),
+                "pool_max": max(pools),
+                "recall": _summary(recall_t),
+            }
             result["filters"].append(entry)
             print(json.dumps(entry), file=sys.stderr)
     return result
@@ -380,9 +421,10 @@ def run_mcp(n: int, calls: int = 40) -> dict[str, Any]:
     script = Path(sys.executable).parent / "vault-memory"
     command, prefix = (str(script), []) if script.exists() else (sys.executable, ["-m", "vault_memory"])
     params = StdioServerParameters(
-        command=command, args=[*prefix, "--vault", str(vault), "--index-dir", str(index), "--embedder", "fake",
-                               "mcp"],
-        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")})
+        command=command,
+        args=[*prefix, "--vault", str(vault), "--index-dir", str(index), "--embedder", "fake", "mcp"],
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")},
+    )
     timings: dict[str, list[float]] = {"read": [], "related": [], "recall": [], "recall_filtered": []}
 
     async def session() -> None:
@@ -391,9 +433,12 @@ def run_mcp(n: int, calls: int = 40) -> dict[str, Any]:
             await client.call_tool("recall", {"query": "warm up", "k": 5})
             for i in range(calls):
                 row = titled[i % len(titled)]
-                for name, args in (("read", {"target": row.title}), ("related", {"target": row.title}),
-                                   ("recall", {"query": queries[i]}),
-                                   ("recall_filtered", {"query": queries[i], "tags": [tag], "after": "2025-01-01"})):
+                for name, args in (
+                    ("read", {"target": row.title}),
+                    ("related", {"target": row.title}),
+                    ("recall", {"query": queries[i]}),
+                    ("recall_filtered", {"query": queries[i], "tags": [tag], "after": "2025-01-01"}),
+                ):
                     started = time.perf_counter()
                     r = await client.call_tool("recall" if name.startswith("recall") else name, args)
                     timings[name].append(time.perf_counter() - started)
@@ -401,14 +446,17 @@ def run_mcp(n: int, calls: int = 40) -> dict[str, Any]:
                         raise RuntimeError(f"{name} {args}: {r.content}")
 
     anyio.run(session)
-    result = {"notes": n, "embedder": "fake", "calls": calls,
-              "latency": {k: _summary(v) for k, v in timings.items()}}
+    result = {"notes": n, "embedder": "fake", "calls": calls, "latency": {k: _summary(v) for k, v in timings.items()}}
     return result
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--part", choices=["conflicts", "filters", "mcp"], default="conflicts",
-                        help="conflicts: calibration (MiniLM); filters, mcp: a synthetic vault (fake embedder)")
+    parser.add_argument(
+        "--part",
+        choices=["conflicts", "filters", "mcp"],
+        default="conflicts",
+        help="conflicts: calibration (MiniLM); filters, mcp: a synthetic vault (fake embedder)",
+    )
     parser.add_argument("--notes", type=int, default=None, help="notes of the synthetic vault (10,000; quick: 300)")
 
 
@@ -426,6 +474,8 @@ def run(opts: RunOptions) -> Result:
     else:
         res = Result("mcp_tools", opts, params={"notes": n})
         res.results = run_mcp(n)
-        res.markdown = table(["call", *next(iter(res.results["latency"].values())).keys()],
-                             [[k, *v.values()] for k, v in res.results["latency"].items()])
+        res.markdown = table(
+            ["call", *next(iter(res.results["latency"].values())).keys()],
+            [[k, *v.values()] for k, v in res.results["latency"].items()],
+        )
     return res

@@ -39,9 +39,15 @@ def pct(values: list[float], q: float) -> float:
 
 def summary(seconds: list[float]) -> dict[str, Any]:
     ms = [s * 1000 for s in seconds]
-    return {"median_ms": round(statistics.median(ms), 1), "p95_ms": round(pct(ms, 0.95), 1),
-            "mean_ms": round(statistics.fmean(ms), 1), "min_ms": round(min(ms), 1), "max_ms": round(max(ms), 1),
-            "n": len(ms), "all_ms": [round(v, 1) for v in ms]}
+    return {
+        "median_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(pct(ms, 0.95), 1),
+        "mean_ms": round(statistics.fmean(ms), 1),
+        "min_ms": round(min(ms), 1),
+        "max_ms": round(max(ms), 1),
+        "n": len(ms),
+        "all_ms": [round(v, 1) for v in ms],
+    }
 
 
 def generate(vault: Path, n: int, seed: int = 11) -> list[str]:
@@ -50,8 +56,9 @@ def generate(vault: Path, n: int, seed: int = 11) -> list[str]:
     files = {}
     for i in range(n):
         words = [rng.choice(WORDS) for _ in range(rng.randint(60, 100))]
-        files[f"notes/{i // 100:02d}/note-{i:04d}.md"] = (f"---\nnode_id: w{i:06d}\n---\n"
-                                                         f"# Note {i}: {' '.join(words[:3])}\n\n{' '.join(words)}.\n")
+        files[f"notes/{i // 100:02d}/note-{i:04d}.md"] = (
+            f"---\nnode_id: w{i:06d}\n---\n# Note {i}: {' '.join(words[:3])}\n\n{' '.join(words)}.\n"
+        )
     sync_vault(vault, files)
     return sorted(files)
 
@@ -64,8 +71,10 @@ def cli(vault: Path, index: Path, embedder: str, *args: str) -> list[str]:
 def unique_sentence(i: int) -> str:
     rng = random.Random(1000 + i)
     names = ["quokka", "axolotl", "pangolin", "narwhal", "okapi", "tapir", "capybara", "wombat"]
-    return (f"The {rng.choice(names)} named Zephyrine{i}x{rng.randint(100, 999)} "
-            f"repaired the {rng.choice(WORDS)} with a {rng.choice(WORDS)} on Tuesday.")
+    return (
+        f"The {rng.choice(names)} named Zephyrine{i}x{rng.randint(100, 999)} "
+        f"repaired the {rng.choice(WORDS)} with a {rng.choice(WORDS)} on Tuesday."
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,8 +162,23 @@ def run(opts: RunOptions) -> Result:
             recall_s.append(b)
             log(f"edit {n:2d}: indexed {a * 1000:6.0f} ms, recalled {b * 1000:6.0f} ms  ({rel})")
         # A fresh process sees the new vectors too (dense only, no BM25 to lean on).
-        dense = subprocess.run(cli(vault, index, embedder, "recall", "--mode", "dense", "--no-touch", "--json",
-                                   "-k", "3", unique_sentence(n_edits)), capture_output=True, text=True)
+        dense = subprocess.run(
+            cli(
+                vault,
+                index,
+                embedder,
+                "recall",
+                "--mode",
+                "dense",
+                "--no-touch",
+                "--json",
+                "-k",
+                "3",
+                unique_sentence(n_edits),
+            ),
+            capture_output=True,
+            text=True,
+        )
         dense_ok = dense.returncode == 0 and chosen[n_edits] in [h["path"] for h in json.loads(dense.stdout or "[]")]
 
         load_edits = round(os.getloadavg()[0], 2)
@@ -170,8 +194,15 @@ def run(opts: RunOptions) -> Result:
         rss_mb = proc.memory_info().rss / 2**20
         reader.close()
         catalog.close()
-        res.params.update(notes=len(paths), edits=n_edits, gap_s=gap, idle_s=idle, poll_s=POLL, debounce_s=0.3,
-                          words_per_note="60-100")
+        res.params.update(
+            notes=len(paths),
+            edits=n_edits,
+            gap_s=gap,
+            idle_s=idle,
+            poll_s=POLL,
+            debounce_s=0.3,
+            words_per_note="60-100",
+        )
         result = {
             "index": {"counts": index_report["counts"], "chunks": index_report["chunks"]},
             "warmup_edit_ms": {"indexed": round(warm_indexed * 1000, 1), "recalled": round(warm_recall * 1000, 1)},
@@ -179,15 +210,20 @@ def run(opts: RunOptions) -> Result:
             "save_to_recall": summary(recall_s),
             "dense_recall_in_fresh_process_finds_last_edit": dense_ok,
             "idle_cpu_percent": round(idle_pct, 3),
-            "load_average_1m": {"at_start": load_start, "after_edits": load_edits,
-                                "at_end": round(os.getloadavg()[0], 2)},
+            "load_average_1m": {
+                "at_start": load_start,
+                "after_edits": load_edits,
+                "at_end": round(os.getloadavg()[0], 2),
+            },
             "idle_cpu_seconds": round(busy, 3),
             "watcher_rss_mb": round(rss_mb, 1),
             "targets": {"median_ms": 1000, "idle_cpu_percent": 1.0},
-            "notes": ("save_to_indexed: the catalog (SQLite, polled every "
-                      f"{POLL * 1000:.0f} ms) holds the new chunk. save_to_recall: then a long-lived reader "
-                      "Memory in another process (hybrid, touch=False) returns the note first for the "
-                      "sentence; includes one recall's own time. The debounce (0.3 s) is a floor of both."),
+            "notes": (
+                "save_to_indexed: the catalog (SQLite, polled every "
+                f"{POLL * 1000:.0f} ms) holds the new chunk. save_to_recall: then a long-lived reader "
+                "Memory in another process (hybrid, touch=False) returns the note first for the "
+                "sentence; includes one recall's own time. The debounce (0.3 s) is a floor of both."
+            ),
         }
     finally:
         watcher.terminate()
@@ -206,8 +242,13 @@ def run(opts: RunOptions) -> Result:
         f"{len(paths)} notes, `vault-memory watch` with {embedder} in a subprocess, {n_edits} single-note edits "
         f"{gap} s apart (plus one warm-up edit: {result['warmup_edit_ms']['recalled']} ms, the watcher's model load).",
         "",
-        *table(["measure", "median ms", "p95 ms"], [["save -> in the catalog", i["median_ms"], i["p95_ms"]],
-                                                     ["save -> returned by recall", s["median_ms"], s["p95_ms"]]]),
+        *table(
+            ["measure", "median ms", "p95 ms"],
+            [
+                ["save -> in the catalog", i["median_ms"], i["p95_ms"]],
+                ["save -> returned by recall", s["median_ms"], s["p95_ms"]],
+            ],
+        ),
         "",
         f"Idle watcher: {result['idle_cpu_percent']}% CPU over {idle:.0f} s, RSS {result['watcher_rss_mb']} MB.",
     ]

@@ -10,26 +10,47 @@ from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag,
 from .output import emit_json, note, say
 
 
-def prefetch(ctx: typer.Context,
-             text: Annotated[str, typer.Argument(help="The user's turn, as sent", show_default=False)],
-             budget: Annotated[int | None, typer.Option(
-                 "--budget", min=0, metavar="CHARS", show_default=False,
-                 help="Max characters of the whole block, markers included [config: prefetch_budget; default: 1200]")]
-             = None,
-             as_json: AsJson = False,
-             now: Now = None,
-             no_refresh: Annotated[bool, typer.Option(
-                 "--no-refresh-staged", help="Do not extend the expiry of staged memories the turn is about")] = False,
-             touch: Annotated[bool, typer.Option("--touch", help="Rehearse the notes shown (off by default)")]
-             = False,
-             tag: FilterTag = None, folder: FilterFolder = None, type: FilterType = None, after: FilterAfter = None,
-             before: FilterBefore = None) -> None:
+def prefetch(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The user's turn, as sent", show_default=False)],
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            min=0,
+            metavar="CHARS",
+            show_default=False,
+            help="Max characters of the whole block, markers included [config: prefetch_budget; default: 1200]",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+    now: Now = None,
+    no_refresh: Annotated[
+        bool, typer.Option("--no-refresh-staged", help="Do not extend the expiry of staged memories the turn is about")
+    ] = False,
+    touch: Annotated[bool, typer.Option("--touch", help="Rehearse the notes shown (off by default)")] = False,
+    tag: FilterTag = None,
+    folder: FilterFolder = None,
+    type: FilterType = None,
+    after: FilterAfter = None,
+    before: FilterBefore = None,
+) -> None:
     """The [RELEVANT_LEARNED_MEMORY] block for TEXT, to put in a system prompt (prints nothing if none)."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
         mem.ensure_current()
-        result = mem.prefetch(text, budget=budget, now=when, refresh_staged=not no_refresh, touch=touch,
-                              tags=tag, folder=folder, type=type, after=after, before=before)
+        result = mem.prefetch(
+            text,
+            budget=budget,
+            now=when,
+            refresh_staged=not no_refresh,
+            touch=touch,
+            tags=tag,
+            folder=folder,
+            type=type,
+            after=after,
+            before=before,
+        )
     if as_json:
         emit_json(result.to_dict())
     elif result.block:

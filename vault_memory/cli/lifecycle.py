@@ -50,18 +50,23 @@ def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: 
     first = conflicts[0]
     old = first.path or first.node_id or first.title or "OLD"
     if not committed:
-        note(f'  needs review: `vault-memory commit {node_id} --supersedes "{old}"` if it replaces that note, '
-             f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}` "
-             "(`vault-memory review --interactive` walks every draft)")
+        note(
+            f'  needs review: `vault-memory commit {node_id} --supersedes "{old}"` if it replaces that note, '
+            f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}` "
+            "(`vault-memory review --interactive` walks every draft)"
+        )
     else:
         old_name = PurePosixPath(first.path).stem if first.path else old
         new_name = PurePosixPath(path).stem if path else node_id
-        note(f"  if it replaces that note, link them: add `supersedes: ['[[{old_name}]]']` to {path or node_id} "
-             f"and `superseded_by: ['[[{new_name}]]']` to {first.path or 'the old note'}")
+        note(
+            f"  if it replaces that note, link them: add `supersedes: ['[[{old_name}]]']` to {path or node_id} "
+            f"and `superseded_by: ['[[{new_name}]]']` to {first.path or 'the old note'}"
+        )
 
 
-def stage(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None, as_json: AsJson = False,
-          now: Now = None) -> None:
+def stage(
+    ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None, as_json: AsJson = False, now: Now = None
+) -> None:
     """Stage a memory in the vault's staging folder; prints its node_id."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
@@ -84,8 +89,9 @@ def staged(ctx: typer.Context, as_json: AsJson = False, now: Now = None) -> None
         expired = mem.expire_staged(when)
         items = mem.staged(when)
     if as_json:
-        emit_json({"staged": [sm.to_dict() for sm in items], "count": len(items),
-                   "expired": [x.to_dict() for x in expired]})
+        emit_json(
+            {"staged": [sm.to_dict() for sm in items], "count": len(items), "expired": [x.to_dict() for x in expired]}
+        )
         return
     for x in expired:
         note(f"{x.node_id} ({x.title}) {x.reason}")
@@ -109,15 +115,24 @@ def _render_commit(report: CommitReport) -> None:
         say("nothing staged")
 
 
-def commit(ctx: typer.Context,
-           ids: Annotated[list[str] | None, typer.Argument(help="Staged memory ids (or staged paths)",
-                                                           show_default=False)] = None,
-           all_: Annotated[bool, typer.Option("--all", help="Commit every staged memory not flagged needs_review")]
-           = False,
-           supersedes: Annotated[str | None, typer.Option(
-               "--supersedes", metavar="OLD", show_default=False,
-               help="The note the committed memory replaces: its title, [[link]], path or node_id")] = None,
-           as_json: AsJson = False, now: Now = None) -> None:
+def commit(
+    ctx: typer.Context,
+    ids: Annotated[
+        list[str] | None, typer.Argument(help="Staged memory ids (or staged paths)", show_default=False)
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Commit every staged memory not flagged needs_review")] = False,
+    supersedes: Annotated[
+        str | None,
+        typer.Option(
+            "--supersedes",
+            metavar="OLD",
+            show_default=False,
+            help="The note the committed memory replaces: its title, [[link]], path or node_id",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+    now: Now = None,
+) -> None:
     """Commit staged memories to the memory folder (as tier: short); says what it left and why.
 
     Exits 1 when a memory named by id was left staged; `--all` exits 0 and reports.
@@ -140,9 +155,11 @@ def commit(ctx: typer.Context,
         raise typer.Exit(1)  # something asked for by name was not committed (run() passes the code on)
 
 
-def discard(ctx: typer.Context,
-            id: Annotated[str, typer.Argument(help="Staged memory id (or staged path)", show_default=False)],
-            as_json: AsJson = False) -> None:
+def discard(
+    ctx: typer.Context,
+    id: Annotated[str, typer.Argument(help="Staged memory id (or staged path)", show_default=False)],
+    as_json: AsJson = False,
+) -> None:
     """Move a staged memory to the vault's .trash/ (nothing is deleted); prints where it went."""
     with state(ctx).memory() as mem:
         where = mem.discard(id)
@@ -152,11 +169,23 @@ def discard(ctx: typer.Context,
         say(where)
 
 
-def remember(ctx: typer.Context, text: Text, title: Title = None, tag: Tags = None,
-             supersedes: Annotated[str | None, typer.Option(
-                 "--supersedes", metavar="OLD", show_default=False,
-                 help="The note this memory replaces (node_id, path, title or [[link]]); both are linked")] = None,
-             as_json: AsJson = False, now: Now = None) -> None:
+def remember(
+    ctx: typer.Context,
+    text: Text,
+    title: Title = None,
+    tag: Tags = None,
+    supersedes: Annotated[
+        str | None,
+        typer.Option(
+            "--supersedes",
+            metavar="OLD",
+            show_default=False,
+            help="The note this memory replaces (node_id, path, title or [[link]]); both are linked",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+    now: Now = None,
+) -> None:
     """Stage and commit a memory in one step; prints its node_id. Conflicts are reported, not blocking.
 
     If a note already states it, nothing is written: prints that note's node_id and says where.
@@ -197,10 +226,17 @@ def unpin(ctx: typer.Context, target: Target, as_json: AsJson = False) -> None:
     _pin(ctx, target, False, as_json)
 
 
-def log(ctx: typer.Context, text: Annotated[str, typer.Argument(help="What happened", show_default=False)],
-        now: Annotated[str | None, typer.Option("--now", metavar="ISO", show_default=False,
-                                                help="Time of the entry, ISO 8601 (default: now, local)")] = None,
-        as_json: AsJson = False) -> None:
+def log(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="What happened", show_default=False)],
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now", metavar="ISO", show_default=False, help="Time of the entry, ISO 8601 (default: now, local)"
+        ),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
     """Append `- HH:MM TEXT` to today's episodic note (Memory/Episodes/YYYY-MM-DD.md), or with
     log_to_daily_note under the log_heading of today's daily note; prints its path."""
     when = parse_now(now)

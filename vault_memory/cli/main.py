@@ -44,7 +44,11 @@ PROG = "vault-memory"
 HELP = "A Markdown vault as an AI agent's memory: index it, recall from it, remember into it."
 
 app = typer.Typer(
-    name=PROG, help=HELP, no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
+    name=PROG,
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
     # Plain click help: rich markup would swallow "[env: ...]" and "[config: ...]" in option help.
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -52,13 +56,25 @@ app = typer.Typer(
 
 # Every command, in the order `--help` lists them; registered here and nowhere else.
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("index", search.index), ("recall", search.recall), ("read", notes.read), ("related", notes.related),
-    ("recent", notes.recent), ("status", search.status),
-    ("watch", sync.watch), ("doctor", sync.doctor),
-    ("stage", lifecycle.stage), ("staged", lifecycle.staged), ("commit", lifecycle.commit),
-    ("discard", lifecycle.discard), ("remember", lifecycle.remember), ("pin", lifecycle.pin),
-    ("unpin", lifecycle.unpin), ("log", lifecycle.log), ("review", review.review),
-    ("prefetch", agent.prefetch), ("mcp", agent.mcp),
+    ("index", search.index),
+    ("recall", search.recall),
+    ("read", notes.read),
+    ("related", notes.related),
+    ("recent", notes.recent),
+    ("status", search.status),
+    ("watch", sync.watch),
+    ("doctor", sync.doctor),
+    ("stage", lifecycle.stage),
+    ("staged", lifecycle.staged),
+    ("commit", lifecycle.commit),
+    ("discard", lifecycle.discard),
+    ("remember", lifecycle.remember),
+    ("pin", lifecycle.pin),
+    ("unpin", lifecycle.unpin),
+    ("log", lifecycle.log),
+    ("review", review.review),
+    ("prefetch", agent.prefetch),
+    ("mcp", agent.mcp),
     ("config", settings.config),
 ]
 for _name, _fn in COMMANDS:
@@ -72,21 +88,40 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def callback(ctx: typer.Context, vault: VaultOpt = None, index_dir: IndexDirOpt = None, embedder: EmbedderOpt = None,
-             ollama_host: OllamaHostOpt = None, chroma_url: ChromaUrlOpt = None,
-             lexical_fallback: LexicalFallbackOpt = None, read_only: ReadOnlyOpt = None, verbose: VerboseOpt = False,
-             version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                   help="Print the version and exit")] = False) -> None:
+def callback(
+    ctx: typer.Context,
+    vault: VaultOpt = None,
+    index_dir: IndexDirOpt = None,
+    embedder: EmbedderOpt = None,
+    ollama_host: OllamaHostOpt = None,
+    chroma_url: ChromaUrlOpt = None,
+    lexical_fallback: LexicalFallbackOpt = None,
+    read_only: ReadOnlyOpt = None,
+    verbose: VerboseOpt = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit")
+    ] = False,
+) -> None:
     """Global options; each is also read from the environment and the config files (flags win)."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s"
+    )
     for handler in logging.getLogger().handlers:  # log lines name notes and quote them: clean them too
         if not isinstance(handler.formatter, _CleanFormatter):
             handler.setFormatter(_CleanFormatter("%(levelname)s: %(message)s"))
     for noisy in ("chromadb", "httpx", "urllib3", "watchdog", "mcp"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
-    ctx.obj = State({"vault": vault, "index_dir": index_dir, "embedder": embedder, "ollama_host": ollama_host,
-                     "chroma_url": chroma_url, "lexical_fallback": lexical_fallback, "read_only": read_only})
+    ctx.obj = State(
+        {
+            "vault": vault,
+            "index_dir": index_dir,
+            "embedder": embedder,
+            "ollama_host": ollama_host,
+            "chroma_url": chroma_url,
+            "lexical_fallback": lexical_fallback,
+            "read_only": read_only,
+        }
+    )
 
 
 class _CleanFormatter(logging.Formatter):
@@ -98,10 +133,10 @@ class _CleanFormatter(logging.Formatter):
 
 # -- errors -> exit codes ---------------------------------------------------------------------
 
+
 def _click_class(exc: BaseException, name: str) -> bool:
     """True if `exc` is a click `name` (ClickException, UsageError, Abort, ...) from click or typer._click."""
-    return any(cls.__name__ == name and cls.__module__.split(".")[0] in ("click", "typer")
-               for cls in type(exc).__mro__)
+    return any(cls.__name__ == name and cls.__module__.split(".")[0] in ("click", "typer") for cls in type(exc).__mro__)
 
 
 def _say(message: str) -> None:
@@ -119,12 +154,16 @@ def _sqlite_error(exc: sqlite3.Error) -> int:
     from vault_memory.integrity import is_corruption, is_unwritable
 
     if is_corruption(exc):
-        _say(f"error: the index catalog is damaged ({exc}); `vault-memory doctor --fix` sets it aside and rebuilds "
-             "it from the vault (nothing in the vault is lost)")
+        _say(
+            f"error: the index catalog is damaged ({exc}); `vault-memory doctor --fix` sets it aside and rebuilds "
+            "it from the vault (nothing in the vault is lost)"
+        )
         return 5
     if is_unwritable(exc):
-        _say(f"error: cannot write the index catalog ({exc}): free some space or make the index folder writable, "
-             "or pass --index-dir to a writable folder")
+        _say(
+            f"error: cannot write the index catalog ({exc}): free some space or make the index folder writable, "
+            "or pass --index-dir to a writable folder"
+        )
         return StorageError.exit_code
     _say(f"error: the index catalog failed ({exc}); `vault-memory doctor` says what is wrong with it")
     return 5
@@ -139,8 +178,7 @@ def _help_text() -> str:
 def _commands_with_option(option: str) -> list[str]:
     group = typer.main.get_command(app)
     commands: dict[str, Any] = getattr(group, "commands", {})
-    return [name for name, cmd in commands.items()
-            if any(option in (*p.opts, *p.secondary_opts) for p in cmd.params)]
+    return [name for name, cmd in commands.items() if any(option in (*p.opts, *p.secondary_opts) for p in cmd.params)]
 
 
 def _usage_error(exc: Exception) -> int:

@@ -14,14 +14,29 @@ from .options import AsJson, Now, Target, parse_now, state
 from .output import emit_json, ensure_current, note
 
 
-def read(ctx: typer.Context, target: Target,
-         heading: Annotated[str | None, typer.Option(
-             "--heading", metavar="HEADING", show_default=False,
-             help="Only this heading's section (a [[Note#Heading]] target picks it too)")] = None,
-         lines: Annotated[str | None, typer.Option(
-             "--lines", metavar="A:B", show_default=False,
-             help="Only body lines A to B (1-based; 40: to the end, :20 the first 20)")] = None,
-         as_json: AsJson = False) -> None:
+def read(
+    ctx: typer.Context,
+    target: Target,
+    heading: Annotated[
+        str | None,
+        typer.Option(
+            "--heading",
+            metavar="HEADING",
+            show_default=False,
+            help="Only this heading's section (a [[Note#Heading]] target picks it too)",
+        ),
+    ] = None,
+    lines: Annotated[
+        str | None,
+        typer.Option(
+            "--lines",
+            metavar="A:B",
+            show_default=False,
+            help="Only body lines A to B (1-based; 40: to the end, :20 the first 20)",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
     """Print a note (or one section, or some lines of it); where it is and its dates go to stderr."""
     with state(ctx).memory() as mem:
         got = mem.read(target, heading=heading, lines=lines)
@@ -35,9 +50,12 @@ def read(ctx: typer.Context, target: Target,
     typer.echo(got.text)
 
 
-def related(ctx: typer.Context, target: Target,
-            k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many unlinked similar notes (1-50)")] = 10,
-            as_json: AsJson = False) -> None:
+def related(
+    ctx: typer.Context,
+    target: Target,
+    k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many unlinked similar notes (1-50)")] = 10,
+    as_json: AsJson = False,
+) -> None:
     """Notes related to TARGET: its links, its backlinks, and notes similar in meaning (marked if linked)."""
     with state(ctx).memory() as mem:
         ensure_current(mem)
@@ -45,8 +63,10 @@ def related(ctx: typer.Context, target: Target,
     if as_json:
         emit_json(found.to_dict())
         return
-    note(f"{found.path}: {found.links_out} link(s) out, {found.backlinks} backlink(s)"
-         + (f"; unresolved: {', '.join(found.unresolved)}" if found.unresolved else ""))
+    note(
+        f"{found.path}: {found.links_out} link(s) out, {found.backlinks} backlink(s)"
+        + (f"; unresolved: {', '.join(found.unresolved)}" if found.unresolved else "")
+    )
     if not found.related:
         typer.echo("no related notes")
     for r in found.related:
@@ -58,10 +78,13 @@ def related(ctx: typer.Context, target: Target,
             typer.echo(f"      {r.snippet}")
 
 
-def recent(ctx: typer.Context,
-           days: Annotated[float, typer.Option("--days", min=0, max=3650, help="How far back, in days")] = 7,
-           k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many notes (1-100)")] = 20,
-           as_json: AsJson = False, now: Now = None) -> None:
+def recent(
+    ctx: typer.Context,
+    days: Annotated[float, typer.Option("--days", min=0, max=3650, help="How far back, in days")] = 7,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many notes (1-100)")] = 20,
+    as_json: AsJson = False,
+    now: Now = None,
+) -> None:
     """Notes written, committed, recalled or logged lately, newest first (from frontmatter, not file times)."""
     when = parse_now(now)
     with state(ctx).memory() as mem:

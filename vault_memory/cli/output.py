@@ -82,9 +82,17 @@ class Progress:
     enough for an ETA after a few seconds. Redraws at most every `interval` seconds.
     """
 
-    def __init__(self, label: str, unit: str = "chunks", *, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic, interval: float = 0.25,
-                 enabled: bool | None = None, detail: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        unit: str = "chunks",
+        *,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = 0.25,
+        enabled: bool | None = None,
+        detail: Callable[[], str] | None = None,
+    ) -> None:
         """`detail` is asked for text to append to each redraw (e.g. that recall is keyword-only)."""
         self.label, self.unit = label, unit
         self.detail = detail
@@ -151,11 +159,15 @@ def ensure_current(mem: Memory) -> None:
 def render_index_report(report: IndexReport) -> str:
     counts = report.counts
     parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
-    lines = [f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
-             f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"]
+    lines = [
+        f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
+        f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"
+    ]
     if report.texts_pending:
-        lines.append(f"{report.texts_pending} texts wait for their vectors: recall answers by keyword (BM25) "
-                     "until they are embedded")
+        lines.append(
+            f"{report.texts_pending} texts wait for their vectors: recall answers by keyword (BM25) "
+            "until they are embedded"
+        )
     if report.failures:
         lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
     return "\n".join(lines)

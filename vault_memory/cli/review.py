@@ -28,8 +28,7 @@ WIDTH = 88
 def _wrap(text: str, indent: str = "    ") -> str:
     out = []
     for line in text.strip().split("\n"):
-        out.append(textwrap.fill(line, WIDTH, initial_indent=indent, subsequent_indent=indent) if line.strip()
-                   else "")
+        out.append(textwrap.fill(line, WIDTH, initial_indent=indent, subsequent_indent=indent) if line.strip() else "")
     return "\n".join(out)
 
 
@@ -39,12 +38,17 @@ def _day(value: dt.datetime | None) -> str:
 
 def _draft_lines(d: DraftView, n: int, total: int) -> list[str]:
     head = f"[{n}/{total}] {d.title}  ({d.path})"
-    flags = [f"id {d.node_id}" if d.node_id else "", f"staged {_day(d.created)}",
-             ("EXPIRED " if d.expired else "expires ") + _day(d.expires) if d.expires else "does not expire"]
+    flags = [
+        f"id {d.node_id}" if d.node_id else "",
+        f"staged {_day(d.created)}",
+        ("EXPIRED " if d.expired else "expires ") + _day(d.expires) if d.expires else "does not expire",
+    ]
     out = [head, "  " + " · ".join(f for f in flags if f), "  draft says:", _wrap(d.text)]
     for c in d.conflicts:
-        out += [f"  conflicts with {c.title or c.node_id} ({c.path or 'not in the index'}), which says:",
-                _wrap(c.text or "(not readable)")]
+        out += [
+            f"  conflicts with {c.title or c.node_id} ({c.path or 'not in the index'}), which says:",
+            _wrap(c.text or "(not readable)"),
+        ]
     return out
 
 
@@ -132,8 +136,9 @@ def _which(d: DraftView) -> str | None:
     for n, c in enumerate(d.conflicts, 1):
         typer.echo(f"  {n}. {c.title or c.node_id} ({c.path})")
     hint = "number, or a note's title, [[link]] or path" if d.conflicts else "a note's title, [[link]] or path"
-    answer = str(typer.prompt(f"  which note does it replace? ({hint}; empty to go back)", default="",
-                              show_default=False)).strip()
+    answer = str(
+        typer.prompt(f"  which note does it replace? ({hint}; empty to go back)", default="", show_default=False)
+    ).strip()
     if not answer:
         return None
     if answer.isdigit() and 1 <= int(answer) <= len(d.conflicts):
@@ -142,11 +147,18 @@ def _which(d: DraftView) -> str | None:
     return answer
 
 
-def review(ctx: typer.Context, as_json: AsJson = False, now: Now = None,
-           no_write: Annotated[bool, typer.Option("--no-write", help="Show the review; do not write the review note")]
-           = False,
-           interactive: Annotated[bool, typer.Option("--interactive", "-i", help=(
-               "Walk the drafts one by one: commit, discard, supersede a note, or skip each"))] = False) -> None:
+def review(
+    ctx: typer.Context,
+    as_json: AsJson = False,
+    now: Now = None,
+    no_write: Annotated[bool, typer.Option("--no-write", help="Show the review; do not write the review note")] = False,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive", "-i", help=("Walk the drafts one by one: commit, discard, supersede a note, or skip each")
+        ),
+    ] = False,
+) -> None:
     """What the memory is doing: drafts and their conflicts, what fades, went dormant, came back or was
     superseded, unreadable notes; writes the review note (Memory/Review.md) unless --no-write."""
     when = parse_now(now)

@@ -17,18 +17,20 @@ class Mode(enum.StrEnum):
     dense = "dense"
 
 
-_MODES: dict[Mode, Literal["hybrid", "bm25", "dense"]] = {Mode.hybrid: "hybrid", Mode.bm25: "bm25",
-                                                          Mode.dense: "dense"}
+_MODES: dict[Mode, Literal["hybrid", "bm25", "dense"]] = {Mode.hybrid: "hybrid", Mode.bm25: "bm25", Mode.dense: "dense"}
 
 
-def index(ctx: typer.Context,
-          rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the index and build it from nothing")] = False,
-          as_json: AsJson = False) -> None:
+def index(
+    ctx: typer.Context,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the index and build it from nothing")] = False,
+    as_json: AsJson = False,
+) -> None:
     """Reconcile the index with the vault: embed only what changed."""
     with state(ctx).memory() as mem:
         # Many new texts are written to the catalog first: recall finds them by keyword meanwhile.
-        progress = Progress("embedding", detail=lambda: "" if mem.vectors().complete else
-                            "  (recall answers by keyword until done)")
+        progress = Progress(
+            "embedding", detail=lambda: "" if mem.vectors().complete else "  (recall answers by keyword until done)"
+        )
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
         finally:
@@ -39,17 +41,22 @@ def index(ctx: typer.Context,
         say(render_index_report(report))
 
 
-def recall(ctx: typer.Context,
-           query: Annotated[str, typer.Argument(help="What to recall, in plain words", show_default=False)],
-           k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many notes (1-100)")] = 5,
-           as_json: AsJson = False,
-           now: Now = None,
-           no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
-           mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
-           no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False,
-           tag: FilterTag = None, folder: FilterFolder = None, type: FilterType = None, after: FilterAfter = None,
-           before: FilterBefore = None,
-           explain: Annotated[bool, typer.Option("--explain", help="Show how each hit was ranked")] = False) -> None:
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to recall, in plain words", show_default=False)],
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many notes (1-100)")] = 5,
+    as_json: AsJson = False,
+    now: Now = None,
+    no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not rehearse the returned notes")] = False,
+    mode: Annotated[Mode, typer.Option("--mode", help="Which retrieval to use")] = Mode.hybrid,
+    no_decay: Annotated[bool, typer.Option("--no-decay", help="Rank by relevance alone")] = False,
+    tag: FilterTag = None,
+    folder: FilterFolder = None,
+    type: FilterType = None,
+    after: FilterAfter = None,
+    before: FilterBefore = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show how each hit was ranked")] = False,
+) -> None:
     """Recall the notes most relevant to QUERY (semantic + keyword), freshest first among equals.
 
     The filters choose which notes may come back before anything is ranked, so the k are all eligible.
@@ -61,18 +68,38 @@ def recall(ctx: typer.Context,
         if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
             mem.warm_query(query)
         ensure_current(mem)
-        hits = mem.recall(query, k=k, now=when, touch=not no_touch, mode=_MODES[mode], decay=not no_decay,
-                          tags=tag, folder=folder, type=type, after=after, before=before, explain=explain)
+        hits = mem.recall(
+            query,
+            k=k,
+            now=when,
+            touch=not no_touch,
+            mode=_MODES[mode],
+            decay=not no_decay,
+            tags=tag,
+            folder=folder,
+            type=type,
+            after=after,
+            before=before,
+            explain=explain,
+        )
         vectors = mem.vectors()
         writer = None if vectors.complete or mem.lock.held else mem.lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
     if not vectors.complete:
         by = f"process {writer} is embedding them" if writer else "`vault-memory index` embeds them"
-        note(f"note: {vectors.pending:,} of {vectors.chunks:,} chunks have no vector yet ({by}); "
-             + ("results are keyword-only (BM25) meanwhile" if lexical_only else "those are not searched by meaning"))
+        note(
+            f"note: {vectors.pending:,} of {vectors.chunks:,} chunks have no vector yet ({by}); "
+            + ("results are keyword-only (BM25) meanwhile" if lexical_only else "those are not searched by meaning")
+        )
     if as_json:
-        emit_json({"hits": [h.to_dict() for h in hits], "count": len(hits), "lexical_only": lexical_only,
-                   "vectors": vectors.to_dict()})
+        emit_json(
+            {
+                "hits": [h.to_dict() for h in hits],
+                "count": len(hits),
+                "lexical_only": lexical_only,
+                "vectors": vectors.to_dict(),
+            }
+        )
         return
     if not hits:
         say("no matching notes")
@@ -93,16 +120,28 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
     cover = "" if ex["coverage"] is None else f" x coverage {ex['coverage']:.2f}"
     window = ex["window"]
     dense = f"cosine {ex['dense']:.3f}" + (f", best sentence {window['similarity']:.3f}" if window else "")
-    lines = [f"relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}): "
-             f"bm25 {ex['bm25']:.2f}{cover}, {dense}"]
+    lines = [
+        f"relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}): "
+        f"bm25 {ex['bm25']:.2f}{cover}, {dense}"
+    ]
     if window and window["similarity"] > ex["dense"]:  # the sentence, not the whole chunk, decided
         lines.append(f"answers with: {window['text']}")
     stated = ex["stated"]
     when = f"stated {stated['when']} ({stated['source']})" if stated else "undated"
-    marks = ", ".join(x for x in ["pinned" if ex["pinned"] else "", "dormant" if ex["dormant"] else "",
-                                  "reactivated" if ex["reactivated"] else ""] if x)
-    lines.append(f"strength {ex['strength']:.3f}, tier {ex['tier']}, {when}" + (f", {marks}" if marks else "")
-                 + ("" if ex["decay"] else ", decay off"))
+    marks = ", ".join(
+        x
+        for x in [
+            "pinned" if ex["pinned"] else "",
+            "dormant" if ex["dormant"] else "",
+            "reactivated" if ex["reactivated"] else "",
+        ]
+        if x
+    )
+    lines.append(
+        f"strength {ex['strength']:.3f}, tier {ex['tier']}, {when}"
+        + (f", {marks}" if marks else "")
+        + ("" if ex["decay"] else ", decay off")
+    )
     if ex["same_question"]:
         lines.append("answers the same question as: " + ", ".join(ex["same_question"]))
     lines += list(ex["moved"])
@@ -122,18 +161,24 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
     if store.get("backend") == "exact":
-        say(f"vectors:   exact search over the catalog's {store['vectors']} vectors "
-                   f"(no HNSW index below {store['exact_search_limit']} chunks)")
+        say(
+            f"vectors:   exact search over the catalog's {store['vectors']} vectors "
+            f"(no HNSW index below {store['exact_search_limit']} chunks)"
+        )
     else:
         count = store["vectors"] if "vectors" in store else "unavailable: " + str(store.get("error", "?"))
-        say(f"vectors:   {store.get('backend', 'unavailable')}{where}, "
-            f"collection {store.get('collection', '?')} ({count})")
+        say(
+            f"vectors:   {store.get('backend', 'unavailable')}{where}, "
+            f"collection {store.get('collection', '?')} ({count})"
+        )
     say(f"notes:     {info['notes']}   chunks: {info['chunks']}")
     vec = info["vectors"]
     if not vec["complete"]:
         share = 100 * vec["embedded"] // max(1, vec["chunks"])
-        say(f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
-                   "recall is keyword-only (BM25) until all are")
+        say(
+            f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
+            "recall is keyword-only (BM25) until all are"
+        )
     pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
     say(f"pending:   {pending}")
     for path, err in info["failures"].items():

@@ -49,8 +49,10 @@ def config(ctx: typer.Context, as_json: AsJson = False) -> None:
     table = settings_table(cfg, sources)
     user_file = user_config_path(os.environ)
     vault_file = cfg.vault / VAULT_CONFIG_NAME
-    files = {"user": {"path": str(user_file), "exists": user_file.is_file()},
-             "vault": {"path": str(vault_file), "exists": vault_file.is_file()}}
+    files = {
+        "user": {"path": str(user_file), "exists": user_file.is_file()},
+        "vault": {"path": str(vault_file), "exists": vault_file.is_file()},
+    }
     if as_json:
         emit_json({"settings": table, "files": files})
         return

@@ -14,18 +14,34 @@ if TYPE_CHECKING:
     from vault_memory.watch import BatchResult
 
 
-def watch(ctx: typer.Context,
-          debounce: Annotated[float | None, typer.Option(
-              "--debounce", min=0.0, metavar="S", show_default=False,
-              help="Seconds without events before a batch is applied [config: debounce_seconds; default: 0.3]")]
-          = None,
-          quiet: Annotated[float | None, typer.Option(
-              "--quiet-seconds", min=0.0, metavar="S", show_default=False,
-              help="Seconds a note must be quiet before its edit is recorded as a rehearsal "
-                   "[config: quiet_seconds; default: 5]")] = None,
-          no_rehearse: Annotated[bool, typer.Option(
-              "--no-rehearse-edits", help="Do not record human edits in frontmatter (revision, last_accessed)")]
-          = False) -> None:
+def watch(
+    ctx: typer.Context,
+    debounce: Annotated[
+        float | None,
+        typer.Option(
+            "--debounce",
+            min=0.0,
+            metavar="S",
+            show_default=False,
+            help="Seconds without events before a batch is applied [config: debounce_seconds; default: 0.3]",
+        ),
+    ] = None,
+    quiet: Annotated[
+        float | None,
+        typer.Option(
+            "--quiet-seconds",
+            min=0.0,
+            metavar="S",
+            show_default=False,
+            help="Seconds a note must be quiet before its edit is recorded as a rehearsal "
+            "[config: quiet_seconds; default: 5]",
+        ),
+    ] = None,
+    no_rehearse: Annotated[
+        bool,
+        typer.Option("--no-rehearse-edits", help="Do not record human edits in frontmatter (revision, last_accessed)"),
+    ] = False,
+) -> None:
     """Reconcile, then follow the vault and keep the index current until Ctrl-C or SIGTERM.
 
     Holds the index's writer lock while it runs; `recall` keeps working meanwhile.
@@ -34,8 +50,10 @@ def watch(ctx: typer.Context,
     from vault_memory.errors import ConfigError
     from vault_memory.watch import Watcher, serve
 
-    for flag, name, value in (("--debounce", "debounce_seconds", debounce),
-                              ("--quiet-seconds", "quiet_seconds", quiet)):
+    for flag, name, value in (
+        ("--debounce", "debounce_seconds", debounce),
+        ("--quiet-seconds", "quiet_seconds", quiet),
+    ):
         problem = check_setting(name, value)
         if problem is not None:
             raise ConfigError(f"{flag} {value}: {problem}")
@@ -54,8 +72,9 @@ def watch(ctx: typer.Context,
             note(f"embedded {done} texts: recall ranks by meaning and keyword again")
 
     with state(ctx).memory() as mem:
-        watcher = Watcher(mem, debounce=debounce, quiet=quiet, rehearse_edits=not no_rehearse, on_batch=show,
-                          on_fill=filled)
+        watcher = Watcher(
+            mem, debounce=debounce, quiet=quiet, rehearse_edits=not no_rehearse, on_batch=show, on_fill=filled
+        )
         try:
             report = watcher.start()
         except BaseException:
@@ -70,9 +89,11 @@ def watch(ctx: typer.Context,
     note("stopped")
 
 
-def doctor(ctx: typer.Context, as_json: AsJson = False,
-           do_fix: Annotated[bool, typer.Option("--fix", help="Reconcile the index with the vault, then re-check")]
-           = False) -> None:
+def doctor(
+    ctx: typer.Context,
+    as_json: AsJson = False,
+    do_fix: Annotated[bool, typer.Option("--fix", help="Reconcile the index with the vault, then re-check")] = False,
+) -> None:
     """Compare vault and index; exit 0 when consistent, 1 when they have drifted."""
     from vault_memory.doctor import diagnose, fix
 
@@ -89,14 +110,19 @@ def doctor(ctx: typer.Context, as_json: AsJson = False,
         if report.catalog_damage:
             say(f"index at {mem.index_dir}: {verdict}")
         else:
-            say(f"{report.notes_in_vault} notes in the vault, {report.notes_in_index} in the index: {verdict}"
-                + (" (after --fix)" if fixed else ""))
+            say(
+                f"{report.notes_in_vault} notes in the vault, {report.notes_in_index} in the index: {verdict}"
+                + (" (after --fix)" if fixed else "")
+            )
         vs = report.vector_store
         if vs.get("backend") == "exact":
             say("vectors: exact search over the catalog's vectors (no HNSW index kept at this size)")
         else:
-            say(f"vectors: {vs.get('backend')}" + (f" at {vs['url']}" if vs.get("url") else "")
-                       + f", collection {vs.get('collection')}")
+            say(
+                f"vectors: {vs.get('backend')}"
+                + (f" at {vs['url']}" if vs.get("url") else "")
+                + f", collection {vs.get('collection')}"
+            )
         for line in report.problems():
             say(f"  - {line}")
         if report.writer_pid:

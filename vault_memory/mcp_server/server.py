@@ -44,16 +44,22 @@ NOTE_URI = "memory://note/{+path}"
 REVIEW_URI = "memory://review"
 
 #: Likely names a model uses for an argument, by the name the tool takes.
-SYNONYMS = {"k": ("limit", "n", "top_k", "topk", "count", "max_results", "num_results", "size"),
-            "query": ("q", "question", "search", "text", "prompt"),
-            "target": ("note", "path", "id", "node_id", "title", "name", "file"),
-            "text": ("content", "fact", "memory", "message", "note", "body"),
-            "ids": ("id", "node_id", "node_ids")}
+SYNONYMS = {
+    "k": ("limit", "n", "top_k", "topk", "count", "max_results", "num_results", "size"),
+    "query": ("q", "question", "search", "text", "prompt"),
+    "target": ("note", "path", "id", "node_id", "title", "name", "file"),
+    "text": ("content", "fact", "memory", "message", "note", "body"),
+    "ids": ("id", "node_id", "node_ids"),
+}
 
 #: CLI commands with no MCP tool, and why: README "MCP server".
-CLI_ONLY = {"index": "the server indexes by itself, in the background", "watch": "the server watches by itself",
-            "doctor": "maintenance for a person at a terminal", "config": "settings are the server's command line",
-            "mcp": "starts this server"}
+CLI_ONLY = {
+    "index": "the server indexes by itself, in the background",
+    "watch": "the server watches by itself",
+    "doctor": "maintenance for a person at a terminal",
+    "config": "settings are the server's command line",
+    "mcp": "starts this server",
+}
 #: MCP tools whose CLI verb has another name (or is an option of one).
 CLI_VERB = {"staged_list": "staged", "commit_all": "commit"}
 
@@ -83,16 +89,19 @@ class StrictServer(MCPServer[Any]):
             t.input_schema = {**t.input_schema, "additionalProperties": False}
         return tools
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None
-                        ) -> CallToolResult | InputRequiredResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
         allowed = self.arguments.get(name)
         unknown = sorted(set(arguments) - set(allowed)) if allowed is not None else []
         if unknown:
             takes = ", ".join(allowed or []) or "no arguments"
-            hints = [f"`{u}` (did you mean `{m}`?)" if (m := _did_you_mean(u, allowed or [])) else f"`{u}`"
-                     for u in unknown]
-            raise ToolError(f"{name} does not take {', '.join(hints)}; it takes: {takes}. Call it again with "
-                            "those names only")
+            hints = [
+                f"`{u}` (did you mean `{m}`?)" if (m := _did_you_mean(u, allowed or [])) else f"`{u}`" for u in unknown
+            ]
+            raise ToolError(
+                f"{name} does not take {', '.join(hints)}; it takes: {takes}. Call it again with those names only"
+            )
         return await super().call_tool(name, arguments, context)
 
 
@@ -110,11 +119,14 @@ def build_server(service: Service) -> StrictServer:
     srv = StrictServer("vault-memory", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     tools = Tools(service)
     for name, spec in specs().items():
-        srv.add_checked_tool(name, getattr(tools, name), description=spec.description,
-                             annotations=spec.annotations)
+        srv.add_checked_tool(name, getattr(tools, name), description=spec.description, annotations=spec.annotations)
 
-    @srv.resource(NOTE_URI, name="note", mime_type="text/markdown",
-                  description="A note's Markdown body by its vault path, e.g. memory://note/People/Ines%20Okafor.md")
+    @srv.resource(
+        NOTE_URI,
+        name="note",
+        mime_type="text/markdown",
+        description="A note's Markdown body by its vault path, e.g. memory://note/People/Ines%20Okafor.md",
+    )
     def note(path: str) -> str:
         try:
             got = service.call(lambda m: m.read(path))
@@ -122,8 +134,12 @@ def build_server(service: Service) -> StrictServer:
             raise ResourceError(str(exc)) from None
         return got.text
 
-    @srv.resource(REVIEW_URI, name="review", mime_type="text/markdown",
-                  description="The review note: drafts and conflicts, what fades, what came back (as `review`)")
+    @srv.resource(
+        REVIEW_URI,
+        name="review",
+        mime_type="text/markdown",
+        description="The review note: drafts and conflicts, what fades, what came back (as `review`)",
+    )
     def review() -> str:
         try:
             return service.call(lambda m: m.review(write=False)).markdown

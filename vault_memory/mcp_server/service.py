@@ -35,13 +35,20 @@ T = TypeVar("T")
 class Service:
     """What the server holds: a read Memory for tools, and a watcher keeping the index current."""
 
-    def __init__(self, config: Config, *, embedder: Embedder | None = None,
-                 lock_retry: float = LOCK_RETRY_SECONDS, index_wait: float = INDEX_WAIT_SECONDS,
-                 startup_wait: float = STARTUP_WAIT_SECONDS) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        embedder: Embedder | None = None,
+        lock_retry: float = LOCK_RETRY_SECONDS,
+        index_wait: float = INDEX_WAIT_SECONDS,
+        startup_wait: float = STARTUP_WAIT_SECONDS,
+    ) -> None:
         self.config = config
         # One embedder for both Memory objects: the model is loaded once (it loads lazily).
-        self.embedder = embedder or make_embedder(config.embedder, ollama_host=config.ollama_host,
-                                                  timeout=config.embed_timeout)
+        self.embedder = embedder or make_embedder(
+            config.embedder, ollama_host=config.ollama_host, timeout=config.embed_timeout
+        )
         self.mem = Memory(config, embedder=self.embedder)
         self.guard = threading.Lock()  # the tools' Memory is used by one tool call at a time
         self.lock_retry = lock_retry
