@@ -209,6 +209,7 @@ def test_absent_peers_are_reported_missing(tmp_path: Path):
         assert why is not None and why.startswith("not installed")
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_run_skips_absent_peers_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The whole runner in quick mode on a tiny LoCoMo file, with no peers installed: exit 0, "skipped: why"."""
     from bench.__main__ import main

@@ -58,6 +58,7 @@ def test_consistent_after_index(mem: Memory) -> None:
     assert report.notes_in_vault == report.notes_in_index == 3
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_missing_stale_and_orphans_then_fix(mem: Memory, dvault: Path) -> None:
     (dvault / "new.md").write_text("# New\n\nNot indexed yet.\n", encoding="utf-8")
     a = dvault / "a.md"
@@ -76,6 +77,7 @@ def test_missing_stale_and_orphans_then_fix(mem: Memory, dvault: Path) -> None:
     assert after.ok, after.problems()
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_vector_store_drift(mem: Memory) -> None:
     store = mem.store
     assert store is not None
@@ -88,6 +90,7 @@ def test_vector_store_drift(mem: Memory) -> None:
     assert store.ids() == mem.catalog.chunk_ids()
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_interrupted_run_is_reported(mem: Memory) -> None:
     with mem.catalog.transaction():
         mem.catalog.set_meta("store_dirty", "1")
@@ -107,6 +110,7 @@ def test_embedder_mismatch(mem: Memory, dvault: Path, tmp_path: Path) -> None:
         other.close()
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_duplicate_ids_and_unreadable_notes(mem: Memory, dvault: Path) -> None:
     shutil.copy(dvault / "a.md", dvault / "copy of a.md")
     later = time.time() + 5
@@ -123,6 +127,7 @@ def test_duplicate_ids_and_unreadable_notes(mem: Memory, dvault: Path) -> None:
     assert "broken.md" in after.unreadable, "unreadable notes are reported but are not drift"
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_stale_lock_and_leftover_temp_files(mem: Memory, dvault: Path, tmp_path: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -154,6 +159,7 @@ def test_live_writer_is_not_a_stale_lock(mem: Memory, dvault: Path, tmp_path: Pa
         reader.close()
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_cli_exit_codes_and_json(mem: Memory, dvault: Path, tmp_path: Path) -> None:
     mem.close()
     args = ["--vault", str(dvault), "--index-dir", str(tmp_path / "index"), "--embedder", "fake"]

@@ -354,6 +354,7 @@ def test_doctor_reads_every_note(make_memory: MemoryFactory, vault: Path, monkey
 # -- no HNSW below exact_search_limit ---------------------------------------------------------
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_small_local_index_keeps_no_store_until_it_outgrows_exact_search(
     make_memory: MemoryFactory, index_dir: Path
 ) -> None:

@@ -66,6 +66,7 @@ def test_symlink_loops_and_links_to_notes_are_reported_once_and_settle(
     mem.sync_paths(["a.md", "self.md", "alias.md"])  # the watcher's path: same rule, no crash
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_cli_survives_symlink_loops(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     vault.mkdir()

@@ -298,6 +298,7 @@ def test_cli_review_reports_a_note_it_may_not_write(make_memory: MemoryFactory, 
 # -- the watcher -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_watcher_refreshes_the_review_note_and_does_not_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(watch, "REVIEW_DELAY", 0.1)
     vault = tmp_path / "v"

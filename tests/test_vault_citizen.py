@@ -265,6 +265,7 @@ def test_unreadable_note_is_warned_about_once(omem: Memory, ovault: Path, caplog
     assert sum("broken.md" in r.getMessage() for r in caplog.records) == 1  # changed: said again
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 def test_cli_first_index_leaves_git_clean(ovault: Path, tmp_path: Path) -> None:
     base = [EXE, "--vault", str(ovault), "--index-dir", str(tmp_path / "ci"), "--embedder", "fake"]
     out = subprocess.run([*base, "index"], capture_output=True, text=True, timeout=120)

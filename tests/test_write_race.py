@@ -198,6 +198,7 @@ def test_a_save_by_rename_between_check_and_swap_stands(tmp_path: Path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.md"]  # no temp file, no conflict copy
 
 
+@pytest.mark.slow  # spawns a process or takes over 2 s
 @pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETLEASE"), reason="file leases are Linux-only")
 @pytest.mark.parametrize("exchange", EXCHANGE)
 def test_an_editor_opening_the_note_as_we_swap_keeps_its_whole_save(
