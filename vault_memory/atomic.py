@@ -253,9 +253,13 @@ def _lease_broken(fd: int) -> bool:
         broken = fcntl_mod.fcntl(fd, fcntl_mod.F_GETLEASE) != fcntl_mod.F_RDLCK
     except OSError:
         broken = True  # cannot tell: look at the old file below, as without a lease
+    _release_lease(fd)
+    return broken
+
+
+def _release_lease(fd: int) -> None:
     with contextlib.suppress(OSError):
         fcntl_mod.fcntl(fd, fcntl_mod.F_SETLEASE, fcntl_mod.F_UNLCK)
-    return broken
 
 
 def _renameat2() -> Any:
@@ -391,8 +395,7 @@ def _held_for_writing(fd: int) -> bool:
     writes of one save: quiet is not done). Linux answers through a lease; elsewhere, False."""
     lease = _read_lease(fd)
     if lease:
-        with contextlib.suppress(OSError):
-            fcntl_mod.fcntl(fd, fcntl_mod.F_SETLEASE, fcntl_mod.F_UNLCK)
+        _release_lease(fd)
     return lease is False
 
 

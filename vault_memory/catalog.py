@@ -158,9 +158,14 @@ def query_words(text: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def fts_match(words: Sequence[str]) -> str:
+    """The FTS5 MATCH expression that ORs these words, each quoted (so none is read as syntax)."""
+    return " OR ".join(f'"{w}"' for w in words)
+
+
 def fts_query(text: str) -> str | None:
     """Turn free text into a safe FTS5 OR-query of its meaningful words (None if none)."""
-    return " OR ".join(f'"{w}"' for w in query_words(text)) or None
+    return fts_match(query_words(text)) or None
 
 
 LexicalEngine = Literal["auto", "fts5", "memory"]
@@ -597,7 +602,7 @@ class Catalog:
                 "SELECT chunk_id, s FROM (SELECT chunk_id, rowid AS r, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s "
                 "FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT -1) WHERE r IN (SELECT rid FROM chunks WHERE "
                 "node_id IN (SELECT value FROM json_each(?))) ORDER BY s, r LIMIT ?",
-                (" OR ".join(f'"{w}"' for w in words), json.dumps(sorted(allow)), limit),
+                (fts_match(words), json.dumps(sorted(allow)), limit),
             ).fetchall()
             return [(cid, -float(s)) for cid, s in rows]
         if engine == "auto":
@@ -616,7 +621,7 @@ class Catalog:
         rows = self.db.execute(
             "SELECT c.chunk_id, m.s FROM (SELECT rowid AS r, bm25(chunks_fts, 0.0, 1.0, 2.0) AS s FROM chunks_fts "
             "WHERE chunks_fts MATCH ? ORDER BY s, rowid LIMIT ?) AS m JOIN chunks c ON c.rid = m.r ORDER BY m.s, m.r",
-            (" OR ".join(f'"{w}"' for w in words), limit),
+            (fts_match(words), limit),
         ).fetchall()
         return [(cid, -float(s)) for cid, s in rows]
 

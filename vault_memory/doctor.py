@@ -30,7 +30,7 @@ from .memory import Memory
 from .notefile import new_node_id, read_note, write_note
 from .planner import Kind
 from .storecheck import changed_behind_our_back, check_store
-from .vectorstore import MARKER_PREFIX, STORE_FOLDER, describe_target
+from .vectorstore import STORE_FOLDER, describe_target
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def diagnose(mem: Memory) -> DoctorReport:
     """Compare vault and index without writing to either; first check the index files are sound."""
     report = DoctorReport(embedder_configured=mem.embedder.identity)
     # before anything here opens the store; this very process having it open is not "behind our back"
-    changed = not (mem.index_dir / f"{MARKER_PREFIX}{os.getpid()}").exists() and changed_behind_our_back(mem.index_dir)
+    changed = changed_behind_our_back(mem.index_dir, open_here_counts=True)
     report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
     report.temp_files = _leftover_temp_files(mem)
     try:

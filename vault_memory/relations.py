@@ -24,7 +24,7 @@ from typing import Any
 
 from .catalog import NoteRow
 from .errors import VaultMemoryError
-from .resolve import Resolver
+from .resolve import resolve_target
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -116,13 +116,12 @@ class Identities:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.resolver = Resolver(ws)
         self._memo: dict[str, str | None] = {}
 
     def path_of(self, value: str) -> str | None:
         """The vault path of the note `value` names, or None (a dangling link, an unknown id)."""
         try:
-            return self.resolver.resolve(value).path
+            return resolve_target(self.ws, value).path
         except (VaultMemoryError, ValueError, OSError):
             return None
 

@@ -148,20 +148,6 @@ def resolve_target(ws: Workspace, target: str) -> Target:
     )
 
 
-class Resolver:
-    """`resolve_target` for many targets (a relation list, a review note): the names table is the
-    workspace's, built once until a note's names change (Memory keeps it by catalog `names_gen`)."""
-
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-
-    def names(self) -> Names:
-        return names(self.ws)
-
-    def resolve(self, target: str) -> Target:
-        return resolve_target(self.ws, target)
-
-
 def resolve_note(ws: Workspace, target: str) -> str:
     """The vault path of the note `target` names (resolve_target without the heading)."""
     return resolve_target(ws, target).path
@@ -170,7 +156,6 @@ def resolve_note(ws: Workspace, target: str) -> str:
 __all__ = [
     "AmbiguousTargetError",
     "Names",
-    "Resolver",
     "Target",
     "names",
     "resolve_note",

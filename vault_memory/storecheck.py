@@ -70,15 +70,18 @@ def stale_markers(index_dir: Path) -> list[Path]:
     return out
 
 
-def changed_behind_our_back(index_dir: Path) -> bool:
+def changed_behind_our_back(index_dir: Path, *, open_here_counts: bool = False) -> bool:
     """Whether the store's files differ from what the last process that had it open left (stat
-    only), while no process has it open now: someone else wrote them (a copy, a restore, damage)."""
+    only), while no other process has it open now: someone else wrote them (a copy, a restore,
+    damage). `open_here_counts`: this process having it open counts too (its writes are recorded
+    only when it closes the store)."""
     try:
         recorded = json.loads((index_dir / FINGERPRINT).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False  # never recorded (an index from before): nothing to compare with
-    others = [m for m in index_dir.glob(f"{MARKER_PREFIX}*") if m.name != f"{MARKER_PREFIX}{os.getpid()}"]
-    return not others and recorded != fingerprint(index_dir / STORE_FOLDER)
+    mine = f"{MARKER_PREFIX}{os.getpid()}"
+    holders = [m for m in index_dir.glob(f"{MARKER_PREFIX}*") if open_here_counts or m.name != mine]
+    return not holders and recorded != fingerprint(index_dir / STORE_FOLDER)
 
 
 def probe_store(index_dir: Path, sample: Callable[[], tuple[str, Sample]]) -> str | None:
