@@ -106,3 +106,11 @@ def make_memory(vault: Path, index_dir: Path) -> Iterator[MemoryFactory]:
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under root (relative path -> bytes), dot-folders included."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def write_notes(root: Path, notes: dict[str, str]) -> Path:
+    """A vault at root holding these notes (vault path -> text), folders made as needed."""
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NOW, MemoryFactory, snapshot
+from tests.conftest import NOW, MemoryFactory, snapshot, write_notes
 from vault_memory.conflicts import negated, says_the_same, statements, words
 from vault_memory.embedders import make_embedder
 from vault_memory.memory import Memory
@@ -78,10 +78,7 @@ def minilm():  # type: ignore[no-untyped-def]
 
 @pytest.fixture()
 def hmem(make_memory: MemoryFactory, tmp_path: Path, minilm: object) -> Memory:
-    vault = tmp_path / "hv"
-    for rel, text in HUMAN.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "hv", HUMAN)
     mem = make_memory(minilm, vault=vault)
     mem.index()
     return mem

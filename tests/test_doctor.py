@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import write_notes
 from vault_memory.atomic import TMP_PREFIX
 from vault_memory.cli import app
 from vault_memory.config import Config
@@ -33,10 +34,7 @@ NOTES = {
 
 @pytest.fixture()
 def dvault(tmp_path: Path) -> Path:
-    vault = tmp_path / "vault"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "vault", NOTES)
     return vault
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NOW, MemoryFactory
+from tests.conftest import NOW, MemoryFactory, write_notes
 from vault_memory.errors import ConfigError
 from vault_memory.filters import NoteFilter, make_filter, parse_when
 from vault_memory.memory import Memory
@@ -26,10 +26,7 @@ NOTES = {
 
 @pytest.fixture()
 def fmem(make_memory: MemoryFactory, tmp_path: Path) -> Memory:
-    vault = tmp_path / "fv"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "fv", NOTES)
     mem = make_memory(vault=vault)
     mem.index()
     return mem
@@ -112,10 +109,7 @@ def test_the_k_are_all_eligible_however_selective_the_filter(make_memory: Memory
 
 def test_filters_on_the_vector_store_path(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """Above exact_search_limit (or with a server) dense search runs in Chroma, which has no note metadata."""
-    vault = tmp_path / "ann"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "ann", NOTES)
     mem = make_memory(vault=vault, exact_search_limit=0)
     mem.index()
     assert not mem.exact_search()
@@ -126,10 +120,7 @@ def test_filters_on_the_vector_store_path(make_memory: MemoryFactory, tmp_path: 
 
 
 def test_prefetch_takes_the_same_filters(make_memory: MemoryFactory, tmp_path: Path) -> None:
-    vault = tmp_path / "pv"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "pv", NOTES)
     mem = make_memory(vault=vault, prefetch_min_score=0.0)  # the fake embedder's cosines are small
     mem.index()
     everything = mem.prefetch("trip trains", now=NOW, refresh_staged=False)

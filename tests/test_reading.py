@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NOW, MemoryFactory, snapshot
+from tests.conftest import NOW, MemoryFactory, snapshot, write_notes
 from vault_memory.errors import ConfigError, NoteError, NoteNotFoundError, UnsafePathError
 from vault_memory.memory import Memory
 from vault_memory.reading import parse_lines
@@ -29,10 +29,7 @@ NOTES = {
 
 @pytest.fixture()
 def rmem(make_memory: MemoryFactory, tmp_path: Path) -> Memory:
-    vault = tmp_path / "rv"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "rv", NOTES)
     (vault / ".obsidian").mkdir()
     (vault / ".obsidian" / "app.json").write_text("{}")
     mem = make_memory(vault=vault)
@@ -172,9 +169,7 @@ def test_recent_reads_activity_from_frontmatter(make_memory: MemoryFactory, tmp_
         "Memory/Episodes/2026-11-26.md": "---\ndate: 2026-11-26\n---\n- 10:00 Fixed the VPN.\n",
         "Notes/human.md": "A person's note, never used by the agent.\n",
     }
-    for rel, text in files.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    write_notes(vault, files)
     mem = make_memory(vault=vault)
     mem.index()
     got = [(r.path, r.event) for r in mem.recent(days=7, now=NOW)]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MemoryFactory
+from tests.conftest import MemoryFactory, write_notes
 from vault_memory.errors import NoteNotFoundError, UnsafePathError
 from vault_memory.memory import Memory
 from vault_memory.resolve import AmbiguousTargetError, resolve_target, split_link
@@ -22,10 +22,7 @@ NOTES = {
 
 @pytest.fixture()
 def rmem(make_memory: MemoryFactory, tmp_path: Path) -> Memory:
-    vault = tmp_path / "rv"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(tmp_path / "rv", NOTES)
     mem = make_memory(vault=vault)
     mem.index()
     return mem

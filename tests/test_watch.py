@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_notes
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose
 from vault_memory.embedders import FakeEmbedder
@@ -53,10 +54,7 @@ def base() -> Iterator[Path]:
 
 @pytest.fixture()
 def wvault(base: Path) -> Path:
-    vault = base / "vault"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, encoding="utf-8")
+    vault = write_notes(base / "vault", NOTES)
     (vault / ".obsidian").mkdir()
     (vault / ".obsidian/workspace.json").write_text("{}", encoding="utf-8")
     return vault
