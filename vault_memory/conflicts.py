@@ -191,10 +191,10 @@ def _candidates(ws: Workspace, query: str) -> list[ChunkRow]:
 def _embed(ws: Workspace, texts: Sequence[str]) -> dict[str, np.ndarray]:
     """Vectors of these texts: from the index's cache when known, else embedded now (not stored:
     this process may not hold the index's writer lock)."""
-    unique = list(dict.fromkeys(texts))
-    cached = ws.catalog.get_vectors([sha256_hex(t) for t in unique])
-    out = {t: cached[sha256_hex(t)] for t in unique if sha256_hex(t) in cached}
-    missing = [t for t in unique if t not in out]
+    hashes = {t: sha256_hex(t) for t in texts}
+    cached = ws.catalog.get_vectors(list(hashes.values()))
+    out = {t: cached[h] for t, h in hashes.items() if h in cached}
+    missing = [t for t in hashes if t not in out]
     emb = ws.embedder
     fits = [t for t in missing if emb.count_tokens(t) <= emb.max_tokens]
     if fits:
