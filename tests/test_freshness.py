@@ -17,7 +17,7 @@ from tests.conftest import MemoryFactory
 from vault_memory.cli import app
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.ranking import change_label, same_question_groups
-from vault_memory.windows import WindowCache, pick_windows, split_windows, window_terms
+from vault_memory.windows import WindowCache, pick_windows, picks, split_windows, window_terms
 
 NOW = dt.datetime(2024, 12, 1, 18, 0, tzinfo=dt.UTC)
 
@@ -136,6 +136,22 @@ def test_change_label() -> None:
     assert change_label(2, "2024-03-02", [(1, "2024-11-20")]) == "older: newer statement (2024-11-20) is #1"
     assert change_label(2, "2024-03-02", [(1, "2024-03-02")]) == "same question as #1, stated the same day"
     assert change_label(1, "2024-03-02", [(2, "2024-03-02")]) == "same question as #2, stated the same day"
+
+
+def test_picks_read_from_prepared_bodies_equal_pick_windows_of_split_windows() -> None:
+    """best_windows tokenizes only the windows that contain a query term (windows.picks); what it picks must
+    be what the pure pair picks, on real notes and a chunk with one window."""
+    bodies = [p.read_bytes().decode("utf-8", "replace") for p in sorted(Path("sample_vault").rglob("*.md"))]
+    bodies += ["One line only, about the city of Lisbon.", "", "Wow.\nOk!"]
+    queries = ["which city do I live in", "editor settings vim", "Cities change notes", "the", "project deadline"]
+    seen = 0
+    for body in bodies:
+        for q in queries:
+            terms = window_terms(q)
+            want = pick_windows(split_windows(body), terms) if len(split_windows(body)) >= 2 else []
+            assert picks(body, terms) == want, (body[:60], q)
+            seen += bool(want)
+    assert seen > 20  # the comparison saw real picks, not only empty lists
 
 
 def test_windows_are_sentences_and_are_never_embedded_twice(tmp_path: Path) -> None:

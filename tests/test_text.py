@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import re
+from pathlib import Path
+
 import pytest
 
-from vault_memory.text import default_title, memory_body, note_name, unique_name, unlink
+from vault_memory.text import default_title, memory_body, note_name, snippet, unique_name, unlink
 
 
 @pytest.mark.parametrize(
@@ -78,3 +82,43 @@ def test_unlink_reads_links_as_their_text() -> None:
         )
         == "Maya and Jonas Weber read the docs and Atlas Runbook"
     )
+
+
+def _snippet_by_slicing(text: str, query: str, width: int = 240) -> str:
+    """snippet as it was written first: every candidate window sliced and searched for each term."""
+    lines = text.split("\n")
+    body = " ".join(line.strip() for line in lines[1:] if line.strip()) if len(lines) > 1 else text.strip()
+    body = body or text.strip()
+    if len(body) <= width:
+        return body
+    terms = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 2}
+    best_start, best_hits = 0, -1
+    positions = [m.start() for m in re.finditer(r"\w+", body)]
+    for start in positions[:: max(1, len(positions) // 200)]:
+        hits = sum(1 for t in terms if t in body[start : start + width].lower())
+        if hits > best_hits:
+            best_start, best_hits = start, hits
+    start = max(0, best_start - 40)
+    if start:
+        start = body.find(" ", start) + 1 or start
+    piece = body[start : start + width]
+    if start + width < len(body):
+        piece = piece.rsplit(" ", 1)[0] + " …"
+    return ("… " if start else "") + piece
+
+
+def test_snippet_picks_the_window_slicing_every_window_picks() -> None:
+    """snippet counts each term's hits per window from its occurrences (text._best_window_start),
+    which must choose exactly the window the plain slicing loop chose, on real notes."""
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in sorted(Path("sample_vault").rglob("*.md"))]
+    texts += ["word " * 300, "İstanbul Σ " * 60 + " end", "a" * 1000]
+    words = " ".join(texts).split()
+    rnd = random.Random(7)
+    moved = 0
+    for text in texts:
+        for _ in range(8):
+            query = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 6)))
+            got = snippet(text, query)
+            assert got == _snippet_by_slicing(text, query), (text[:60], query)
+            moved += got.startswith("… ")
+    assert moved > 10  # windows other than the first were chosen, not only the trivial case

@@ -171,6 +171,10 @@ def fts_query(text: str) -> str | None:
 LexicalEngine = Literal["auto", "fts5", "memory"]
 
 
+#: chunk rows `chunks_by_ids` keeps in memory (their text is most of it: ~15 MB at 10k rows)
+CHUNK_ROWS_KEPT = 10_000
+
+
 class Catalog:
     """SQLite access for notes, chunks, cached vectors and the FTS5 index."""
 
@@ -203,6 +207,11 @@ class Catalog:
         # `notes`, in any process) is the one they were read at: recall asks for the same ~200 twice.
         self._notes_by_id: dict[str, NoteRow] = {}
         self._notes_gen: str | None = None
+        # chunk rows by id, valid while the vectors' generation (bumped whenever any chunk is
+        # written or deleted, in any process) is the one they were read at: a long-lived process
+        # (MCP, a watcher) meets the same candidates again, and bm25, dense and hybrid share them.
+        self._chunks_by_id: dict[str, ChunkRow] = {}
+        self._chunks_gen: str | None = None
         try:
             if read_only:
                 self.db = self._connect_read_only(path)
@@ -437,13 +446,23 @@ class Catalog:
 
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
         out: dict[str, ChunkRow] = {}
+        kept: dict[str, ChunkRow] | None = None
+        if not self.db.in_transaction:  # rows read inside a transaction may still roll back
+            gen = self.vectors_generation()
+            if gen != self._chunks_gen or len(self._chunks_by_id) > CHUNK_ROWS_KEPT:
+                self._chunks_by_id, self._chunks_gen = {}, gen
+            kept = self._chunks_by_id
+            out = {c: kept[c] for c in chunk_ids if c in kept}
+            chunk_ids = [c for c in chunk_ids if c not in out]
         for start in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[start : start + 500])
             marks = ",".join("?" * len(part))
             for r in self.db.execute(
                 f"SELECT chunk_id, node_id, idx, heading, text, text_hash FROM chunks WHERE chunk_id IN ({marks})", part
             ):
-                out[r[0]] = ChunkRow(*r)
+                out[r[0]] = row = ChunkRow(*r)
+                if kept is not None:
+                    kept[r[0]] = row
         return out
 
     def chunk_hashes_of(self, node_id: str) -> dict[str, str]:

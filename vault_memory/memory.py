@@ -176,6 +176,7 @@ class Memory:
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._progress: tuple[str, VectorProgress] | None = None  # (vectors generation, counts)
         self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
+        self._rows: tuple[list[str], dict[str, int]] | None = None
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
         self._hold = False
@@ -198,6 +199,7 @@ class Memory:
             self._exact = None
             self._progress = None
             self._owners = None
+            self._rows = None
             self._names = None
         if self._store is not None:
             self._store.close()
@@ -687,6 +689,13 @@ class Memory:
             self._owners = (ids, arr, codes)
         return self._owners[1], self._owners[2]
 
+    def _exact_rows(self) -> dict[str, int]:
+        """chunk id -> its row of the exact vectors (kept with them, like `_exact_owners`)."""
+        ids, _ = self._exact_vectors()
+        if self._rows is None or self._rows[0] is not ids:
+            self._rows = (ids, {c: i for i, c in enumerate(ids)})
+        return self._rows[1]
+
     def _exact_vectors(self) -> tuple[list[str], np.ndarray]:
         """All chunk vectors, loaded once and again only after the catalog's chunks change."""
         gen = self.catalog.vectors_generation()
@@ -713,7 +722,12 @@ class Memory:
         """A relevance-only Searcher over this index, on the dense backend `exact_search` picks."""
         if self.exact_search():
             return Searcher(
-                self.catalog, None, embedder or self.embedder, exact=self._exact_vectors, owners=self._exact_owners
+                self.catalog,
+                None,
+                embedder or self.embedder,
+                exact=self._exact_vectors,
+                owners=self._exact_owners,
+                rows=self._exact_rows,
             )
         return Searcher(self.catalog, self.store, embedder or self.embedder)
 
@@ -786,6 +800,7 @@ class Memory:
             self._catalog = None
             self._exact = None
             self._owners = None
+            self._rows = None
             self._names = None
         if self._store is not None or self.config.chroma_url:
             store = self.store

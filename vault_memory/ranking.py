@@ -231,15 +231,18 @@ def rank(
     Chosen on bench `updates_hard` (and checked on `updates`, LoCoMo, SciFact): README "Ranking".
     """
     kept: list[Ranked] = []
-    for c in cands:
+    # Relevance order first, and only until k are kept: the gate (a strength, maybe a text
+    # scan for the cue) is asked of the candidates that can still make the list, not all ~200.
+    for c in sorted(cands, key=lambda c: (-c.relevance, c.key)):
+        if len(kept) >= k:
+            break
         note = notes[c.node_id]
         state = model.state(note.meta, note.mtime, note.path)
         gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue)  # noqa: B023 (called at once)
         if decay and not gate.admitted:
             continue
         kept.append(Ranked(c, state, gate.strength, gate.dormant, decay and gate.dormant))
-    kept.sort(key=lambda r: (-r.score, r.cand.key))
-    top = [replace(r, relevance_rank=i) for i, r in enumerate(kept[:k], 1)]
+    top = [replace(r, relevance_rank=i) for i, r in enumerate(kept, 1)]
     if decay:
         if vectors is not None:
             top = fresher_first(top, vectors, same_subject, band)

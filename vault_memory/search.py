@@ -30,6 +30,7 @@ WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Wind
 #: of the sentences embedded by a new question (bench same_question's replay).
 WINDOW_CANDIDATES = 30
 ExactOwners = Callable[[], tuple[np.ndarray, dict[str, int]]]
+ExactRows = Callable[[], Mapping[str, int]]
 #: A filtered dense search on a store scores the allowed chunks exactly up to this many (loading
 #: 20k cached vectors takes ~30 ms); more, and the store is over-asked (at most ALLOWED_OVERFETCH_MAX).
 ALLOWED_EXACT = 20_000
@@ -61,15 +62,18 @@ class Searcher:
         *,
         exact: ExactVectors | None = None,
         owners: ExactOwners | None = None,
+        rows: ExactRows | None = None,
     ) -> None:
         """Dense candidates come from `store` (ANN), else from `exact` (all vectors, e.g. a
         cache kept by Memory), else from the catalog's vectors loaded here. `owners` gives
-        each exact row's note as an integer code (and the codes), for filtered searches."""
+        each exact row's note as an integer code (and the codes), for filtered searches;
+        `rows` each chunk id's row, so a candidate's vector is read from memory, not SQLite."""
         self.catalog = catalog
         self.store = store
         self.embedder = embedder
         self.exact = exact
         self.owners = owners
+        self.rows = rows
 
     @property
     def has_dense(self) -> bool:
@@ -117,6 +121,17 @@ class Searcher:
         share = len(hashes) / max(1, self.catalog.chunk_count())
         found = self.store.query(qvec, min(ALLOWED_OVERFETCH_MAX, int(n / max(share, 1e-6)) * 2))
         return [(c, s) for c, s in found if chunk_owner(c) in allow][:n]
+
+    def _cosines(self, pool: Sequence[str], chunks: Mapping[str, ChunkRow], qvec: np.ndarray) -> dict[str, float]:
+        """chunk id -> cosine to the query, for the pool's chunks that have a vector: from the exact
+        vectors in memory when this searcher has them (the same float32 rows, so the same bits as
+        the catalog's), else read from the catalog."""
+        if self.exact is not None and self.rows is not None:
+            rows = self.rows()
+            _, mat = self.exact()
+            return {c: float(mat[rows[c]] @ qvec) for c in pool if c in rows}
+        vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
+        return {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
 
     def neighbours(self, vectors: np.ndarray, n: int) -> list[list[tuple[str, float]]]:
         """For each row of `vectors` (e.g. a note's own chunk vectors, related.py), its n nearest
@@ -178,8 +193,7 @@ class Searcher:
             # Exact cosine from the catalog's cached vectors, for every candidate: fusion sees real
             # numbers instead of "absent", and scores do not depend on which store (embedded, a
             # server, none) found the candidates or on its float arithmetic.
-            vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
-            dense = {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
+            dense = self._cosines(pool, chunks, qvec)
         if mode == "hybrid":
             # ... and BM25 for the dense side's candidates (0 beyond the wide lexical list).
             lexical.update({c: lexical_wide[c] for c in pool if c not in lexical and c in lexical_wide})
@@ -236,4 +250,4 @@ class Searcher:
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
 
 
-__all__ = ["WINDOW_CANDIDATES", "ExactOwners", "ExactVectors", "Granularity", "Searcher", "WindowScorer"]
+__all__ = ["WINDOW_CANDIDATES", "ExactOwners", "ExactRows", "ExactVectors", "Granularity", "Searcher", "WindowScorer"]

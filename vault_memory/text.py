@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from .errors import ConfigError
 
 TITLE_CHARS = 200  # a default title is the text's first sentence; only a runaway sentence is cut (on a word)
@@ -228,6 +230,27 @@ def in_folder(rel: str, folder: str) -> bool:
 _WORD = re.compile(r"\w+")
 
 
+def _best_window_start(low: str, starts: list[int], terms: Iterable[str], width: int) -> int:
+    """The first of `starts` whose window `low[s : s + width]` contains the most `terms`.
+
+    A term is in the window at s when its first occurrence at or after s ends by s + width:
+    one sorted search per term over all starts (numpy), instead of slicing 200 windows and
+    searching each for every term (most of a hit's cost when recall returns ten)."""
+    at = np.asarray(starts, dtype=np.int64)
+    hits = np.zeros(len(at), dtype=np.int64)
+    for t in terms:
+        occ, i = [], low.find(t)
+        while i >= 0:
+            occ.append(i)
+            i = low.find(t, i + 1)
+        if not occ:
+            continue
+        found = np.asarray(occ + [len(low) + width + len(t)], dtype=np.int64)  # a sentinel past every window
+        first = found[np.searchsorted(found, at)]
+        hits += first + len(t) <= at + width
+    return int(at[int(np.argmax(hits))])
+
+
 def snippet(text: str, query: str, width: int = 240) -> str:
     """The part of a chunk with the most query words, on word boundaries."""
     lines = text.split("\n")
@@ -243,9 +266,11 @@ def snippet(text: str, query: str, width: int = 240) -> str:
         # Lower-casing changed lengths (İ) or depends on context (Σ at a word's end): then a slice
         # of the lower-cased body is not the lower-cased slice; lower each window as before.
         low = ""
-    for start in positions[:: max(1, len(positions) // 200)]:
-        # the window lower-cased: a slice of the lower-cased body is the same string (same length)
-        window = low[start : start + width] if low else body[start : start + width].lower()
+    starts = positions[:: max(1, len(positions) // 200)]
+    if low and starts:
+        best_start = _best_window_start(low, starts, terms, width)
+    for start in starts if not low else ():
+        window = body[start : start + width].lower()
         hits = sum(1 for t in terms if t in window)
         if hits > best_hits:
             best_start, best_hits = start, hits

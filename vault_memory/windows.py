@@ -27,6 +27,7 @@ conversation`...) are scored whole, as before. What it buys and costs: README "R
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sqlite3
@@ -223,6 +224,48 @@ def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
     return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity)
 
 
+#: _light_stem, remembered per word: a vault's words repeat.
+_stem_of = functools.lru_cache(maxsize=1 << 16)(_light_stem)
+
+
+@functools.lru_cache(maxsize=8192)
+def _split_lowered(body: str) -> tuple[tuple[str, str], ...]:
+    """split_windows(body), each window with its lowercase (an LRU: a long-lived process asks
+    of the same chunks again)."""
+    return tuple((w, w.lower()) for w in split_windows(body))
+
+
+def _needles(terms: Set[str]) -> tuple[str, ...]:
+    """Strings one of which a window's lowercase contains whenever one of its words has a stem in
+    `terms`: a stem is a prefix of its word, except where "-ies" became "-y" ("city" of "cities")."""
+    return tuple(sorted(set(terms) | {t[:-1] + "ies" for t in terms if t.endswith("y")}))
+
+
+def picks(body: str, terms: Set[str], needles: Sequence[str] | None = None) -> list[str]:
+    """The windows of `body` that `best_windows` embeds for a query with these `terms`:
+    `pick_windows(split_windows(body), terms)`, or none for a body of one window.
+
+    Only windows containing one of the terms' `_needles` are tokenized (a word's stem is found
+    in its text), so a chunk costs a substring search per window and term rather than
+    tokenizing and stemming all its words (230 us a chunk; 30 chunks per new question).
+    """
+    wins = _split_lowered(body)
+    if len(wins) < 2 or not terms:
+        return []
+    needles = _needles(terms) if needles is None else needles
+    scored = []
+    for i, (w, low) in enumerate(wins):
+        if not any(n in low for n in needles):
+            continue  # most windows share no word with the query and stop here
+        if len(_WORD.findall(w)) < MIN_WINDOW_WORDS:
+            continue
+        shared = len(terms & set(map(_stem_of, _WORD.findall(low))))
+        if shared > 0:
+            scored.append((-shared, i, w))
+    scored.sort()
+    return [w for _, _, w in scored[:WINDOWS_PER_CHUNK]]
+
+
 def best_windows(
     chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embedder: Embedder, cache: WindowCache
 ) -> dict[str, Window]:
@@ -231,21 +274,15 @@ def best_windows(
     `chunks` are the candidates to score, most relevant first (the caller cuts them to
     search.WINDOW_CANDIDATES). All their windows go to the embedder in one batch, minus the cached.
     A chunk that is a single window already (a one-line note) gains nothing and is skipped.
+    What is picked for each chunk is `picks`.
     """
     terms = window_terms(query)
+    if not terms:
+        return {}
     picked: dict[str, list[str]] = {}
-    stems: dict[str, str] = {}  # each distinct word is stemmed once per query
+    needles = _needles(terms)
     for ch in chunks:
-        body = chunk_body(ch)
-        words = set(_WORD.findall(body.lower()))
-        for w in words - stems.keys():
-            stems[w] = _light_stem(w)
-        if not terms & {stems[w] for w in words}:
-            continue  # most chunks share no word with the query and stop here
-        wins = split_windows(body)
-        if len(wins) < 2:
-            continue
-        chosen = pick_windows(wins, terms, stems=stems)
+        chosen = picks(chunk_body(ch), terms, needles)
         if chosen:
             picked[ch.chunk_id] = chosen
     if not picked:
@@ -254,9 +291,9 @@ def best_windows(
     q = np.asarray(qvec, dtype=np.float32)
     out: dict[str, Window] = {}
     for cid, ws in picked.items():
-        scored = [(float(vecs[w] @ q), w) for w in ws if w in vecs]
-        if scored:
-            sim, text = max(scored, key=lambda t: (t[0], -ws.index(t[1])))
+        scored_w = [(float(vecs[w] @ q), w) for w in ws if w in vecs]
+        if scored_w:
+            sim, text = max(scored_w, key=lambda t: (t[0], -ws.index(t[1])))
             out[cid] = Window(text, sim, vecs[text])
     return out
 
@@ -293,6 +330,7 @@ __all__ = [
     "is_record",
     "open_cache",
     "pick_windows",
+    "picks",
     "shared_terms",
     "split_windows",
     "window_terms",
