@@ -134,3 +134,34 @@ def test_long_modules_say_why(path: Path) -> None:
         return
     doc = ast.get_docstring(ast.parse(text)) or ""
     assert "Longer than" in doc, f"{path.name} has {text.count(chr(10))} lines; split it or say why at its top"
+
+
+def test_starting_the_cli_leaves_the_other_verbs_modules_unloaded() -> None:
+    """A cold `vault-memory recall` pays for every module it imports (bench `cold`): the write
+    path, prefetch, review, reading, the Markdown parser and the HTTP client are imported when
+    a verb needs them, not at start-up."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, vault_memory.cli.main; "
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('vault_memory', 'markdown_it', 'urllib', 'chromadb', 'onnxruntime', 'tokenizers', 'pydantic'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "vault_memory.recall" in out and "vault_memory.indexer" in out  # it did look
+    late = {
+        "vault_memory.staging",
+        "vault_memory.edits",
+        "vault_memory.prefetch",
+        "vault_memory.review",
+        "vault_memory.reading",
+        "vault_memory.related",
+        "vault_memory.conflicts",
+        "markdown_it",
+        "urllib.request",
+        "chromadb",
+        "onnxruntime",
+        "tokenizers",
+    }
+    assert late.isdisjoint(out), sorted(late & set(out))

@@ -500,3 +500,45 @@ def test_ollama_count_tokens_is_a_conservative_estimate(fake_ollama: FakeOllama)
     with pytest.raises(EmbedderError, match="chunk"):
         e.embed(["a" * 200])
     assert fake_ollama.requests == []  # refused before any request
+
+
+HARD_TEXTS = [
+    "does vitamin D supplementation reduce the risk of fractures",
+    "한국어 문장은 자모로 분해됩니다",  # Hangul: NFD makes two or three jamo of each syllable
+    "ǻǺǽ ΐΰ ᾂ ḗ",  # several combining marks per letter
+    "東京の天気はどうですか",
+    "😀🎉 emoji 👩‍👩‍👧‍👦 family",
+    "x" * 60,
+    "a.b,c;d:e!f?g(h)i[j]k{l}",
+]
+
+
+@pytest.mark.parametrize("text", HARD_TEXTS)
+def test_the_token_bound_that_skips_counting_holds_for_minilm(text: str) -> None:
+    """embed_query skips loading the tokenizer for a query of at most (max_tokens - 2) / 4
+    characters (embedders.fits_without_counting): that bound must hold for the real tokenizer."""
+    emb = MiniLMEmbedder()
+    assert emb.count_tokens(text) <= embedders.MAX_TOKENS_PER_CHAR * len(text) + 2
+
+
+def test_a_short_query_is_embedded_without_counting_its_tokens() -> None:
+    """A cached query vector (queryvectors.QueryEmbedder) needs no model; counting its tokens
+    would still load the tokenizer. A query short enough for any window is not counted."""
+
+    class NoCounting:
+        identity, dim, max_tokens = "stub/4", 4, 256
+
+        def count_tokens(self, text: str) -> int:
+            raise AssertionError("the tokenizer was loaded for a query that fits any window")
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    emb = NoCounting()
+    short = "which editor do I use"
+    assert embedders.fits_without_counting(short, emb.max_tokens)
+    assert np.allclose(embedders.embed_query(emb, short), 0.5)  # type: ignore[arg-type]
+    long_text = "word " * 60
+    assert not embedders.fits_without_counting(long_text, emb.max_tokens)
+    with pytest.raises(AssertionError):
+        embedders.embed_query(emb, long_text)  # type: ignore[arg-type]  # a long one is counted, as before

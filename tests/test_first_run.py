@@ -462,3 +462,139 @@ def test_batches_pass_through_the_query_cache(make_memory: MemoryFactory) -> Non
     with pytest.raises(TypeError):
         mem.embedder.embed("one")  # type: ignore[arg-type]
     shutil.rmtree(mem.index_dir, ignore_errors=True)
+
+
+# -- the settled vault: a no-op reconcile that reads no catalog rows ---------------------------
+
+
+def settled(mem: Any, vault: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Index until every note is stamped and the catalog is marked settled; returns a list that
+    records each full scan from then on (Indexer.scan is what the settled path skips)."""
+    age(vault)
+    monkeypatch.setattr(indexer_mod, "RACY_SECONDS", 0.0)
+    mem.index()
+    mem.index()
+    assert mem.catalog.get_meta(indexer_mod.SETTLED_KEY)
+    scans: list[str] = []
+    real = indexer_mod.Indexer.scan
+
+    def scan(self: Any, paths: Any = None, **kw: Any) -> Any:
+        scans.append("partial" if paths is not None else "full")
+        return real(self, paths, **kw)
+
+    monkeypatch.setattr(indexer_mod.Indexer, "scan", scan)
+    return scans
+
+
+def test_a_settled_vault_is_reconciled_without_a_scan_and_reports_the_same(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (vault / "Private.md").write_text("---\nprivate: true\n---\nMy secret.\n", encoding="utf-8")
+    (vault / "Broken.md").write_text("---\ntitle: [unclosed\n---\nBody.\n", encoding="utf-8")
+    mem = make_memory()
+    scans = settled(mem, vault, monkeypatch)
+    quick = mem.index()
+    assert scans == []  # answered from the stamps alone
+    assert quick.counts["unchanged"] == quick.notes and sum(quick.counts.values()) == quick.notes
+    mem.catalog.set_meta(indexer_mod.SETTLED_KEY, "")  # the same question, answered by a scan
+    full = mem.index()
+    assert scans == ["full"]
+    assert (quick.counts, quick.notes, quick.chunks) == (full.counts, full.notes, full.chunks)
+    assert quick.failures == full.failures and "Broken.md" in quick.failures
+    assert quick.passed == full.passed and "Private.md" in quick.passed
+
+
+@pytest.mark.parametrize("change", ["in place", "new", "deleted", "renamed", "ignore rules", "other writer"])
+def test_any_change_takes_a_settled_vault_back_to_a_scan(
+    change: str, make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = make_memory()
+    scans = settled(mem, vault, monkeypatch)
+    path = vault / "Preferences/Food.md"
+    if change == "in place":  # same size, mtime put back: only ctime moves
+        st = path.stat()
+        raw = path.read_bytes()
+        path.write_bytes(raw.replace(b"sourdough", b"quokkaxyz", 1))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        want = {"quokkaxyz": {"Preferences/Food.md"}}
+    elif change == "new":
+        (vault / "Deep/Er").mkdir(parents=True)
+        (vault / "Deep/Er/Wombat.md").write_text("# Wombat\n\nThe wombatqq burrow.\n", encoding="utf-8")
+        want = {"wombatqq": {"Deep/Er/Wombat.md"}}
+    elif change == "deleted":
+        path.unlink()
+        want = {"sourdough": set()}
+    elif change == "renamed":
+        path.rename(vault / "Preferences/Baking.md")
+        want = {"sourdough": {"Preferences/Baking.md"}}
+    elif change == "ignore rules":
+        (vault / ".vaultmemoryignore").write_text("Preferences/\n", encoding="utf-8")
+        mem.close()
+        mem = make_memory()  # rules are read when a Memory opens
+        want = {"sourdough": set()}
+    else:  # another process wrote the catalog (a watcher, a rehearsal): the mark no longer holds
+        with mem.catalog.transaction():
+            mem.catalog.upsert_note(mem.catalog.note_by_path("Preferences/Food.md"))  # type: ignore[arg-type]
+        want = {"sourdough": {"Preferences/Food.md"}}
+    for query, paths in want.items():
+        assert paths_found(mem, query) == paths
+    assert scans[:1] == ["full"]
+    assert mem.catalog.get_meta(indexer_mod.SETTLED_KEY)  # and settled again after that scan
+    assert diagnose(mem).ok
+
+
+def test_a_vault_with_a_note_too_fresh_to_stamp_is_not_settled(make_memory: MemoryFactory, vault: Path) -> None:
+    mem = make_memory()
+    mem.index()  # every file was written a moment ago: not stamped, so a later delete must be seen
+    assert not mem.catalog.get_meta(indexer_mod.SETTLED_KEY)
+    (vault / "Preferences/Food.md").unlink()
+    assert paths_found(mem, "sourdough") == set()
+
+
+# -- the exact vectors file ------------------------------------------------------------------
+
+
+def test_exact_vectors_file_round_trips_and_refuses_anything_else(tmp_path: Path) -> None:
+    from vault_memory import exactfile
+
+    path = tmp_path / exactfile.FILE_NAME
+    ids = [f"n{i}#0" for i in range(exactfile.MIN_ROWS)]
+    mat = np.random.default_rng(1).standard_normal((len(ids), 8)).astype(np.float32)
+    exactfile.write(path, "k1", ids, mat)
+    got = exactfile.read(path, "k1")
+    assert got is not None and got[0] == ids and np.array_equal(got[1], mat)
+    assert exactfile.read(path, "k2") is None  # another catalog or generation
+    data = path.read_bytes()
+    path.write_bytes(data[:-4])  # torn
+    assert exactfile.read(path, "k1") is None
+    path.write_bytes(b"garbage" * 10)
+    assert exactfile.read(path, "k1") is None
+    exactfile.write(tmp_path / "small.bin", "k", ids[:10], mat[:10])  # small: the catalog is as fast
+    assert not (tmp_path / "small.bin").exists()
+
+
+def test_a_new_process_reads_the_exact_vectors_from_the_file_while_they_are_current(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vault_memory import exactfile
+
+    monkeypatch.setattr(exactfile, "MIN_ROWS", 1)
+    bulk(vault, 30)
+    mem = make_memory()
+    mem.index()
+    want = {h.path for h in mem.recall("zebra3 kettle", k=5, touch=False, now=NOW)}
+    assert (mem.index_dir / exactfile.FILE_NAME).is_file()
+    mem.close()
+    from vault_memory import catalog as catalog_mod
+
+    loads: list[int] = []
+    real = catalog_mod.Catalog.all_chunk_vectors
+    monkeypatch.setattr(catalog_mod.Catalog, "all_chunk_vectors", lambda self: loads.append(1) or real(self))
+    again = make_memory()
+    assert {h.path for h in again.recall("zebra3 kettle", k=5, touch=False, now=NOW)} == want
+    assert loads == []  # from the file
+    (vault / "Bulk/note 3.md").write_text("# Bulk 3\n\nNow about a walrusqq only.\n", encoding="utf-8")
+    again.index()
+    hits = again.recall("walrusqq", k=3, touch=False, now=NOW, mode="dense")
+    assert loads == [1]  # the vectors changed: read from the catalog, and the file rewritten
+    assert hits[0].path == "Bulk/note 3.md"

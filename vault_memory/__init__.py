@@ -10,12 +10,39 @@ with Memory(vault="~/notes") as mem:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .config import Config, resolve_config
 from .errors import VaultMemoryError
 from .memory import Memory, open_memory
-from .prefetch import PrefetchEntry, PrefetchResult
 from .recall import Hit
-from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+
+if TYPE_CHECKING:
+    from .prefetch import PrefetchEntry, PrefetchResult
+    from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+
+# The records of the other verbs are imported on first use (PEP 562), so `import vault_memory`
+# for a recall does not load the write path and prefetch (bench `cold`).
+_LAZY = {
+    "PrefetchEntry": "prefetch",
+    "PrefetchResult": "prefetch",
+    "CommitReport": "records",
+    "Committed": "records",
+    "Left": "records",
+    "PinResult": "records",
+    "StagedMemory": "records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CommitReport",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -224,6 +225,8 @@ class Catalog:
                 self.db.executescript(_SCHEMA)
                 if self.get_meta("schema") is None:
                     self.set_meta("schema", SCHEMA_VERSION)
+                if self.get_meta("uid") is None:  # this catalog, not a rebuilt one: keys caches beside it
+                    self.set_meta("uid", secrets.token_hex(8))
                 self.db.commit()
             version = self.get_meta("schema")
         except (sqlite3.DatabaseError, OSError) as exc:
@@ -527,6 +530,9 @@ class Catalog:
             marks = ",".join("?" * len(part))
             out.update(self.db.execute(f"SELECT rid, text FROM chunks WHERE rid IN ({marks})", part))
         return out
+
+    def note_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM notes").fetchone()[0])
 
     def chunk_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])

@@ -18,7 +18,6 @@ import logging
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +201,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a config file
+
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)

@@ -144,10 +144,22 @@ def query_windows(text: str, embedder: Embedder, max_windows: int = MAX_QUERY_WI
     return out
 
 
+#: No tokenizer here gives a character more than this many tokens: a WordPiece or BPE piece
+#: covers at least one character of the normalised text, and Unicode's canonical decomposition
+#: (what BERT's normaliser applies) makes at most four code points of one.
+MAX_TOKENS_PER_CHAR = 4
+
+
+def fits_without_counting(text: str, max_tokens: int) -> bool:
+    """Whether `text` fits any embedder's window whatever its tokenizer says: a short query needs
+    no tokenizer loaded to know it (60 ms of a cold CLI recall whose vector is cached)."""
+    return MAX_TOKENS_PER_CHAR * len(text) + 2 <= max_tokens
+
+
 def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
     """The unit vector of a query of any length: the text itself when it fits the embedder, else the
     mean of its windows (`query_windows`), re-normalised, with one warning. Never an error for length."""
-    if embedder.count_tokens(text) <= embedder.max_tokens:
+    if fits_without_counting(text, embedder.max_tokens) or embedder.count_tokens(text) <= embedder.max_tokens:
         return np.asarray(embedder.embed([text])[0], dtype=np.float32)
     windows = query_windows(text, embedder)
     cut = " (and cut to its first part)" if len(windows) >= MAX_QUERY_WINDOWS else ""

@@ -85,6 +85,11 @@ class Scan:
     recorded_stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # the catalog's, before
 
 
+#: catalog meta: the token (`Indexer._settled_token`) of the last full reconcile that left every
+#: note stamped, or "" when it did not
+SETTLED_KEY = "settled"
+
+
 class Indexer:
     """Brings the catalog and the vector store in line with the vault."""
 
@@ -352,6 +357,8 @@ class Indexer:
         report = IndexReport()
         if not self.lazy_store:
             _ = self.store  # opens and checks it
+        if paths is None and not verify and self.unchanged_since_settled():
+            return self._finish(report, self._report_unchanged(report), progress, embed_budget, started)
         scan = self.scan(paths, verify=verify)
         plan = self.plan(scan)
         recorded = self.catalog.get_meta("chunker")
@@ -381,14 +388,73 @@ class Indexer:
         elif scan.fresh or (paths is None and set(self.catalog.failure_records()) - set(scan.hashes)):
             with self.catalog.transaction():
                 self._record_failures(scan)
-        self._record_stamps(scan)
+        stamps = self._record_stamps(scan)
+        if paths is None:
+            self._settle(scan, stamps)
+        return self._finish(report, len(scan.entries), progress, embed_budget, started)
+
+    def _finish(
+        self, report: IndexReport, notes: int, progress: Progress | None, embed_budget: int | None, started: float
+    ) -> IndexReport:
         if self.catalog.get_meta("embedding_pending") == "1":
             self._fill_vectors(report, progress, embed_budget)
         report.store_resynced = self.resynced
-        report.notes = len(scan.entries)
+        report.notes = notes
         report.chunks = self.catalog.chunk_count()
         report.seconds = time.perf_counter() - started
         return report
+
+    # -- the settled vault: a no-op reconcile without reading the catalog's notes ----------------
+    def _settled_token(self) -> str:
+        """What a settled mark is valid for: the notes as written at one notes generation (any
+        write to them, in any process, bumps it), the same ignore rules, chunker and embedder."""
+        gen = self.catalog.get_meta("notes_gen") or "0"
+        return f"{gen}|{self.rules.fingerprint()}|{self.chunker_identity}|{self.embedder.identity}"
+
+    def _settle(self, scan: Scan, stamps: dict[str, tuple[str, str]]) -> None:
+        """After a full reconcile: mark the catalog settled when every note and every note passed
+        over has the stamp of the bytes it was indexed from, and nothing else is stamped. Then a
+        later reconcile that finds the same files with the same stamps knows its plan is a no-op
+        (`unchanged_since_settled`). Otherwise (a file too fresh to stamp, a symlink) the mark is
+        taken away and the next reconcile scans as before."""
+        present = {e.path: e.file_hash for e in scan.entries}
+        for rel in itertools.chain(scan.failures, scan.passed):
+            present[rel] = scan.hashes.get(rel, "")
+        whole = len(stamps) == len(present) and all(stamps.get(p, ("", None))[1] == h for p, h in present.items())
+        token = self._settled_token() if whole and not scan.duplicates else ""
+        if self.catalog.get_meta(SETTLED_KEY) != token:
+            with self.catalog.transaction():
+                self.catalog.set_meta(SETTLED_KEY, token)
+
+    def unchanged_since_settled(self) -> bool:
+        """The vault's notes are the files, with the stamps, that the settled mark was made from:
+        a full scan would read nothing and plan nothing. One walk (rules asked only of paths not
+        stamped) and one stat per note: at 10k notes ~70 ms against ~300 ms for scan + plan."""
+        mark = self.catalog.get_meta(SETTLED_KEY)
+        if not mark or mark != self._settled_token():
+            return False
+        stamps = self.catalog.file_stamps()
+        walk = walk_notes(self.vault, self.rules, known=stamps)
+        if walk.skipped or walk.unreadable or len(walk.notes) != len(stamps):
+            return False
+        root = str(self.vault)
+        for rel in walk.notes:
+            old = stamps.get(rel)
+            try:
+                if old is None or file_stamp(os.stat(os.path.join(root, rel))) != old[0]:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _report_unchanged(self, report: IndexReport) -> int:
+        """Fill `report` as a scan of the settled vault would (every note unchanged; the notes passed
+        over as recorded, none of them new); returns the number of notes."""
+        for rel, (_, why, kind) in sorted(self.catalog.failure_records().items()):
+            (report.failures if kind == "unreadable" else report.passed)[rel] = why
+        notes = self.catalog.note_count()
+        report.counts = {k.value: 0 for k in Kind} | {Kind.UNCHANGED.value: notes}
+        return notes
 
     def _execute(
         self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None, embed_budget: int | None
@@ -419,9 +485,10 @@ class Indexer:
             cat.set_meta("store_dirty", "0" if self.store is not None or self.store_deferred else "1")
         cat.save_lexical_segment()
 
-    def _record_stamps(self, scan: Scan) -> None:
+    def _record_stamps(self, scan: Scan) -> dict[str, tuple[str, str]]:
         """Remember the stamps of the files read in this scan (facts about the files, not about the
-        index, so they may be written at any time); a full scan also forgets files gone."""
+        index, so they may be written at any time); a full scan also forgets files gone.
+        Returns the stamps as recorded now."""
         before = scan.recorded_stamps
         new = {p: v for p, v in scan.stamps.items() if before.get(p) != v}
         gone: set[str] = set()
@@ -432,6 +499,7 @@ class Indexer:
             with self.catalog.transaction():
                 self.catalog.drop_file_stamps(gone)
                 self.catalog.set_file_stamps(new)
+        return {p: v for p, v in before.items() if p not in gone} | new
 
     def _record_failures(self, scan: Scan) -> None:
         cat = self.catalog

@@ -27,12 +27,12 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING, Any
 
 from vault_memory.errors import ConfigError
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 __all__ = [
     "Chunk",
@@ -126,6 +126,8 @@ def _parse(body: str) -> list[_Node]:
     # cataloguing at 2,000 notes), so each thread keeps one; none is shared across threads.
     md = getattr(_PARSERS, "md", None)
     if md is None:
+        from markdown_it import MarkdownIt  # only when a note is chunked: 25 ms of every CLI start
+
         md = _PARSERS.md = MarkdownIt("commonmark").enable("table")
     return _block_tree(md.parse(body))
 

@@ -25,11 +25,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from . import edits, review, staging
+from . import exactfile
 from .catalog import Catalog, VectorProgress, chunk_owner
 from .config import Config, resolve_config
 from .decay import DecayModel
@@ -51,26 +51,25 @@ from .integrity import is_corruption, is_unwritable, salvage_vectors
 from .lock import WriterLock
 from .names import Names
 from .notefile import ParsedNote, file_node_id
-from .prefetch import PrefetchResult
-from .prefetch import prefetch as _prefetch
 from .queryvectors import QueryEmbedder
 from .ranking import Mode
-from .reading import NoteText
-from .reading import read as _read
 from .recall import Hit
 from .recall import recall as _recall
-from .recent import RecentNote
-from .recent import recent as _recent
-from .records import CommitReport, Committed, Left, PinResult, StagedMemory
-from .related import Related
-from .related import related as _related
-from .review import Review
-from .review_note import render as render_review
 from .search import Granularity, Searcher
-from .storecheck import probe_store
+from .text import ignore_pattern, review_path
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 from .windows import WindowCache, WindowScorer, open_cache
+
+if TYPE_CHECKING:
+    # Types only: the modules behind the agent's other verbs are imported when a verb is used,
+    # so a CLI recall does not pay for them (bench `cold`).
+    from .prefetch import PrefetchResult
+    from .reading import NoteText
+    from .recent import RecentNote
+    from .records import CommitReport, Committed, Left, PinResult, StagedMemory
+    from .related import Related
+    from .review import Review
 
 log = logging.getLogger(__name__)
 
@@ -508,7 +507,7 @@ class Memory:
 
     def _ignore_rules(self) -> IgnoreRules:
         # The review note is the system's own page, never a memory: left out like an ignored file.
-        patterns = (*self.config.ignore, *review.ignore_pattern(self.config))
+        patterns = (*self.config.ignore, *ignore_pattern(self.config))
         return IgnoreRules.for_vault(self.vault, patterns, use_obsidian=self.config.obsidian_settings)
 
     def reload_rules(self) -> None:
@@ -547,6 +546,8 @@ class Memory:
                 )
             # A process that died with the store open may have died *of* it (a damaged HNSW file
             # crashes hnswlib in native code): check it in a child process before touching it here.
+            from .storecheck import probe_store
+
             problem = probe_store(self.index_dir, self._probe_sample)
             if problem is not None:
                 with self.lock.if_free() as writer:
@@ -697,11 +698,20 @@ class Memory:
         return self._rows[1]
 
     def _exact_vectors(self) -> tuple[list[str], np.ndarray]:
-        """All chunk vectors, loaded once and again only after the catalog's chunks change."""
+        """All chunk vectors, loaded once and again only after the catalog's chunks change: from the
+        index folder's exact-vectors file when it holds this catalog's current ones (exactfile.py),
+        else from the catalog, and then that file is written for the next process."""
         gen = self.catalog.vectors_generation()
         if self._exact is None or self._exact[0] != gen:
-            ids, mat = self.catalog.all_chunk_vectors()
-            self._exact = (gen, ids, mat)
+            uid = self.catalog.get_meta("uid")
+            key = f"{uid}|{gen}|{self.embedder.identity}"
+            path = self.index_dir / exactfile.FILE_NAME
+            found = exactfile.read(path, key) if uid else None
+            if found is None:
+                found = self.catalog.all_chunk_vectors()
+                if uid:
+                    exactfile.write(path, key, *found)
+            self._exact = (gen, *found)
         return self._exact[1], self._exact[2]
 
     def note_names(self) -> Names:
@@ -965,6 +975,8 @@ class Memory:
         """
         when = now or self.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
+        from .prefetch import prefetch as _prefetch
+
         return self._guarded(
             lambda: _prefetch(
                 self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch, filters=flt
@@ -986,16 +998,22 @@ class Memory:
         `target` is a title, alias, file name, vault path, `[[wikilink]]` or node_id (resolve.py).
         Writes nothing. Private notes and files that are not notes are refused. Logic: reading.py.
         """
+        from .reading import read as _read
+
         return _read(self, target, heading=heading, lines=lines, max_chars=max_chars)
 
     def related(self, target: str, *, k: int = 10) -> Related:
         """Notes related to `target` by its links (out and back) and by meaning (its chunks'
         vectors against the index), each marked `linked` or not, with its reasons. Logic: related.py."""
+        from .related import related as _related
+
         return _related(self, target, k=k)
 
     def recent(self, *, days: float = 7, k: int = 20, now: dt.datetime | None = None) -> list[RecentNote]:
         """Notes written, committed, recalled or logged in the last `days` days, newest first
         (from frontmatter and episode names, never file times). Logic: recent.py."""
+        from .recent import recent as _recent
+
         return _recent(self, days=days, k=k, now=now)
 
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
@@ -1004,6 +1022,8 @@ class Memory:
         Recalls within `rehearsal_coalesce_seconds` of the last one coalesce into one write.
         Rehearsal never re-embeds and never bumps `revision`.
         """
+        from . import edits
+
         return edits.rehearse(self, node_ids, now=now)
 
     # -- the agent's write path (staging.py, edits.py) ------------------------
@@ -1011,28 +1031,40 @@ class Memory:
         self, text: str, *, title: str | None = None, tags: Sequence[str] = (), now: dt.datetime | None = None
     ) -> StagedMemory:
         """Write a staged memory (flagged needs_review if it conflicts with a committed note)."""
+        from . import staging
+
         return self._guarded(lambda: staging.stage(self, text, title=title, tags=tags, now=now))
 
     def staged(self, now: dt.datetime | None = None) -> list[StagedMemory]:
         """The staged memories, oldest first; expired ones are moved to .trash/ first."""
+        from . import staging
+
         return staging.staged(self, now)
 
     def expire_staged(self, now: dt.datetime | None = None) -> list[Left]:
         """Move expired staged memories to .trash/ (never deleted); returns what was moved."""
+        from . import staging
+
         return staging.expire_staged(self, now)
 
     def commit(
         self, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None
     ) -> CommitReport:
         """Commit these staged memories (by node_id or staged path) to the memory folder."""
+        from . import staging
+
         return staging.commit(self, ids, supersedes=supersedes, now=now)
 
     def commit_all(self, now: dt.datetime | None = None) -> CommitReport:
         """Commit every staged memory not flagged needs_review; report the rest and why."""
+        from . import staging
+
         return staging.commit_all(self, now)
 
     def discard(self, id: str) -> str:
         """Move a staged memory to .trash/; returns its path there."""
+        from . import staging
+
         return staging.discard(self, id)
 
     def remember(
@@ -1049,20 +1081,28 @@ class Memory:
         If a note already states it (conflicts.py), nothing is written and that note is
         returned (`existing`). `supersedes`: the note it replaces (linked both ways).
         """
+        from . import staging
+
         return self._guarded(
             lambda: staging.remember(self, text, title=title, tags=tags, supersedes=supersedes, now=now)
         )
 
     def pin(self, target: str) -> PinResult:
         """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
+        from . import edits
+
         return edits.set_pinned(self, target, True)
 
     def unpin(self, target: str) -> PinResult:
         """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again."""
+        from . import edits
+
         return edits.set_pinned(self, target, False)
 
     def log(self, text: str, now: dt.datetime | None = None) -> str:
         """Append a timestamped line to today's episodic note; returns its path."""
+        from . import edits
+
         return edits.log_entry(self, text, now)
 
     # -- the review -------------------------------------------------------------
@@ -1071,6 +1111,9 @@ class Memory:
         back or was superseded, unreadable notes, and a chart. `result.markdown` is the review note;
         with `write` it is written to `review_note` (a person's edit to it is kept, see review.py);
         `result.to_dict()` is the same content as data. Reads the index as it is (`index` first)."""
+        from . import review
+        from .review_note import render as render_review
+
         result = review.gather(self, now)
         result.markdown = render_review(result)
         if write:
@@ -1079,7 +1122,7 @@ class Memory:
 
     def refresh_review(self, now: dt.datetime | None = None) -> Review | None:
         """Rewrite the review note if there is one (the watcher calls this when the memory changed)."""
-        rel = review.review_path(self.config)
+        rel = review_path(self.config)
         if not rel or self.config.read_only or not (self.vault / rel).is_file():
             return None
         return self.review(now)

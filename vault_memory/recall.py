@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .catalog import NoteRow
-from .edits import memory_folder, rehearse
 from .errors import VectorStoreUnavailableError
 from .filters import NoteFilter, eligible
 from .ranking import Mode, Ranked, change_label, rank
@@ -150,6 +149,8 @@ def recall(
         for i, (h, r) in enumerate(zip(hits, ranked, strict=True), 1):
             h.explain = explain_hit(i, r, hits, ranked, mode=mode, decay=decay)
     if touch and not ws.config.read_only:
+        from .edits import rehearse  # the write path: not imported by a recall that writes nothing
+
         used = used_hits(ws, hits)
         written = set(rehearse(ws, [h.node_id for h in used], now=now))
         for h in used:
@@ -219,6 +220,8 @@ def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
     cfg = ws.config
     if cfg.rehearse == "none":
         return []
+    from .edits import memory_folder
+
     folder = memory_folder(ws)
     out: list[Hit] = []
     for h in hits:

@@ -40,35 +40,18 @@ from typing import Any
 from . import atomic
 from .catalog import NoteRow
 from .decay import MemoryState
-from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
+from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import local_zone, parse_int, parse_time
 from .notefile import GENERATED_BY, ParsedNote, move_note, read_note, write_note
 from .records import StagedMemory, iso
 from .relations import Identities, link_text, note_stems, relation_values
 from .staging import scan_staged
-from .text import folder_setting, in_folder, split_title, unlink
+from .text import folder_setting, ignore_pattern, in_folder, review_path, split_title, unlink
 from .workspace import Workspace, now_utc
 
 CHART_WEEKS = 8  # the chart looks this many weeks ahead, a point a week
 CONFLICT_EXCERPT = 220  # characters of a conflicting note shown beside the draft (around what it shares)
 LN_2 = math.log(2)
-
-
-def review_path(ws_config: Any) -> str:
-    """The review note's vault path from the `review_note` setting ("" when it is off)."""
-    raw = str(ws_config.review_note or "").strip()
-    if not raw:
-        return ""
-    rel = folder_setting(raw, "review_note")
-    if not rel.lower().endswith(".md"):
-        raise ConfigError(f"review_note {raw!r} must be a Markdown file inside the vault (e.g. Memory/Review.md)")
-    return rel
-
-
-def ignore_pattern(ws_config: Any) -> list[str]:
-    """The gitignore-style pattern that keeps the review note out of indexing and the watcher."""
-    rel = review_path(ws_config)
-    return ["/" + re.sub(r"([\\[\]*?!#])", r"\\\1", rel)] if rel else []
 
 
 # -- records ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -219,6 +220,23 @@ def folder_setting(name: str, setting: str, *, allow_root: bool = False) -> str:
     return clean
 
 
+def review_path(ws_config: Any) -> str:
+    """The review note's vault path from the `review_note` setting ("" when it is off)."""
+    raw = str(ws_config.review_note or "").strip()
+    if not raw:
+        return ""
+    rel = folder_setting(raw, "review_note")
+    if not rel.lower().endswith(".md"):
+        raise ConfigError(f"review_note {raw!r} must be a Markdown file inside the vault (e.g. Memory/Review.md)")
+    return rel
+
+
+def ignore_pattern(ws_config: Any) -> list[str]:
+    """The gitignore-style pattern that keeps the review note out of indexing and the watcher."""
+    rel = review_path(ws_config)
+    return ["/" + re.sub(r"([\\[\]*?!#])", r"\\\1", rel)] if rel else []
+
+
 def join(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
@@ -288,11 +306,13 @@ __all__ = [
     "clean_tags",
     "default_title",
     "folder_setting",
+    "ignore_pattern",
     "in_folder",
     "join",
     "memory_body",
     "norm",
     "note_name",
+    "review_path",
     "snippet",
     "split_title",
     "unique_name",

@@ -34,8 +34,6 @@ import os
 import re
 import secrets
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -240,6 +238,9 @@ class VectorStore:
     # -- server mode plumbing --------------------------------------------------
     def _preflight(self, headers: dict[str, str]) -> None:
         """One heartbeat with a short timeout, so a dead or wrong server fails fast and clearly."""
+        import urllib.error  # server mode only: http.client and email are 45 ms of every CLI start
+        import urllib.request
+
         req = urllib.request.Request(f"{self.url}/api/v2/heartbeat", headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=CONNECT_TIMEOUT) as resp:
