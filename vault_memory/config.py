@@ -39,7 +39,7 @@ class Config:
     ollama_host: str | None = None
     embed_timeout: float = 30.0
     chroma_url: str | None = None
-    exact_search_limit: int = 50_000  # dense search over the catalog's vectors up to this many chunks
+    exact_search_limit: int = 150_000  # dense search over the catalog's vectors up to this many chunks (see README)
     lexical_fallback: bool = False  # serve BM25-only recall when the vector store is unreachable
     read_only: bool = False  # never write to the vault (no node_ids, no rehearsal)
     assign_ids: bool = False  # retired, ignored: ids are written only with state to keep (kept so old callers load)

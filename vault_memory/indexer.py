@@ -47,6 +47,7 @@ WAVE_CHUNKS = 1024  # notes are embedded in waves of about this many chunks, com
 INLINE_TEXTS = 1024
 EMBED_SLICE = 128  # texts handed to the embedder per call (it sorts by length and batches inside)
 COMMIT_CHUNKS = 128  # catalog rows are committed in groups of about this many chunks
+FIRST_COMMIT_CHUNKS = 16  # ... the first group of a catalog-first write smaller (searchable sooner)
 RESYNC_BATCH = 5000  # chunks re-sent to the store per step when it is re-synced or filled
 
 
@@ -540,6 +541,13 @@ class Indexer:
         # budget: past it, what is chunked is written at once and the rest note by note as it is
         # chunked (chunking 2,000 notes first took ~25 s on a loaded machine before any row).
         limit = INLINE_TEXTS if embed_budget is None else min(INLINE_TEXTS, embed_budget)
+        if len(changes) > limit:
+            # More notes than texts to embed inline (each has a chunk or more): catalog first from
+            # the first note, rather than after chunking ~400 of them to find that out (the first
+            # rows of a 2,000-note first index commit at 0.8 s instead of 1.2 s).
+            chunked = (it for it in (self._chunked(c, scan) for c in changes) if it is not None)
+            self._write_catalog_first(chunked, set(), report)
+            return
         work: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
         needed: dict[str, str] = {}
         cached: set[str] = set()
@@ -614,11 +622,13 @@ class Indexer:
         pending: set[str] = set()
         wave: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
         wave_size = 0
+        first_written = False
         for item in itertools.chain(work, [None]):
             if item is not None:
                 wave.append(item)
                 wave_size += len(item[2])
-                if wave_size < COMMIT_CHUNKS:
+                # The first group small: a first index is searchable a few notes in.
+                if wave_size < (COMMIT_CHUNKS if first_written else FIRST_COMMIT_CHUNKS):
                     continue
             if not wave:
                 break
@@ -627,7 +637,7 @@ class Indexer:
             # No vectors to send, so no store write to amortise: one commit per COMMIT_CHUNKS
             # chunks makes each group of notes searchable as soon as it is chunked.
             self._write_wave(wave, report)
-            wave, wave_size = [], 0
+            wave, wave_size, first_written = [], 0, True
         report.texts_pending = len(pending)
 
     def fill_vectors(self, progress: Progress | None = None, *, limit: int | None = None) -> IndexReport:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.synth import build_synth, sample_queries
-from ..harness import REPO, Result, RunOptions, cache_key, log, table
+from ..harness import REPO, Result, RunOptions, cache_key, compile_tree, log, table
 
 PY = sys.executable
 CLI = "from vault_memory.cli.main import run; run()"
@@ -208,7 +208,10 @@ def run(opts: RunOptions) -> Result:
     trees = {"this tree": REPO}
     if opts.extra.get("baseline"):
         trees = {f"baseline {opts.extra['baseline']}": baseline_tree(str(opts.extra["baseline"]), opts.cache), **trees}
+    for tree in trees.values():
+        compile_tree(tree)
     res.params.update(
+        bytecode="compiled first (harness.compile_tree), as an installed package has it",
         notes=n,
         query=query,
         max_wait=max_wait,
