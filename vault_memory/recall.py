@@ -139,7 +139,7 @@ def recall(
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
     head = cands[: 4 * k + 20]
-    vectors = ws.catalog.get_vectors([c.chunk.text_hash for c in head]) if decay else None
+    vectors = searcher.vectors_of([c.chunk for c in head]) if decay else None
     ranked = rank(cands, notes, model=ws.decay, now=now, decay=decay, k=k, vectors=vectors)
     hits = [to_hit(query, r, notes[r.node_id]) for r in ranked]
     for h in hits:

@@ -133,6 +133,15 @@ class Searcher:
         vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
         return {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
 
+    def vectors_of(self, chunks: Sequence[ChunkRow]) -> dict[str, np.ndarray]:
+        """text hash -> vector of these chunks (those that have one): from the exact vectors in
+        memory when this searcher has them, else from the catalog."""
+        if self.exact is not None and self.rows is not None:
+            rows = self.rows()
+            _, mat = self.exact()
+            return {c.text_hash: mat[rows[c.chunk_id]] for c in chunks if c.chunk_id in rows}
+        return self.catalog.get_vectors([c.text_hash for c in chunks])
+
     def neighbours(self, vectors: np.ndarray, n: int) -> list[list[tuple[str, float]]]:
         """For each row of `vectors` (e.g. a note's own chunk vectors, related.py), its n nearest
         chunks as (chunk id, cosine), best first: one matrix product in exact mode."""
