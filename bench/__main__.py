@@ -47,6 +47,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "same_question": ("bench.studies.same_question", "locomo"),
     "soak": ("bench.studies.soak", None),
     "tools": ("bench.studies.tools", None),
+    "warm_ab": ("bench.studies.warm_ab", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")
