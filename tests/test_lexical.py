@@ -157,6 +157,7 @@ def test_auto_asks_fts5_first_then_memory(cat: Catalog) -> None:
 
 def test_merge_after_many_edits_keeps_results(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lexical, "MERGE_AT", 5)
+    monkeypatch.setattr(lexical, "MERGE_SHARE", 0.0)  # merge on the count alone, however big the segment
     assert_same(cat)
     for i in range(8):
         put(cat, note(f"n{i}", f"t{i} alpha"), [f"alpha {WORDS[i]} {WORDS[i + 1]}"])
@@ -270,3 +271,11 @@ def test_any_query_ranks_like_fts5(tmp_path_factory: pytest.TempPathFactory, que
         put(cat, note(f"n{i}", WORDS[i]), [" ".join(WORDS[(i * 5 + j) % len(WORDS)] for j in range(2 + i % 6))])
     assert_same(cat, [query], limit=6)
     cat.close()
+
+
+def test_the_unsorted_part_may_grow_with_the_sorted_one() -> None:
+    """A big vault's postings are re-sorted only when a tenth of them are new, not every 50k
+    (re-sorting 10M postings took ~6 s of every 1% edit at 40k notes)."""
+    assert lexical.merge_threshold(0) == lexical.MERGE_AT
+    assert lexical.merge_threshold(100_000) == lexical.MERGE_AT
+    assert lexical.merge_threshold(10_000_000) == 1_000_000

@@ -656,13 +656,17 @@ class Catalog:
         return [(cid, -float(s)) for cid, s in rows]
 
     def save_lexical_segment(self, *, force: bool = False) -> bool:
-        """Re-sort lex_docs into lex_segment when more than MERGE_AT postings are newer than it,
-        so a process loads sorted postings instead of sorting them (the writer, after a reconcile)."""
+        """Re-sort lex_docs into lex_segment when more postings are newer than it than
+        `lexical.merge_threshold` allows, so a process loads sorted postings instead of sorting
+        them (the writer, after a reconcile)."""
         row = self.db.execute("SELECT data FROM lex_segment WHERE name = 'seq'").fetchone()
         (newer,) = self.db.execute(
             "SELECT coalesce(sum(length(terms)), 0) / 8 FROM lex_docs WHERE seq > ?", (int(row[0]) if row else 0,)
         ).fetchone()
-        if not force and newer <= lexical.MERGE_AT:
+        (held,) = self.db.execute(
+            "SELECT coalesce(max(length(data)), 0) / 4 FROM lex_segment WHERE name = 'slots'"
+        ).fetchone()
+        if not force and newer <= lexical.merge_threshold(int(held)):
             return False
         with self.transaction():
             postings = lexical.Postings()
