@@ -101,7 +101,9 @@ def salvage_vectors(path: Path) -> tuple[str | None, dict[str, bytes]]:
                 and len(blob) % 4 == 0
             ):
                 vec = np.frombuffer(blob, dtype=np.float32)
-                if np.all(np.isfinite(vec)) and abs(float(vec @ vec) - 1.0) < 1e-3:
+                with np.errstate(over="ignore", invalid="ignore"):  # damaged bytes: huge values are refused below
+                    unit = bool(np.all(np.isfinite(vec))) and abs(float(vec @ vec) - 1.0) < 1e-3
+                if unit:
                     rows[text_hash] = blob
     except (sqlite3.Error, ValueError):
         pass
