@@ -13,7 +13,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
@@ -120,3 +122,28 @@ def test_large_vaults_use_chroma_and_check_it_first(make_memory: MemoryFactory, 
     assert rep.store_resynced == mem.catalog.chunk_count() > 10
     assert mem.store is not None and mem.store.ids() == mem.catalog.chunk_ids()
     assert mem.recall("sourdough starter", k=3, touch=False, mode="dense")
+
+
+def test_exact_rows_come_from_the_same_snapshot_as_the_vectors() -> None:
+    """Another process may change the vectors between two reads of them: the row map a searcher
+    uses must be the one of the matrix in hand (save_race caught rows of one generation applied
+    to the matrix of the next: IndexError)."""
+    from vault_memory.catalog import ChunkRow
+    from vault_memory.search import Searcher
+
+    two = (["a#0", "b#0"], np.eye(2, 4, dtype=np.float32))
+    one = (["b#0"], np.eye(1, 4, k=2, dtype=np.float32))
+    calls = iter([two, one, two, one, two, one])
+
+    def exact() -> tuple[list[str], np.ndarray]:
+        return next(calls)  # a new generation on every read
+
+    def rows(ids: Any) -> dict[str, int]:
+        return {c: i for i, c in enumerate(ids)}
+
+    searcher = Searcher(None, None, None, exact=exact, rows=rows)  # type: ignore[arg-type]
+    b = ChunkRow("b#0", "b", 0, "", "text b", "hb")
+    for snapshot in (two, one, two):
+        got = searcher.vectors_of([b])
+        ids, mat = snapshot
+        assert np.array_equal(got["hb"], mat[ids.index("b#0")])

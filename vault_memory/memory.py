@@ -174,8 +174,8 @@ class Memory:
         self._store_failed_at = 0.0
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._progress: tuple[str, VectorProgress] | None = None  # (vectors generation, counts)
-        self._owners: tuple[list[str], np.ndarray, dict[str, int]] | None = None
-        self._rows: tuple[list[str], dict[str, int]] | None = None
+        self._owners: tuple[Sequence[str], np.ndarray, dict[str, int]] | None = None
+        self._rows: tuple[Sequence[str], dict[str, int]] | None = None
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
         self._hold = False
@@ -678,10 +678,10 @@ class Memory:
             self._progress = (gen, self.catalog.vector_progress())
         return self._progress[1]
 
-    def _exact_owners(self) -> tuple[np.ndarray, dict[str, int]]:
-        """For the exact vectors' rows: each row's note as a small integer, and note -> integer.
-        Kept with the vectors, so a filtered search masks rows with one integer `isin` (search.py)."""
-        ids, _ = self._exact_vectors()
+    def _exact_owners(self, ids: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
+        """For the rows of the exact vectors whose ids are `ids` (the list `_exact_vectors` gave):
+        each row's note as a small integer, and note -> integer. Kept with those vectors, so a
+        filtered search masks rows with one integer `isin` (search.py)."""
         if self._owners is None or self._owners[0] is not ids:
             codes: dict[str, int] = {}
             arr = np.fromiter(
@@ -690,9 +690,11 @@ class Memory:
             self._owners = (ids, arr, codes)
         return self._owners[1], self._owners[2]
 
-    def _exact_rows(self) -> dict[str, int]:
-        """chunk id -> its row of the exact vectors (kept with them, like `_exact_owners`)."""
-        ids, _ = self._exact_vectors()
+    def _exact_rows(self, ids: Sequence[str]) -> dict[str, int]:
+        """chunk id -> its row of the exact vectors whose ids are `ids` (kept with them, like
+        `_exact_owners`): asked of the ids in hand, since another process may change the vectors
+        between two calls of `_exact_vectors` (a race test caught rows of one generation applied
+        to the matrix of the next)."""
         if self._rows is None or self._rows[0] is not ids:
             self._rows = (ids, {c: i for i, c in enumerate(ids)})
         return self._rows[1]

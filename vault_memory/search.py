@@ -29,8 +29,12 @@ WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Wind
 #: and 2 sentences each give updates_hard what 50 and 4 gave (20 loses a statement) for a third
 #: of the sentences embedded by a new question (bench same_question's replay).
 WINDOW_CANDIDATES = 30
-ExactOwners = Callable[[], tuple[np.ndarray, dict[str, int]]]
-ExactRows = Callable[[], Mapping[str, int]]
+#: For the ids `ExactVectors` returned (the same list object: another process may change the
+#: vectors between two calls, so these are asked of one snapshot): each row's note as an
+#: integer code, and note -> code ...
+ExactOwners = Callable[[Sequence[str]], tuple[np.ndarray, dict[str, int]]]
+#: ... and chunk id -> row
+ExactRows = Callable[[Sequence[str]], Mapping[str, int]]
 #: A filtered dense search on a store scores the allowed chunks exactly up to this many (loading
 #: 20k cached vectors takes ~30 ms); more, and the store is over-asked (at most ALLOWED_OVERFETCH_MAX).
 ALLOWED_EXACT = 20_000
@@ -92,7 +96,7 @@ class Searcher:
         rows = None
         if allow is not None:  # only the allowed notes' chunks compete (filters.py)
             if self.owners is not None:  # ~1 ms at 26k chunks, against 10-25 ms testing each chunk id
-                codes, index = self.owners()
+                codes, index = self.owners(ids)
                 wanted = np.fromiter((index[a] for a in allow if a in index), dtype=np.int64)
                 rows = np.isin(codes, wanted).nonzero()[0]
             else:
@@ -127,8 +131,8 @@ class Searcher:
         vectors in memory when this searcher has them (the same float32 rows, so the same bits as
         the catalog's), else read from the catalog."""
         if self.exact is not None and self.rows is not None:
-            rows = self.rows()
-            _, mat = self.exact()
+            ids, mat = self.exact()
+            rows = self.rows(ids)
             return {c: float(mat[rows[c]] @ qvec) for c in pool if c in rows}
         vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
         return {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
@@ -137,8 +141,8 @@ class Searcher:
         """text hash -> vector of these chunks (those that have one): from the exact vectors in
         memory when this searcher has them, else from the catalog."""
         if self.exact is not None and self.rows is not None:
-            rows = self.rows()
-            _, mat = self.exact()
+            ids, mat = self.exact()
+            rows = self.rows(ids)
             return {c.text_hash: mat[rows[c.chunk_id]] for c in chunks if c.chunk_id in rows}
         return self.catalog.get_vectors([c.text_hash for c in chunks])
 
