@@ -40,7 +40,7 @@ from tests.test_index import (  # noqa: F401  (collected again, here against the
     test_second_writer_gets_clear_message,
 )
 from vault_memory import vectorstore
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.embedders import FakeEmbedder, embed_query
 from vault_memory.errors import ConfigError, VectorStoreUnavailableError
 from vault_memory.memory import Memory
 
@@ -116,11 +116,21 @@ def test_rebuild_equals_incremental_on_the_server(make_memory: MemoryFactory, va
     assert all(mine[c].text_hash == theirs[c].text_hash for c in ids)
     # lexical recall does not depend on the ANN graph: equal byte for byte
     assert recall_json(mem, ("bm25",)) == recall_json(rebuilt, ("bm25",))
-    # and every dense hit each returns is one the other would score identically (exact cosine)
+    # and every dense hit each returns is one the other scores identically (exact cosine from the
+    # catalog's vectors), and finds: by note, since the two HNSW graphs (one built with deletes,
+    # one fresh) may pick a different chunk of a note among near-equal ones (a full-suite CI run
+    # once saw that). Nearly all of one's top 5 are in the other's top 20.
+    found = total = 0
     for q in QUERIES:
+        qvec = embed_query(rebuilt.embedder, q)
+        theirs_paths = {g.path for g in rebuilt.recall(q, k=20, touch=False, mode="dense")}
         for h in mem.recall(q, k=5, touch=False, mode="dense"):
-            twin = [g for g in rebuilt.recall(q, k=20, touch=False, mode="dense") if g.chunk_id == h.chunk_id]
-            assert twin and twin[0].similarity == h.similarity
+            row = rebuilt.catalog.chunks_by_ids([h.chunk_id])[h.chunk_id]
+            vec = rebuilt.catalog.get_vectors([row.text_hash])[row.text_hash]
+            assert round(float(vec @ qvec), 6) == h.similarity
+            total += 1
+            found += h.path in theirs_paths
+    assert total and found >= total - 1, (found, total)
 
 
 def test_server_index_and_recall_equal_embedded(make_memory: MemoryFactory, tmp_path: Path) -> None:
