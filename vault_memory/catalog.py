@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -177,6 +177,28 @@ LexicalEngine = Literal["auto", "fts5", "memory"]
 #: chunk rows `chunks_by_ids` keeps in memory (their text is most of it: ~15 MB at 10k rows)
 CHUNK_ROWS_KEPT = 10_000
 
+_Row = TypeVar("_Row")
+
+
+class _ByGeneration(Generic[_Row]):
+    """Rows by id, valid while a meta generation (bumped by every committed write to their
+    table, in any process) is the one they were read at; emptied past `limit` rows."""
+
+    def __init__(self, key: str, limit: int) -> None:
+        self.key, self.limit = key, limit
+        self.gen: str | None = None
+        self.rows: dict[str, _Row] = {}
+
+    def current(self, catalog: Catalog) -> dict[str, _Row] | None:
+        """The rows still valid, to read and add to; None inside a write transaction (rows read
+        there may still roll back)."""
+        if catalog.db.in_transaction:
+            return None
+        gen = catalog.get_meta(self.key) or "0"
+        if gen != self.gen or len(self.rows) > self.limit:
+            self.rows, self.gen = {}, gen
+        return self.rows
+
 
 class Catalog:
     """SQLite access for notes, chunks, cached vectors and the FTS5 index."""
@@ -208,13 +230,11 @@ class Catalog:
         self._note_rows: dict[tuple[Any, ...], NoteRow] = {}
         # ... and by node_id, valid while the notes' generation (bumped by every committed write to
         # `notes`, in any process) is the one they were read at: recall asks for the same ~200 twice.
-        self._notes_by_id: dict[str, NoteRow] = {}
-        self._notes_gen: str | None = None
+        self._notes_by_id: _ByGeneration[NoteRow] = _ByGeneration("notes_gen", 50_000)
         # chunk rows by id, valid while the vectors' generation (bumped whenever any chunk is
         # written or deleted, in any process) is the one they were read at: a long-lived process
         # (MCP, a watcher) meets the same candidates again, and bm25, dense and hybrid share them.
-        self._chunks_by_id: dict[str, ChunkRow] = {}
-        self._chunks_gen: str | None = None
+        self._chunks_by_id: _ByGeneration[ChunkRow] = _ByGeneration("vectors_gen", CHUNK_ROWS_KEPT)
         self._orphans: set[str] = set()  # texts of chunks deleted since the last prune_vectors
         try:
             if read_only:
@@ -335,12 +355,8 @@ class Catalog:
 
     def notes_by_ids(self, node_ids: Sequence[str]) -> dict[str, NoteRow]:
         out: dict[str, NoteRow] = {}
-        by_id: dict[str, NoteRow] | None = None
-        if not self.db.in_transaction:  # rows read inside a transaction may still roll back
-            gen = self.get_meta("notes_gen") or "0"
-            if gen != self._notes_gen or len(self._notes_by_id) > 50_000:
-                self._notes_by_id, self._notes_gen = {}, gen
-            by_id = self._notes_by_id
+        by_id = self._notes_by_id.current(self)
+        if by_id is not None:
             out = {n: by_id[n] for n in node_ids if n in by_id}
             node_ids = [n for n in node_ids if n not in out]
         cache = self._note_rows
@@ -452,12 +468,8 @@ class Catalog:
 
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
         out: dict[str, ChunkRow] = {}
-        kept: dict[str, ChunkRow] | None = None
-        if not self.db.in_transaction:  # rows read inside a transaction may still roll back
-            gen = self.vectors_generation()
-            if gen != self._chunks_gen or len(self._chunks_by_id) > CHUNK_ROWS_KEPT:
-                self._chunks_by_id, self._chunks_gen = {}, gen
-            kept = self._chunks_by_id
+        kept = self._chunks_by_id.current(self)
+        if kept is not None:
             out = {c: kept[c] for c in chunk_ids if c in kept}
             chunk_ids = [c for c in chunk_ids if c not in out]
         for start in range(0, len(chunk_ids), 500):

@@ -85,6 +85,13 @@ class Scan:
     stamped: int = 0  # files not read because their stamp was unchanged
     recorded_stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # the catalog's, before
 
+    def present(self) -> dict[str, str]:
+        """path -> file hash of every file this scan found: notes, and notes passed over."""
+        out = {e.path: e.file_hash for e in self.entries}
+        for rel in itertools.chain(self.failures, self.passed):
+            out[rel] = self.hashes.get(rel, "")
+        return out
+
 
 #: catalog meta: the token (`Indexer._settled_token`) of the last full reconcile that left every
 #: note stamped, or "" when it did not
@@ -418,9 +425,7 @@ class Indexer:
         later reconcile that finds the same files with the same stamps knows its plan is a no-op
         (`unchanged_since_settled`). Otherwise (a file too fresh to stamp, a symlink) the mark is
         taken away and the next reconcile scans as before."""
-        present = {e.path: e.file_hash for e in scan.entries}
-        for rel in itertools.chain(scan.failures, scan.passed):
-            present[rel] = scan.hashes.get(rel, "")
+        present = scan.present()
         whole = len(stamps) == len(present) and all(stamps.get(p, ("", None))[1] == h for p, h in present.items())
         token = self._settled_token() if whole and not scan.duplicates else ""
         if self.catalog.get_meta(SETTLED_KEY) != token:
@@ -494,8 +499,7 @@ class Indexer:
         new = {p: v for p, v in scan.stamps.items() if before.get(p) != v}
         gone: set[str] = set()
         if scan.scope is None:
-            present = {e.path for e in scan.entries} | set(scan.failures) | set(scan.passed)
-            gone = set(before) - present
+            gone = set(before) - scan.present().keys()
         if new or gone:
             with self.catalog.transaction():
                 self.catalog.drop_file_stamps(gone)

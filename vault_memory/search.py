@@ -127,14 +127,9 @@ class Searcher:
         return [(c, s) for c, s in found if chunk_owner(c) in allow][:n]
 
     def _cosines(self, pool: Sequence[str], chunks: Mapping[str, ChunkRow], qvec: np.ndarray) -> dict[str, float]:
-        """chunk id -> cosine to the query, for the pool's chunks that have a vector: from the exact
-        vectors in memory when this searcher has them (the same float32 rows, so the same bits as
-        the catalog's), else read from the catalog."""
-        if self.exact is not None and self.rows is not None:
-            ids, mat = self.exact()
-            rows = self.rows(ids)
-            return {c: float(mat[rows[c]] @ qvec) for c in pool if c in rows}
-        vecs = self.catalog.get_vectors([chunks[c].text_hash for c in pool])
+        """chunk id -> cosine to the query, for the pool's chunks that have a vector (`vectors_of`:
+        the same float32 rows in memory or in the catalog, so the same bits either way)."""
+        vecs = self.vectors_of([chunks[c] for c in pool])
         return {c: float(vecs[chunks[c].text_hash] @ qvec) for c in pool if chunks[c].text_hash in vecs}
 
     def vectors_of(self, chunks: Sequence[ChunkRow]) -> dict[str, np.ndarray]:

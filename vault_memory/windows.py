@@ -94,20 +94,16 @@ def _light_stem(word: str) -> str:
     return word[:5]
 
 
+#: _light_stem, remembered per word: a vault's words repeat.
+_stem_of = functools.lru_cache(maxsize=1 << 16)(_light_stem)
+
+
 def window_terms(query: str) -> frozenset[str]:
     """The query's content words as `pick_windows` matches them (plurals folded)."""
     return frozenset(_light_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1)
 
 
-def shared_terms(terms: Set[str], text: str, stems: Mapping[str, str] | None = None) -> int:
-    """How many of `terms` (window_terms) occur in `text` (`stems`: word -> stem, known already)."""
-    words = _WORD.findall(text.lower())
-    return len(terms & {stems[w] if stems is not None and w in stems else _light_stem(w) for w in words})
-
-
-def pick_windows(
-    windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK, stems: Mapping[str, str] | None = None
-) -> list[str]:
+def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK) -> list[str]:
     """The windows worth embedding for a query with these content `terms` (window_terms): those
     of at least MIN_WINDOW_WORDS words sharing a term with it, most shared terms first, at most `cap`.
 
@@ -115,13 +111,21 @@ def pick_windows(
     sentence that answers it name the same thing: "city", "editor", a person); the cosine
     then decides how well it answers. A query without content words picks nothing.
     """
+    return _pick([(w, w.lower()) for w in windows], terms, (), cap)
+
+
+def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence[str], cap: int) -> list[str]:
+    """pick_windows over (window, its lowercase) pairs; with `needles` (see `_needles`), a window
+    containing none of them is passed over before it is tokenized (it can share no term)."""
     if not terms:
         return []
     scored = []
-    for i, w in enumerate(windows):
+    for i, (w, low) in enumerate(windows):
+        if needles and not any(n in low for n in needles):
+            continue  # most windows share no word with the query and stop here
         if len(_WORD.findall(w)) < MIN_WINDOW_WORDS:
             continue
-        shared = shared_terms(terms, w, stems)
+        shared = len(terms & set(map(_stem_of, _WORD.findall(low))))
         if shared > 0:
             scored.append((-shared, i, w))
     scored.sort()
@@ -243,10 +247,6 @@ def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
     return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity)
 
 
-#: _light_stem, remembered per word: a vault's words repeat.
-_stem_of = functools.lru_cache(maxsize=1 << 16)(_light_stem)
-
-
 @functools.lru_cache(maxsize=8192)
 def _split_lowered(body: str) -> tuple[tuple[str, str], ...]:
     """split_windows(body), each window with its lowercase (an LRU: a long-lived process asks
@@ -271,18 +271,7 @@ def picks(body: str, terms: Set[str], needles: Sequence[str] | None = None) -> l
     wins = _split_lowered(body)
     if len(wins) < 2 or not terms:
         return []
-    needles = _needles(terms) if needles is None else needles
-    scored = []
-    for i, (w, low) in enumerate(wins):
-        if not any(n in low for n in needles):
-            continue  # most windows share no word with the query and stop here
-        if len(_WORD.findall(w)) < MIN_WINDOW_WORDS:
-            continue
-        shared = len(terms & set(map(_stem_of, _WORD.findall(low))))
-        if shared > 0:
-            scored.append((-shared, i, w))
-    scored.sort()
-    return [w for _, _, w in scored[:WINDOWS_PER_CHUNK]]
+    return _pick(wins, terms, _needles(terms) if needles is None else needles, WINDOWS_PER_CHUNK)
 
 
 def best_windows(
@@ -350,7 +339,6 @@ __all__ = [
     "open_cache",
     "pick_windows",
     "picks",
-    "shared_terms",
     "split_windows",
     "window_terms",
 ]
