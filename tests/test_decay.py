@@ -141,10 +141,9 @@ def test_rehearsal_restarts_the_curve() -> None:
 T1 = dt.datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 T2 = dt.datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
 T3 = dt.date(2025, 1, 1)
-MTIME = dt.datetime(2024, 1, 1, tzinfo=UTC).timestamp()
 
 
-LOCAL = dt.datetime(2025, 1, 1).astimezone()  # a date is its local midnight
+LOCAL = dt.datetime(2025, 1, 1, tzinfo=UTC)  # a date is its midnight, UTC: the same on every machine
 
 
 @pytest.mark.parametrize(("meta", "source", "anchor"), [
@@ -152,29 +151,29 @@ LOCAL = dt.datetime(2025, 1, 1).astimezone()  # a date is its local midnight
     ({"last_accessed": T3, "created": T2}, "property:created", T2),  # restated after the last rehearsal
     ({"created": T2, "date": T3}, "property:created", T2),  # the latest of the note's own dates
     ({"date": T3}, "property:date", LOCAL),
-    ({}, "mtime", dt.datetime.fromtimestamp(MTIME).astimezone().replace(hour=0)),  # to the day
-    ({"stated": T3}, "stated", LOCAL),  # ours, from a first write; below the note's own dates
+    ({}, "none", None),  # undated: no file time is evidence (a clone sets it)
+    ({"stated": T3}, "none", None),  # the retired owned key (an mtime's day) is not read
     ({"stated": T3, "date": T2}, "property:date", T2),
     ({"last_accessed": "garbage", "created": T2}, "property:created", T2),  # unreadable value: next source
     ({"last_accessed": None, "created": "", "date": T3}, "property:date", LOCAL),
 ])  # fmt: skip
 def test_anchor_precedence(meta: dict[str, object], source: str, anchor: dt.datetime) -> None:
-    s = state_from_meta(meta, MTIME)
+    s = state_from_meta(meta)
     assert s.anchor_source == source
     assert s.anchor == anchor
 
 
 @pytest.mark.parametrize(("value", "expected"), [
-    (dt.date(2026, 11, 29), dt.datetime(2026, 11, 29).astimezone()),  # a date: local midnight
-    (dt.datetime(2026, 11, 29, 12, 30), dt.datetime(2026, 11, 29, 12, 30).astimezone()),  # naive: local time
+    (dt.date(2026, 11, 29), dt.datetime(2026, 11, 29, tzinfo=UTC)),  # a date: midnight UTC, on every machine
+    (dt.datetime(2026, 11, 29, 12, 30), dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),  # naive: UTC
     (dt.datetime(2026, 11, 29, 12, 30, tzinfo=dt.timezone(dt.timedelta(hours=2))),
      dt.datetime(2026, 11, 29, 10, 30, tzinfo=UTC)),
-    ("2026-11-29", dt.datetime(2026, 11, 29).astimezone()),
+    ("2026-11-29", dt.datetime(2026, 11, 29, tzinfo=UTC)),
     ("2026-11-29T12:30:00+02:00", dt.datetime(2026, 11, 29, 10, 30, tzinfo=UTC)),
     ("2026-11-29T12:30:00Z", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
-    ("2026-11-29 12:30", dt.datetime(2026, 11, 29, 12, 30).astimezone()),
-    ("[[2026-11-29]]", dt.datetime(2026, 11, 29).astimezone()),
-    ([["2026-11-29"]], dt.datetime(2026, 11, 29).astimezone()),
+    ("2026-11-29 12:30", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
+    ("[[2026-11-29]]", dt.datetime(2026, 11, 29, tzinfo=UTC)),
+    ([["2026-11-29"]], dt.datetime(2026, 11, 29, tzinfo=UTC)),
     ("  2026-11-29T12:30:00+00:00  ", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
     ("yesterday", None), ("", None), (None, None), (True, None), (20261129, None), ([T1], T1), ([T1, T2], None),
 ])  # fmt: skip
@@ -226,17 +225,3 @@ def test_strength_matches_formula(age: float, tier: str) -> None:
 )
 def test_episodic_is_a_label(meta: dict[str, object], episodic: bool) -> None:
     assert is_episodic(state_from_meta(meta)) is episodic
-
-
-def test_same_subject_order_leaves_fixed_items_in_place() -> None:
-    import numpy as np
-
-    from vault_memory.ranking import same_subject_order
-
-    vecs = np.tile(np.eye(1, 4, dtype=np.float32), (3, 1))  # three identical vectors: one subject
-    rel, strength, owners = [1.0, 0.9, 0.8], [0.1, 0.5, 0.9], ["a", "b", "c"]
-    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3) == [2, 1, 0]  # strongest first
-    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3, [False, True, False]) == [2, 1, 0]
-    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3, [True, False, False]) == [0, 2, 1]
-    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.3, [True, True, True]) == [0, 1, 2]
-    assert same_subject_order(vecs, rel, strength, owners, 0.5, 0.05) == [0, 1, 2]  # not comparably relevant

@@ -109,7 +109,7 @@ def test_the_query_lists_what_the_decay_model_and_the_review_call_fading(memorie
     model = memories.decay
     expected = []
     for path, meta in notes.items():
-        state = model.state(meta, 0.0, path)
+        state = model.state(meta, path)
         if state.pinned or state.superseded_by or meta.get("generated_by"):
             continue
         if model.strength(state, horizon) < model.dormant_below + 1e-3:
@@ -124,7 +124,7 @@ def test_the_query_lists_what_the_decay_model_and_the_review_call_fading(memorie
     shown = {v.path for v in review.fading + review.dormant if v.path.count("/") == 1}
     assert shown <= set(listed)
     for path in set(listed) - shown:
-        state = model.state(notes[path], 0.0, path)
+        state = model.state(notes[path], path)
         assert model.strength(state, NOW - 7 * DAY) < model.dormant_below  # dormant before the window
     # every field the query reads is on the notes it lists
     for path in listed:

@@ -1,10 +1,12 @@
 """Forgetting, computed when reading: pure functions of frontmatter and `now`.
 
 strength = 0.5 ** (age / half_life), where age runs from the later of the last rehearsal
-(`last_accessed`) and the time the note was stated (fields.stated_time: its own dates, a
-daily note's name, our `stated` record, the file's day). Pinned notes have strength 1.
-Below `dormant_below` a note is dormant: left out of recall unless a query matches it
-strongly (then it is reactivated). Nothing is deleted.
+(`last_accessed`, written when recall used the note) and the time the note was stated
+(fields.stated_time: its own date properties, `created` among them, or a daily note's name).
+Both are evidence written in the note, so the same bytes give the same strength on every
+machine, whatever its file times say. A note with neither has no age: strength 1, as for a
+pinned note. Below `dormant_below` a note is dormant: left out of recall unless a query
+matches it strongly (then it is reactivated). Nothing is deleted.
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
-from .fields import Stated, parse_bool, parse_int, parse_list, parse_time, stated_time
+from .fields import UNDATED, Stated, parse_bool, parse_int, parse_list, parse_time, stated_time
 from .obsidian import DEFAULT_DAILY_FORMAT
 
 TIERS = ("short", "long")
 _DAY = 86400.0
 STATE_MEMO = 50_000  # notes whose decay facts a DecayModel remembers (see DecayModel._states)
+#: The cosine that brings a note back just below the dormancy threshold, and what each further
+#: half-life adds (capped at the embedder's clear match). LoCoMo R@10 cost 0.001 against 0.013
+#: for a flat 0.3 and 0.11 for a flat 0.6 (bench calibrate, docs/ranking.md).
+REACTIVATE_FLOOR = 0.1
+REACTIVATE_SLOPE = 0.12
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,7 @@ class MemoryState:
     expires: dt.datetime | None
     needs_review: bool
     kind: str = ""  # the frontmatter's `type` (or `kind`), lower case
-    stated: Stated = Stated(None, "none", False)  # when the content was stated (fields.stated_time)
+    stated: Stated = UNDATED  # when the content was stated (fields.stated_time)
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
@@ -59,11 +66,9 @@ def is_episodic(state: MemoryState) -> bool:
     return state.kind in EPISODIC_TYPES
 
 
-def state_from_meta(
-    meta: Mapping[str, Any], mtime: float | None = None, stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT
-) -> MemoryState:
-    """The decay facts of a note from its frontmatter, its file name's stem and (last) its mtime."""
-    stated = stated_time(meta, mtime, stem, daily_format)
+def state_from_meta(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> MemoryState:
+    """The decay facts of a note from its frontmatter and its file name's stem (a daily note's date)."""
+    stated = stated_time(meta, stem, daily_format)
     anchor, source = stated.when, stated.source
     rehearsed = parse_time(meta.get("last_accessed"))
     if rehearsed is not None and (anchor is None or rehearsed >= anchor):
@@ -97,12 +102,6 @@ class DecaySettings(Protocol):
     def dormant_below(self) -> float: ...
     @property
     def promote_after_days(self) -> int: ...
-    @property
-    def reactivate_similarity(self) -> float: ...
-    @property
-    def reactivate_slope(self) -> float: ...
-    @property
-    def reactivate_cap(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -124,15 +123,12 @@ class DecayModel:
     half_life_long_days: float = 60.0
     dormant_below: float = 0.1
     promote_after_days: int = 3
-    reactivate_similarity: float = 0.1
-    reactivate_slope: float = 0.12
-    reactivate_cap: float = 0.5  # a strong match (MiniLM cosine >= 0.5) always reactivates, however old
     daily_format: str = DEFAULT_DAILY_FORMAT  # the vault's daily-note file names date those notes
     # The facts of notes seen before: recall asks for ~200 candidates per query, mostly the same
     # notes again, and reading their dates was a fifth of a warm recall. The catalog hands back
     # the same NoteRow (and frontmatter dict, read-only) while a note is unchanged, so the memo is
     # keyed by that dict's identity and holds the dict, so the id cannot be reused meanwhile.
-    _states: dict[int, tuple[Mapping[str, Any], float | None, str, MemoryState]] = field(
+    _states: dict[int, tuple[Mapping[str, Any], str, MemoryState]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -144,50 +140,56 @@ class DecayModel:
             half_life_long_days=s.half_life_long_days,
             dormant_below=s.dormant_below,
             promote_after_days=s.promote_after_days,
-            reactivate_similarity=s.reactivate_similarity,
-            reactivate_slope=s.reactivate_slope,
-            reactivate_cap=s.reactivate_cap,
             daily_format=daily_format,
         )
 
-    def state(self, meta: Mapping[str, Any], mtime: float | None = None, path: str = "") -> MemoryState:
+    def state(self, meta: Mapping[str, Any], path: str = "") -> MemoryState:
         """The decay facts of the note at `path` (its stem may be a daily note's date)."""
         hit = self._states.get(id(meta))
-        if hit is not None and hit[0] is meta and hit[1] == mtime and hit[2] == path:
-            return hit[3]
-        state = state_from_meta(meta, mtime, PurePosixPath(path).stem if path else "", self.daily_format)
+        if hit is not None and hit[0] is meta and hit[1] == path:
+            return hit[2]
+        state = state_from_meta(meta, PurePosixPath(path).stem if path else "", self.daily_format)
         if len(self._states) >= STATE_MEMO:
             self._states.clear()
-        self._states[id(meta)] = (meta, mtime, path, state)
+        self._states[id(meta)] = (meta, path, state)
         return state
 
     def gate(
-        self, state: MemoryState, now: dt.datetime, similarity: float, cue: Callable[[], bool] | None = None
+        self,
+        state: MemoryState,
+        now: dt.datetime,
+        similarity: float,
+        cue: Callable[[], bool] | None = None,
+        *,
+        strong: float = 0.5,
     ) -> Gate:
-        """The one dormancy gate (recall and prefetch): a dormant note comes back only when the
-        query's cosine reaches `reactivation_threshold(strength)`, or `cue()` says the query
-        names it specifically (asked only then, since it may cost a text scan)."""
+        """The one dormancy gate (recall and prefetch share it through ranking.rank): a dormant note
+        comes back only when the query's cosine reaches `reactivation_threshold(strength, strong)`,
+        or `cue()` says the query names it specifically (asked only then: it may cost a text scan).
+        `strong` is the embedder's clear-match cosine (calibration.py)."""
         strength = self.strength(state, now)
         dormant = not state.pinned and strength < self.dormant_below
-        admitted = not dormant or similarity >= self.reactivation_threshold(strength) or (cue is not None and cue())
+        admitted = (
+            not dormant or similarity >= self.reactivation_threshold(strength, strong) or (cue is not None and cue())
+        )
         return Gate(strength, dormant, admitted)
 
-    def reactivation_threshold(self, strength: float) -> float:
+    def reactivation_threshold(self, strength: float, strong: float = 0.5) -> float:
         """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.
 
-        `reactivate_similarity` at the dormancy threshold, plus `reactivate_slope` per half-life
-        beyond it, capped. Calibrated on LoCoMo (bench/studies/calibrate.py, README "Ranking").
+        REACTIVATE_FLOOR at the dormancy threshold, plus REACTIVATE_SLOPE per half-life beyond
+        it, never more than a clear match (`strong`). Calibrated on LoCoMo (README "Ranking").
         """
         if strength >= self.dormant_below:
             return 0.0
         halvings = math.log2(self.dormant_below / max(strength, 1e-300))
-        return min(self.reactivate_cap, self.reactivate_similarity + self.reactivate_slope * halvings)
+        return min(strong, REACTIVATE_FLOOR + REACTIVATE_SLOPE * halvings)
 
     def half_life(self, tier: str) -> float:
         return self.half_life_short_days if tier == "short" else self.half_life_long_days
 
     def strength(self, state: MemoryState, now: dt.datetime) -> float:
-        """0.5 ** (age / half_life) in [0, 1]; 1 when pinned or with no known age."""
+        """0.5 ** (age / half_life) in [0, 1]; 1 when pinned or with no known age (undated, never used)."""
         if state.pinned or state.anchor is None:
             return 1.0
         age_days = max(0.0, (now - state.anchor).total_seconds() / _DAY)

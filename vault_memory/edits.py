@@ -23,7 +23,7 @@ from .errors import (
     VaultMemoryError,
     VaultNotWritableError,
 )
-from .fields import STATED_KEY, parse_bool, stated_record, text_dates
+from .fields import STATED_KEY, parse_bool
 from .linking import link_for
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, write_note
 from .records import PinResult
@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 
 TRASH_FOLDER = ".trash"
 PATIENCE = 3.0  # seconds a write someone asked for waits for a note being saved to go quiet (bookkeeping: 0)
+#: Recalls within this many seconds of a note's last rehearsal write nothing more: an agent asking
+#: around one subject for a few minutes is one use, and one diff in a person's git, not ten.
+REHEARSAL_COALESCE_SECONDS = 600.0
 FieldsFor = Callable[[ParsedNote], tuple[dict[str, Any], list[str]]]
 
 
@@ -63,24 +66,18 @@ def memory_folder(ws: Workspace) -> str:
 
 
 def first_write_fields(ws: Workspace, note: ParsedNote) -> dict[str, Any]:
-    """What we add the first time we write into a note, whatever else we write.
-
-    `node_id`, when the note has none, or carries one that another note carries too (a copy:
-    the index identifies both by path until one of them gets its own). And `stated`, when the
-    note has no date of its own: the day its file carried before this write, so our write
-    does not make an old note new (fields.stated_time, rule 3).
-    """
-    out: dict[str, Any] = {}
+    """What we add the first time we write into a note, whatever else we write: `node_id`, when
+    the note has none, or carries one that another note carries too (a copy: the index
+    identifies both by path until one of them gets its own). Never a time: our write is not
+    evidence of when the note was stated (fields.py)."""
     nid = file_node_id(note)
-    if nid is None or _duplicate(ws, note.path, nid):
-        out["node_id"] = new_node_id()
-    if (
-        not text_dates(note.meta, PurePosixPath(note.path).stem, ws.decay.daily_format)
-        and STATED_KEY not in note.meta
-        and note.mtime
-    ):
-        out[STATED_KEY] = stated_record(note.mtime)
-    return out
+    return {"node_id": new_node_id()} if nid is None or _duplicate(ws, note.path, nid) else {}
+
+
+def retired_fields(note: ParsedNote) -> list[str]:
+    """Owned keys no version reads any more, removed when we write into the note anyway: `stated`
+    (the day an mtime carried, written by earlier versions; a clone's mtime is the clone's day)."""
+    return [STATED_KEY] if STATED_KEY in note.meta else []
 
 
 def _duplicate(ws: Workspace, rel: str, node_id: str) -> bool:
@@ -95,11 +92,12 @@ def _duplicate(ws: Workspace, rel: str, node_id: str) -> bool:
 def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
     """Read, compute (set, remove) from the note, write with compare-and-swap; one retry if
     the file changed meanwhile (a second loss raises ConcurrentEditError). The first write
-    into a note also records its identity and its date (`first_write_fields`)."""
+    into a note also records its identity (`first_write_fields`) and drops retired keys."""
     for attempt in (1, 2):
         note = read_note(ws.vault, rel)
         set_fields, remove = fields_for(note)
         set_fields = {**set_fields, **{k: v for k, v in first_write_fields(ws, note).items() if k not in set_fields}}
+        remove = [*remove, *(k for k in retired_fields(note) if k not in set_fields)]
         try:
             return write_note(
                 ws.vault,
@@ -107,7 +105,7 @@ def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
                 expected_hash=note.file_hash,
                 set_fields=set_fields,
                 wait=PATIENCE,
-                remove_fields=[k for k in remove if k in note.meta],
+                remove_fields=[k for k in dict.fromkeys(remove) if k in note.meta],
             )
         except ConcurrentEditError:
             if attempt == 2:
@@ -211,9 +209,10 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
 def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
     """Write `last_accessed`/`access_count` for these notes; returns the paths written.
 
-    Recalls within `rehearsal_coalesce_seconds` of the last one coalesce into one write.
+    Recalls within REHEARSAL_COALESCE_SECONDS of the last one coalesce into one write.
     Rehearsal never re-embeds and never bumps `revision`; a note being edited is skipped
-    (the human's edit wins: rehearsal is bookkeeping, never bought with their bytes).
+    (the human's edit wins: rehearsal is bookkeeping, never bought with their bytes). A note
+    with no age (undated and never used: strength 1) is not written: nothing would rank differently.
     """
     if ws.config.read_only:
         return []
@@ -228,11 +227,13 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
             note = read_note(ws.vault, row.path)
         except (NoteError, OSError):
             continue
-        state = ws.decay.state(note.meta, note.mtime, note.path)
+        state = ws.decay.state(note.meta, note.path)
+        if state.anchor is None and not state.pinned:
+            continue  # no date and never used: no age, strength 1; a rehearsal would only start it fading
         if (
             state.anchor_source == "last_accessed"
             and state.anchor is not None
-            and 0 <= (now - state.anchor).total_seconds() < ws.config.rehearsal_coalesce_seconds
+            and 0 <= (now - state.anchor).total_seconds() < REHEARSAL_COALESCE_SECONDS
         ):
             continue
         fields = ws.decay.rehearse(state, now)
@@ -242,7 +243,11 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
             fields["reactivated"] = now.replace(microsecond=0)  # it came back: the review note lists it
         try:
             new = write_note(
-                ws.vault, row.path, expected_hash=note.file_hash, set_fields={**fields, **first_write_fields(ws, note)}
+                ws.vault,
+                row.path,
+                expected_hash=note.file_hash,
+                set_fields={**fields, **first_write_fields(ws, note)},
+                remove_fields=retired_fields(note),
             )
         except ConcurrentEditError:
             continue  # a human is editing it: their edit wins, the rehearsal is dropped

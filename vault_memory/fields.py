@@ -4,15 +4,16 @@ YAML hands us `2025-10-24` as a date, `yes` as True, `"yes"` as a string, `[[202
 as a list in a list: every reader of a note's fields goes through these functions, so
 `pinned: "yes"` and `pinned: yes` mean the same everywhere, and so does `pinned: 'false'`.
 
-Time lives in the text. When a note was *stated* comes, in this order, from:
-1. its own dates: `updated`/`modified`-like and `created`/`date`-like properties (the latest
-   of them wins: an edit restates the note), `[[2024-01-01]]` link-valued dates included;
-2. a daily note's file name (`2024-03-05.md`, or the vault's daily-notes format);
-3. `stated`, the one date key we own: the time the file carried when we first wrote into a
-   note that had no date of its own, so that our write does not make it new;
-4. the file's modification time, last, and only to the day: after a clone, a copy or a sync
-   download mtimes say little, and two a few seconds apart say nothing about which came first.
-Naive times are local time.
+Time comes only from evidence in the vault (issue 21). When a note was *stated* comes from
+its own dates: `updated`/`modified`-like and `created`/`date`-like properties (the latest of
+them wins: an edit restates the note; `[[2024-01-01]]` link-valued dates included), else a
+daily note's file name (`2024-03-05.md`, or the vault's daily-notes format). Our own commit
+time is such a property (`created`, written when a memory is committed). Nothing else: a file
+time is what a clone, a copy, a checkout or a sync download set, so it is never read, and a
+note with no date of its own is *undated* (`Stated.when is None`): relevance alone places it.
+The owned key `stated`, which earlier versions wrote from a file's mtime, is no longer read.
+A time without an offset is read as UTC, so every machine that holds the same bytes computes
+the same dates and strengths (a day is the day the note wrote, whatever the machine's zone).
 """
 
 from __future__ import annotations
@@ -42,22 +43,24 @@ UPDATED_KEYS = (
     "lastedited",
 )
 CREATED_KEYS = ("created", "date", "datecreated", "createdat", "creationdate", "createddate", "day")
-STATED_KEY = "stated"  # owned: see the module docstring, rule 3
+#: Retired owned key: earlier versions wrote the day a file's mtime carried here. Not read any
+#: more (a clone's mtime is the day of the clone); removed from a note when we next write into it.
+STATED_KEY = "stated"
 
 _LINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 
 
 def local_zone() -> dt.tzinfo:
-    """The machine's local time zone (what a naive time in a note means)."""
+    """The machine's local time zone (for times we write for a person: today's daily note)."""
     tz = dt.datetime.now().astimezone().tzinfo
     return tz if tz is not None else dt.UTC
 
 
 def parse_time(value: Any) -> dt.datetime | None:
-    """A frontmatter time in any form YAML gives us, timezone-aware; naive times are local time.
+    """A frontmatter time in any form YAML gives us, timezone-aware; naive times are UTC.
 
-    A date (no time of day) is its local midnight. `[[2024-01-01]]` (an Obsidian link to a
-    daily note, quoted or not) is that day.
+    A date (no time of day) is its midnight, UTC: the same instant on every machine.
+    `[[2024-01-01]]` (an Obsidian link to a daily note, quoted or not) is that day.
     """
     while isinstance(value, (list, tuple)) and len(value) == 1:
         value = value[0]  # `date: [[2024-01-01]]` unquoted is YAML for a list in a list
@@ -80,7 +83,7 @@ def parse_time(value: Any) -> dt.datetime | None:
             return None
     else:
         return None
-    return out if out.tzinfo is not None else out.replace(tzinfo=local_zone())
+    return out if out.tzinfo is not None else out.replace(tzinfo=dt.UTC)
 
 
 def has_time_of_day(value: Any) -> bool:
@@ -131,16 +134,16 @@ class Stated:
     """When a note's content was stated, and how sure that is."""
 
     when: dt.datetime | None
-    source: str  # "property:<key>" | "file name" | "stated" | "mtime" | "none"
+    source: str  # "property:<key>" | "file name" | "none"
     exact: bool  # a time of day from the note itself; else only the day counts
 
     @property
-    def from_text(self) -> bool:
-        """Dated by the note itself (a property or its file name), not by us or the file system."""
-        return self.source.startswith("property:") or self.source == "file name"
+    def dated(self) -> bool:
+        return self.when is not None
 
     def day(self) -> dt.date | None:
-        return None if self.when is None else self.when.astimezone(local_zone()).date()
+        """The day the note wrote (in the offset it wrote, UTC when it gave none)."""
+        return None if self.when is None else self.when.date()
 
 
 def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> list[Stated]:
@@ -154,55 +157,35 @@ def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFA
                 out.append(Stated(when, f"property:{name}", has_time_of_day(value)))
     named = date_from_name(stem, daily_format) if stem else None
     if named is not None:
-        out.append(Stated(dt.datetime(named.year, named.month, named.day, tzinfo=local_zone()), "file name", False))
+        out.append(Stated(dt.datetime(named.year, named.month, named.day, tzinfo=dt.UTC), "file name", False))
     return out
 
 
-def day_of(mtime: float) -> dt.datetime:
-    """A file time, to the (local) day: all an mtime can say about when something was written."""
-    local = dt.datetime.fromtimestamp(mtime, tz=local_zone())
-    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+UNDATED = Stated(None, "none", False)
 
 
-def stated_time(
-    meta: Mapping[str, Any], mtime: float | None = None, stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT
-) -> Stated:
-    """When the note was stated (the module docstring's order)."""
+def stated_time(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> Stated:
+    """When the note was stated: the latest of its own dates (the module docstring), else undated."""
     dates = text_dates(meta, stem, daily_format)
-    if dates:
-        return max(dates, key=lambda s: (s.when, s.exact))
-    ours = parse_time(meta.get(STATED_KEY))
-    if ours is not None:
-        return Stated(ours, "stated", has_time_of_day(meta.get(STATED_KEY)))
-    if mtime:
-        return Stated(day_of(mtime), "mtime", False)
-    return Stated(None, "none", False)
+    return max(dates, key=lambda s: (s.when, s.exact)) if dates else UNDATED
 
 
-def stated_epoch(
-    meta: Mapping[str, Any], mtime: float | None = None, stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT
-) -> float | None:
-    """`stated_time` as epoch seconds (None: no date known), as the catalog keeps it for date filters."""
-    when = stated_time(meta, mtime, stem, daily_format).when
+def stated_epoch(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> float | None:
+    """`stated_time` as epoch seconds (None: undated), as the catalog keeps it for date filters."""
+    when = stated_time(meta, stem, daily_format).when
     return None if when is None else when.timestamp()
-
-
-def stated_record(mtime: float) -> dt.date:
-    """What we write as `stated` into a note with no date of its own: the day its file carried."""
-    return day_of(mtime).date()
 
 
 __all__ = [
     "STATED_KEY",
+    "UNDATED",
     "Stated",
-    "day_of",
     "local_zone",
     "parse_bool",
     "parse_int",
     "parse_list",
     "parse_time",
     "stated_epoch",
-    "stated_record",
     "stated_time",
     "text_dates",
 ]

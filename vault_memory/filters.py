@@ -10,9 +10,9 @@ What each filter means:
 - folder: the note's path is under this vault folder, at any depth (ASCII case ignored).
 - type: the note's frontmatter `type` (else `kind`) equals it, case ignored.
 - after / before: the note was *stated* on or after `after` and before `before`
-  (fields.stated_time: its own date properties, a daily note's file name, our `stated` record,
-  else the day of its file). A date is local midnight; `7d`, `2w`, `3m`, `1y` count back
-  from now (a month is 30 days); a note with no date at all never passes a date filter.
+  (fields.stated_time: its own date properties or a daily note's file name). A date is its
+  midnight UTC, as a note's own dates are read; `7d`, `2w`, `3m`, `1y` count back from now
+  (a month is 30 days); an undated note never passes a date filter.
 
 Why an allowlist computed first, not a predicate on the candidates: the search then sees only
 eligible notes on both sides (dense: the allowed rows of the vector matrix; lexical: the allowed
@@ -30,7 +30,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import ConfigError
-from .fields import local_zone
 from .workspace import Workspace
 
 _RELATIVE = re.compile(r"^(\d{1,5})\s*([dwmy])$", re.IGNORECASE)
@@ -69,13 +68,13 @@ class NoteFilter:
 
 
 def parse_when(value: str | dt.date | dt.datetime | None, now: dt.datetime, name: str) -> dt.datetime | None:
-    """A filter bound as an aware datetime: ISO date (local midnight), ISO time, or `7d`-style span back."""
+    """A filter bound as an aware datetime: ISO date (midnight UTC), ISO time, or a `7d`-style span back."""
     if value is None:
         return None
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=local_zone())
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day, tzinfo=local_zone())
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
     text = str(value).strip()
     if not text:
         return None
@@ -85,11 +84,11 @@ def parse_when(value: str | dt.date | dt.datetime | None, now: dt.datetime, name
     try:
         if len(text) == 10:
             day = dt.date.fromisoformat(text)
-            return dt.datetime(day.year, day.month, day.day, tzinfo=local_zone())
+            return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
         out = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ConfigError(f"{name} {text!r} is not a date; give {WHEN_HELP}") from None
-    return out if out.tzinfo else out.replace(tzinfo=local_zone())
+    return out if out.tzinfo else out.replace(tzinfo=dt.UTC)
 
 
 def _tag(raw: str) -> str:

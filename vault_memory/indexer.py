@@ -857,7 +857,7 @@ def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_F
         meta=jsonable(note.meta),
         mtime=note.mtime,
         id_in_file=not entry.node_id.startswith("path:"),
-        stated=stated_epoch(note.meta, note.mtime, stem, daily_format),
+        stated=stated_epoch(note.meta, stem, daily_format),
     )
 
 

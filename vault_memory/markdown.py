@@ -725,7 +725,7 @@ class _Chunker:
 
 # Bump when chunk_body's output changes for the same input: the index re-chunks every note
 # (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
-CHUNKER_VERSION = "3"  # 3: Obsidian %% comments %% are not indexed; 2: lines before sentences
+CHUNKER_VERSION = "4"  # 4: dates from the text only (every note row again); 3: %% comments; 2: lines, sentences
 
 
 def chunk_body(

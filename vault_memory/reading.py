@@ -25,7 +25,7 @@ from typing import Any
 
 from .errors import ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import parse_bool, parse_list, parse_time
-from .markdown import Heading, extract_info, headings
+from .markdown import Heading, extract_info, headings, strip_comments
 from .notefile import ParsedNote, file_node_id, read_note
 from .resolve import resolve_target
 from .workspace import Workspace
@@ -132,12 +132,15 @@ def _iso(value: Any) -> str | None:
     return when.isoformat() if when is not None else None
 
 
-def check_readable(ws: Workspace, note: ParsedNote) -> None:
-    """NoteNotFoundError for what vault-memory never reads out: private notes and non-notes."""
+def check_readable(ws: Workspace, note: ParsedNote, *, everything: bool = False) -> None:
+    """NoteNotFoundError for what vault-memory never reads out: private notes (unless the person asks
+    for `everything`, from the CLI) and non-notes."""
     if not ws.rules.is_note(note.path):
         raise NoteError(note.path, "not a note vault-memory manages (not .md, or in an ignored/dot folder)")
-    if parse_bool(note.meta.get("private")):
-        raise NoteNotFoundError(note.path, "is private (`private: true`): vault-memory never reads it out")
+    if parse_bool(note.meta.get("private")) and not everything:
+        raise NoteNotFoundError(
+            note.path, "is private (`private: true`): vault-memory never reads it out (`vault-memory read --all` does)"
+        )
 
 
 def read(
@@ -147,14 +150,17 @@ def read(
     heading: str | None = None,
     lines: str | tuple[int | None, int | None] | None = None,
     max_chars: int | None = None,
+    everything: bool = False,
 ) -> NoteText:
-    """See the module docstring. `heading` overrides a `#heading` in the target."""
+    """See the module docstring. `heading` overrides a `#heading` in the target. What recall never
+    shows, read does not show either: `%% comments %%` (blanked, so line numbers stay the note's)
+    and private notes; `everything=True` (the CLI's `read --all`, for the person) shows both."""
     found = resolve_target(ws, target)
     section = (heading if heading is not None else found.heading).strip()
     span = parse_lines(lines)
     note = read_note(ws.vault, found.path)
-    check_readable(ws, note)
-    body_lines = note.body.split("\n")
+    check_readable(ws, note, everything=everything)
+    body_lines = (note.body if everything else strip_comments(note.body)).split("\n")
     if body_lines and body_lines[-1] == "":
         body_lines.pop()  # the newline that ends the last line is not a line of its own
     total = len(body_lines)
@@ -200,7 +206,7 @@ def read(
     except VaultMemoryError:
         row = None
     node_id = file_node_id(note) or (row.node_id if row is not None else f"path:{note.path}")
-    state = ws.decay.state(note.meta, note.mtime, note.path)
+    state = ws.decay.state(note.meta, note.path)
     stated = state.stated.when
     return NoteText(
         path=note.path,

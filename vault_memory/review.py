@@ -360,7 +360,7 @@ def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 
     for row in rows:
         if in_folder(row.path, staging):
             continue
-        state = ws.decay.state(row.meta, row.mtime, row.path)
+        state = ws.decay.state(row.meta, row.path)
         view = _view(ws, row, state, now, stems)
         if view.reactivated is not None and now - window <= view.reactivated <= now:
             review.reactivated.append(view)

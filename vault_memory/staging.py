@@ -645,11 +645,11 @@ def refresh_staged_memories(
 ) -> list[str]:
     """Extend `expires` of the staged memories this turn is about; returns their paths."""
     cfg = ws.config
-    threshold = cfg.prefetch_staged_similarity if threshold is None else threshold
+    threshold = ws.calibration.weak if threshold is None else threshold
     new_expiry = (now + dt.timedelta(days=cfg.staged_ttl_days)).replace(microsecond=0)
     staged = []
     for sm in _staged_memories(ws, qvec):
-        state = ws.decay.state(sm.meta, sm.mtime, sm.path)
+        state = ws.decay.state(sm.meta, sm.path)
         if not state.pinned and state.expires is not None:  # pinned or no `expires`: it does not expire
             staged.append(sm)
     chosen = {sm.path for sm in staged if sm.similarity >= threshold}

@@ -41,9 +41,9 @@ from types import FrameType
 from typing import Any
 
 from .config import IGNORE_FILE_NAME
-from .edits import first_write_fields
+from .edits import first_write_fields, retired_fields
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
-from .fields import STATED_KEY, local_zone, parse_int
+from .fields import local_zone, parse_int
 from .indexer import INLINE_TEXTS, IndexReport
 from .memory import READER_EMBED_BUDGET, Memory
 from .notefile import read_note, write_note
@@ -501,12 +501,16 @@ class Watcher:
             fields = {
                 **first_write_fields(self.mem, note),
                 "revision": parse_int(note.meta.get("revision"), 1) + 1,
-                "last_accessed": when,
+                "last_accessed": when,  # witnessed: we saw the edit land
             }
-            if STATED_KEY in note.meta:
-                fields[STATED_KEY] = when.astimezone(local_zone()).date()  # the edit restated the note
             try:
-                write_note(self.mem.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
+                write_note(
+                    self.mem.vault,
+                    row.path,
+                    expected_hash=note.file_hash,
+                    set_fields=fields,
+                    remove_fields=retired_fields(note),
+                )
             except ConcurrentEditError:
                 continue  # an editor saved meanwhile: theirs wins; a new body change is seen anew
             except NoteError as exc:
