@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import NOW, MemoryFactory, write_notes
+from vault_memory.calibration import FAKE
 from vault_memory.errors import ConfigError
 from vault_memory.filters import NoteFilter, make_filter, parse_when
 from vault_memory.memory import Memory
@@ -121,7 +123,7 @@ def test_filters_on_the_vector_store_path(make_memory: MemoryFactory, tmp_path: 
 
 def test_prefetch_takes_the_same_filters(make_memory: MemoryFactory, tmp_path: Path) -> None:
     vault = write_notes(tmp_path / "pv", NOTES)
-    mem = make_memory(vault=vault, prefetch_min_score=0.0)  # the fake embedder's cosines are small
+    mem = make_memory(vault=vault, calibration=replace(FAKE, weak=0.0))  # the fake embedder's cosines are small
     mem.index()
     everything = mem.prefetch("trip trains", now=NOW, refresh_staged=False)
     filtered = mem.prefetch("trip trains", now=NOW, refresh_staged=False, folder="Travel")

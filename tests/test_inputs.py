@@ -28,8 +28,7 @@ BAD = [
     ("debounce_seconds", "-0.5"),
     ("quiet_seconds", "-1"),
     ("rehearse", "often"),
-    ("rehearse_min_similarity", "1.5"),
-    ("conflict_similarity", "-2"),
+    ("review_window_days", "-1"),
     ("prefetch_budget", "-1"),
     ("prefetch_entry_cap", "0"),
     ("promote_after_days", "0"),
@@ -37,9 +36,6 @@ BAD = [
     ("staged_ttl_days", "0"),
     ("embed_timeout", "0"),
     ("exact_search_limit", "-5"),
-    ("reactivate_slope", "-1"),
-    ("rehearse_max_hits", "1000"),
-    ("rehearsal_coalesce_seconds", "-3"),
 ]
 
 

@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ from tests.faults import (
 )
 from vault_memory import atomic
 from vault_memory import memory as memory_module
+from vault_memory.calibration import FAKE
 from vault_memory.catalog import Catalog
 from vault_memory.doctor import diagnose, fix
 from vault_memory.errors import (
@@ -189,7 +191,7 @@ def test_full_disk_under_vault_and_index(tmp_path: Path) -> None:
 def test_disk_full_while_writing_a_note(
     make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch, vault: Path
 ) -> None:
-    mem = make_memory(rehearse_min_similarity=0.0)
+    mem = make_memory(calibration=replace(FAKE, strong=0.0))
     mem.index()
 
     def no_space(path: Path, data: bytes, mode: int | None) -> Path:

@@ -8,6 +8,7 @@ import os
 import re
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import NOW, MemoryFactory
 from vault_memory import watch
+from vault_memory.calibration import FAKE
 from vault_memory.cli import app
 from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
@@ -103,7 +105,7 @@ def links_in(markdown: str) -> list[str]:
 @pytest.fixture()
 def reviewed(make_memory: MemoryFactory, vault: Path) -> tuple[Memory, Path]:
     """The sample vault with two memories remembered 20 days ago and a draft that conflicts with a note."""
-    mem = make_memory(conflict_similarity=0.6, quiet_seconds=0.0)
+    mem = make_memory(calibration=replace(FAKE, conflict=0.6), quiet_seconds=0.0)
     mem.index()
     mem.remember("Ines prefers the night train to Lisbon.", now=NOW - 20 * DAY)
     mem.remember("The garden shed key is under the blue pot.", now=NOW - 20 * DAY)
@@ -226,7 +228,7 @@ def test_went_dormant_and_came_back(make_memory: MemoryFactory, tmp_path: Path) 
     (vault / "Notes" / "Piano.md").write_text(
         f"---\ncreated: {old}\n---\nPiano lessons are on Wednesday.\n", encoding="utf-8"
     )
-    mem = make_memory(vault=vault, rehearse_min_similarity=0.0)
+    mem = make_memory(vault=vault, calibration=replace(FAKE, strong=0.0))
     mem.index()
     r = mem.review(NOW, write=False)
     assert [v.path for v in r.dormant] == ["Notes/Piano.md"] and r.fading == []
@@ -265,7 +267,7 @@ def test_cli_review_json_and_no_write(reviewed: tuple[Memory, Path], index_dir: 
 
 
 def test_cli_review_interactive_walks_the_drafts(make_memory: MemoryFactory, vault: Path, index_dir: Path) -> None:
-    mem = make_memory(conflict_similarity=0.6)
+    mem = make_memory(calibration=replace(FAKE, conflict=0.6))
     mem.index()
     a = mem.stage("The bike lock code is 1234.", now=NOW)
     b = mem.stage("An idea that turned out wrong.", now=NOW)

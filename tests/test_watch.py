@@ -17,12 +17,13 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import write_notes
+from vault_memory.calibration import FAKE, Calibration
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose
 from vault_memory.embedders import FakeEmbedder
@@ -60,9 +61,9 @@ def wvault(base: Path) -> Path:
     return vault
 
 
-def memory(vault: Path, index_dir: Path, **overrides: object) -> Memory:
+def memory(vault: Path, index_dir: Path, calibration: Calibration | None = None, **overrides: object) -> Memory:
     cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", **overrides)  # type: ignore[arg-type]
-    return Memory(cfg, embedder=FakeEmbedder())
+    return Memory(cfg, embedder=FakeEmbedder(), calibration=calibration)
 
 
 @dataclass
@@ -274,7 +275,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
 
     # Rehearsal by an agent's recall in another Memory: frontmatter-only writes (the first also gives
     # the note its id and date), never re-embedded, never a revision bump, and no loop.
-    agent = memory(wvault, base / "index", rehearse_min_similarity=0.0)
+    agent = memory(wvault, base / "index", calibration=replace(FAKE, strong=0.0))
     now = dt.datetime.now(dt.UTC)
     try:
         for day, count in ((0, 1), (1, 2)):

@@ -48,23 +48,14 @@ class Config:
     half_life_short_days: float = 7.0
     half_life_long_days: float = 60.0
     dormant_below: float = 0.1
-    reactivate_similarity: float = 0.1  # cosine to reactivate a note just below dormancy
-    reactivate_slope: float = 0.12  # ... plus this per half-life beyond (calibrated on LoCoMo)
-    reactivate_cap: float = 0.5  # ... but never more: a strong match (MiniLM) always brings a note back
     promote_after_days: int = 3
-    rehearsal_coalesce_seconds: float = 600.0
     # Which recalled notes count as used (rehearsed, i.e. written back): README "Rehearsal".
     rehearse: str = "all"  # all | memories (notes in memory_folder) | none
-    rehearse_min_similarity: float = 0.5  # a hit's cosine to the query must reach this (calibrated)
-    rehearse_max_hits: int = 1  # ... and only the best hits that do, at most this many
     # Agent write path.
     memory_folder: str = "Memory"
     staging_folder: str = "Memory/Staged"
     episodes_folder: str = "Memory/Episodes"
     staged_ttl_days: float = 7.0
-    # Cosine of a new memory to a note's statement that flags it (conflicts.py). MiniLM, bench/tools_bench.py
-    # conflicts: at 0.52 contradictions 0.87 flagged, restatements and paraphrases 1.00, related facts 0.00.
-    conflict_similarity: float = 0.52
     autolink: bool = True  # link the notes a memory (or a log entry) names by title or alias (linking.py)
     log_to_daily_note: bool = False  # `log` appends to today's daily note (Obsidian's settings) instead
     log_heading: str = "Log"  # ... under this heading (created at the end of the note if missing)
@@ -74,8 +65,6 @@ class Config:
     # Prefetch.
     prefetch_budget: int = 1200
     prefetch_entry_cap: int = 400
-    prefetch_min_score: float = 0.35
-    prefetch_staged_similarity: float = 0.30  # turn-to-staged cosine that refreshes its expiry
     # Obsidian: read .obsidian/ for template folders, excluded files and the daily-notes format.
     obsidian_settings: bool = True
     # Watcher.
@@ -118,19 +107,11 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "half_life_short_days": (0.0, 36_500.0, False),
     "half_life_long_days": (0.0, 36_500.0, False),
     "dormant_below": (0.0, 1.0, True),
-    "reactivate_similarity": (-1.0, 1.0, True),
-    "reactivate_slope": (0.0, 10.0, True),
-    "reactivate_cap": (-1.0, 1.0, True),
     "promote_after_days": (1, 3650, True),
-    "rehearsal_coalesce_seconds": (0.0, 31_536_000.0, True),
-    "rehearse_min_similarity": (-1.0, 1.0, True),
-    "rehearse_max_hits": (0, 100, True),
     "staged_ttl_days": (0.0, 36_500.0, False),
-    "conflict_similarity": (-1.0, 1.0, True),
     "prefetch_budget": (0, 1_000_000, True),
+    "review_window_days": (0.0, 36_500.0, False),
     "prefetch_entry_cap": (1, 1_000_000, True),
-    "prefetch_min_score": (-1.0, 1.0, True),
-    "prefetch_staged_similarity": (-1.0, 1.0, True),
     "debounce_seconds": (0.0, 60.0, True),
     "quiet_seconds": (0.0, 86_400.0, True),
 }
@@ -160,7 +141,19 @@ def check_setting(name: str, value: Any) -> str | None:
 
 
 # Settings that no longer do anything: accepted (with a warning) so an old config file still loads.
-_RETIRED = {"assign_ids": "node_ids are written only when there is state to keep (README: identity)"}
+_CALIBRATED = "a number on the embedder's cosine scale: it lives in its calibration record (`vault-memory calibrate`)"
+_RETIRED = {
+    "assign_ids": "node_ids are written only when there is state to keep (README: identity)",
+    "reactivate_similarity": "the reactivation rule's constants are measured, not settings (docs/ranking.md)",
+    "reactivate_slope": "the reactivation rule's constants are measured, not settings (docs/ranking.md)",
+    "reactivate_cap": _CALIBRATED,
+    "rehearse_min_similarity": _CALIBRATED,
+    "rehearse_max_hits": "recall rehearses the one hit that clearly answers (docs/memory-model.md)",
+    "rehearsal_coalesce_seconds": "recalls within 10 minutes of a note's last rehearsal write nothing more",
+    "conflict_similarity": _CALIBRATED,
+    "prefetch_min_score": _CALIBRATED,
+    "prefetch_staged_similarity": _CALIBRATED,
+}
 _NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
 _ENV_PREFIX = "VAULT_MEMORY_"
 
@@ -210,9 +203,12 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or remove it") from exc
     # Accept both a flat file and a [vault-memory] table.
     table = dict(data.get("vault-memory", data))
-    for key in sorted(set(table) & set(_RETIRED) & {k for k, v in table.items() if v}):
-        logging.getLogger(__name__).warning("%s: %s is no longer a setting (%s); remove it", path, key, _RETIRED[key])
-        table.pop(key)
+    for key in sorted(set(table) & set(_RETIRED)):
+        value = table.pop(key)
+        if value or key != "assign_ids":  # `assign_ids = false` said what is now always true
+            logging.getLogger(__name__).warning(
+                "%s: %s is no longer a setting (%s); remove it", path, key, _RETIRED[key]
+            )
     unknown = sorted(set(table) - set(_FIELDS) - {"vault-memory"})
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(_FIELDS))}")
@@ -259,6 +255,11 @@ def resolve_config_sources(
             raise ConfigError(f"unknown setting {key!r}")
 
     from_env: dict[str, Any] = {}
+    for name in sorted(set(_RETIRED) - set(_FIELDS)):
+        if env.get(_ENV_PREFIX + name.upper()):
+            logging.getLogger(__name__).warning(
+                "%s is no longer a setting (%s); unset it", _ENV_PREFIX + name.upper(), _RETIRED[name]
+            )
     for name in _FIELDS:
         raw = env.get(_ENV_PREFIX + name.upper())
         if raw not in (None, ""):

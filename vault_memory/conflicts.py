@@ -15,7 +15,7 @@ the same thing differently (MiniLM). So the check:
 2. splits each into statements: its sentences and list items, without the heading line;
 3. compares the memory (each of its sentences, and the whole of it) to each statement and to
    each whole chunk by cosine, statement vectors embedded now, chunk vectors from the index;
-4. flags a note whose best statement reaches `conflict_similarity`.
+4. flags a note whose best statement reaches the embedder's `conflict` cosine (calibration.py).
 
 Contradiction and repetition are equally similar to a sentence embedder (a contradiction and
 a restatement of "no sugar" both score ~0.96), so the line between them is drawn in words:
@@ -215,7 +215,7 @@ def check(
     cat = ws.catalog
     if not cat.chunk_count() or not text.strip():
         return []
-    threshold = ws.config.conflict_similarity if threshold is None else threshold
+    threshold = ws.calibration.conflict if threshold is None else threshold
     body = " ".join(text.split())
     query = f"{title}\n{body}" if title and title.rstrip("…") not in body else body
     chunks = _candidates(ws, _fit(ws, query))

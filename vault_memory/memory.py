@@ -30,12 +30,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from . import exactfile
+from .calibration import Calibration
+from .calibration import resolve as resolve_calibration
 from .catalog import Catalog, VectorProgress, chunk_owner
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
 from .errors import (
     CatalogCorruptError,
+    EmbedderError,
     IndexNotWritableError,
     IndexStateError,
     LockHeldError,
@@ -133,12 +136,14 @@ class Memory:
         *,
         embedder: Embedder | str | None = None,
         clock: Callable[[], dt.datetime] = utcnow,
+        calibration: Calibration | None = None,
         **overrides: Any,
     ) -> None:
         """`Memory(config)`, or `Memory(vault=..., **settings)` resolved like CLI flags (config.py).
 
         `embedder` is an Embedder instance, or a spec string ("minilm", "fake", "ollama:MODEL")
-        taken as the `embedder` setting.
+        taken as the `embedder` setting. `calibration` overrides the embedder's cosine thresholds
+        (calibration.py; the CLI's way is `vault-memory calibrate`).
         """
         if isinstance(embedder, str):  # Memory(vault=..., embedder="fake"): the setting, not an instance
             overrides["embedder"], embedder = embedder, None
@@ -178,6 +183,7 @@ class Memory:
         self._rows: tuple[Sequence[str], dict[str, int]] | None = None
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
+        self._calibration: Calibration | None = calibration
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
@@ -227,6 +233,18 @@ class Memory:
                 self.config.embedder, ollama_host=self.config.ollama_host, timeout=self.config.embed_timeout
             )
         return self._embedder
+
+    @property
+    def calibration(self) -> Calibration:
+        """The cosine thresholds of this embedder (calibration.py): saved by `calibrate` in the
+        index folder, built in (MiniLM), or MiniLM's as a fallback."""
+        if self._calibration is None:
+            try:
+                identity = self.model.identity
+            except EmbedderError:  # an Ollama server that does not answer: rank with the fallback
+                return resolve_calibration(self.config.embedder)
+            self._calibration = resolve_calibration(identity, self.index_dir)
+        return self._calibration
 
     def warm_query(self, text: str) -> None:
         """Start embedding `text` on a background thread (loading the model), so a recall of it
@@ -900,7 +918,7 @@ class Memory:
             if not row.id_in_file and file_node_id(note):  # our first write gave it an id: a new identity
                 self.sync_paths([note.path])
                 return
-            stated = stated_epoch(note.meta, note.mtime, PurePosixPath(note.path).stem, self.decay.daily_format)
+            stated = stated_epoch(note.meta, PurePosixPath(note.path).stem, self.decay.daily_format)
             with self.catalog.transaction():
                 self.catalog.upsert_note(
                     replace(row, file_hash=note.file_hash, meta=jsonable(note.meta), mtime=note.mtime, stated=stated)
@@ -968,9 +986,10 @@ class Memory:
     ) -> PrefetchResult:
         """The `[RELEVANT_LEARNED_MEMORY]` block for this turn, at most `budget` characters in all.
 
-        Entries are the notes whose decayed cosine to `text` reaches `prefetch_min_score`, best
-        first, one per note, near-duplicates merged; dormant (unless strongly matched),
-        superseded and staged memories stay out. `result.block` is "" when nothing is relevant.
+        Entries are what `recall(text)` would return, in its order, without weak hits (below the
+        embedder's weak bar), superseded or staged notes, lines that are only links or dates, and
+        repeats (merged into the entry above, which says where else it appears). `result.block`
+        is "" when nothing is relevant.
         Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
         notes are rehearsed only with `touch=True`. The filters are recall's. Logic and
         rationale: prefetch.py.
@@ -993,16 +1012,19 @@ class Memory:
         heading: str | None = None,
         lines: str | tuple[int | None, int | None] | None = None,
         max_chars: int | None = None,
+        everything: bool = False,
     ) -> NoteText:
         """A note, one heading's section (`heading`, or `[[Note#Heading]]`) or a line range
         (`"40:80"`, body lines, 1-based), with its path, title, node_id and dates.
 
         `target` is a title, alias, file name, vault path, `[[wikilink]]` or node_id (resolve.py).
-        Writes nothing. Private notes and files that are not notes are refused. Logic: reading.py.
+        Writes nothing. What recall never shows, read does not show: `%% comments %%` are blanked
+        and private notes refused, unless the person asks for `everything` (the CLI's `read --all`;
+        the MCP server never does). Files that are not notes are refused. Logic: reading.py.
         """
         from .reading import read as _read
 
-        return _read(self, target, heading=heading, lines=lines, max_chars=max_chars)
+        return _read(self, target, heading=heading, lines=lines, max_chars=max_chars, everything=everything)
 
     def related(self, target: str, *, k: int = 10) -> Related:
         """Notes related to `target` by its links (out and back) and by meaning (its chunks'
@@ -1021,8 +1043,8 @@ class Memory:
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
         """Write `last_accessed`/`access_count` for these notes; returns the paths written.
 
-        Recalls within `rehearsal_coalesce_seconds` of the last one coalesce into one write.
-        Rehearsal never re-embeds and never bumps `revision`.
+        Recalls within ten minutes of the last one coalesce into one write; a note with no age
+        (undated, never used) is not written. Rehearsal never re-embeds and never bumps `revision`.
         """
         from . import edits
 

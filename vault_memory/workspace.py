@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
+from .calibration import Calibration
 from .catalog import Catalog, VectorProgress
 from .config import Config
 from .decay import DecayModel
@@ -42,6 +43,11 @@ class Workspace(Protocol):
 
     @property
     def embedder(self) -> Embedder: ...
+
+    @property
+    def calibration(self) -> Calibration:
+        """The embedder's cosine thresholds (calibration.py)."""
+        ...
 
     def vectors(self) -> VectorProgress:
         """How many chunks have their vector (the rest are found by keyword only, for now)."""

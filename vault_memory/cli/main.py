@@ -76,6 +76,7 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("prefetch", agent.prefetch),
     ("mcp", agent.mcp),
     ("config", settings.config),
+    ("calibrate", settings.calibrate),
 ]
 for _name, _fn in COMMANDS:
     app.command(_name)(_fn)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from vault_memory.config import VAULT_CONFIG_NAME, Config, Source, user_config_path
+from vault_memory.errors import ConfigError
 
 from .options import FLAGS, AsJson, state
 from .output import emit_json, say
@@ -67,3 +68,30 @@ def config(ctx: typer.Context, as_json: AsJson = False) -> None:
         say(f"{name:<{width}}  {shown}  ({row['source']}{origin})")
     for kind, info in files.items():
         say(f"{kind} file: {info['path']}" + ("" if info["exists"] else " (not present)"))
+
+
+def calibrate(
+    ctx: typer.Context,
+    save: Annotated[bool, typer.Option("--save", help="Keep the measured record in the index folder")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Measure this embedder's cosine scale and show the thresholds it would rank with (--save keeps them)."""
+    from vault_memory.calibration import calibrate as measure
+    from vault_memory.calibration import save as keep
+
+    with state(ctx).memory() as mem:
+        current = mem.calibration
+        try:
+            measured = measure(mem.model)
+        except ValueError as exc:
+            raise ConfigError(f"{exc}; keeping {current.source}") from exc
+        path = keep(mem.index_dir, measured) if save else None
+    if as_json:
+        emit_json({"current": current.to_dict(), "measured": measured.to_dict(), "saved": str(path) if path else None})
+        return
+    say(f"embedder:  {measured.embedder}")
+    say(f"ranks with: {current.source}")
+    for name in ("weak", "strong", "alike", "conflict"):
+        say(f"  {name:<9} {getattr(current, name):.3f}   measured now: {getattr(measured, name):.3f}")
+    say(f"  (mean cosine of a question to its answer {measured.answer_mean}, to other answers {measured.other_mean})")
+    say(f"saved to {path}" if path else "not saved: pass --save to rank with the measured numbers")

@@ -59,6 +59,7 @@ CLI_ONLY = {
     "doctor": "maintenance for a person at a terminal",
     "config": "settings are the server's command line",
     "mcp": "starts this server",
+    "calibrate": "measures the embedder's cosine scale, for a person at a terminal",
 }
 #: MCP tools whose CLI verb has another name (or is an option of one).
 CLI_VERB = {"staged_list": "staged", "commit_all": "commit"}
