@@ -14,9 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import MemoryFactory
+from vault_memory.calibration import MINILM
+from vault_memory.catalog import ChunkRow
 from vault_memory.cli import app
+from vault_memory.decay import state_from_meta
 from vault_memory.embedders import FakeEmbedder
-from vault_memory.ranking import change_label, same_question_groups
+from vault_memory.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
 from vault_memory.windows import WindowCache, pick_windows, picks, split_windows, window_terms
 
 NOW = dt.datetime(2024, 12, 1, 18, 0, tzinfo=dt.UTC)
@@ -75,15 +78,18 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     assert float(whole[0] @ whole[1]) < 0.5  # the old chunk-to-chunk rule would not group them
     hits = mem.recall(query, k=3, now=NOW, touch=False, explain=True)
     assert [h.path for h in hits[:2]] == ["newer.md", "older.md"]
-    assert hits[0].change == "newest of 2 statements"
-    assert hits[1].change == "older: newer statement (2024-11-20) is #1"
+    # the date decided, and says so in --explain; no hit claims the other is replaced (only a
+    # `supersedes` link in the vault is evidence enough for that: issue 21)
+    assert all(h.change == "" for h in hits)
     assert hits[0].explain is not None and any("moved above #1" in m for m in hits[0].explain["moved"])
+    assert hits[0].explain["same_fact"] == ["older.md"]
     assert hits[0].explain["window"]["text"] == "Nora is living in Porto, a new city."
-    # the prefetch block carries both, the current one first, the older marked
+    # the prefetch block carries both, the current one first, each with its day
     block = mem.prefetch(query, now=NOW, refresh_staged=False)
     shown = [e.path for e in block.entries]
     assert shown.index("newer.md") < shown.index("older.md")
-    assert "older: newer statement (2024-11-20) is #1" in block.block
+    newer = next(line for line in block.block.split("\n") if line.startswith("- (2024-11-20, newer.md) "))
+    assert "Nora is living in Porto" in newer  # the sentence that answers, with its neighbours
 
 
 def test_an_older_clearly_better_match_about_another_question_keeps_its_place(
@@ -107,35 +113,56 @@ def test_an_older_clearly_better_match_about_another_question_keeps_its_place(
     assert hits[0].explain is not None and hits[0].explain["moved"] == []
 
 
-def test_same_question_groups_by_answers_not_chunks() -> None:
-    # chunk vectors would be unlike; the answers (rows) of 0 and 1 are alike, 2 answers nothing alike
-    answers = np.array([[1.0, 0.0], [0.8, 0.6], [-0.6, 0.8]], dtype=np.float32)
-    groups = same_question_groups(answers, [1.0, 0.8, 0.75], ["a", "b", "c"], 0.5, 0.35)
-    assert sorted(map(sorted, groups)) == [[0, 1], [2]]
-    # a clearly better match (relevance apart by more than the band) is never grouped
-    assert sorted(map(sorted, same_question_groups(answers, [1.0, 0.5, 0.4], ["a", "b", "c"], 0.5, 0.35))) == [
-        [0],
-        [1],
-        [2],
+def _ranked(
+    path: str, meta: dict[str, object], relevance: float, answer: list[float], similarity: float, said: str = ""
+) -> Ranked:
+    chunk = ChunkRow(f"{path}#0", path, 0, "", "two sentences. of a chunk.", "h-" + path)
+    window = Window(said or f"What {path} says.", similarity, np.asarray(answer, dtype=np.float32))
+    cand = Candidate(path, path, chunk, relevance, similarity, 0.0, window=window)
+    return Ranked(cand, state_from_meta(meta), 1.0, False, False, path)
+
+
+def test_same_fact_groups_the_best_answer_with_its_restatements_only() -> None:
+    d1, d2, d3 = {"date": "2024-03-02"}, {"date": "2024-11-20"}, {"date": "2024-06-01"}
+    a, b, c = [1.0, 0.0], [0.8, 0.6], [-0.6, 0.8]  # a~b alike (0.8); c unlike both
+    items = [
+        _ranked("x/old.md", d1, 1.0, a, 0.6),
+        _ranked("x/new.md", d2, 0.8, b, 0.7),  # the best answer
+        _ranked("x/other.md", d3, 0.75, c, 0.6),
     ]
-    # both answer the query about equally well: grouped even when the answers differ in wording
-    far = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
-    assert same_question_groups(far, [1.0, 0.9], ["a", "b"], 0.5, 0.35, answers=[0.52, 0.50]) == [[0, 1]]
-    assert same_question_groups(far, [1.0, 0.9], ["a", "b"], 0.5, 0.35, answers=[0.62, 0.50]) == [[0], [1]]
+    answers = [r.cand.window.vector if r.cand.window else None for r in items]
+    paths = [r.path for r in items]
+    assert same_fact_groups(items, answers, paths, MINILM)[0] == [0, 1]
+    # another folder is another kind of note: no group
+    assert same_fact_groups(items, answers, ["x/old.md", "y/new.md", "x/other.md"], MINILM)[0] == [1]
+    # undated: never "stated later" than anything
+    undated = [_ranked("x/old.md", {}, 1.0, a, 0.6), *items[1:]]
+    assert same_fact_groups(undated, answers, paths, MINILM)[0] == [1]
+    # the same day, or the same words repeated (a daily note's copied line): not a change
+    same_day = [_ranked("x/old.md", d2, 1.0, a, 0.6), *items[1:]]
+    assert same_fact_groups(same_day, answers, paths, MINILM)[0] == [1]
+    said = "08:10 Switched my editor from Vim to Helix."
+    copied = [_ranked("x/old.md", d1, 1.0, a, 0.6, said), _ranked("x/new.md", d2, 0.8, b, 0.7, said), items[2]]
+    assert same_fact_groups(copied, answers, paths, MINILM)[0] == [1]
+    # one changed word is a changed value
+    slack = [_ranked("x/old.md", d1, 1.0, a, 0.6, "The chat is on Slack."), copied[1], items[2]]
+    assert same_fact_groups(slack, answers, paths, MINILM)[0] == [0, 1]
+    # a weak answer (below the weak bar) states nothing about the query
+    weak = [_ranked("x/old.md", d1, 1.0, a, 0.2), *items[1:]]
+    assert same_fact_groups(weak, answers, paths, MINILM)[0] == [1]
+    # a clearly better match (relevance apart by more than the band) is not the same question
+    apart = [items[0], _ranked("x/new.md", d2, 0.5, b, 0.7), items[2]]
+    assert same_fact_groups(apart, answers, paths, MINILM)[0] == [1]
     # episodic records keep their places
-    assert same_question_groups(answers, [1.0, 0.8, 0.75], ["a", "b", "c"], 0.5, 0.35, fixed=[False, True, False]) == [
-        [0],
-        [1],
-        [2],
-    ]
+    record = [_ranked("x/old.md", {**d1, "type": "conversation"}, 1.0, a, 0.6), *items[1:]]
+    assert same_fact_groups(record, answers, paths, MINILM)[0] == [1]
 
 
 def test_change_label() -> None:
-    assert change_label(1, "2024-11-20", []) == ""
-    assert change_label(1, "2024-11-20", [(2, "2024-03-02")]) == "newest of 2 statements"
-    assert change_label(2, "2024-03-02", [(1, "2024-11-20")]) == "older: newer statement (2024-11-20) is #1"
-    assert change_label(2, "2024-03-02", [(1, "2024-03-02")]) == "same question as #1, stated the same day"
-    assert change_label(1, "2024-03-02", [(2, "2024-03-02")]) == "same question as #2, stated the same day"
+    assert change_label(1, [], []) == ""
+    assert change_label(1, [3], []) == "supersedes #3"
+    assert change_label(3, [], [1]) == "superseded by #1"
+    assert change_label(2, [4, 3], []) == "supersedes #3, #4"
 
 
 def test_picks_read_from_prepared_bodies_equal_pick_windows_of_split_windows() -> None:
@@ -195,7 +222,7 @@ def test_recall_explain_in_process_and_json(vault: Path, index_dir: Path) -> Non
         "dormant",
         "reactivated",
         "stated",
-        "same_question",
+        "same_fact",
         "moved",
         "relevance_rank",
     ):

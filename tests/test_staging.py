@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,11 @@ from typer.testing import CliRunner
 
 from tests.conftest import NOW, MemoryFactory, snapshot
 from vault_memory import notefile
+from vault_memory.calibration import FAKE
+from vault_memory.calibration import save as save_calibration
 from vault_memory.cli import app
 from vault_memory.decay import state_from_meta
+from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import (
     ConcurrentEditError,
     ConfigError,
@@ -191,7 +195,7 @@ def test_stage_flags_conflict_with_a_committed_note(mem: Memory, empty_vault: Pa
     sm = mem.stage(DISCORD, title="Team chat", now=NOW)
     assert sm.needs_review
     assert sm.conflicts_with == [old.node_id]
-    assert sm.conflicts[0].similarity is not None and sm.conflicts[0].similarity >= mem.config.conflict_similarity
+    assert sm.conflicts[0].similarity is not None and sm.conflicts[0].similarity >= mem.calibration.conflict
     assert sm.conflicts[0].title == "Team chat" and sm.conflicts[0].path == "Notes/team chat.md"
     meta = meta_of(empty_vault, sm.path)
     # a link Obsidian's graph and backlinks read, and the file name does not clash with the old note's
@@ -214,7 +218,7 @@ def test_conflicts_ignore_staged_memories_and_episodes(mem: Memory, empty_vault:
 
 def test_stage_threshold_is_the_config_value(make_memory: MemoryFactory, empty_vault: Path) -> None:
     note(empty_vault, "team chat.md", f"# Team chat\n\n{SLACK}\n")
-    strict = make_memory(vault=empty_vault, conflict_similarity=0.999)
+    strict = make_memory(vault=empty_vault, calibration=replace(FAKE, conflict=0.999))
     strict.index()
     assert not strict.stage(DISCORD, title="Team chat", now=NOW).needs_review
 
@@ -543,21 +547,18 @@ def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: P
     original = "---\ntitle: Fuse box   # the grey one\nnode_id: abc123\n---\nFuse box is behind the coats.\n"
     put(empty_vault, "House/fuse box.md", original)
     mem.index()
-    day = dt.date.fromtimestamp((empty_vault / "House/fuse box.md").stat().st_mtime).isoformat()
     res = mem.pin("abc123")
     assert res.path == "House/fuse box.md" and res.pinned and res.changed and res.node_id == "abc123"
-    # our first write into an undated note also keeps the day it carried (`stated`)
+    # one line written, and no time: our write is not evidence of when the note was stated
     assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original.replace(
-        "---\nFuse", f"pinned: true\nstated: {day}\n---\nFuse"
+        "---\nFuse", "pinned: true\n---\nFuse"
     )
     assert not mem.pin("House/fuse box.md").changed
     assert not mem.pin("House/fuse box").changed  # .md may be left out
     row = mem.catalog.note_by_id("abc123")
     assert row is not None and state_from_meta(row.meta).pinned  # the index followed
     assert mem.unpin("House/fuse box.md").changed
-    assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original.replace(
-        "---\nFuse", f"stated: {day}\n---\nFuse"
-    )  # the note's date stays recorded
+    assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original  # back to its bytes
 
 
 @pytest.mark.parametrize(
@@ -694,27 +695,32 @@ def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryF
     put(
         empty_vault,
         "a.md",
-        "---\r\ntitle: 'Boiler'   # quoted\r\naccess_count: 4\r\nnode_id: n1\r\n---\r\n"
+        "---\r\ntitle: 'Boiler'   # quoted\r\naccess_count: 4\r\nnode_id: n1\r\ndate: 2026-10-01\r\n---\r\n"
         "The boiler service is every October.\r\n",
     )
-    put(empty_vault, "b.md", "\ufeffThe boiler pressure should read 1.5 bar.\n\n\n")
+    # dated by its name: an undated note is not rehearsed (it has no age to restart)
+    put(empty_vault, "2026-10-02.md", "\ufeffThe boiler pressure should read 1.5 bar.\n\n\n")
     put(empty_vault, "c.md", "Unrelated: the car tyres are in the shed.\n")
-    mem = make_memory(vault=empty_vault, rehearse_min_similarity=0.0, rehearse_max_hits=2)  # both count as used
+    mem = make_memory(vault=empty_vault, calibration=replace(FAKE, strong=0.0))
     mem.index()
     before = snapshot(empty_vault)
-    hits = mem.recall("boiler service pressure", k=2, now=NOW)
-    assert {h.path for h in hits} == {"a.md", "b.md"} and all(h.rehearsed for h in hits)
+    used = []
+    for query in ("boiler service October", "boiler pressure bar"):  # one note rehearsed by each
+        hits = mem.recall(query, k=2, now=NOW)
+        assert [h.rehearsed for h in hits] == [True, False]
+        used.append(hits[0].path)
+    assert sorted(used) == ["2026-10-02.md", "a.md"]
     after = snapshot(empty_vault)
     assert after["c.md"] == before["c.md"]
-    owned = ("last_accessed", "access_count", "node_id", "stated")  # a first write also records id and date
-    for h in hits:
-        old, new = before[h.path], after[h.path]
+    owned = ("last_accessed", "access_count", "node_id")  # a first write also records the id
+    for path in used:
+        old, new = before[path], after[path]
         assert old != new
         assert _without(new, owned) == _without(old, owned)
-        meta = read_note(empty_vault, h.path).meta
+        meta = read_note(empty_vault, path).meta
         assert meta["last_accessed"] == NOW
     assert read_note(empty_vault, "a.md").meta["access_count"] == 5
-    assert read_note(empty_vault, "b.md").meta["access_count"] == 1
+    assert read_note(empty_vault, "2026-10-02.md").meta["access_count"] == 1
 
 
 def test_human_edit_between_read_and_write_is_never_lost(
@@ -750,7 +756,7 @@ def test_index_rebuild_keeps_every_strength(make_memory: MemoryFactory, empty_va
     mem.recall("boiler valve", k=2, now=NOW - DAY)  # some rehearsal state in the files
 
     def strengths() -> dict[str, float]:
-        return {r.path: mem.decay.strength(state_from_meta(r.meta, r.mtime), NOW) for r in mem.catalog.notes()}
+        return {r.path: mem.decay.strength(state_from_meta(r.meta), NOW) for r in mem.catalog.notes()}
 
     def recalled() -> dict[str, tuple[float, bool]]:
         return {h.path: (h.strength, h.dormant) for h in mem.recall("boiler", k=10, now=NOW, touch=False)}
@@ -763,9 +769,7 @@ def test_index_rebuild_keeps_every_strength(make_memory: MemoryFactory, empty_va
     # and from nothing at all (a new index folder, as after deleting the old one)
     fresh = make_memory(vault=empty_vault, index_dir=empty_vault.parent / "new-index")
     fresh.index()
-    assert {
-        r.path: fresh.decay.strength(state_from_meta(r.meta, r.mtime), NOW) for r in fresh.catalog.notes()
-    } == before
+    assert {r.path: fresh.decay.strength(state_from_meta(r.meta), NOW) for r in fresh.catalog.notes()} == before
 
 
 # -- the CLI, end to end, with --now ------------------------------------------------------
@@ -774,6 +778,7 @@ def test_index_rebuild_keeps_every_strength(make_memory: MemoryFactory, empty_va
 class Cli:
     def __init__(self, vault: Path, index_dir: Path) -> None:
         self.base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+        self.index_dir = index_dir
         self.runner = CliRunner()
 
     def __call__(self, *args: str, ok: bool = True, env: dict[str, str] | None = None) -> Any:
@@ -837,13 +842,10 @@ def test_cli_newest_statement_stays_first_after_recall_rehearses_both(cli: Cli, 
     query = "which app is the team chat on"
     plain = cli.hits(query, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in plain[:2]] == ["chat 2026-08.md", "chat 2026-11.md"]  # the older one matches better
-    for _ in range(3):  # with rehearsal of both, as an agent recalls
-        hits = cli.hits(
-            query,
-            "--now",
-            at(NOW),
-            env={"VAULT_MEMORY_REHEARSE_MIN_SIMILARITY": "0", "VAULT_MEMORY_REHEARSE_MAX_HITS": "5"},
-        )
+    save_calibration(cli.index_dir, replace(FAKE, embedder=FakeEmbedder().identity, strong=0.0))
+    for _ in range(3):  # both rehearsed, as an agent recalls each (recall rehearses its best hit)
+        cli.hits("team chat app Slack", "--now", at(NOW))
+        hits = cli.hits(query, "--now", at(NOW))
         assert [h["path"] for h in hits[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert meta_of(empty_vault, "chat 2026-08.md")["last_accessed"] == NOW
     assert hits[0]["strength"] == hits[1]["strength"] == 1.0
@@ -924,9 +926,9 @@ def test_cli_old_pinned_note_still_comes_back(cli: Cli, empty_vault: Path) -> No
 
 def test_cli_dormant_short_note_reactivates_on_a_near_verbatim_query(cli: Cli, empty_vault: Path) -> None:
     text = "The staging server password rotates every Monday morning at nine."
-    # The fake embedder scores a one-word query ~0.5 against a short note; raise the cap that was
-    # calibrated for MiniLM so "loose" stays loose on this embedder's scale.
-    (empty_vault / ".vault-memory.toml").write_text("reactivate_cap = 0.9\n", encoding="utf-8")
+    # The fake embedder scores a one-word query ~0.5 against a short note: a calibration record
+    # (as `vault-memory calibrate` saves one) with a higher clear-match bar keeps "loose" loose.
+    save_calibration(cli.index_dir, replace(FAKE, embedder=FakeEmbedder().identity, strong=0.6))
     note(
         empty_vault, "Memory/password.md", f"# Password rotation\n\n{text}\n", tier="short", created=iso(NOW - 60 * DAY)
     )
@@ -934,7 +936,7 @@ def test_cli_dormant_short_note_reactivates_on_a_near_verbatim_query(cli: Cli, e
     assert cli.hits(loose, "--now", at(NOW), "--no-touch") == []
     found = cli.hits(loose, "--now", at(NOW), "--no-touch", "--no-decay")
     assert [h["path"] for h in found] == ["Memory/password.md"]
-    assert found[0]["similarity"] < 0.62  # Config.reactivate_similarity
+    assert found[0]["similarity"] < 0.62
     [hit] = cli.hits("staging server password rotates every Monday morning", "--now", at(NOW))
     assert hit["dormant"] and hit["reactivated"] and hit["similarity"] >= 0.62
     # reactivation is a rehearsal: the note is fresh again

@@ -4,40 +4,41 @@ Nothing here touches the disk, the index or the clock: every function takes valu
 returns values, so recall (recall.py), prefetch and every bench script compute relevance
 with the same code, and the calibration replays (bench/) replay exactly what recall does.
 
-    fuse(...)               relevance of each candidate, from BM25, cosine and coverage
-    rank(...)               dormancy gate, the k by relevance, freshness among equals,
-                            supersession last (see `rank`'s docstring and README "Ranking")
-    same_subject_order(...) the freshness permutation `rank` applies (replayed by bench/)
+    fuse(...)             relevance of each candidate, from BM25, cosine and coverage
+    rank(...)             the dormancy gate, relevance order, newest first among the statements
+                          of one fact, successors above what they supersede (`rank`'s docstring)
+    same_fact_groups(...) which of the head state one fact (replayed by bench same_fact)
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from .calibration import MINILM, Calibration
 from .catalog import STOPWORDS, ChunkRow, NoteRow
 from .decay import DecayModel, MemoryState, is_episodic
+from .text import is_repeat, split_sentences, without_links
 
 Mode = Literal["hybrid", "bm25", "dense"]
 FloatArray = npt.NDArray[np.float64]
 
-# Measured on SciFact/LoCoMo/updates (bench/, README "Ranking").
-FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; see calibrate.json)
-# "The same question" (rank step 3), calibrated on bench updates_hard and updates together
-# (README "Ranking"): two comparably relevant notes (fused relevance within RELEVANCE_BAND)
-# whose answers are alike (cosine >= SAME_SUBJECT_COSINE: the old chunk-to-chunk rule, on the
-# sentences that answer), or that both answer the query (each answer's cosine to it >=
-# ANSWER_FLOOR, prefetch's admission bar) about equally well (within ANSWER_MARGIN).
-SAME_SUBJECT_COSINE = 0.5
+# Every number here has its benchmark row in docs/ranking.md; cosine thresholds are the
+# embedder's (calibration.py).
+FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; SciFact hybrid 0.733)
+#: Freshness reorders only the first HEAD notes by relevance: a fixed head, so `-k` never changes
+#: the order (the first n of -k N are the first n of -k M), and no note climbs from far below.
+#: A head of 10 cost updates_hard's "both statements in the top 5" 0.99 -> 0.83 (bench same_fact).
+HEAD = 5
+#: Two statements of one fact are comparably relevant: fused relevance within this of each other
+#: (bench same_fact: 1.0, no band, let a weak newer note move above the answer on the real vault).
 RELEVANCE_BAND = 0.35
-ANSWER_FLOOR = 0.35
-ANSWER_MARGIN = 0.05
 FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) content words comes back
 
 
@@ -144,6 +145,7 @@ class Window:
     text: str
     similarity: float  # cosine of the query to this window alone
     vector: np.ndarray = field(compare=False, repr=False)  # what "the same answer" compares
+    others: tuple[str, ...] = ()  # the chunk's other windows scored for the query, best first
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,23 @@ class Candidate:
         Computed on demand: only dormant candidates are asked."""
         return is_full_cue(self.terms, self.chunk.text)
 
+    @property
+    def answer_text(self) -> str | None:
+        """The sentence that answers: the best window, or the chunk's only sentence when it states
+        one in its own words (not only inside a `[[link]]`); None for prose answered as a whole."""
+        if self.window is not None:
+            return self.window.text
+        body = self.chunk.text
+        if self.chunk.heading and body.startswith(self.chunk.heading + "\n"):
+            body = body[len(self.chunk.heading) + 1 :]
+        sentences = split_sentences(body)
+        if len(sentences) != 1 or (self.terms and coverage(self.terms, without_links(sentences[0])) == 0.0):
+            return None
+        return sentences[0]
+
+
+# -- ordering -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Ranked:
@@ -181,9 +200,10 @@ class Ranked:
     strength: float
     dormant: bool
     reactivated: bool
-    same_question: tuple[str, ...] = ()  # node ids of the others in the list that answer the same question
+    path: str = ""  # the note's vault path (what the same-folder rule compares)
+    same_fact: tuple[str, ...] = ()  # node ids of the others in the list that state the same fact
     moves: tuple[str, ...] = ()  # why it is not where relevance put it ("moved above #2: ...")
-    relevance_rank: int = 0  # its 1-based place by relevance alone, among the k
+    relevance_rank: int = 0  # its 1-based place by relevance alone
 
     @property
     def score(self) -> float:
@@ -195,7 +215,7 @@ class Ranked:
         return self.cand.node_id
 
 
-# -- ordering -------------------------------------------------------------------------
+VectorsOf = Callable[[Sequence[ChunkRow]], Mapping[str, np.ndarray]]
 
 
 def rank(
@@ -206,145 +226,92 @@ def rank(
     now: dt.datetime,
     decay: bool,
     k: int,
-    vectors: Mapping[str, np.ndarray] | None = None,
-    same_subject: float = SAME_SUBJECT_COSINE,
-    band: float = RELEVANCE_BAND,
+    vectors: VectorsOf | Mapping[str, np.ndarray] | None = None,
+    cal: Calibration = MINILM,
 ) -> list[Ranked]:
-    """Decide relevance first, then let strength order what says the same thing.
+    """Decide relevance first; then let the date decide only between statements of one fact.
 
-    1. Dormant notes (strength < threshold, not pinned) drop out unless their best chunk's
-       cosine to the query reaches `model.reactivation_threshold(strength)` (then they are
-       `reactivated`): the longer a note has been forgotten, the closer the cue must be. A
-       chunk containing every content word of a query of two or more words is a specific
-       cue too (`Candidate.full_cue`): it comes back whatever its cosine.
-    2. The k most relevant remaining notes are chosen by relevance alone, so decay never
-       costs recall: a multiplicative decay factor buys recency with recall (FINDINGS.md).
-    3. Among those k, notes that answer the same question trade places so the fresher one
-       (pinned, else stated later: `freshness`) comes first. "The same question" is decided by
-       what the query asks (issue 14): comparably relevant (relevance within `band`) and
-       either their answers (best windows, else best chunks) are alike (cosine >=
-       `same_subject`) or both answer the query about equally well (`Candidate.answer_similarity`
-       >= ANSWER_FLOOR, within ANSWER_MARGIN of each other); a clearly better match is never
-       moved below a weak fresh one. Notes labelled episodic (`type: conversation`, `log`,
-       `meeting`..., decay.is_episodic) keep their places: a newer record does not update them.
-    4. A superseded note never ranks above its successor.
-    Chosen on bench `updates_hard` (and checked on `updates`, LoCoMo, SciFact): README "Ranking".
+    1. Dormant notes (strength < threshold, not pinned) drop out unless the query cues them:
+       the answer's cosine reaches `model.reactivation_threshold(strength)`, or the chunk holds
+       every content word of a query of two or more (`Candidate.full_cue`).
+    2. The rest keep their relevance order, except:
+    3. among the first HEAD, the best answer and the notes that state the same fact differently
+       (`same_fact_groups`) are put newest first, in the places they held;
+    4. a superseded note never ranks above its successor.
+    The whole list is ordered, then cut to k: the first n of any k are the same notes.
+    `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
+    that are a note's only sentence; window vectors come with the candidates.
     """
     kept: list[Ranked] = []
-    # Relevance order first, and only until k are kept: the gate (a strength, maybe a text
-    # scan for the cue) is asked of the candidates that can still make the list, not all ~200.
     for c in sorted(cands, key=lambda c: (-c.relevance, c.key)):
-        if len(kept) >= k:
-            break
         note = notes[c.node_id]
-        state = model.state(note.meta, note.mtime, note.path)
-        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue)  # noqa: B023 (called at once)
+        state = model.state(note.meta, note.path)
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue, strong=cal.strong)  # noqa: B023
         if decay and not gate.admitted:
             continue
-        kept.append(Ranked(c, state, gate.strength, gate.dormant, decay and gate.dormant))
-    top = [replace(r, relevance_rank=i) for i, r in enumerate(kept, 1)]
+        kept.append(
+            Ranked(
+                c, state, gate.strength, gate.dormant, decay and gate.dormant, note.path, relevance_rank=len(kept) + 1
+            )
+        )
     if decay:
         if vectors is not None:
-            top = fresher_first(top, vectors, same_subject, band)
-        top = successors_first(top)
-    return top
+            kept = newest_first(kept, vectors, cal)
+        kept = successors_first(kept)
+    return kept[:k]
 
 
 def freshness(state: MemoryState, strength: float) -> tuple[int, int, float, float]:
-    """What decides between two statements of one subject: pinned first, then the one stated
-    later, then the stronger.
-
-    Not strength first: recall rehearses every note it returns, so after one recall an old
-    and a new statement are equally strong, and the order would fall back to relevance.
-    When a note was stated is only as exact as its source (fields.stated_time): a note's
-    own time of day counts; a date, our `stated` record and a file's mtime count to the
-    day, so two files written seconds apart by a clone or a sync tie (relevance decides),
-    and strength (from the same times) only breaks ties to two decimals.
-    """
+    """What decides between two statements of one fact: pinned first, then the one stated later
+    (to the day; to the second when both give a time), then the stronger."""
     st = state.stated
     if st.when is None:
         return (int(state.pinned), 0, 0.0, round(strength, 2))
-    day = st.day()
-    assert day is not None
-    seconds = st.when.timestamp() - dt.datetime.combine(day, dt.time(), st.when.tzinfo).timestamp() if st.exact else 0
-    return (int(state.pinned), day.toordinal(), float(seconds), round(strength, 2))
+    day = st.when.date()
+    seconds = (st.when - dt.datetime.combine(day, dt.time(), st.when.tzinfo)).total_seconds() if st.exact else 0.0
+    return (int(state.pinned), day.toordinal(), seconds, round(strength, 2))
 
 
 def answer_vector(r: Ranked, vectors: Mapping[str, np.ndarray]) -> np.ndarray | None:
-    """What a hit answers with: its best window's vector, else its best chunk's (None: unknown)."""
+    """What a hit answers with: its best window's vector, else its only sentence's (its chunk's)."""
     if r.cand.window is not None:
         return r.cand.window.vector
-    return vectors.get(r.cand.chunk.text_hash)
+    return vectors.get(r.cand.chunk.text_hash) if r.cand.answer_text is not None else None
 
 
-def fresher_first(
-    items: list[Ranked],
-    vectors: Mapping[str, np.ndarray],
-    same_subject: float = SAME_SUBJECT_COSINE,
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def same_fact_groups(
+    items: Sequence[Ranked],
+    answers: Sequence[np.ndarray | None],
+    paths: Sequence[str],
+    cal: Calibration,
+    *,
     band: float = RELEVANCE_BAND,
-    answer_floor: float = ANSWER_FLOOR,
-    answer_margin: float = ANSWER_MARGIN,
-) -> list[Ranked]:
-    """Group the items that answer the same question; refill each group's positions freshest first.
-
-    Each item learns the others of its group (`same_question`) and, when it moved, why (`moves`).
-    """
-    answers = [answer_vector(r, vectors) for r in items]
-    if len(items) < 2 or any(a is None for a in answers):
-        return items
-    mat = np.vstack([np.asarray(a, dtype=np.float32) for a in answers if a is not None])
-    fixed = [is_episodic(r.state) for r in items]
-    fresh = [freshness(r.state, r.strength) for r in items]
-    groups = same_question_groups(
-        mat,
-        [r.score for r in items],
-        [r.node_id for r in items],
-        same_subject,
-        band,
-        fixed,
-        [r.cand.answer_similarity for r in items],
-        answer_floor,
-        answer_margin,
-    )
-    order = refill(groups, fresh, len(items))
-    out = list(items)
-    for members in groups:
-        if len(members) < 2:
-            continue
-        ids = tuple(items[m].node_id for m in members)
-        for m in members:
-            out[m] = replace(items[m], same_question=tuple(i for i in ids if i != items[m].node_id))
-    moved = [out[i] for i in order]
-    for pos, r in enumerate(moved):
-        if order[pos] < pos:
-            continue  # moved down, or stayed: the one that moved above it says why
-        if order[pos] > pos:
-            passed = [moved[p].relevance_rank for p in range(pos + 1, len(moved)) if order[p] < order[pos]]
-            why = f"moved above #{min(passed)} (by relevance): answers the same question, stated later"
-            moved[pos] = replace(r, moves=(*r.moves, why))
-    return moved
-
-
-def same_question_groups(
-    vectors: np.ndarray,
-    relevance: Sequence[float],
-    owners: Sequence[str],
-    same_subject: float,
-    band: float,
-    fixed: Sequence[bool] | None = None,
-    answers: Sequence[float] | None = None,
-    answer_floor: float = ANSWER_FLOOR,
-    answer_margin: float = ANSWER_MARGIN,
+    same_folder: bool = True,
+    anchored: bool = True,
 ) -> list[list[int]]:
-    """Which items (in relevance order) answer the same question: connected components, each in order.
+    """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
+    and every other item alone.
 
-    Items i < j are linked when they belong to different notes, neither is `fixed` (episodic:
-    it keeps its place), their relevance differs by <= `band`, and either their vectors'
-    cosine is >= `same_subject` or both `answers` (cosine of each answer to the query) reach
-    `answer_floor` and differ by <= `answer_margin`.
+    Two items are linked when both are dated facts (not episodic records) that answer the query
+    clearly (answer cosine >= `cal.weak`) in a sentence of their own (`answers[i]` not None),
+    live in the same folder (a note updates notes of its own kind: a daily note the daily
+    notes, a memory the memories), were stated on different days, are comparably relevant
+    (within RELEVANCE_BAND) and answer alike (`cal.alike` <= cosine < `cal.duplicate`: at or
+    above that they are one statement repeated, not a change). The group is the connected
+    component of the item that answers best. Everything else keeps its place: on a person's
+    vault nothing else this rule looks at told a changed value from a related statement
+    (bench same_fact, docs/ranking.md). The keywords are the variants that study replays
+    (`anchored=False`: every component is a group).
     """
-    n = len(relevance)
-    sims = vectors @ vectors.T
+    n = len(items)
+    ok = [
+        a is not None and not is_episodic(r.state) and r.state.stated.dated and r.cand.answer_similarity >= cal.weak
+        for r, a in zip(items, answers, strict=True)
+    ]
     parent = list(range(n))
 
     def find(x: int) -> int:
@@ -353,110 +320,123 @@ def same_question_groups(
             x = parent[x]
         return x
 
-    fixed = fixed or [False] * n
     for i in range(n):
         for j in range(i + 1, n):
-            if fixed[i] or fixed[j] or owners[i] == owners[j] or relevance[i] - relevance[j] > band:
+            a, b = items[i], items[j]
+            if not (ok[i] and ok[j]) or a.node_id == b.node_id:
                 continue
-            both_answer = (
-                answers is not None
-                and min(answers[i], answers[j]) >= answer_floor
-                and abs(answers[i] - answers[j]) <= answer_margin
-            )
-            if sims[i, j] >= same_subject or both_answer:
+            if same_folder and _folder(paths[i]) != _folder(paths[j]):
+                continue
+            if a.state.stated.day() == b.state.stated.day() or abs(a.score - b.score) > band:
+                continue
+            va, vb = answers[i], answers[j]
+            assert va is not None and vb is not None
+            if float(np.dot(va, vb)) >= cal.alike and not is_repeat(a.cand.answer_text or "", b.cand.answer_text or ""):
                 parent[find(j)] = find(i)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(find(i), []).append(i)
-    return list(groups.values())
+    if n == 0:
+        return []
+    if not anchored:
+        comps: dict[int, list[int]] = {}
+        for i in range(n):
+            comps.setdefault(find(i), []).append(i)
+        return sorted(comps.values(), key=lambda g: (-len(g), g))
+    best = max(range(n), key=lambda i: (items[i].cand.answer_similarity, -i))
+    root = find(best)
+    group = [i for i in range(n) if find(i) == root]
+    return [group] + [[i] for i in range(n) if i not in group]
 
 
-def refill(groups: Sequence[Sequence[int]], freshness: Sequence[Any], n: int) -> list[int]:
-    """The permutation that refills each group's positions freshest first (stable: equals keep
-    their relevance order). Output position p holds input item order[p]."""
-    order = list(range(n))
-    for members in groups:
-        if len(members) > 1:
-            for pos, src in zip(members, sorted(members, key=lambda m: freshness[m], reverse=True), strict=True):
-                order[pos] = src
-    return order
+def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarray], cal: Calibration) -> list[Ranked]:
+    """Refill the places of the head's one-fact group (`same_fact_groups`) newest first; record
+    in each item the others of its group and, when it moved up, why."""
+    head = items[:HEAD]
+    if len(head) < 2:
+        return items
+    need = [r.cand.chunk for r in head if r.cand.window is None and r.cand.answer_text is not None]
+    vecs = (vectors if isinstance(vectors, Mapping) else vectors(need)) if need else {}
+    answers = [answer_vector(r, vecs) for r in head]
+    return refill(items, same_fact_groups(head, answers, [r.path for r in head], cal)[:1])
 
 
-def same_subject_order(
-    vectors: np.ndarray,
-    relevance: Sequence[float],
-    freshness: Sequence[Any],
-    owners: Sequence[str],
-    same_subject: float,
-    band: float,
-    fixed: Sequence[bool] | None = None,
-    answers: Sequence[float] | None = None,
-    answer_floor: float = ANSWER_FLOOR,
-    answer_margin: float = ANSWER_MARGIN,
-) -> list[int]:
-    """The permutation `rank` applies (pure; bench/studies/calibrate.py replays it).
-
-    `vectors` are the items' answers (best windows, else best chunks); groups are
-    `same_question_groups`, refilled freshest first. Without `answers` only the
-    answers' likeness links items (the rule before issue 14, on chunk vectors).
-    Returns `order` such that output position p holds input item order[p].
-    """
-    groups = same_question_groups(
-        vectors, relevance, owners, same_subject, band, fixed, answers, answer_floor, answer_margin
-    )
-    return refill(groups, freshness, len(relevance))
-
-
-def change_label(place: int, day: str | None, others: Sequence[tuple[int, str | None]]) -> str:
-    """What an entry says about the other statements of its question (issue 14), pure.
-
-    `place` and `day` (YYYY-MM-DD or None) are this entry's; `others` the (place, day) of the
-    other entries that answer the same question. The newest says so; an older one names the
-    newer one above it; statements of the same day say that instead of guessing.
-    """
-    if not others:
-        return ""
-    mine = day or ""
-    above = sorted(o for o in others if o[0] < place)
-    if not above:
-        if all((d or "") < mine for _, d in others):
-            return f"newest of {len(others) + 1} statements"
-        return f"same question as #{min(p for p, _ in others)}, stated {'the same day' if day else 'undated'}"
-    top, top_day = above[0]
-    if (top_day or "") > mine:
-        return f"older: newer statement ({top_day}) is #{top}"
-    if top_day == day:
-        return f"same question as #{top}, stated the same day"
-    return f"same question as #{top} (stated {top_day or 'undated'})"
+def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]:
+    """Refill each group's places newest first (`freshness`); each member learns the others of its
+    group (`same_fact`) and, when it moved up, why (`moves`)."""
+    out = list(items)
+    for group in groups:
+        if len(group) < 2:
+            continue
+        ids = tuple(items[m].node_id for m in group)
+        for m in group:
+            out[m] = replace(items[m], same_fact=tuple(i for i in ids if i != items[m].node_id))
+    moved = list(out)
+    for group in groups:
+        order = sorted(group, key=lambda m: freshness(items[m].state, items[m].strength), reverse=True)
+        for pos, src in zip(group, order, strict=True):
+            moved[pos] = out[src]
+    for pos in (p for g in groups if len(g) > 1 for p in g):
+        r = moved[pos]
+        group = next(g for g in groups if pos in g)
+        passed = [moved[p].relevance_rank for p in group if p > pos and moved[p].relevance_rank < r.relevance_rank]
+        if passed:
+            why = f"moved above #{min(passed)} (by relevance): states the same fact, stated later"
+            moved[pos] = replace(r, moves=(*r.moves, why))
+    return moved
 
 
 def successors_first(items: list[Ranked]) -> list[Ranked]:
-    """A superseded note never ranks above a successor that is also in the list."""
+    """A superseded note never ranks above a successor that is also in the list (it moves to just
+    below its lowest successor)."""
+    if not any(r.state.superseded_by or r.state.supersedes for r in items):
+        return items
     order = list(items)
-    changed = True
-    guard = 0
-    while changed and guard < len(order) ** 2 + 1:
-        changed = False
-        guard += 1
+    for _ in range(len(order) ** 2 + 1):  # bounded: a cycle of supersessions cannot loop forever
         pos = {r.node_id: i for i, r in enumerate(order)}
+        move = None
         for i, r in enumerate(order):
             succ = [pos[s] for s in r.state.superseded_by if s in pos and pos[s] > i]
-            # a human may record the link only on the new note (`supersedes`)
+            # a person may record the link only on the new note (`supersedes`)
             succ += [j for j, u in enumerate(order) if j > i and r.node_id in u.state.supersedes]
             if succ:
-                j = max(succ)
-                order.insert(j, order.pop(i))
-                changed = True
+                move = (i, max(succ))
                 break
+        if move is None:
+            break
+        i, j = move
+        order.insert(j, order.pop(i))
     return order
 
 
+def succession(items: Sequence[Ranked]) -> dict[str, tuple[list[str], list[str]]]:
+    """node id -> (the ids in `items` it supersedes, the ids in `items` that supersede it)."""
+    ids = {r.node_id for r in items}
+    out: dict[str, tuple[list[str], list[str]]] = {r.node_id: ([], []) for r in items}
+    for r in items:
+        for s in r.state.superseded_by:
+            if s in ids and s != r.node_id:
+                out[r.node_id][1].append(s)
+                out[s][0].append(r.node_id)
+        for s in r.state.supersedes:
+            if s in ids and s != r.node_id:
+                out[r.node_id][0].append(s)
+                out[s][1].append(r.node_id)
+    return {k: (sorted(set(a)), sorted(set(b))) for k, (a, b) in out.items()}
+
+
+def change_label(place: int, replaces: Sequence[int], replaced_by: Sequence[int]) -> str:
+    """What an entry says about a supersession the vault records, pure: `supersedes` /
+    `superseded_by` are the only evidence that two notes state one fact with different values
+    that a reader can trust (issue 21; freshness alone is never labelled)."""
+    if replaced_by:
+        return "superseded by " + ", ".join(f"#{p}" for p in sorted(replaced_by))
+    if replaces:
+        return "supersedes " + ", ".join(f"#{p}" for p in sorted(replaces))
+    return ""
+
+
 __all__ = [
-    "ANSWER_FLOOR",
-    "ANSWER_MARGIN",
     "FUSION_ALPHA",
+    "HEAD",
     "RELEVANCE_BAND",
-    "SAME_SUBJECT_COSINE",
     "Candidate",
     "Mode",
     "Ranked",
@@ -468,10 +448,11 @@ __all__ = [
     "fuse",
     "is_full_cue",
     "minmax",
+    "newest_first",
     "query_terms",
     "rank",
     "refill",
-    "same_question_groups",
-    "same_subject_order",
+    "same_fact_groups",
+    "succession",
     "successors_first",
 ]

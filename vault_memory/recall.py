@@ -2,25 +2,34 @@
 
     hits = recall(ws, "which editor do I use?", k=5, now=now)
 
-Relevance is decided first; strength then reorders comparably relevant notes, dormant
-notes drop out unless the query matches them strongly, and a superseded note never ranks
-above its successor (ranking.rank). What recall returns is rehearsed unless `touch=False`.
+Relevance is decided first; dormant notes drop out unless the query matches them strongly,
+the statements of one fact are put newest first, and a superseded note never ranks above its
+successor (ranking.rank). The order is computed for every candidate and then cut to k, so k
+never changes it. What recall returns is rehearsed unless `touch=False`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .catalog import NoteRow
-from .errors import VectorStoreUnavailableError
+from .errors import ConfigError, VectorStoreUnavailableError
 from .filters import NoteFilter, eligible
-from .ranking import Mode, Ranked, change_label, rank
+from .ranking import Mode, Ranked, change_label, rank, succession
 from .relations import with_identities
 from .search import Granularity, Searcher
 from .text import in_folder, snippet
 from .workspace import Workspace
+
+#: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
+#: (min-max scaling is over the candidates). SciFact's nDCG@10 and Recall@100 are measured on it.
+CANDIDATES = 100
+MAX_K = 100
 
 
 @dataclass
@@ -34,6 +43,8 @@ class Hit:
     snippet: str
     score: float
     relevance: float
+    #: the cosine of the query to the hit's answer (its best sentence, else its best chunk): an
+    #: absolute scale, unlike `relevance` (whose best hit is always about 1)
     similarity: float
     strength: float
     tier: str
@@ -46,8 +57,9 @@ class Hit:
     date: str | None = None  # when the note was stated (fields.stated_time), ISO 8601
     rehearsed: bool = False  # this recall counted as a use of the note and wrote that back
     lexical_only: bool = False  # ranked by BM25 alone: vectors still being filled in, or the store unreachable
-    #: when other hits answer the same question with other statements: "newest of 2 statements",
-    #: or "older: newer statement (2024-11-30) is #1" (issue 14); "" otherwise
+    #: `similarity` is below the embedder's weak bar (calibration.py): it says little about the query
+    weak: bool = False
+    #: what the vault records about it and another hit: "superseded by #1", "supersedes #3"; "" otherwise
     change: str = ""
     #: how it was ranked, when asked for (`recall(..., explain=True)`): see `explain_hit`
     explain: dict[str, Any] | None = None
@@ -61,10 +73,11 @@ class Hit:
         return out
 
 
-def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
+def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
     c, state = r.cand, r.state
     stated = state.stated.when
     date = (stated.isoformat() if state.stated.exact else stated.date().isoformat()) if stated is not None else None
+    similarity = c.answer_similarity
     return Hit(
         path=note.path,
         node_id=note.node_id,
@@ -73,7 +86,7 @@ def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
         snippet=snippet(c.chunk.text, query),
         score=round(r.score, 6),
         relevance=round(c.relevance, 6),
-        similarity=round(c.similarity, 6),
+        similarity=round(similarity, 6),
         strength=round(r.strength, 6),
         tier=state.tier,
         pinned=state.pinned,
@@ -83,7 +96,83 @@ def to_hit(query: str, r: Ranked, note: NoteRow) -> Hit:
         chunk_id=c.chunk.chunk_id,
         text=c.chunk.text,
         date=date,
+        weak=similarity < weak_below,
     )
+
+
+@dataclass
+class Ranking:
+    """What recall's rule made of a query: every admitted candidate, in order (not cut to k)."""
+
+    ranked: list[Ranked]
+    notes: dict[str, NoteRow]
+    mode: Mode
+    lexical_only: bool
+    #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer)
+    weak_below: float
+
+    def hits(self, query: str, k: int) -> list[Hit]:
+        top = self.ranked[:k]
+        hits = [to_hit(query, r, self.notes[r.node_id], self.weak_below) for r in top]
+        for h in hits:
+            h.lexical_only = self.lexical_only
+        mark_changes(hits, top)
+        return hits
+
+
+def rank_query(
+    ws: Workspace,
+    query: str,
+    *,
+    mode: Mode = "hybrid",
+    decay: bool = True,
+    now: dt.datetime,
+    granularity: Granularity = "note",
+    include_staged: bool = False,
+    allow: AbstractSet[str] | None = None,
+    qvec: np.ndarray | None = None,
+) -> Ranking:
+    """Search (search.py) and rank (ranking.rank) one query: recall's rule, which prefetch shares
+    (handing over the turn's vector, `qvec`, so it is embedded once)."""
+    searcher = ws.searcher()
+    lexical_only = False
+    if not searcher.has_dense and mode != "bm25":
+        mode, lexical_only = "bm25", True  # the server is unreachable and lexical fallback is on
+    elif mode == "hybrid" and not ws.vectors().complete:
+        # A first index writes every note before it embeds them: until all have vectors, rank
+        # every note by BM25 rather than favour the ones embedded first.
+        mode, lexical_only = "bm25", True
+    exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
+    try:
+        # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
+        # dormancy by, so the query is not embedded and no model is loaded for this answer.
+        similarity = decay and ws.vectors().embedded > 0
+        cands = searcher.search(
+            query,
+            mode=mode,
+            granularity=granularity,
+            with_similarity=similarity,
+            candidates=CANDIDATES,
+            exclude_prefixes=exclude,
+            allow=allow,
+            windows=ws.window_scorer() if mode != "bm25" else None,
+            qvec=qvec,
+        )
+    except VectorStoreUnavailableError as exc:  # the server died mid-run
+        ws.lexical_only(exc)
+        lexical_only = True
+        cands = Searcher(ws.catalog, None, ws.embedder).search(
+            query, mode="bm25", granularity=granularity, candidates=CANDIDATES, exclude_prefixes=exclude, allow=allow
+        )
+    notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
+    cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
+    notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
+    cal = ws.calibration
+    ranked = rank(
+        cands, notes, model=ws.decay, now=now, decay=decay, k=len(cands), vectors=searcher.vectors_of, cal=cal
+    )
+    judged = any(c.similarity != 0.0 for c in cands)
+    return Ranking(ranked, notes, mode, lexical_only, cal.weak if judged else float("-inf"))
 
 
 def recall(
@@ -101,53 +190,20 @@ def recall(
     explain: bool = False,
 ) -> list[Hit]:
     """See `Memory.recall`. `filters` restrict the candidates before ranking (filters.py)."""
+    if not 1 <= k <= MAX_K:
+        raise ConfigError(f"k = {k}: recall returns 1 to {MAX_K} notes; ask for fewer")
     allow = eligible(ws, filters)
     if not query.strip() or allow == set():
         return []
     now = now or ws.clock()
-    searcher = ws.searcher()
-    lexical_only = False
-    if not searcher.has_dense and mode != "bm25":
-        mode, lexical_only = "bm25", True  # the server is unreachable and lexical fallback is on
-    elif mode == "hybrid" and not ws.vectors().complete:
-        # A first index writes every note before it embeds them: until all have vectors, rank
-        # every note by BM25 rather than favour the ones embedded first.
-        mode, lexical_only = "bm25", True
-    exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
-    pool = max(100, 4 * k)
-    try:
-        # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
-        # dormancy by, so the query is not embedded and no model is loaded for this answer.
-        similarity = decay and ws.vectors().embedded > 0
-        cands = searcher.search(
-            query,
-            mode=mode,
-            granularity=granularity,
-            with_similarity=similarity,
-            candidates=pool,
-            exclude_prefixes=exclude,
-            allow=allow,
-            windows=ws.window_scorer() if mode != "bm25" else None,
-        )
-    except VectorStoreUnavailableError as exc:  # the server died mid-run
-        ws.lexical_only(exc)
-        lexical_only = True
-        cands = Searcher(ws.catalog, None, ws.embedder).search(
-            query, mode="bm25", granularity=granularity, candidates=pool, exclude_prefixes=exclude, allow=allow
-        )
-    notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
-    cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
-    notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
-    head = cands[: 4 * k + 20]
-    vectors = searcher.vectors_of([c.chunk for c in head]) if decay else None
-    ranked = rank(cands, notes, model=ws.decay, now=now, decay=decay, k=k, vectors=vectors)
-    hits = [to_hit(query, r, notes[r.node_id]) for r in ranked]
-    for h in hits:
-        h.lexical_only = lexical_only
-    mark_changes(hits, ranked)
+    got = rank_query(
+        ws, query, mode=mode, decay=decay, now=now, granularity=granularity, include_staged=include_staged, allow=allow
+    )
+    hits = got.hits(query, k)
     if explain:
-        for i, (h, r) in enumerate(zip(hits, ranked, strict=True), 1):
-            h.explain = explain_hit(i, r, hits, ranked, mode=mode, decay=decay)
+        top = got.ranked[:k]
+        for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
+            h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
     if touch and not ws.config.read_only:
         from .edits import rehearse  # the write path: not imported by a recall that writes nothing
 
@@ -159,12 +215,12 @@ def recall(
 
 
 def mark_changes(hits: list[Hit], ranked: list[Ranked]) -> None:
-    """Mark hits that answer the same question with other statements (ranking.change_label): the
-    newest says so, an older one points at the newer one above it, so the agent need not guess."""
-    pos = {r.node_id: i for i, r in enumerate(ranked)}
-    for i, (h, r) in enumerate(zip(hits, ranked, strict=True)):
-        others = [(pos[o] + 1, day_of(hits[pos[o]].date)) for o in r.same_question if o in pos]
-        h.change = change_label(i + 1, day_of(h.date), others)
+    """Mark the hits the vault says supersede one another (ranking.change_label)."""
+    pos = {r.node_id: i + 1 for i, r in enumerate(ranked)}
+    succ = succession(ranked)
+    for h, r in zip(hits, ranked, strict=True):
+        replaces, replaced_by = succ[r.node_id]
+        h.change = change_label(pos[r.node_id], [pos[x] for x in replaces], [pos[x] for x in replaced_by])
 
 
 def day_of(date: str | None) -> str | None:
@@ -181,7 +237,7 @@ def explain_hit(
     if r.relevance_rank and r.relevance_rank < place and not r.moves:
         why.append(
             f"moved below #{place - 1}: "
-            + ("a later statement of the same question ranks first" if r.same_question else "its successor ranks first")
+            + ("a later statement of the same fact ranks first" if r.same_fact else "its successor ranks first")
         )
     for s in st.superseded_by:
         why.append(f"superseded by {path_of.get(s, s)}: never ranked above it")
@@ -203,18 +259,23 @@ def explain_hit(
         else {"when": day_of(st.stated.when.isoformat()), "source": st.stated.source},
         "dormant": r.dormant,
         "reactivated": r.reactivated,
-        "same_question": [path_of[n] for n in r.same_question if n in path_of],
+        "same_fact": [path_of[n] for n in r.same_fact if n in path_of],
         "moved": why,
     }
+
+
+#: Recall rehearses at most this many hits: the best that clearly answers (a second or third
+#: added right rehearsals at a precision of 0.40 and below: bench rehearse_floor).
+REHEARSE_MAX_HITS = 1
 
 
 def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
     """The hits that clearly answered the query: the ones recall rehearses (`rehearse` policy).
 
-    A note is rehearsed when it is among the best `rehearse_max_hits` hits whose cosine to the
-    query reaches `rehearse_min_similarity` (an absolute scale, unlike fused relevance, whose
-    top hit is always about 1), and the policy lets us write to it: `all`, or `memories`
-    (notes in the memory folder only), or `none`. Everything returned is not everything used:
+    A note is rehearsed when it is the best hit whose cosine to the query reaches the embedder's
+    clear-match bar (`calibration.strong`: an absolute scale, unlike fused relevance, whose top
+    hit is always about 1), and the policy lets us write to it: `all`, or `memories` (notes in
+    the memory folder only), or `none`. Everything returned is not everything used:
     rehearsing a weak fifth hit would write to a note nobody read.
     """
     cfg = ws.config
@@ -222,12 +283,13 @@ def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
         return []
     from .edits import memory_folder
 
+    strong = ws.calibration.strong
     folder = memory_folder(ws)
     out: list[Hit] = []
     for h in hits:
-        if len(out) >= cfg.rehearse_max_hits:
+        if len(out) >= REHEARSE_MAX_HITS:
             break
-        if h.similarity < cfg.rehearse_min_similarity:
+        if h.similarity < strong:
             continue
         if cfg.rehearse == "memories" and not (not folder or in_folder(h.path, folder)):
             continue
@@ -235,4 +297,15 @@ def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-__all__ = ["Hit", "explain_hit", "mark_changes", "recall", "to_hit", "used_hits"]
+__all__ = [
+    "CANDIDATES",
+    "MAX_K",
+    "Hit",
+    "Ranking",
+    "explain_hit",
+    "mark_changes",
+    "rank_query",
+    "recall",
+    "to_hit",
+    "used_hits",
+]

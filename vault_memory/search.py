@@ -165,6 +165,7 @@ class Searcher:
         with_similarity: bool = True,
         allow: AbstractSet[str] | None = None,
         windows: WindowScorer | None = None,
+        qvec: np.ndarray | None = None,
     ) -> list[Candidate]:
         """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first.
 
@@ -174,10 +175,10 @@ class Searcher:
         best answer window (the sentence that answers the query): their dense side becomes
         max(cosine to the chunk, cosine to that window) and relevance is fused again, so a
         fact stated among other talk is judged by the fact, not by how much talk surrounds it.
+        `qvec`: the query's vector when the caller has it (prefetch embeds a turn once).
         """
         lexical: dict[str, float] = {}
         dense: dict[str, float] = {}
-        qvec: np.ndarray | None = None
         lexical_wide: dict[str, float] = {}
         if mode in ("hybrid", "bm25"):
             # FTS5 scores every match before it sorts, so asking for 10x the candidates costs about
@@ -186,9 +187,9 @@ class Searcher:
             lexical = dict(ranked_lex[:candidates])
             lexical_wide = dict(ranked_lex)
         if mode in ("hybrid", "dense"):
-            qvec = embed_query(self.embedder, query)
+            qvec = embed_query(self.embedder, query) if qvec is None else qvec
             dense = dict(self._dense(qvec, candidates, allow))
-        elif with_similarity:
+        elif with_similarity and qvec is None:
             # Lexical-only candidates still need a cosine: dormancy and reactivation are judged on it.
             try:
                 qvec = embed_query(self.embedder, query)

@@ -111,6 +111,43 @@ def unlink(text: str) -> str:
     return _MD_LINK.sub(lambda m: m.group(1), _LINK.sub(shown, text))
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")
+_WORD_RE = re.compile(r"\w+")
+_EMBED_OR_LINK = re.compile(r"!?\[\[[^\]]*\]\]")
+
+
+def split_sentences(body: str) -> list[str]:
+    """The sentences of a text, in order: each line is split at sentence ends (list markers,
+    quote marks and heading marks dropped). The unit a fact is stated in (windows.py)."""
+    out: list[str] = []
+    for line in body.split("\n"):
+        line = line.strip().lstrip("-*>#").strip()
+        if not line:
+            continue
+        out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return out
+
+
+def without_links(text: str) -> str:
+    """The text with its `[[wikilinks]]` and `![[embeds]]` taken out: what it says itself, not the
+    names of the notes it points to."""
+    return _EMBED_OR_LINK.sub(" ", text) if "[[" in text else text
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The words of a text as it reads (links shown as their text), lower case."""
+    return frozenset(_WORD_RE.findall(unlink(text).lower()))
+
+
+def is_repeat(a: str, b: str) -> bool:
+    """Whether two statements say the same thing in the same words: the words of one are all
+    words of the other ("Appointment moved to 14 November, 9:30." and "Dentist appointment moved
+    to November 14 at 9:30."). One changed word is a different statement: "The team chat is on
+    Slack." and "... on Discord." are not repeats, so no vector threshold decides it."""
+    wa, wb = words_of(a), words_of(b)
+    return bool(wa) and bool(wb) and (wa <= wb or wb <= wa)
+
+
 def _first_sentence(line: str) -> str:
     """The line up to the end of its first sentence ('.', '!' or '?' then a space), abbreviations aside."""
     for m in re.finditer(r"[.!?]+(?=\s)", line):
@@ -302,6 +339,10 @@ def snippet(text: str, query: str, width: int = 240) -> str:
 
 
 __all__ = [
+    "is_repeat",
+    "words_of",
+    "split_sentences",
+    "without_links",
     "clean_input",
     "clean_tags",
     "default_title",

@@ -42,6 +42,7 @@ from .decay import EPISODIC_TYPES
 from .embedders import Embedder
 from .hashing import sha256_hex
 from .ranking import Window
+from .text import split_sentences, without_links
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,6 @@ CACHE_NAME = "windows.sqlite"
 FLUSH_ROWS = 512  # new vectors are written to the file in groups of this many ...
 FLUSH_SECONDS = 5.0  # ... or when this long has passed since the last write (and at close)
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")
 _WORD = re.compile(r"\w+")
 
 
@@ -70,19 +70,12 @@ def chunk_body(chunk: ChunkRow) -> str:
 
 
 def split_windows(body: str) -> list[str]:
-    """The sentences of a chunk's body, in order: each line is split at sentence ends.
-
-    A line of chat is one turn of one or two sentences; a line of prose is a paragraph. The
-    sentence is the unit a fact is stated in (bench `answer_windows` compared lines, sentences
-    and both: sentences lift the prose benchmark and leave LoCoMo's turn recall as it was).
-    """
-    out: list[str] = []
-    for line in body.split("\n"):
-        line = line.strip().lstrip("-*>#").strip()
-        if not line:
-            continue
-        out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
-    return out
+    """The sentences of a chunk's body, in order (text.split_sentences): each line is split at
+    sentence ends. A line of chat is one turn of one or two sentences; a line of prose is a
+    paragraph. The sentence is the unit a fact is stated in (bench `answer_windows` compared
+    lines, sentences and both: sentences lift the prose benchmark and leave LoCoMo's turn recall
+    as it was)."""
+    return split_sentences(body)
 
 
 def _light_stem(word: str) -> str:
@@ -109,7 +102,10 @@ def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER
 
     Sharing a word is what makes a sentence a candidate answer cheaply (a query and the
     sentence that answers it name the same thing: "city", "editor", a person); the cosine
-    then decides how well it answers. A query without content words picks nothing.
+    then decides how well it answers. A query without content words picks nothing. Words
+    inside `[[links]]` do not count: "See [[Move staging URL]]." names the note that answers
+    "what is the staging URL", it does not answer it (on the labelled real-vault set such
+    pointers scored above the answer: bench real_vault).
     """
     return _pick([(w, w.lower()) for w in windows], terms, (), cap)
 
@@ -123,9 +119,10 @@ def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence
     for i, (w, low) in enumerate(windows):
         if needles and not any(n in low for n in needles):
             continue  # most windows share no word with the query and stop here
-        if len(_WORD.findall(w)) < MIN_WINDOW_WORDS:
+        own = without_links(low)
+        if len(_WORD.findall(own)) < MIN_WINDOW_WORDS:
             continue
-        shared = len(terms & set(map(_stem_of, _WORD.findall(low))))
+        shared = len(terms & set(map(_stem_of, _WORD.findall(own))))
         if shared > 0:
             scored.append((-shared, i, w))
     scored.sort()
@@ -299,10 +296,10 @@ def best_windows(
     q = np.asarray(qvec, dtype=np.float32)
     out: dict[str, Window] = {}
     for cid, ws in picked.items():
-        scored_w = [(float(vecs[w] @ q), w) for w in ws if w in vecs]
+        scored_w = sorted(((float(vecs[w] @ q), w) for w in ws if w in vecs), key=lambda t: (-t[0], ws.index(t[1])))
         if scored_w:
-            sim, text = max(scored_w, key=lambda t: (t[0], -ws.index(t[1])))
-            out[cid] = Window(text, sim, vecs[text])
+            sim, text = scored_w[0]
+            out[cid] = Window(text, sim, vecs[text], tuple(w for _, w in scored_w[1:]))
     return out
 
 
