@@ -365,14 +365,16 @@ def test_read_related_recent_and_filters_in_process(served: Service, vault: Path
         assert first.structured_content is not None
         # (the vectors may complete between the ranking and the count: keyword-only hits, complete vectors)
         assert first.structured_content["lexical_only"] or first.structured_content["vectors"]["complete"]
-        assert bool(first.structured_content["note"]) == first.structured_content["lexical_only"]
+        note = first.structured_content["note"]
+        assert ("keyword-only" in note) == first.structured_content["lexical_only"]
+        assert ("nothing relevant" in note) == all(h["weak"] for h in first.structured_content["hits"])
         for _ in range(200):
             if served.call(lambda m: m.vectors().complete):
                 break
             await anyio.sleep(0.05)
         r = await c.call_tool("recall", {"query": "coffee", "folder": "Preferences", "k": 10})
         assert r.structured_content is not None and r.structured_content["hits"]
-        assert r.structured_content["lexical_only"] is False and r.structured_content["note"] == ""
+        assert r.structured_content["lexical_only"] is False and "keyword-only" not in r.structured_content["note"]
         assert r.structured_content["vectors"]["complete"] and not r.structured_content["vectors"]["pending"]
         assert all(h["path"].startswith("Preferences/") for h in r.structured_content["hits"])
         assert r.structured_content["filter"] == "folder Preferences"

@@ -35,11 +35,15 @@ def read(
             help="Only body lines A to B (1-based; 40: to the end, :20 the first 20)",
         ),
     ] = None,
+    everything: Annotated[
+        bool,
+        typer.Option("--all", help="Also what recall never shows: %% comments %% and private notes (yours to see)"),
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Print a note (or one section, or some lines of it); where it is and its dates go to stderr."""
     with state(ctx).memory() as mem:
-        got = mem.read(target, heading=heading, lines=lines)
+        got = mem.read(target, heading=heading, lines=lines, everything=everything)
     if as_json:
         emit_json(got.to_dict())
         return

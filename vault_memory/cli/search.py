@@ -104,11 +104,18 @@ def recall(
     if not hits:
         say("no matching notes")
     for i, h in enumerate(hits, 1):
-        flags = "".join([" [pinned]" if h.pinned else "", " [reactivated]" if h.reactivated else ""])
+        flags = "".join(
+            [
+                " [pinned]" if h.pinned else "",
+                " [reactivated]" if h.reactivated else "",
+                " [superseded]" if h.superseded_by and "superseded" not in h.change else "",
+                " [weak]" if h.weak else "",
+            ]
+        )
         where = f" > {h.heading}" if h.heading else ""
         say(f"{i}. {h.title}  ({h.path}{where})  score {h.score:.3f}{flags}")
         if h.change:
-            say(f"   [stated {(h.date or 'undated')[:10]}; {h.change}]")
+            say(f"   [{h.change}]")
         say(f"   {h.snippet}")
         if h.explain is not None:
             for line in render_explain(h.explain):
@@ -142,8 +149,8 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
         + (f", {marks}" if marks else "")
         + ("" if ex["decay"] else ", decay off")
     )
-    if ex["same_question"]:
-        lines.append("answers the same question as: " + ", ".join(ex["same_question"]))
+    if ex["same_fact"]:
+        lines.append("states the same fact as: " + ", ".join(ex["same_fact"]))
     lines += list(ex["moved"])
     return lines
 

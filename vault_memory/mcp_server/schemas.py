@@ -20,12 +20,14 @@ class HitOut(TypedDict):
     heading: str
     snippet: str
     date: str | None
-    score: float
+    score: float  # relevance among these candidates (the best is always about 1): an order, not a measure
+    similarity: float  # cosine of the query to the hit's answer: an absolute scale, what `weak` is judged on
+    weak: bool  # similarity below the embedder's weak bar: the hit says little about the query
     pinned: bool
     reactivated: bool
     superseded_by: list[str]
     lexical_only: bool  # ranked by keywords (BM25) alone: vectors still being filled in, or the store unreachable
-    change: str  # when hits answer the same question with different statements: "stated 2023-08-11; older: ..."
+    change: str  # what the vault records between two hits: "superseded by #1", "supersedes #3" ("" otherwise)
     explain: NotRequired[dict[str, Any]]  # how it was ranked, when asked for (explain=true)
 
 
@@ -51,7 +53,7 @@ class PrefetchEntryOut(TypedDict):
     date: str | None
     text: str
     score: float
-    change: str  # "stated 2024-03-02; older: newer statement (2024-11-20) is #1" when statements differ
+    change: str  # "superseded by #1" ... when the vault records a supersession between entries ("" otherwise)
 
 
 class PrefetchOut(TypedDict):

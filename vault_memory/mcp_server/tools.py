@@ -207,6 +207,8 @@ def _hit(h: Hit) -> HitOut:
         "snippet": h.snippet,
         "date": h.date[:10] if h.date else None,
         "score": h.score,
+        "similarity": h.similarity,
+        "weak": h.weak,
         "pinned": h.pinned,
         "reactivated": h.reactivated,
         "superseded_by": h.superseded_by,
@@ -255,9 +257,11 @@ class Tools:
     @tool(
         USES,
         "Search long-term memory for notes relevant to `query` (plain words; meaning and keywords both "
-        "count). Returns up to k notes, best first: path, title, snippet, date. Optional filters (tags, "
-        "folder, type, after, before) choose which notes may come back. Use read for a note's full text. "
-        "`note` says when results are by keywords alone (a new vault's vectors still filling in).",
+        "count). Returns up to k notes, best first: path, title, snippet, date, `similarity` (how close the "
+        "note's answer is to the query, an absolute scale) and `weak` (too far to count as an answer). "
+        "Optional filters (tags, folder, type, after, before) choose which notes may come back. Use read for "
+        "a note's full text. `note` says when nothing relevant was found, and when results are by keywords "
+        "alone (a new vault's vectors still filling in).",
     )
     def recall(
         self,
@@ -281,13 +285,19 @@ class Tools:
             lambda m: (m.recall(q, k=n, explain=why, **got.kwargs()), m.vectors().to_dict())
         )
         lexical = any(h.lexical_only for h in hits) or not vectors["complete"]
+        note = _progress_note(lexical, vectors)
+        if hits and all(h.weak for h in hits):
+            note = (note + "; " if note else "") + (
+                "nothing relevant: every hit is weak (its similarity to the query is below the bar for an "
+                "answer); say you found nothing rather than use them"
+            )
         return {
             "hits": [_hit(h) for h in hits],
             "count": len(hits),
             "filter": described,
             "lexical_only": lexical,
             "vectors": cast(Any, vectors),
-            "note": _progress_note(lexical, vectors),
+            "note": note,
         }
 
     @tool(
