@@ -32,10 +32,10 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
     "first_run": ("bench.runners.first_run", None),
     "pipeline": ("bench.runners.pipeline", None),
     "peers": ("bench.runners.peers", "locomo"),
+    "real_vault": ("bench.runners.real_vault", None),
 }
 STUDIES: dict[str, tuple[str, str | None]] = {
     "ann": ("bench.studies.ann", None),
-    "calibrate": ("bench.studies.calibrate", None),
     "embed_compare": ("bench.studies.embed_compare", None),
     "prefetch_latency": ("bench.studies.prefetch_latency", None),
     "prefetch_threshold": ("bench.studies.prefetch_threshold", "locomo"),
@@ -44,7 +44,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "save_race": ("bench.studies.save_race", None),
     "rehearse_floor": ("bench.studies.rehearse_floor", "locomo"),
     "lexical_study": ("bench.studies.lexical_study", None),
-    "same_question": ("bench.studies.same_question", "locomo"),
+    "same_fact": ("bench.studies.same_fact", "locomo"),
     "soak": ("bench.studies.soak", None),
     "tools": ("bench.studies.tools", None),
     "warm_ab": ("bench.studies.warm_ab", None),

@@ -264,3 +264,4 @@ def test_editor_race_loses_nothing(tmp_path: Path, slow: bool, watch: bool) -> N
     assert result["lost"] == 0 and result["human_changed"] == 0, result
     assert result["final_has_human_bytes"] and result["temp_files_left"] == 0
     assert result["recalls"] > 40  # the recallers really raced the editor
+    assert result["rehearsals_written"] > 0  # ... and really wrote into the note meanwhile

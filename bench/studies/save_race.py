@@ -29,7 +29,10 @@ from typing import Any
 
 from ..harness import Result, RunOptions, log, table
 
-HUMAN = "---\ntitle: Groceries\nmykey: human value\n---\n# Groceries\n\nBuy coffee beans and oat milk.\n"
+# Dated: recall rehearses only notes that have an age (an undated note has none to restart).
+HUMAN = (
+    "---\ntitle: Groceries\ndate: 2026-11-01\nmykey: human value\n---\n# Groceries\n\nBuy coffee beans and oat milk.\n"
+)
 QUERY = "coffee beans and oat milk groceries"
 
 _EDITOR = textwrap.dedent("""
@@ -83,16 +86,19 @@ _EDITOR = textwrap.dedent("""
 _RECALLER = textwrap.dedent("""
     import datetime as dt, sys, json
     from pathlib import Path
+    from dataclasses import replace
     from vault_memory import Memory, atomic
+    from vault_memory.calibration import FAKE
     from vault_memory.config import Config
     vault, index, stop, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
     if sys.argv[6] == "1":  # --no-quiet: drop step 1's quiet period, to see what the other steps hold
         atomic.QUIET_SECONDS = 0.0
-    cfg = Config(vault=vault, index_dir=index, embedder="fake", rehearse_min_similarity=0.0,
-                 rehearsal_coalesce_seconds=0.0)
+    cfg = Config(vault=vault, index_dir=index, embedder="fake")
     now = dt.datetime(2031, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=seed * 100000)
     calls = written = 0
-    with Memory(cfg) as mem:
+    # every recall a day later than the last (no coalescing) and every hit a clear answer: each
+    # call wants to write a rehearsal
+    with Memory(cfg, calibration=replace(FAKE, strong=0.0)) as mem:
         while not stop.exists():
             now += dt.timedelta(days=1)
             hits = mem.recall(sys.argv[5], k=3, now=now)

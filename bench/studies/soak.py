@@ -150,7 +150,8 @@ class Soak:
         sections = "\n\n".join(
             f"## Part {j}\n\n" + " ".join(self.rng.choice(WORDS) for _ in range(35)) for j in range(2)
         )
-        return f"---\nmykey: human {i}\n---\n# Note {i}\n\n{sections}\n"
+        # dated, so recalls rehearse them (an undated note has no age to restart, and is not written)
+        return f"---\nmykey: human {i}\ndate: 2026-0{1 + i % 9}-1{i % 10}\n---\n# Note {i}\n\n{sections}\n"
 
     def human(self) -> dict[str, str]:
         """What the vault's people own: per note, the body and the frontmatter keys we do not own."""

@@ -12,7 +12,7 @@ unrelated. For each memory it records the cosine of the memory to the note's who
 staging compared before) and to the note's best statement (what conflicts.py compares now),
 through the same code as `stage` (conflicts.check on a vault of these notes), and what the check
 decides (conflict, duplicate, nothing). The sweep reports, per threshold, the share of each label
-flagged, so the default (`conflict_similarity`) is picked where contradictions are caught and
+flagged, so the default (the calibration record's `conflict`) is picked where contradictions are caught and
 related facts are not.
 
 `filters`: on a synthetic vault of N notes (bench/data/synth.py, fake embedder), for filters of
@@ -33,6 +33,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,7 @@ def run_conflicts() -> dict[str, Any]:
     import numpy as np
 
     from vault_memory import conflicts
+    from vault_memory.calibration import MINILM
     from vault_memory.config import Config
     from vault_memory.embedders import make_embedder
     from vault_memory.memory import Memory
@@ -223,10 +225,9 @@ def run_conflicts() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
         _write_notes(vault)
-        cfg = Config(
-            vault=vault, index_dir=Path(tmp) / "index", embedder="minilm", read_only=True, conflict_similarity=0.0
-        )  # report every candidate; thresholds are swept below
-        with Memory(cfg, embedder=embedder, clock=lambda: NOW) as mem:
+        cfg = Config(vault=vault, index_dir=Path(tmp) / "index", embedder="minilm", read_only=True)
+        every = replace(MINILM, conflict=0.0)  # report every candidate; thresholds are swept below
+        with Memory(cfg, embedder=embedder, clock=lambda: NOW, calibration=every) as mem:
             mem.index()
             for note, memory, label in CASES:
                 started = time.perf_counter()

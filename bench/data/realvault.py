@@ -1,0 +1,749 @@
+"""A labelled set of questions a person (or their agent) asks of two real vaults.
+
+The vaults are `../shared/obsidian-vault` (a person's 50-file Obsidian vault: daily notes
+from a template, people, projects, properties, `%%` comments, Excalidraw, attachments) and
+this repository's `sample_vault/`. Nothing here is generated: each case is a question with
+the notes that answer it, labelled by hand by reading the notes.
+
+Each case gives:
+- `best`: the notes that are a right first answer (the note that states the answer; where a
+  person's note about the thing and a daily note's passing mention both state it, the
+  thing's own note is listed, and the mention too only when it states the whole answer);
+- `values`: every note that states an answer, with the value it states. Two notes with
+  *different* values for the case answer the same question with different statements: that
+  pair, and only that pair, is a true "change" (the newer should go first and be labelled).
+  Two notes with the *same* value restate one fact: a change label or a freshness move
+  between them is wrong, and a prefetch block that shows both repeats itself. A value of
+  "?" marks a note whose statement is ambiguous for the case: pairs with it are not scored;
+- `needed`: for prefetch, strings any one of which, found in the block, means the block
+  holds the fact the turn needs (`turn` is the prefetch text when it differs from `query`);
+- `nothing`: the vault holds no answer (the block should be empty, the hits weak);
+- `hidden`: strings that must never be shown (a `%%` comment's secret).
+
+The notes are dated by the vaults' own evidence only: date properties and daily-note names.
+`now` is the day after the newest daily note of either vault.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+OBSIDIAN = "obsidian"
+SAMPLE = "sample"
+
+
+@dataclass(frozen=True)
+class Case:
+    vault: str
+    query: str
+    best: tuple[str, ...] = ()
+    values: Mapping[str, str] = field(default_factory=dict)
+    needed: tuple[str, ...] = ()
+    turn: str = ""
+    nothing: bool = False
+    hidden: tuple[str, ...] = ()
+
+    @property
+    def prefetch_text(self) -> str:
+        return self.turn or self.query
+
+    def pair(self, a: str, b: str) -> str:
+        """ "change" (different values), "same" (one value restated), "none" (at least one of the
+        two states no answer) or "skip" (ambiguous)."""
+        va, vb = self.values.get(a), self.values.get(b)
+        if va is None or vb is None:
+            return "none"
+        if "?" in (va, vb):
+            return "skip"
+        return "same" if va == vb else "change"
+
+    def change_pairs(self) -> set[frozenset[str]]:
+        return {frozenset(p) for p in combinations(sorted(self.values), 2) if self.pair(*p) == "change"}
+
+
+D = "Daily Notes/"
+OV = OBSIDIAN
+SV = SAMPLE
+
+CASES: tuple[Case, ...] = (
+    # -- the person's Obsidian vault ------------------------------------------------------
+    Case(
+        OV,
+        "which hotel am I staying at in Lisbon",
+        best=("Projects/Lisbon Conference.md",),
+        values={"Projects/Lisbon Conference.md": "Casa do Príncipe"},
+        needed=("Casa do Príncipe",),
+        turn="I land in Lisbon in March. Where am I staying again?",
+    ),
+    Case(
+        OV,
+        "boiler pressure top up",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "filling loop below 0.8 bar"},
+        needed=("filling loop",),
+        turn="The boiler pressure gauge is low, how do I top it up?",
+    ),
+    Case(
+        OV,
+        "what pressure should the boiler be at",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "1.0-1.5 bar"},
+        needed=("1.0 and 1.5 bar",),
+    ),
+    Case(
+        OV,
+        "what is the plumber's phone number",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "Pete 07700 900123"},
+        needed=("07700 900123",),
+        turn="I need to call the plumber, what's his number?",
+    ),
+    Case(
+        OV,
+        "when is my dentist appointment",
+        best=("Areas/Health/Dentist.md", D + "2026-10-11.md", D + "2026-11-12.md"),
+        values={
+            "Areas/Health/Dentist.md": "14 Nov 9:30",
+            D + "2026-10-11.md": "14 Nov 9:30",
+            D + "2026-11-12.md": "14 Nov 9:30",
+        },
+        needed=("14 November", "November 14"),
+    ),
+    Case(
+        OV,
+        "what should I bring to the dentist",
+        best=("Areas/Health/Dentist.md",),
+        values={"Areas/Health/Dentist.md": "insurance card"},
+        needed=("insurance card",),
+    ),
+    Case(
+        OV,
+        "which hot drink do I have in the morning",
+        best=("Areas/Home/Coffee.md",),
+        values={"Areas/Home/Coffee.md": "double espresso"},
+        needed=("double espresso",),
+        turn="Make me my usual morning drink order for the café.",
+    ),
+    Case(
+        OV,
+        "what grinder setting for the Ethiopian beans",
+        best=("Areas/Home/Coffee.md", D + "2026-10-13.md"),
+        values={"Areas/Home/Coffee.md": "12", D + "2026-10-13.md": "12"},
+        needed=("setting 12",),
+    ),
+    Case(
+        OV,
+        "where is the spare key for the garden shed",
+        best=("Areas/Home/Garden.md",),
+        values={"Areas/Home/Garden.md": "under the blue pot"},
+        needed=("blue pot",),
+    ),
+    Case(
+        OV,
+        "what is planted in the north bed",
+        best=("Areas/Home/Garden.md", D + "2026-10-17.md"),
+        values={"Areas/Home/Garden.md": "garlic", D + "2026-10-17.md": "garlic"},
+        needed=("garlic",),
+    ),
+    Case(
+        OV,
+        "what is the shed lock combination",
+        nothing=True,
+        hidden=("4471",),
+    ),
+    Case(
+        OV,
+        "plan dinner with Jonas",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "vegetarian"},
+        needed=("vegetarian",),
+        turn="Can you help me plan dinner with Jonas next week?",
+    ),
+    Case(
+        OV,
+        "what does Jonas do for work",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "designer"},
+        needed=("designs the Atlas dashboard", "designer"),
+    ),
+    Case(
+        OV,
+        "what does Jonas like",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "cycling, espresso, Lisbon"},
+        needed=("cycling, espresso",),
+        turn="I want to get Jonas a small present. What is he into?",
+    ),
+    Case(
+        OV,
+        "who owns the VPN rollout",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "Maya"},
+        needed=("VPN and hardware-key rollout",),
+    ),
+    Case(
+        OV,
+        "how does Maya prefer to get updates",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "async, in writing"},
+        needed=("async updates in writing",),
+        turn="I have news for Maya about the project. Should I set up a call?",
+    ),
+    Case(
+        OV,
+        "when is Maya's birthday",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "1990-07-22"},
+        needed=("1990-07-22",),
+    ),
+    Case(
+        OV,
+        "when is Mum's birthday",
+        best=("People/Mum.md",),
+        values={"People/Mum.md": "3 December"},
+        needed=("3 December",),
+    ),
+    Case(
+        OV,
+        "gift idea for Mum",
+        best=("People/Mum.md", D + "2026-10-23.md"),
+        values={"People/Mum.md": "ceramic teapot", D + "2026-10-23.md": "ceramic teapot"},
+        needed=("teapot",),
+        turn="Mum's birthday is coming up, what could I give her?",
+    ),
+    Case(
+        OV,
+        "what is the status of the Atlas migration",
+        best=("Projects/Project Atlas.md", D + "2026-10-19.md"),
+        values={"Projects/Project Atlas.md": "70% done", D + "2026-10-19.md": "70% done"},
+        needed=("70%",),
+    ),
+    Case(
+        OV,
+        "what is Atlas blocked on",
+        best=("Projects/Project Atlas.md", D + "2026-10-19.md"),
+        values={"Projects/Project Atlas.md": "IAM policy", D + "2026-10-19.md": "IAM policy"},
+        needed=("IAM policy",),
+    ),
+    Case(
+        OV,
+        "roll back the ingest deploy",
+        best=("Projects/Atlas Runbook.md",),
+        values={"Projects/Atlas Runbook.md": "helm rollback"},
+        needed=("helm rollback ingest",),
+        turn="The ingest deploy is broken, walk me through rolling it back.",
+    ),
+    Case(
+        OV,
+        "how do I deploy ingest",
+        best=("Projects/Atlas Runbook.md",),
+        values={"Projects/Atlas Runbook.md": "helm upgrade"},
+        needed=("helm upgrade",),
+    ),
+    Case(
+        OV,
+        "did we choose Helm or Kustomize",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "Helm"},
+        needed=("Helm charts, not Kustomize",),
+    ),
+    Case(
+        OV,
+        "where does Postgres run for Atlas",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "managed service", "Excalidraw/Atlas architecture.excalidraw.md": "?"},
+        needed=("managed service",),
+    ),
+    Case(
+        OV,
+        "what happens if the IAM policy is not approved",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "cutover slips to January"},
+        needed=("slips to January",),
+    ),
+    Case(
+        OV,
+        "which editor do I use",
+        best=(D + "2026-10-07.md", D + "2026-11-08.md"),
+        values={D + "2026-10-07.md": "Helix", D + "2026-11-08.md": "Helix"},
+        needed=("Helix",),
+    ),
+    Case(
+        OV,
+        "what did the physio say about running",
+        best=("Areas/Health/Running log.md",),
+        values={"Areas/Health/Running log.md": "IT band, no hills"},
+        needed=("IT band",),
+        turn="Should I do the hilly route for my run today?",
+    ),
+    Case(
+        OV,
+        "what version is the printer driver pinned to",
+        best=("Inbox/crlf note.md",),
+        values={"Inbox/crlf note.md": "3.2"},
+        needed=("3.2",),
+    ),
+    Case(
+        OV,
+        "idea for the boiler dashboard",
+        best=("Inbox/quick idea.md",),
+        values={"Inbox/quick idea.md": "smart plug dashboard"},
+        needed=("smart plug",),
+    ),
+    Case(
+        OV,
+        "what is a stock in systems thinking",
+        best=("Reading/Thinking in Systems.md",),
+        values={"Reading/Thinking in Systems.md": "changes only through flows"},
+        needed=("only through its flows",),
+    ),
+    Case(
+        OV,
+        "when is standup on Mondays",
+        best=(D + "2026-10-15.md",),
+        values={D + "2026-10-15.md": "9:45"},
+        needed=("9:45",),
+    ),
+    Case(
+        OV,
+        "what did I think of the Thai place",
+        best=(D + "2026-10-21.md",),
+        values={D + "2026-10-21.md": "green curry too sweet"},
+        needed=("too sweet",),
+        turn="Where should we go for dinner on Elm Street, maybe the Thai place?",
+    ),
+    Case(
+        OV,
+        "what does the car need before winter",
+        best=(D + "2026-10-31.md",),
+        values={D + "2026-10-31.md": "winter tyres"},
+        needed=("winter tyres",),
+    ),
+    Case(
+        OV,
+        "how far did I cycle to the lake",
+        best=(D + "2026-10-27.md",),
+        values={D + "2026-10-27.md": "42 km"},
+        needed=("42 km",),
+    ),
+    Case(
+        OV,
+        "how did I fix the flaky CI test in ingest",
+        best=(D + "2026-10-25.md",),
+        values={D + "2026-10-25.md": "pinned tz database"},
+        needed=("tz database",),
+    ),
+    Case(
+        OV,
+        "what is my talk at the Lisbon conference about",
+        best=("Projects/Lisbon Conference.md",),
+        values={"Projects/Lisbon Conference.md": "ingest to Kubernetes"},
+        needed=("Moving ingest to Kubernetes",),
+    ),
+    Case(
+        OV,
+        "when are my flights to Lisbon",
+        best=("Projects/Lisbon Conference.md", D + "2026-10-29.md"),
+        values={"Projects/Lisbon Conference.md": "12-16 March", D + "2026-10-29.md": "12-16 March"},
+        needed=("12–16 March",),
+    ),
+    Case(
+        OV,
+        "what is on my reading list",
+        best=("Reading/Reading list.md",),
+        values={"Reading/Reading list.md": "list"},
+        needed=("Designing Data-Intensive Applications", "The Mom Test"),
+    ),
+    Case(
+        OV,
+        "when was the boiler last serviced",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "2026-02-10"},
+        needed=("2026-02-10",),
+    ),
+    Case(
+        OV,
+        "quantum chromodynamics lattice gauge theory",
+        nothing=True,
+    ),
+    Case(
+        OV,
+        "what is the capital of Australia",
+        nothing=True,
+        turn="Quick trivia question: what is the capital of Australia?",
+    ),
+    # -- sample_vault -------------------------------------------------------------------
+    Case(
+        SV,
+        "which hot drink does she like in the morning",
+        best=("Preferences/Coffee.md",),
+        values={"Preferences/Coffee.md": "double espresso"},
+        needed=("espresso",),
+    ),
+    Case(
+        SV,
+        "what grinder setting for espresso",
+        best=("Preferences/Coffee.md",),
+        values={"Preferences/Coffee.md": "12"},
+        needed=("setting 12",),
+    ),
+    Case(
+        SV,
+        "which editor do I use for code",
+        best=("Preferences/Editor.md",),
+        values={"Preferences/Editor.md": "Neovim"},
+        needed=("Neovim",),
+    ),
+    Case(
+        SV,
+        "what colour scheme and font do I use in the editor",
+        best=("Preferences/Editor.md",),
+        values={"Preferences/Editor.md": "Kanagawa, Iosevka"},
+        needed=("Kanagawa",),
+    ),
+    Case(
+        SV,
+        "where does the team chat now",
+        best=("Decisions/Switched team chat to Discord.md",),
+        values={
+            "Decisions/Switched team chat to Discord.md": "Discord",
+            "Projects/Ledger Migration.md": "Slack",
+            "Memory/infra-requests.md": "Discord",
+            "Daily/2026-10-02.md": "Discord",
+            "Daily/2026-10-05.md": "Discord",
+            "People/Jonas Weber.md": "?",
+        },
+        needed=("Discord",),
+    ),
+    Case(
+        SV,
+        "where do ledger migration status updates go",
+        best=("Decisions/Switched team chat to Discord.md", "Projects/Ledger Migration.md"),
+        values={
+            "Projects/Ledger Migration.md": "Slack",
+            "Decisions/Switched team chat to Discord.md": "Discord",
+        },
+        needed=("Discord",),
+    ),
+    Case(
+        SV,
+        "where should I post infrastructure requests",
+        best=("People/Priya Raman.md", "Memory/infra-requests.md"),
+        values={"People/Priya Raman.md": "#infra", "Memory/infra-requests.md": "#infra"},
+        needed=("#infra",),
+    ),
+    Case(
+        SV,
+        "what is the staging URL now",
+        best=("Decisions/Move staging URL.md",),
+        values={"Decisions/Move staging URL.md": "staging-eu"},
+        needed=("staging-eu.brightwater.example",),
+    ),
+    Case(
+        SV,
+        "when is Jonas on parental leave",
+        best=("Memory/jonas-parental-leave.md", "Daily/2026-10-09.md"),
+        values={
+            "Memory/jonas-parental-leave.md": "12 Oct to 15 Jan",
+            "Daily/2026-10-09.md": "12 Oct to 15 Jan",
+            "Daily/2026-10-02.md": "12 Oct to 15 Jan",
+        },
+        needed=("12 October", "mid-January"),
+    ),
+    Case(
+        SV,
+        "who runs the sprint reviews while Jonas is away",
+        best=("Memory/jonas-parental-leave.md", "Daily/2026-10-09.md"),
+        values={"Memory/jonas-parental-leave.md": "Maya", "Daily/2026-10-09.md": "Maya"},
+        needed=("Maya runs the sprint reviews", "sprint reviews to me"),
+    ),
+    Case(
+        SV,
+        "when does Ines visit",
+        best=("Memory/ines-visit-october.md", "People/Ines Okafor.md"),
+        values={
+            "Memory/ines-visit-october.md": "17-19 October",
+            "People/Ines Okafor.md": "17-19 October",
+            "Daily/2026-10-03.md": "17-19 October",
+        },
+        needed=("17", "19 October"),
+        turn="My sister is coming to Leipzig, which days was that again?",
+    ),
+    Case(
+        SV,
+        "when does Ines's train arrive",
+        best=("Memory/ines-visit-october.md",),
+        values={"Memory/ines-visit-october.md": "11:40"},
+        needed=("11:40",),
+    ),
+    Case(
+        SV,
+        "what is wrong with Ines's knee",
+        best=("People/Ines Okafor.md",),
+        values={"People/Ines Okafor.md": "patellar tendon", "Daily/2026-10-03.md": "better"},
+        needed=("patellar tendon",),
+    ),
+    Case(
+        SV,
+        "what pressure should the pump run at for valve 3",
+        best=("Memory/valve-3-pressure.md",),
+        values={"Memory/valve-3-pressure.md": "1.5 bar", "Projects/Garden Irrigation.md": "?"},
+        needed=("1.5 bar",),
+    ),
+    Case(
+        SV,
+        "what does Priya avoid eating",
+        best=("Preferences/Food.md",),
+        values={"Preferences/Food.md": "beef"},
+        needed=("avoids beef",),
+        turn="I'm cooking for Priya on Friday, anything she doesn't eat?",
+    ),
+    Case(
+        SV,
+        "what snacks should I bring Grandma",
+        best=("People/Ruth Brandt.md", "Preferences/Food.md"),
+        values={"People/Ruth Brandt.md": "savoury", "Preferences/Food.md": "savoury"},
+        needed=("savoury",),
+        turn="I'm visiting Grandma on Sunday, should I bake her a cake?",
+    ),
+    Case(
+        SV,
+        "when do I visit Grandma",
+        best=("Memory/sunday-visits.md", "People/Ruth Brandt.md"),
+        values={"Memory/sunday-visits.md": "Sundays", "People/Ruth Brandt.md": "Sundays"},
+        needed=("Sunday",),
+        turn="Can we plan a hike for Sunday afternoon?",
+    ),
+    Case(
+        SV,
+        "how are the home lab backups done",
+        best=("Decisions/Restic for home lab backups.md", "Projects/Home Lab.md"),
+        values={"Decisions/Restic for home lab backups.md": "restic", "Projects/Home Lab.md": "restic"},
+        needed=("restic", "Restic"),
+    ),
+    Case(
+        SV,
+        "why restic and not borg",
+        best=("Decisions/Restic for home lab backups.md",),
+        values={"Decisions/Restic for home lab backups.md": "B2 needs rclone"},
+        needed=("rclone",),
+    ),
+    Case(
+        SV,
+        "what GPU is in the home server",
+        best=("Projects/Home Lab.md",),
+        values={"Projects/Home Lab.md": "RTX 3060"},
+        needed=("3060",),
+    ),
+    Case(
+        SV,
+        "what is the home server called",
+        best=("Memory/home-server-hearth.md", "Projects/Home Lab.md"),
+        values={"Memory/home-server-hearth.md": "hearth", "Projects/Home Lab.md": "hearth"},
+        needed=("hearth",),
+    ),
+    Case(
+        SV,
+        "what model does Eris run",
+        best=("Projects/Eris.md",),
+        values={"Projects/Eris.md": "qwen2.5:14b"},
+        needed=("qwen2.5:14b",),
+    ),
+    Case(
+        SV,
+        "why did we pick Postgres for Ledger",
+        best=("Decisions/Postgres for Ledger.md",),
+        values={"Decisions/Postgres for Ledger.md": "transactions, reporting"},
+        needed=("transactions",),
+    ),
+    Case(
+        SV,
+        "when were reads flipped to Postgres",
+        best=("Projects/Ledger Migration.md",),
+        values={"Projects/Ledger Migration.md": "2025-12-19"},
+        needed=("2025-12-19",),
+    ),
+    Case(
+        SV,
+        "how far am I with scanning box 3 of the slides",
+        best=("Daily/2026-10-08.md",),
+        values={
+            "Projects/Photo Archive.md": "150 of 500",
+            "Daily/2026-10-03.md": "60 more scanned",
+            "Daily/2026-10-08.md": "255 of 500",
+        },
+        needed=("255",),
+    ),
+    Case(
+        SV,
+        "when is the meetup talk",
+        best=("Projects/Meetup Talk.md",),
+        values={"Projects/Meetup Talk.md": "12 November 19:00"},
+        needed=("12 November",),
+    ),
+    Case(
+        SV,
+        "how should answers be formatted for Maya",
+        best=("Memory/answer-style.md",),
+        values={"Memory/answer-style.md": "short, conclusion first"},
+        needed=("short",),
+    ),
+    Case(
+        SV,
+        "what did Jonas approve for preview environments",
+        best=("Daily/2026-10-06.md",),
+        values={"Daily/2026-10-06.md": "option 2, preview label"},
+        needed=("option 2", "`preview` label"),
+    ),
+    Case(
+        SV,
+        "how big is Karl's shed roof",
+        best=("Daily/2026-10-03.md",),
+        values={"Daily/2026-10-03.md": "2.4 x 3.1 m"},
+        needed=("2.4 × 3.1",),
+    ),
+    Case(
+        SV,
+        "what music do I listen to while working",
+        best=("Preferences/Music While Working.md",),
+        values={"Preferences/Music While Working.md": "instrumental"},
+        needed=("Instrumental", "Nils Frahm"),
+        turn="Put on something for me to listen to while I code.",
+    ),
+    Case(
+        SV,
+        "what shell do I use",
+        best=("Preferences/Tools.md",),
+        values={"Preferences/Tools.md": "fish"},
+        needed=("fish",),
+    ),
+    Case(
+        SV,
+        "how did Ines get to Vienna on the bike trip",
+        best=("Projects/Danube Bike Trip.md",),
+        values={"Projects/Danube Bike Trip.md": "train from Tulln"},
+        needed=("Tulln",),
+    ),
+    Case(
+        SV,
+        "when can I schedule meetings with Tomás",
+        best=("People/Tomás Álvarez.md",),
+        values={"People/Tomás Álvarez.md": "before 16:00"},
+        needed=("16:00", "16:30"),
+        turn="Book a meeting with Tomás for 17:00 tomorrow.",
+    ),
+    Case(
+        SV,
+        "how does the garden irrigation controller work",
+        best=("Projects/Garden Irrigation.md",),
+        values={"Projects/Garden Irrigation.md": "ESP32"},
+        needed=("ESP32",),
+    ),
+    Case(
+        SV,
+        "how do we do standup now",
+        best=("Daily/2026-10-05.md",),
+        values={"Daily/2026-10-05.md": "Discord voice"},
+        needed=("Discord voice",),
+    ),
+    Case(
+        SV,
+        "which driver works with CUDA 12.4",
+        best=("Inbox/GPU setup on the Windows box.md",),
+        values={"Inbox/GPU setup on the Windows box.md": "566.36"},
+        needed=("566.36",),
+    ),
+    Case(
+        SV,
+        "what temperature does the agent run at",
+        best=("Inbox/agent config decisions.md",),
+        values={"Inbox/agent config decisions.md": "0.2"},
+        needed=("0.2",),
+    ),
+    Case(
+        SV,
+        "how do I restart the agent after a crash",
+        best=("Inbox/agent runbook.md",),
+        values={"Inbox/agent runbook.md": "systemctl restart"},
+        needed=("systemctl --user restart",),
+    ),
+    Case(
+        SV,
+        "how do I keep the ollama model loaded",
+        best=("Inbox/ollama keep-alive.md",),
+        values={"Inbox/ollama keep-alive.md": "OLLAMA_KEEP_ALIVE=-1"},
+        needed=("OLLAMA_KEEP_ALIVE=-1",),
+    ),
+    Case(
+        SV,
+        "which embedding model scored best in my eval",
+        best=("Inbox/model eval 2025-10.md",),
+        values={"Inbox/model eval 2025-10.md": "nomic-embed-text"},
+        needed=("nomic-embed-text",),
+    ),
+    Case(
+        SV,
+        "what is the suitcase size for the Tokyo trip",
+        best=("Inbox/Reise nach Tokio 🗼.md",),
+        values={"Inbox/Reise nach Tokio 🗼.md": "55 × 40 × 23"},
+        needed=("55 × 40 × 23",),
+    ),
+    Case(
+        SV,
+        "what is Karl's phone number listed under",
+        best=("People/Karl Neumann.md",),
+        values={"People/Karl Neumann.md": "Karl Garten"},
+        needed=("Karl Garten",),
+    ),
+    Case(
+        SV,
+        "recipe for beef wellington",
+        nothing=True,
+    ),
+)
+
+
+def vault_sources(repo: Path) -> dict[str, Path]:
+    """Where each vault lives (read in place; the runner copies them)."""
+    return {OBSIDIAN: repo.parent / "shared" / "obsidian-vault", SAMPLE: repo / "sample_vault"}
+
+
+def cases(vault: str | None = None) -> list[Case]:
+    return [c for c in CASES if vault is None or c.vault == vault]
+
+
+#: How a copy's file times are set: as the source had them; all now (what `git clone`, `cp -r`
+#: and a sync download give); reversed, a second apart (the last file by name is the oldest).
+COPIES = ("kept", "now", "reversed")
+
+
+def copy_vault(src: Path, dst: Path, mtimes: str) -> Path:
+    """A writable copy of `src` at `dst` (replaced if there) with its file times set `mtimes`."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst, copy_function=shutil.copy2)  # copy2: the source's times, for "kept"
+    files = sorted(p for p in dst.rglob("*") if p.is_file())
+    for p in [dst, *dst.rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)  # the shared source is read-only
+    if mtimes == "now":
+        now = time.time()
+        for p in files:
+            os.utime(p, (now, now))
+    elif mtimes == "reversed":
+        base = time.time() - 10 * len(files)
+        for i, p in enumerate(reversed(files)):
+            os.utime(p, (base + i, base + i))
+    elif mtimes != "kept":
+        raise ValueError(f"mtimes must be one of {COPIES}, not {mtimes!r}")
+    return dst
+
+
+__all__ = ["CASES", "COPIES", "NOW", "OBSIDIAN", "SAMPLE", "Case", "cases", "copy_vault", "vault_sources"]
