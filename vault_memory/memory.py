@@ -1203,6 +1203,8 @@ class Memory:
             "notes": len(cat.notes()),
             "chunks": vectors.chunks,
             "embedder": cat.get_meta("embedder") or self.config.embedder,
+            # the cosine thresholds it ranks with, and where they come from (calibration.py)
+            "calibration": self.calibration.to_dict(),
             "vector_store": store_info,
             # chunks with their vector / all; until all have one, recall ranks by BM25 alone
             "vectors": vectors.to_dict(),

@@ -378,7 +378,7 @@ def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]
         group = next(g for g in groups if pos in g)
         passed = [moved[p].relevance_rank for p in group if p > pos and moved[p].relevance_rank < r.relevance_rank]
         if passed:
-            why = f"moved above #{min(passed)} (by relevance): states the same fact, stated later"
+            why = f"moved above #{min(passed)} (by relevance): states the same thing differently, stated later"
             moved[pos] = replace(r, moves=(*r.moves, why))
     return moved
 

@@ -237,10 +237,14 @@ def explain_hit(
     if r.relevance_rank and r.relevance_rank < place and not r.moves:
         why.append(
             f"moved below #{place - 1}: "
-            + ("a later statement of the same fact ranks first" if r.same_fact else "its successor ranks first")
+            + (
+                "a later statement of the same thing ranks first"
+                if r.same_fact
+                else "the note that supersedes it ranks first"
+            )
         )
     for s in st.superseded_by:
-        why.append(f"superseded by {path_of.get(s, s)}: never ranked above it")
+        why.append(f"superseded by {path_of.get(s, s)}: ranks below it")
     return {
         "place": place,
         "relevance_rank": r.relevance_rank,

@@ -67,9 +67,7 @@ def _score_real(qs: list[dict[str, Any]], args: dict[str, Any], cal: Any) -> dic
     moves_ok = moves = pairs_ok = pairs = 0
     for q in qs:
         case: rv.Case = q["truth"]
-        out = _order(
-            q, replace(cal, alike=args["alike"]), args["band"], args["head"], args["same_folder"], args["anchored"]
-        )
+        out = _order(q, cal, **args)
         top = out[:5]
         for i, r in enumerate(top):
             for j in range(i + 1, len(top)):
@@ -94,9 +92,7 @@ def _score_real(qs: list[dict[str, Any]], args: dict[str, Any], cal: Any) -> dic
 def _score_bench(qs: list[dict[str, Any]], args: dict[str, Any], cal: Any, k: int) -> dict[str, float]:
     nf, allk, both = [], [], []
     for q in qs:
-        out = _order(
-            q, replace(cal, alike=args["alike"]), args["band"], args["head"], args["same_folder"], args["anchored"]
-        )
+        out = _order(q, cal, **args)
         ranked = [r.path for r in out][:k]
         st = q["truth"]
         nf.append(metrics.newer_first(ranked, st))

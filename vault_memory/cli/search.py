@@ -134,7 +134,9 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
     if window and window["similarity"] > ex["dense"]:  # the sentence, not the whole chunk, decided
         lines.append(f"answers with: {window['text']}")
     stated = ex["stated"]
-    when = f"stated {stated['when']} ({stated['source']})" if stated else "undated"
+    when = (
+        f"stated {stated['when']} ({stated['source']})" if stated else "undated (no age; never newer than another note)"
+    )
     marks = ", ".join(
         x
         for x in [
@@ -150,7 +152,7 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
         + ("" if ex["decay"] else ", decay off")
     )
     if ex["same_fact"]:
-        lines.append("states the same fact as: " + ", ".join(ex["same_fact"]))
+        lines.append("states the same thing as: " + ", ".join(ex["same_fact"]))
     lines += list(ex["moved"])
     return lines
 
@@ -165,6 +167,8 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     say(f"vault:     {info['vault']}")
     say(f"index:     {info['index_dir']}")
     say(f"embedder:  {info['embedder']}")
+    cal = info["calibration"]
+    say(f"calibration: weak {cal['weak']}, strong {cal['strong']}, alike {cal['alike']} ({cal['source']})")
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
     if store.get("backend") == "exact":
