@@ -2,14 +2,16 @@
 
 Every threshold that compares a cosine lives here, not in the ranking code: each embedder
 puts related texts at its own distance (MiniLM's paraphrases sit near 0.7, another model's
-near 0.85), so a number tuned on one is wrong for another. A record holds four:
+near 0.85), so a number tuned on one is wrong for another. A record holds three:
 
     weak       below it a hit says little about the query: marked `weak`, never in a prefetch
                block, and a turn with nothing above it gets no block. Also what refreshes a
-               staged memory the turn is about, and the floor of an answer in "the same fact".
+               staged memory the turn is about, and, in "the same thing stated differently"
+               (ranking.same_fact_groups), both how well each note must answer and how close
+               their two answers must be (bench same_fact: a separate number, 0.4 or 0.45,
+               ranked updates and updates_hard no better and the real vault no differently).
     strong     a clear answer: the hit recall rehearses (counts as used) and the cosine that
                brings a dormant note back.
-    alike      two answers about the same thing (freshness orders them, ranking.py).
     conflict   a new memory that states what a note says (needs_review, conflicts.py).
 
 (Whether two statements are one repeated is a matter of their words, not of a cosine:
@@ -48,7 +50,6 @@ class Calibration:
     embedder: str  # identity (or identity prefix, for the built-in records)
     weak: float
     strong: float
-    alike: float
     conflict: float
     source: str  # where the numbers come from
     #: mean cosine of a built-in question to its own answer, and to the other questions' answers
@@ -67,7 +68,6 @@ MINILM = Calibration(
     embedder="minilm-l6-v2",
     weak=0.35,  # bench prefetch_threshold: 90 % of LoCoMo questions' evidence above it, 64 % of others' blocks at 0.30
     strong=0.5,  # bench rehearse_floor: 11 % of unanswerable questions reach it; LoCoMo reactivation cap
-    alike=0.4,  # bench same_fact: updates_hard / updates newer-first 0.95 / 0.93 at 0.4, 0.91 / 0.90 at 0.45
     conflict=0.52,  # bench tools --part conflicts: contradictions 0.87 flagged, related facts 0.00
     source="measured: bench prefetch_threshold, rehearse_floor, same_fact, tools conflicts (MiniLM)",
     answer_mean=0.4522,
@@ -164,7 +164,6 @@ def calibrate(embedder: Embedder, reference: Calibration = MINILM) -> Calibratio
         embedder=embedder.identity,
         weak=move(reference.weak),
         strong=move(reference.strong),
-        alike=move(reference.alike),
         conflict=move(reference.conflict),
         source=f"calibrated on {len(pairs())} built-in pairs against MiniLM's record",
         answer_mean=round(own, 4),

@@ -292,6 +292,7 @@ def same_fact_groups(
     band: float = RELEVANCE_BAND,
     same_folder: bool = True,
     anchored: bool = True,
+    alike: float | None = None,
 ) -> list[list[int]]:
     """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
     and every other item alone.
@@ -300,14 +301,15 @@ def same_fact_groups(
     clearly (answer cosine >= `cal.weak`) in a sentence of their own (`answers[i]` not None),
     live in the same folder (a note updates notes of its own kind: a daily note the daily
     notes, a memory the memories), were stated on different days, are comparably relevant
-    (within RELEVANCE_BAND) and answer alike (`cal.alike` <= cosine < `cal.duplicate`: at or
-    above that they are one statement repeated, not a change). The group is the connected
-    component of the item that answers best. Everything else keeps its place: on a person's
+    (within RELEVANCE_BAND), answer alike (the two answers' cosine clears the same weak bar) and
+    are not one statement repeated (text.is_repeat: a daily note's copied line is not a change).
+    The group is the connected component of the item that answers best. Everything else keeps its place: on a person's
     vault nothing else this rule looks at told a changed value from a related statement
     (bench same_fact, docs/ranking.md). The keywords are the variants that study replays
-    (`anchored=False`: every component is a group).
+    (`anchored=False`: every component is a group; `alike`: another bar for the answers' cosine).
     """
     n = len(items)
+    bar = cal.weak if alike is None else alike
     ok = [
         a is not None and not is_episodic(r.state) and r.state.stated.dated and r.cand.answer_similarity >= cal.weak
         for r, a in zip(items, answers, strict=True)
@@ -331,7 +333,7 @@ def same_fact_groups(
                 continue
             va, vb = answers[i], answers[j]
             assert va is not None and vb is not None
-            if float(np.dot(va, vb)) >= cal.alike and not is_repeat(a.cand.answer_text or "", b.cand.answer_text or ""):
+            if float(np.dot(va, vb)) >= bar and not is_repeat(a.cand.answer_text or "", b.cand.answer_text or ""):
                 parent[find(j)] = find(i)
     if n == 0:
         return []

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from dataclasses import replace
 from typing import Any
 
-from vault_memory.ranking import HEAD, RELEVANCE_BAND, answer_vector, rank, refill, same_fact_groups
+from vault_memory.ranking import HEAD, RELEVANCE_BAND, answer_vector, freshness, rank, refill, same_fact_groups
 
 from .. import metrics
 from ..data import realvault as rv
@@ -32,7 +31,7 @@ from ..harness import REPO, Result, RunOptions, cache_key, log, open_memory, tab
 ALIKE = (0.35, 0.4, 0.45, 0.5)
 BANDS = (0.2, RELEVANCE_BAND, 1.0)
 HEADS = (HEAD, 10)
-CHOSEN = {"alike": 0.4, "band": RELEVANCE_BAND, "head": HEAD, "same_folder": True, "anchored": True}
+CHOSEN = {"alike": 0.35, "band": RELEVANCE_BAND, "head": HEAD, "same_folder": True, "anchored": True}  # alike = weak
 
 
 def _collect(mem: Any, query: str, now: Any, truth: Any) -> dict[str, Any]:
@@ -55,7 +54,8 @@ def _order(
         top,
         answers[:head],
         [r.path for r in top],
-        replace(cal, alike=alike),
+        cal,
+        alike=alike,
         band=band,
         same_folder=same_folder,
         anchored=anchored,
@@ -76,7 +76,7 @@ def _score_real(qs: list[dict[str, Any]], args: dict[str, Any], cal: Any) -> dic
                     if verdict == "skip":
                         continue
                     moves += 1
-                    moves_ok += verdict == "change" and (r.state.stated.when or 0) > (top[j].state.stated.when or 0)
+                    moves_ok += verdict == "change" and freshness(r.state, r.strength) > freshness(top[j].state, 0.0)
         for r in top:
             for other in r.same_fact:
                 o = next((x for x in top if x.node_id == other), None)

@@ -168,7 +168,7 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     say(f"index:     {info['index_dir']}")
     say(f"embedder:  {info['embedder']}")
     cal = info["calibration"]
-    say(f"calibration: weak {cal['weak']}, strong {cal['strong']}, alike {cal['alike']} ({cal['source']})")
+    say(f"calibration: weak {cal['weak']}, strong {cal['strong']}, conflict {cal['conflict']} ({cal['source']})")
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
     if store.get("backend") == "exact":
