@@ -32,6 +32,7 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
     "first_run": ("bench.runners.first_run", None),
     "pipeline": ("bench.runners.pipeline", None),
     "peers": ("bench.runners.peers", "locomo"),
+    "lifetime": ("bench.runners.lifetime", "locomo"),
 }
 STUDIES: dict[str, tuple[str, str | None]] = {
     "ann": ("bench.studies.ann", None),
