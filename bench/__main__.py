@@ -33,6 +33,7 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
     "pipeline": ("bench.runners.pipeline", None),
     "peers": ("bench.runners.peers", "locomo"),
     "real_vault": ("bench.runners.real_vault", None),
+    "lifetime": ("bench.runners.lifetime", "locomo"),
 }
 STUDIES: dict[str, tuple[str, str | None]] = {
     "ann": ("bench.studies.ann", None),
