@@ -60,6 +60,12 @@ CLOSE = "[/RELEVANT_LEARNED_MEMORY]"
 MIN_ENTRY_TEXT = 40
 #: At most this many other paths are named in an entry's "also in".
 ALSO_SHOWN = 2
+#: Whether a dormant note the turn cues (ranking's reactivation rule) is shown. Off: a faded note is
+#: only ever found by an explicit recall (bench lifetime: the stale share and what it costs).
+SHOWS_CUED_DORMANT = True
+#: Whether the older statements of the fact the turn asks (ranking.same_fact_groups) are folded
+#: into the newest one's entry ("also in") instead of shown (bench lifetime: the stale share).
+ONE_ENTRY_PER_FACT = False
 
 _WS = re.compile(r"\s+")
 # what a line that only dates or links things is made of, once its links are out
@@ -124,6 +130,16 @@ class PrefetchEntry:
         return out
 
 
+@dataclass(frozen=True)
+class KeptOut:
+    """A note that answered the turn but was left out of the block because it is dormant."""
+
+    node_id: str
+    path: str
+    strength: float
+    similarity: float
+
+
 @dataclass
 class PrefetchResult:
     """The block to put in a system prompt, and what is in it."""
@@ -133,6 +149,8 @@ class PrefetchResult:
     budget: int
     relevant: int = 0  # entries that passed (shown or not: the budget may cut the last)
     refreshed: list[str] = field(default_factory=list)  # staged memories whose expiry was extended
+    #: notes that would have been entries but are dormant (forgotten): what decay kept out
+    kept_out: list[KeptOut] = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.block
@@ -145,6 +163,7 @@ class PrefetchResult:
             "relevant": self.relevant,
             "entries": [e.to_dict() for e in self.entries],
             "refreshed": list(self.refreshed),
+            "kept_out": [asdict(k) for k in self.kept_out],
         }
 
 
@@ -256,10 +275,12 @@ def prefetch(
     allow = eligible(ws, filters)
     qvec = embed_query(ws.embedder, query)  # once: the search and the staged refresh both use it
     entries: list[PrefetchEntry] = []
+    kept_out: list[KeptOut] = []
     if allow != set():
-        entries = _entries(ws, query, rank_query(ws, query, now=now, allow=allow, qvec=qvec), cfg.prefetch_entry_cap)
+        got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, hide_dormant=False)
+        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap)
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
-    result = PrefetchResult(block, shown, budget, relevant=len(entries))
+    result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if refresh_staged and not cfg.read_only:
         result.refreshed = refresh_staged_memories(ws, text, qvec, now=now, threshold=ws.calibration.weak)
     if touch and shown and not cfg.read_only:
@@ -267,11 +288,13 @@ def prefetch(
     return result
 
 
-def _entries(ws: Workspace, query: str, got: Ranking, cap: int) -> list[PrefetchEntry]:
-    """Recall's order, without weak hits, superseded or staged notes, lines that say nothing, and
-    repeats (merged into the entry above them)."""
+def _entries(query: str, got: Ranking, cap: int) -> tuple[list[PrefetchEntry], list[KeptOut]]:
+    """Recall's order, without weak hits, superseded or staged notes, lines that say nothing,
+    repeats (merged into the entry above them) and dormant notes (returned apart: what decay kept
+    out), unless the turn cues them."""
     replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
     kept: list[tuple[PrefetchEntry, str]] = []
+    out: list[KeptOut] = []
     for r in got.ranked:
         c, state = r.cand, r.state
         if c.answer_similarity < got.weak_below or state.status == "staged":
@@ -282,7 +305,12 @@ def _entries(ws: Workspace, query: str, got: Ranking, cap: int) -> list[Prefetch
         said = c.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue
+        if r.dormant and not (SHOWS_CUED_DORMANT and r.reactivated):
+            out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
+            continue
         twin = next((i for i, (_, other) in enumerate(kept) if is_repeat(other, said)), None)
+        if twin is None and ONE_ENTRY_PER_FACT and r.same_fact:
+            twin = next((i for i, (e, _) in enumerate(kept) if e.node_id in r.same_fact), None)
         if twin is not None:
             e, other = kept[twin]
             kept[twin] = (replace(e, merged=(*e.merged, r.path)), other)
@@ -301,12 +329,13 @@ def _entries(ws: Workspace, query: str, got: Ranking, cap: int) -> list[Prefetch
             reactivated=r.reactivated,
         )
         kept.append((entry, said))
-    return [e for e, _ in kept]
+    return [e for e, _ in kept], out
 
 
 __all__ = [
     "CLOSE",
     "OPEN",
+    "KeptOut",
     "PrefetchEntry",
     "PrefetchResult",
     "prefetch",

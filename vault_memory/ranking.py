@@ -40,6 +40,9 @@ HEAD = 5
 #: (bench same_fact: 1.0, no band, let a weak newer note move above the answer on the real vault).
 RELEVANCE_BAND = 0.35
 FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) content words comes back
+#: Whether recall leaves dormant notes out (unless cued), as prefetch does. Forgetting decides what
+#: memory offers unasked (prefetch), not what it finds when asked: bench lifetime, docs/memory-model.md.
+RECALL_HIDES_DORMANT = False
 
 
 # -- fusion ---------------------------------------------------------------------------
@@ -228,12 +231,14 @@ def rank(
     k: int,
     vectors: VectorsOf | Mapping[str, np.ndarray] | None = None,
     cal: Calibration = MINILM,
+    hide_dormant: bool = True,
 ) -> list[Ranked]:
     """Decide relevance first; then let the date decide only between statements of one fact.
 
-    1. Dormant notes (strength < threshold, not pinned) drop out unless the query cues them:
-       the answer's cosine reaches `model.reactivation_threshold(strength)`, or the chunk holds
-       every content word of a query of two or more (`Candidate.full_cue`).
+    1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
+       query cues them: the answer's cosine reaches `model.reactivation_threshold(strength)`, or the
+       chunk holds every content word of a query of two or more (`Candidate.full_cue`). Without
+       it they keep their place, marked dormant (and reactivated when cued).
     2. The rest keep their relevance order, except:
     3. among the first HEAD, the best answer and the notes that state the same fact differently
        (`same_fact_groups`) are put newest first, in the places they held;
@@ -247,11 +252,17 @@ def rank(
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
         gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue, strong=cal.strong)  # noqa: B023
-        if decay and not gate.admitted:
+        if decay and hide_dormant and not gate.admitted:
             continue
         kept.append(
             Ranked(
-                c, state, gate.strength, gate.dormant, decay and gate.dormant, note.path, relevance_rank=len(kept) + 1
+                c,
+                state,
+                gate.strength,
+                gate.dormant,
+                decay and gate.reactivated,
+                note.path,
+                relevance_rank=len(kept) + 1,
             )
         )
     if decay:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import ranking
 from .catalog import NoteRow
 from .errors import ConfigError, VectorStoreUnavailableError
 from .filters import NoteFilter, eligible
@@ -131,6 +132,7 @@ def rank_query(
     include_staged: bool = False,
     allow: AbstractSet[str] | None = None,
     qvec: np.ndarray | None = None,
+    hide_dormant: bool = True,
 ) -> Ranking:
     """Search (search.py) and rank (ranking.rank) one query: recall's rule, which prefetch shares
     (handing over the turn's vector, `qvec`, so it is embedded once)."""
@@ -169,7 +171,15 @@ def rank_query(
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
     cal = ws.calibration
     ranked = rank(
-        cands, notes, model=ws.decay, now=now, decay=decay, k=len(cands), vectors=searcher.vectors_of, cal=cal
+        cands,
+        notes,
+        model=ws.decay,
+        now=now,
+        decay=decay,
+        k=len(cands),
+        vectors=searcher.vectors_of,
+        cal=cal,
+        hide_dormant=hide_dormant,
     )
     judged = any(c.similarity != 0.0 for c in cands)
     return Ranking(ranked, notes, mode, lexical_only, cal.weak if judged else float("-inf"))
@@ -197,7 +207,15 @@ def recall(
         return []
     now = now or ws.clock()
     got = rank_query(
-        ws, query, mode=mode, decay=decay, now=now, granularity=granularity, include_staged=include_staged, allow=allow
+        ws,
+        query,
+        mode=mode,
+        decay=decay,
+        now=now,
+        granularity=granularity,
+        include_staged=include_staged,
+        allow=allow,
+        hide_dormant=ranking.RECALL_HIDES_DORMANT,
     )
     hits = got.hits(query, k)
     if explain:

@@ -36,12 +36,13 @@ What is measured (per turn, then per month and over the year; `score_turn` is th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import hashlib
 import os
 import shutil
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,11 @@ class Variant:
     config: Mapping[str, Any] = field(default_factory=dict)
     recall_decay: bool = True  # recall(decay=...)
     prefetch_touch: bool = False  # prefetch(touch=...): rehearse what the block shows
+    #: thresholds of the embedder's calibration record to override (calibration.py)
+    calibration: Mapping[str, float] = field(default_factory=dict)
+    #: the library's public module constants a mechanism is switched by ("ranking.HEAD": 10), set
+    #: for this variant's replay and put back after it
+    patch: Mapping[str, Any] = field(default_factory=dict)
 
 
 NO_CURVE = {"dormant_below": 0.0, "half_life_short_days": FOREVER, "half_life_long_days": FOREVER}
@@ -83,7 +89,36 @@ VARIANTS: tuple[Variant, ...] = (
         NO_CURVE,
         recall_decay=False,
     ),
-    Variant("today", "the shipped defaults (half-lives 7 / 60 d, dormant below 0.1, promotion after 3 days)"),
+    Variant(
+        "today",
+        "the shipped defaults (half-lives 7 / 60 d, dormant below 0.1, promotion after 3 days; dormancy "
+        "gates prefetch, recall finds dormant notes when asked)",
+    ),
+    Variant(
+        "recall_hides",
+        "recall leaves dormant notes out unless cued, as prefetch does (the rule before issue 24)",
+        patch={"ranking.RECALL_HIDES_DORMANT": True},
+    ),
+    Variant(
+        "prefetch_no_dormant",
+        "a dormant note never enters a block, however closely the turn matches it (recall still finds it)",
+        patch={"prefetch.SHOWS_CUED_DORMANT": False},
+    ),
+    Variant(
+        "one_per_fact",
+        "the older statements of the fact a turn asks are folded into the newest one's entry",
+        patch={"prefetch.ONE_ENTRY_PER_FACT": True},
+    ),
+    Variant(
+        "one_per_fact_no_dormant",
+        "both: one entry per fact, and no dormant note in a block",
+        patch={"prefetch.ONE_ENTRY_PER_FACT": True, "prefetch.SHOWS_CUED_DORMANT": False},
+    ),
+    Variant(
+        "flat_reactivation",
+        "a dormant note enters a block only at the clear-match cosine (no rising threshold, no word cue)",
+        patch={"decay.REACTIVATE_FLOOR": 1.0, "ranking.FULL_CUE_MIN_TERMS": 99},
+    ),
     Variant(
         "no_curve",
         "no forgetting, recall's decay-on rules kept: like `off` for strength, but recall(decay=True) still "
@@ -105,9 +140,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("slower", "half-lives 30 / 180 d", {"half_life_short_days": 30.0, "half_life_long_days": 180.0}),
     Variant("faster", "half-lives 3 / 30 d", {"half_life_short_days": 3.0, "half_life_long_days": 30.0}),
     Variant(
-        "reactivate_035",
-        "reactivate_cap=0.35: any match at prefetch's admission bar wakes a dormant memory",
-        {"reactivate_cap": 0.35},
+        "strong_035",
+        "the clear-match cosine at 0.35 (the weak bar): any match at prefetch's admission bar wakes a dormant "
+        "memory, and recall rehearses any hit that clears it",
+        calibration={"strong": 0.35},
     ),
     Variant(
         "prefetch_touch",
@@ -148,6 +184,24 @@ NEEDS_A_SWITCH: tuple[tuple[str, str], ...] = (
         "a rehearsal rule in recall.used_hits beyond the cosine floor and the hit cap",
     ),
 )
+
+
+@contextlib.contextmanager
+def _patched(patch: Mapping[str, Any]) -> Iterator[None]:
+    """Set the library's module constants a variant names, and put them back."""
+    import importlib
+
+    old = []
+    for dotted, value in patch.items():
+        module, name = dotted.rsplit(".", 1)
+        mod = importlib.import_module(f"vault_memory.{module}")
+        old.append((mod, name, getattr(mod, name)))
+        setattr(mod, name, value)
+    try:
+        yield
+    finally:
+        for mod, name, value in reversed(old):
+            setattr(mod, name, value)
 
 
 # --------------------------------------------------------------------------- the checker (pure)
@@ -384,7 +438,7 @@ def _strengths(mem: Any, now: dt.datetime, memory_of: Mapping[str, str]) -> dict
     rows = [r for r in mem.catalog.notes() if r.node_id in memory_of]
     strengths, dormant, pinned = [], 0, 0
     for r in rows:
-        st = mem.decay.state(r.meta, r.mtime, r.path)
+        st = mem.decay.state(r.meta, r.path)
         s = mem.decay.strength(st, now)
         if st.pinned:
             pinned += 1
@@ -417,6 +471,13 @@ def simulate(
     vault, index = root / "vault", root / "index"
     vault.mkdir(parents=True)
     cfg = Config(vault=vault, index_dir=index, embedder=embedder_name, review_note="", **dict(variant.config))
+    cal = None
+    if variant.calibration:
+        from dataclasses import replace
+
+        from vault_memory.calibration import resolve
+
+        cal = replace(resolve(embedder.identity), **variant.calibration)
     node_of: dict[str, str] = {}
     memory_of: dict[str, str] = {}
     duplicates: list[str] = []
@@ -434,7 +495,7 @@ def simulate(
     started = time.perf_counter()
     times = FileTimes(vault)
     path_of: dict[str, str] = {}
-    with Memory(cfg, embedder=embedder) as mem:
+    with _patched(variant.patch), Memory(cfg, embedder=embedder, calibration=cal) as mem:
         seen = _vault_files(vault)
         for day in range(world.days):
             for m in writes_by_day.get(day, []):
@@ -478,7 +539,7 @@ def simulate(
                 if t.kind in ASKING:
                     row = mem.catalog.note_by_id(node_of[target]) if target in node_of else None
                     if row is not None:
-                        target_dormant = mem.decay.dormant(mem.decay.state(row.meta, row.mtime, row.path), at)
+                        target_dormant = mem.decay.dormant(mem.decay.state(row.meta, row.path), at)
                     got = mem.recall(t.text, k=K, now=at + dt.timedelta(seconds=30), decay=variant.recall_decay)
                     hits = [memory_of.get(h.node_id, "?") for h in got]
                     rehearsed = sum(h.rehearsed for h in got)
