@@ -353,3 +353,36 @@ def test_a_review_note_outside_the_vault_or_not_markdown_is_refused(make_memory:
 
     with pytest.raises(ConfigError, match="review_note"):
         make_memory(review_note=bad)
+
+
+def test_the_review_says_what_forgetting_kept_out_of_prefetch_and_why_notes_fade(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    vault = tmp_path / "v"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / "Memory/valve.md").write_text(
+        "---\nnode_id: valve001\ntier: short\ncreated: 2026-08-22T19:10:00+00:00\n---\n"
+        "The drip line on valve 3 leaks above 2 bar: keep the pump at 1.5 bar.\n",
+        encoding="utf-8",
+    )
+    (vault / "Memory/fresh.md").write_text(
+        f"---\nnode_id: fresh001\ntier: long\ncreated: {(NOW - 196 * DAY).isoformat()}\n---\n"
+        "The plumber is Pete, he services the boiler in February.\n",
+        encoding="utf-8",
+    )
+    mem = make_memory(vault=vault, calibration=replace(FAKE, weak=0.0, strong=0.99))  # nothing is cued back
+    mem.index()
+    turn = "what pressure should the pump run at for valve 3 drip line"
+    block = mem.prefetch(turn, now=NOW, refresh_staged=False)
+    assert "Memory/valve.md" not in [e.path for e in block.entries]
+    assert [k.path for k in block.kept_out] == ["Memory/valve.md"]
+    assert [h.path for h in mem.recall(turn, now=NOW, touch=False)][0] == "Memory/valve.md"  # asked: found
+    review = mem.review(NOW, write=False)
+    assert [(k.path, k.blocks) for k in review.kept_out] == [("Memory/valve.md", 1)]
+    assert review.kept_out[0].example.startswith("what pressure should the pump")
+    assert "## Kept out of prefetch in the last 7 days" in review.markdown and "[[Memory/valve]]" in review.markdown
+    assert review.to_dict()["counts"]["kept_out"] == 1
+    fading = {v.path: v.why for v in review.fading + review.dormant}
+    assert fading["Memory/fresh.md"].startswith("stated ") and "half-life 60 days" in fading["Memory/fresh.md"]
+    later = mem.review(NOW + 30 * DAY, write=False)  # a week's window: last month's blocks are not counted
+    assert later.kept_out == [] and "Forgetting kept nothing out" in later.markdown

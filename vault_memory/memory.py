@@ -65,6 +65,8 @@ from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 from .windows import WindowCache, WindowScorer, open_cache
 
 if TYPE_CHECKING:
+    from .keptout import KeptOutLog
+
     # Types only: the modules behind the agent's other verbs are imported when a verb is used,
     # so a CLI recall does not pay for them (bench `cold`).
     from .prefetch import PrefetchResult
@@ -184,6 +186,7 @@ class Memory:
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
         self._calibration: Calibration | None = calibration
+        self._kept_out: KeptOutLog | None = None
         self._hold = False
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
@@ -214,6 +217,9 @@ class Memory:
         if self._windows is not None:
             self._windows.close()
             self._windows = None
+        if self._kept_out is not None:
+            self._kept_out.close()
+            self._kept_out = None
         self._hold = False
         self.lock.release()
 
@@ -760,6 +766,14 @@ class Memory:
                 rows=self._exact_rows,
             )
         return Searcher(self.catalog, self.store, embedder or self.embedder)
+
+    def kept_out_log(self) -> KeptOutLog:
+        """What prefetch left out because it was dormant, kept in the index folder for the review."""
+        if self._kept_out is None:
+            from .keptout import open_log
+
+            self._kept_out = open_log(self.index_dir if self.index_dir.is_dir() else None)
+        return self._kept_out
 
     def window_scorer(self) -> WindowScorer:
         """Scores candidates' answer windows; their vectors are cached in the index folder (windows.py)."""

@@ -281,6 +281,8 @@ def prefetch(
         entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap)
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
+    if kept_out:  # invisible by nature: the review note counts it (keptout.py)
+        ws.kept_out_log().record(now, query, [(k.node_id, k.path, k.strength) for k in kept_out])
     if refresh_staged and not cfg.read_only:
         result.refreshed = refresh_staged_memories(ws, text, qvec, now=now, threshold=ws.calibration.weak)
     if touch and shown and not cfg.read_only:

@@ -42,6 +42,7 @@ from .catalog import NoteRow
 from .decay import MemoryState
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import local_zone, parse_int, parse_time
+from .keptout import KeptOutNote
 from .notefile import GENERATED_BY, ParsedNote, move_note, read_note, write_note
 from .records import StagedMemory, iso
 from .relations import Identities, link_text, note_stems, relation_values
@@ -99,6 +100,7 @@ class NoteView:
     last_used: dt.datetime | None
     access_count: int
     reactivated: dt.datetime | None = None
+    why: str = ""  # why it fades: since when nothing used it, and how fast its tier forgets
 
 
 @dataclass
@@ -131,6 +133,10 @@ class Review:
     reactivated: list[NoteView] = field(default_factory=list)
     superseded: list[SupersededView] = field(default_factory=list)  # all of them, newest first
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    #: notes prefetch left out of blocks in the window because they are dormant (keptout.py), and
+    #: how many blocks went without at least one
+    kept_out: list[KeptOutNote] = field(default_factory=list)
+    kept_out_blocks: int = 0
     chart: list[ChartLine] = field(default_factory=list)
     chart_days: list[int] = field(default_factory=list)
     dormant_below: float = 0.1
@@ -163,7 +169,8 @@ class Review:
         }
         out.pop("chart_days")
         out["counts"] = {
-            k: len(getattr(self, k)) for k in ("drafts", "fading", "dormant", "reactivated", "superseded", "unreadable")
+            k: len(getattr(self, k))
+            for k in ("drafts", "fading", "dormant", "reactivated", "superseded", "unreadable", "kept_out")
         }
         return dict(out)
 
@@ -260,6 +267,13 @@ def _drafts(ws: Workspace, now: dt.datetime, stems: dict[str, list[str]]) -> lis
     return out
 
 
+def why_fading(ws: Workspace, state: MemoryState) -> str:
+    """Why a note fades, in words: since when nothing used it, and its tier's half-life."""
+    when = state.anchor.date().isoformat() if state.anchor is not None else "?"
+    since = f"unused since {when}" if state.anchor_source == "last_accessed" else f"stated {when}, never used"
+    return f"{since}; {state.tier} memory, half-life {ws.decay.half_life(state.tier):g} days"
+
+
 def _view(ws: Workspace, row: NoteRow, state: MemoryState, now: dt.datetime, stems: dict[str, list[str]]) -> NoteView:
     return NoteView(
         row.node_id,
@@ -272,6 +286,7 @@ def _view(ws: Workspace, row: NoteRow, state: MemoryState, now: dt.datetime, ste
         state.anchor,
         parse_int(row.meta.get("access_count")),
         parse_time(row.meta.get("reactivated")),
+        why_fading(ws, state),
     )
 
 
@@ -376,6 +391,9 @@ def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 
     review.reactivated.sort(key=lambda v: (v.reactivated or now, v.path), reverse=True)
     review.superseded = _superseded(ws, [r for r in rows if not in_folder(r.path, staging)], stems)
     review.unreadable = sorted((p, why) for p, (_, why) in failures.items())
+    log = ws.kept_out_log()
+    review.kept_out = log.since(now - window, now)
+    review.kept_out_blocks = log.blocks(now - window, now)
     review.chart, review.chart_days = _chart(ws, views, now, memory, chart_lines)
     return review
 

@@ -138,9 +138,27 @@ def _notes(title: str, empty: str, notes: list[NoteView], head: list[str], row: 
             "dormant": _day(n.dormant_on),
             "used": _day(n.last_used),
             "back": _when(n.reactivated),
+            "why": cell(n.why),
         }
         rows.append([values[k] for k in row.split()])
     return [*out, *_table(head, rows), ""]
+
+
+def _kept_out(review: Review, days: str) -> list[str]:
+    out = [f"## Kept out of prefetch in the last {days}", ""]
+    if not review.kept_out:
+        return [*out, "Forgetting kept nothing out of a prefetch block.", ""]
+    n = review.kept_out_blocks
+    out += [
+        f"_Dormant memories that answered a turn but were left out of its block ({n} block{'s' if n != 1 else ''}); "
+        "recall still finds them when asked, and recalling one brings it back._",
+        "",
+    ]
+    rows = [
+        [cell(f"[[{k.path.removesuffix('.md')}]]"), str(k.blocks), f"{k.strength:.3f}", cell(k.example)]
+        for k in review.kept_out[:MAX_ROWS]
+    ]
+    return [*out, *_table(["Memory", "Blocks", "Strength", "For example"], rows), ""]
 
 
 def render(review: Review) -> str:
@@ -150,7 +168,8 @@ def render(review: Review) -> str:
     summary = (
         f"**{len(review.drafts)} draft{'s' if len(review.drafts) != 1 else ''}** ({conflicted} in conflict) · "
         f"**{len(review.fading)} fading** · **{len(review.dormant)} went dormant** · "
-        f"**{len(review.reactivated)} came back** · **{len(review.superseded)} superseded** · "
+        f"**{len(review.reactivated)} came back** · **{len(review.kept_out)} kept out of prefetch** · "
+        f"**{len(review.superseded)} superseded** · "
         f"**{len(review.unreadable)} unreadable**"
     )
     kept = review.path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -168,15 +187,15 @@ def render(review: Review) -> str:
             f"Fading: dormant within {days}",
             "Nothing goes dormant soon.",
             review.fading,
-            ["Memory", "Tier", "Strength", "Dormant on", "Last used"],
-            "link tier strength dormant used",
+            ["Memory", "Strength", "Dormant on", "Why"],
+            "link strength dormant why",
         ),
         *_notes(
             f"Went dormant in the last {days}",
             "Nothing went dormant recently.",
             review.dormant,
-            ["Memory", "Tier", "Dormant since", "Last used"],
-            "link tier dormant used",
+            ["Memory", "Dormant since", "Why"],
+            "link dormant why",
         ),
         *_notes(
             f"Came back in the last {days}",
@@ -185,6 +204,7 @@ def render(review: Review) -> str:
             ["Memory", "Came back", "Strength now"],
             "link back strength",
         ),
+        *_kept_out(review, days),
         "## Superseded",
         "",
     ]

@@ -20,6 +20,7 @@ from .config import Config
 from .decay import DecayModel
 from .embedders import Embedder
 from .errors import VectorStoreUnavailableError
+from .keptout import KeptOutLog
 from .names import Names
 from .notefile import ParsedNote
 from .search import Searcher
@@ -59,6 +60,10 @@ class Workspace(Protocol):
 
     def searcher(self, embedder: Embedder | None = None) -> Searcher:
         """A relevance-only Searcher on the dense backend the index calls for."""
+        ...
+
+    def kept_out_log(self) -> KeptOutLog:
+        """What prefetch left out because it was dormant, for the review (keptout.py)."""
         ...
 
     def window_scorer(self) -> WindowScorer:
