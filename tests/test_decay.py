@@ -14,7 +14,7 @@ from vault_memory.decay import DecayModel, MemoryState, is_episodic, state_from_
 from vault_memory.fields import parse_time
 
 UTC = dt.UTC
-MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1, promote_after_days=3)
+MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1)
 
 ages = st.floats(min_value=0.0, max_value=20_000.0, allow_nan=False, allow_infinity=False)
 tiers = st.sampled_from(["short", "long"])
@@ -91,7 +91,7 @@ def test_human_note_without_tier_counts_as_long() -> None:
     assert state_from_meta({"tier": " Short "}).tier == "short"
 
 
-# -- promotion ----------------------------------------------------------------------------
+# -- rehearsal (no promotion) ------------------------------------------------------------
 
 
 def rehearse_at(meta: dict[str, object], when: dt.datetime) -> dict[str, object]:
@@ -100,33 +100,18 @@ def rehearse_at(meta: dict[str, object], when: dt.datetime) -> dict[str, object]
     return {**meta, **fields}
 
 
-def test_promotion_after_three_distinct_days() -> None:
-    meta: dict[str, object] = {"tier": "short", "created": NOW - dt.timedelta(days=10)}
-    for day in range(3):
-        meta = rehearse_at(meta, NOW + dt.timedelta(days=day))
-        assert meta["rehearsal_days"] == day + 1
-        assert meta["tier"] == ("long" if day == 2 else "short")
-    assert meta["access_count"] == 3
-
-
-def test_no_promotion_after_three_recalls_on_one_day() -> None:
-    meta: dict[str, object] = {"tier": "short", "created": NOW - dt.timedelta(days=10)}
-    for minutes in (0, 30, 300):
-        meta = rehearse_at(meta, NOW + dt.timedelta(minutes=minutes))
-    assert meta["tier"] == "short"
-    assert meta["rehearsal_days"] == 1
-    assert meta["access_count"] == 3
-
-
 @given(offsets=st.lists(st.integers(min_value=0, max_value=24 * 30), min_size=1, max_size=12))
-def test_promotion_iff_enough_distinct_days(offsets: list[int]) -> None:
+def test_a_short_memory_stays_short_however_often_it_is_used(offsets: list[int]) -> None:
     meta: dict[str, object] = {"tier": "short", "created": NOW - dt.timedelta(days=60)}
-    hours = sorted(offsets)
-    for h in hours:
+    for h in sorted(offsets):
         meta = rehearse_at(meta, NOW + dt.timedelta(hours=h))
-    days = {(NOW + dt.timedelta(hours=h)).date() for h in hours}
-    assert (meta["tier"] == "long") == (len(days) >= 3)
-    assert meta["access_count"] == len(hours)
+        assert set(meta) == {"tier", "created", "last_accessed", "access_count"}  # no days of use counted
+    assert meta["tier"] == "short"
+    assert meta["access_count"] == len(offsets)
+    assert meta["last_accessed"] == NOW + dt.timedelta(hours=max(offsets))
+    # the curve restarts at the last use, at the short half-life
+    later = NOW + dt.timedelta(hours=max(offsets), days=7)
+    assert MODEL.strength(state_from_meta(meta), later) == pytest.approx(0.5)
 
 
 def test_rehearsal_restarts_the_curve() -> None:

@@ -31,8 +31,7 @@ BAD = [
     ("review_window_days", "-1"),
     ("prefetch_budget", "-1"),
     ("prefetch_entry_cap", "0"),
-    ("promote_after_days", "0"),
-    ("promote_after_days", "2.5"),
+    ("prefetch_entry_cap", "2.5"),
     ("staged_ttl_days", "0"),
     ("embed_timeout", "0"),
     ("exact_search_limit", "-5"),
@@ -61,8 +60,8 @@ def test_a_bad_number_in_the_vault_file_names_the_file(vault: Path, key: str, va
 def test_config_built_in_code_is_checked_too(vault: Path) -> None:
     with pytest.raises(ConfigError, match="half_life_long_days"):
         Config(vault=vault, half_life_long_days=math.nan)
-    with pytest.raises(ConfigError, match="promote_after_days"):
-        Config(vault=vault, promote_after_days=True)  # a bool is not a number
+    with pytest.raises(ConfigError, match="prefetch_entry_cap"):
+        Config(vault=vault, prefetch_entry_cap=True)  # a bool is not a number
 
 
 def test_every_range_accepts_its_bounds_and_the_defaults(vault: Path) -> None:

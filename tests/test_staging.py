@@ -27,6 +27,7 @@ from vault_memory.calibration import FAKE
 from vault_memory.calibration import save as save_calibration
 from vault_memory.cli import app
 from vault_memory.decay import state_from_meta
+from vault_memory.fields import parse_time
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import (
     ConcurrentEditError,
@@ -250,7 +251,6 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
         'source: "chat with Maya"  # keep\n'
         "last_accessed: 2026-11-29T12:00:00+00:00\n"
         "tier: short\n"
-        "rehearsal_days: 1\n"
         "---\n"
         "The VPN needs the hardware key since March.\n\nAdded by hand.\n"
     )
@@ -261,15 +261,30 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
     assert hits[0].strength == 1.0 and hits[0].tier == "short"
 
 
-def test_commit_day_counts_once_toward_promotion(mem: Memory, empty_vault: Path) -> None:
+def test_a_committed_memory_stays_short_however_often_it_is_used(mem: Memory, empty_vault: Path) -> None:
     sm = mem.stage("Backups live on the NAS under /volume1/backup.", title="Backups", now=NOW)
     [done] = mem.commit([sm.node_id], now=NOW).committed
-    for day in (0, 1):  # the commit day again (no new day), then one more day: 2 distinct days
+    for day in range(4):
         mem.recall("backups NAS volume1", now=NOW + day * DAY + dt.timedelta(hours=1))
-    assert meta_of(empty_vault, done.path)["tier"] == "short"
-    mem.recall("backups NAS volume1", now=NOW + 2 * DAY + dt.timedelta(hours=1))
     meta = meta_of(empty_vault, done.path)
-    assert meta["tier"] == "long" and meta["rehearsal_days"] == 3
+    assert meta["tier"] == "short" and "rehearsal_days" not in meta
+    assert meta["access_count"] == 4  # one rehearsal per recall (an hour after the last one is not coalesced)
+    assert parse_time(meta["last_accessed"]) == NOW + 3 * DAY + dt.timedelta(hours=1)
+
+
+def test_an_earlier_versions_days_of_use_are_removed_on_the_next_rehearsal(mem: Memory, empty_vault: Path) -> None:
+    path = empty_vault / "Memory" / "Wifi.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "---\nnode_id: wifi0001\ntier: short\nrehearsal_days: 2\nlast_accessed: 2026-11-28T09:00:00+00:00\n"
+        "mine: keep\n---\nThe wifi password is on the router's sticker.\n",
+        encoding="utf-8",
+    )
+    mem.index()
+    mem.recall("wifi password router sticker", now=NOW + DAY)
+    meta = meta_of(empty_vault, "Memory/Wifi.md")
+    assert "rehearsal_days" not in meta and meta["tier"] == "short" and meta["mine"] == "keep"
+    assert meta["access_count"] == 1
 
 
 def test_commit_unknown_id_lists_what_is_staged(mem: Memory, empty_vault: Path) -> None:
@@ -559,6 +574,18 @@ def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: P
     assert row is not None and state_from_meta(row.meta).pinned  # the index followed
     assert mem.unpin("House/fuse box.md").changed
     assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original  # back to its bytes
+
+
+def test_a_pinned_note_is_used_without_a_write(mem: Memory, empty_vault: Path) -> None:
+    put(empty_vault, "House/fuse box.md", "---\npinned: true\ncreated: 2026-01-02\n---\nFuse box is behind the coats.\n")
+    mem.index()
+    before = snapshot(empty_vault)
+    hits = mem.recall("where is the fuse box", now=NOW)
+    assert hits[0].path == "House/fuse box.md" and hits[0].strength == 1.0 and not hits[0].rehearsed
+    assert snapshot(empty_vault) == before  # strength 1 either way: nothing to keep
+    mem.unpin("House/fuse box.md")
+    mem.recall("where is the fuse box", now=NOW)
+    assert "last_accessed" in meta_of(empty_vault, "House/fuse box.md")  # let go: its use counts again
 
 
 @pytest.mark.parametrize(

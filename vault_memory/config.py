@@ -48,7 +48,6 @@ class Config:
     half_life_short_days: float = 7.0
     half_life_long_days: float = 60.0
     dormant_below: float = 0.1
-    promote_after_days: int = 3
     # Which recalled notes count as used (rehearsed, i.e. written back): README "Rehearsal".
     rehearse: str = "all"  # all | memories (notes in memory_folder) | none
     # Agent write path.
@@ -107,7 +106,6 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "half_life_short_days": (0.0, 36_500.0, False),
     "half_life_long_days": (0.0, 36_500.0, False),
     "dormant_below": (0.0, 1.0, True),
-    "promote_after_days": (1, 3650, True),
     "staged_ttl_days": (0.0, 36_500.0, False),
     "prefetch_budget": (0, 1_000_000, True),
     "review_window_days": (0.0, 36_500.0, False),
@@ -153,6 +151,7 @@ _RETIRED = {
     "conflict_similarity": _CALIBRATED,
     "prefetch_min_score": _CALIBRATED,
     "prefetch_staged_similarity": _CALIBRATED,
+    "promote_after_days": "a short memory stays short (bench lifetime: promotion kept replaced facts alive)",
 }
 _NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
 _ENV_PREFIX = "VAULT_MEMORY_"

@@ -74,10 +74,15 @@ def first_write_fields(ws: Workspace, note: ParsedNote) -> dict[str, Any]:
     return {"node_id": new_node_id()} if nid is None or _duplicate(ws, note.path, nid) else {}
 
 
+#: Owned keys no version reads any more, removed when we write into the note anyway: `stated`
+#: (the day an mtime carried, written by earlier versions; a clone's mtime is the clone's day) and
+#: `rehearsal_days` (days of use counted for a promotion to `long` that no longer happens).
+RETIRED_KEYS = (STATED_KEY, "rehearsal_days")
+
+
 def retired_fields(note: ParsedNote) -> list[str]:
-    """Owned keys no version reads any more, removed when we write into the note anyway: `stated`
-    (the day an mtime carried, written by earlier versions; a clone's mtime is the clone's day)."""
-    return [STATED_KEY] if STATED_KEY in note.meta else []
+    """The retired owned keys (RETIRED_KEYS) this note still carries."""
+    return [k for k in RETIRED_KEYS if k in note.meta]
 
 
 def _duplicate(ws: Workspace, rel: str, node_id: str) -> bool:
@@ -125,7 +130,11 @@ def has_id(ws: Workspace, rel: str, node_id: str) -> bool:
 
 
 def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
-    """Pin (strength 1, never dormant, never expires) or unpin a note by node_id or vault path."""
+    """Pin (strength 1, never dormant, never expires) or unpin a note by node_id or vault path.
+
+    Pin then unpin gives the note back its bytes. A pinned note is not rehearsed (strength 1
+    whatever happens), so once unpinned it fades from its last use before the pin.
+    """
     writable(ws)
     rel = resolve_note(ws, target)
     before = read_note(ws.vault, rel)
@@ -212,7 +221,8 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
     Recalls within REHEARSAL_COALESCE_SECONDS of the last one coalesce into one write.
     Rehearsal never re-embeds and never bumps `revision`; a note being edited is skipped
     (the human's edit wins: rehearsal is bookkeeping, never bought with their bytes). A note
-    with no age (undated and never used: strength 1) is not written: nothing would rank differently.
+    whose strength a rehearsal would not change is not written: a pinned note (strength 1; unpinning
+    restarts its curve) and a note with no age (undated and never used: strength 1).
     """
     if ws.config.read_only:
         return []
@@ -228,8 +238,8 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         except (NoteError, OSError):
             continue
         state = ws.decay.state(note.meta, note.path)
-        if state.anchor is None and not state.pinned:
-            continue  # no date and never used: no age, strength 1; a rehearsal would only start it fading
+        if state.pinned or state.anchor is None:
+            continue  # strength 1 either way: pinned, or no date and never used (a rehearsal would start it fading)
         if (
             state.anchor_source == "last_accessed"
             and state.anchor is not None
@@ -237,8 +247,6 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         ):
             continue
         fields = ws.decay.rehearse(state, now)
-        if state.tier != "short":
-            fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
         if ws.decay.dormant(state, now):
             fields["reactivated"] = now.replace(microsecond=0)  # it came back: the review note lists it
         try:

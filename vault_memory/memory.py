@@ -992,6 +992,7 @@ class Memory:
         now: dt.datetime | None = None,
         refresh_staged: bool = True,
         touch: bool = False,
+        decay: bool = True,
         tags: Sequence[str] | str | None = None,
         folder: str | None = None,
         type: str | None = None,
@@ -1005,8 +1006,8 @@ class Memory:
         repeats (merged into the entry above, which says where else it appears). `result.block`
         is "" when nothing is relevant.
         Staged memories the turn is about get their expiry extended (`refresh_staged`); shown
-        notes are rehearsed only with `touch=True`. The filters are recall's. Logic and
-        rationale: prefetch.py.
+        notes are rehearsed only with `touch=True`. `decay=False` is `recall(decay=False)`'s order:
+        relevance alone, dormant notes too. The filters are recall's. Logic and rationale: prefetch.py.
         """
         when = now or self.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
@@ -1014,7 +1015,14 @@ class Memory:
 
         return self._guarded(
             lambda: _prefetch(
-                self, text, budget=budget, now=now, refresh_staged=refresh_staged, touch=touch, filters=flt
+                self,
+                text,
+                budget=budget,
+                now=now,
+                refresh_staged=refresh_staged,
+                touch=touch,
+                decay=decay,
+                filters=flt,
             )
         )
 
@@ -1132,7 +1140,8 @@ class Memory:
         return edits.set_pinned(self, target, True)
 
     def unpin(self, target: str) -> PinResult:
-        """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again."""
+        """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again,
+        from its last use before the pin (a pinned note is not rehearsed: nothing would change)."""
         from . import edits
 
         return edits.set_pinned(self, target, False)

@@ -364,8 +364,6 @@ def _commit_one(
     if tier not in ("short", "long"):
         tier = "short"
         fields["tier"] = "short"
-    if tier == "short":
-        fields["rehearsal_days"] = 1  # committing counts as the first day (last_accessed is today)
     nid = sm.node_id or new_node_id()
     if not sm.node_id:
         fields["node_id"] = nid

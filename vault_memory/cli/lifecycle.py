@@ -222,7 +222,7 @@ def pin(ctx: typer.Context, target: Target, as_json: AsJson = False) -> None:
 
 
 def unpin(ctx: typer.Context, target: Target, as_json: AsJson = False) -> None:
-    """Unpin a note: it decays like any other again."""
+    """Unpin a note: it decays like any other again (from its last use before the pin)."""
     _pin(ctx, target, False, as_json)
 
 
