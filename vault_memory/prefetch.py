@@ -66,6 +66,13 @@ SHOWS_CUED_DORMANT = True
 #: Whether the older statements of the fact the turn asks (ranking.same_fact_groups) are folded
 #: into the newest one's entry ("also in") instead of shown (bench lifetime: the stale share).
 ONE_ENTRY_PER_FACT = False
+#: When a dormant note the turn cues comes back: "always"; "unanswered": only when no live entry
+#: above it states the same fact (its one-fact group, or a `conflicts_with` link either way);
+#: "first": only as the block's first entry (bench lifetime).
+DORMANT_RETURNS = "always"
+#: Whether an entry whose note an entry above names in `conflicts_with` (found when that newer
+#: memory was saved) is left out (bench lifetime).
+FOLDS_CONFLICTS = False
 
 _WS = re.compile(r"\s+")
 # what a line that only dates or links things is made of, once its links are out
@@ -263,6 +270,7 @@ def prefetch(
     now: dt.datetime | None = None,
     refresh_staged: bool = True,
     touch: bool = False,
+    decay: bool = True,
     filters: NoteFilter | None = None,
 ) -> PrefetchResult:
     """See `Memory.prefetch`. `filters` restrict the candidates before ranking (filters.py)."""
@@ -277,8 +285,8 @@ def prefetch(
     entries: list[PrefetchEntry] = []
     kept_out: list[KeptOut] = []
     if allow != set():
-        got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, hide_dormant=False)
-        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap)
+        got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, hide_dormant=False, decay=decay, judge=True)
+        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap, decay=decay)
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if kept_out:  # invisible by nature: the review note counts it (keptout.py)
@@ -290,12 +298,12 @@ def prefetch(
     return result
 
 
-def _entries(query: str, got: Ranking, cap: int) -> tuple[list[PrefetchEntry], list[KeptOut]]:
+def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple[list[PrefetchEntry], list[KeptOut]]:
     """Recall's order, without weak hits, superseded or staged notes, lines that say nothing,
     repeats (merged into the entry above them) and dormant notes (returned apart: what decay kept
     out), unless the turn cues them."""
     replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
-    kept: list[tuple[PrefetchEntry, str]] = []
+    kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
     for r in got.ranked:
         c, state = r.cand, r.state
@@ -307,15 +315,17 @@ def _entries(query: str, got: Ranking, cap: int) -> tuple[list[PrefetchEntry], l
         said = c.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue
-        if r.dormant and not (SHOWS_CUED_DORMANT and r.reactivated):
+        if decay and r.dormant and not (SHOWS_CUED_DORMANT and r.reactivated and _returns(r, kept)):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
             continue
-        twin = next((i for i, (_, other) in enumerate(kept) if is_repeat(other, said)), None)
+        if FOLDS_CONFLICTS and any(r.node_id in o.state.conflicts_with for _, _, o in kept):
+            continue
+        twin = next((i for i, (_, other, _) in enumerate(kept) if is_repeat(other, said)), None)
         if twin is None and ONE_ENTRY_PER_FACT and r.same_fact:
-            twin = next((i for i, (e, _) in enumerate(kept) if e.node_id in r.same_fact), None)
+            twin = next((i for i, (e, _, _) in enumerate(kept) if e.node_id in r.same_fact), None)
         if twin is not None:
-            e, other = kept[twin]
-            kept[twin] = (replace(e, merged=(*e.merged, r.path)), other)
+            e, other, o = kept[twin]
+            kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
             continue
         day = state.stated.day()
         entry = PrefetchEntry(
@@ -330,8 +340,21 @@ def _entries(query: str, got: Ranking, cap: int) -> tuple[list[PrefetchEntry], l
             strength=round(r.strength, 6),
             reactivated=r.reactivated,
         )
-        kept.append((entry, said))
-    return [e for e, _ in kept], out
+        kept.append((entry, said, r))
+    return [e for e, _, _ in kept], out
+
+
+def _returns(r: Ranked, kept: Sequence[tuple[PrefetchEntry, str, Ranked]]) -> bool:
+    """Whether a dormant note the turn cues comes back into the block (DORMANT_RETURNS)."""
+    if DORMANT_RETURNS == "first":
+        return not kept
+    if DORMANT_RETURNS == "unanswered":
+        return not any(
+            not o.dormant
+            and (o.node_id in r.same_fact or r.node_id in o.state.conflicts_with or o.node_id in r.state.conflicts_with)
+            for _, _, o in kept
+        )
+    return True
 
 
 __all__ = [

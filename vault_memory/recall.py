@@ -133,9 +133,11 @@ def rank_query(
     allow: AbstractSet[str] | None = None,
     qvec: np.ndarray | None = None,
     hide_dormant: bool = True,
+    judge: bool = False,
 ) -> Ranking:
     """Search (search.py) and rank (ranking.rank) one query: recall's rule, which prefetch shares
-    (handing over the turn's vector, `qvec`, so it is embedded once)."""
+    (handing over the turn's vector, `qvec`, so it is embedded once). The answers' cosines are
+    computed when decay needs them or `judge` asks (prefetch's weak bar)."""
     searcher = ws.searcher()
     lexical_only = False
     if not searcher.has_dense and mode != "bm25":
@@ -148,7 +150,7 @@ def rank_query(
     try:
         # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
         # dormancy by, so the query is not embedded and no model is loaded for this answer.
-        similarity = decay and ws.vectors().embedded > 0
+        similarity = (decay or judge) and ws.vectors().embedded > 0
         cands = searcher.search(
             query,
             mode=mode,

@@ -162,13 +162,11 @@ class Identities:
 
 
 def _needs_translation(meta: Mapping[str, Any]) -> bool:
-    return any(
-        is_link(v) or "/" in v for key in ("supersedes", "superseded_by") for v in relation_values(meta.get(key))
-    )
+    return any(is_link(v) or "/" in v for key in RELATION_KEYS for v in relation_values(meta.get(key)))
 
 
 def with_identities(ws: Workspace, rows: Mapping[str, NoteRow]) -> dict[str, NoteRow]:
-    """The rows with `supersedes` / `superseded_by` given as identities, for ranking.
+    """The rows with `supersedes` / `superseded_by` / `conflicts_with` given as identities, for ranking.
 
     Only rows holding links (or paths) are copied and translated; rows with node_id
     relations, or none, are passed through untouched, so a vault without links pays nothing.
@@ -180,7 +178,7 @@ def with_identities(ws: Workspace, rows: Mapping[str, NoteRow]) -> dict[str, Not
             continue
         ids = ids or Identities(ws)
         meta = dict(row.meta)
-        for rel_key in ("supersedes", "superseded_by"):
+        for rel_key in RELATION_KEYS:
             if rel_key in meta:
                 meta[rel_key] = ids.all(relation_values(meta[rel_key]))
         out[key] = replace(row, meta=meta)

@@ -71,6 +71,7 @@ class Variant:
     what: str
     config: Mapping[str, Any] = field(default_factory=dict)
     recall_decay: bool = True  # recall(decay=...)
+    prefetch_decay: bool = True  # prefetch(decay=...)
     prefetch_touch: bool = False  # prefetch(touch=...): rehearse what the block shows
     #: thresholds of the embedder's calibration record to override (calibration.py)
     calibration: Mapping[str, float] = field(default_factory=dict)
@@ -83,16 +84,38 @@ NO_CURVE = {"dormant_below": 0.0, "half_life_short_days": FOREVER, "half_life_lo
 VARIANTS: tuple[Variant, ...] = (
     Variant(
         "off",
-        "decay off, as near as the public API gets: recall(decay=False) (no dormancy, and no freshness "
-        "ordering or supersession either: relevance order); prefetch with dormant_below=0 and 100-year "
-        "half-lives (strength >= 0.993 all year, so its 0.85 + 0.15 x strength weight is ~1)",
+        "decay off: recall(decay=False) and prefetch(decay=False): relevance order, no dormancy, no "
+        "dates (superseded notes still leave prefetch: a relation the vault states, not time); 100-year "
+        "half-lives so the memory's state (active set, runaway) reads as no forgetting",
         NO_CURVE,
         recall_decay=False,
+        prefetch_decay=False,
     ),
     Variant(
         "today",
-        "the shipped defaults (half-lives 7 / 60 d, dormant below 0.1, promotion after 3 days; dormancy "
-        "gates prefetch, recall finds dormant notes when asked)",
+        "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
+        "0.1; recall finds dormant notes, prefetch shows a dormant one only when the turn cues it)",
+    ),
+    Variant(
+        "returns_unanswered",
+        "a cued dormant note enters a block only when no live entry above it states the same fact "
+        "(one-fact group or conflicts_with link)",
+        patch={"prefetch.DORMANT_RETURNS": "unanswered"},
+    ),
+    Variant(
+        "returns_first",
+        "a cued dormant note enters a block only as its first entry",
+        patch={"prefetch.DORMANT_RETURNS": "first"},
+    ),
+    Variant(
+        "folds_conflicts",
+        "an entry an entry above names in conflicts_with (found when that memory was saved) is left out",
+        patch={"prefetch.FOLDS_CONFLICTS": True},
+    ),
+    Variant(
+        "unanswered_folds",
+        "both returns_unanswered and folds_conflicts",
+        patch={"prefetch.DORMANT_RETURNS": "unanswered", "prefetch.FOLDS_CONFLICTS": True},
     ),
     Variant(
         "recall_hides",
@@ -131,11 +154,6 @@ VARIANTS: tuple[Variant, ...] = (
         {"dormant_below": 0.0},
     ),
     Variant("no_rehearsal", 'rehearse="none": recall writes nothing back', {"rehearse": "none"}),
-    Variant(
-        "no_promotion",
-        "promote_after_days=3650: a memory stays short-tier (7 d)",
-        {"promote_after_days": 3650},
-    ),
     Variant("one_tier", "half_life_short_days=60: both tiers decay like long", {"half_life_short_days": 60.0}),
     Variant("slower", "half-lives 30 / 180 d", {"half_life_short_days": 30.0, "half_life_long_days": 180.0}),
     Variant("faster", "half-lives 3 / 30 d", {"half_life_short_days": 3.0, "half_life_long_days": 30.0}),
@@ -157,32 +175,14 @@ SAMPLED = ("off", "today")  # variants whose turns are kept for reading by eye (
 # Mechanisms the public API and config cannot switch, each with the switch it would need.
 NEEDS_A_SWITCH: tuple[tuple[str, str], ...] = (
     (
-        "only dormancy (no strength weight in prefetch)",
-        "a setting for prefetch's STRENGTH_WEIGHT (0.15, a constant), e.g. `prefetch_strength_weight = 0`",
-    ),
-    (
-        "decay off in prefetch alone, or in recall alone with the same curve",
-        "`prefetch(..., decay=False)` like recall's flag; today only settings reach prefetch, and they reach "
-        "recall too",
-    ),
-    (
-        "recall decay off but freshness ordering and supersession kept",
-        "recall(decay=False) also drops the same-question ordering and successors-first; `no_curve` gets there "
-        "through settings, a flag would say it",
-    ),
-    (
         "strength as a bounded ranking multiplier in recall (mem0's 0.3-1.5x)",
         "a recall weight on strength; recall uses strength only for dormancy and a two-decimal tie-break",
     ),
     (
         "spacing: each day of use lengthens the half-life",
-        "a per-note half-life from `rehearsal_days` (decay.DecayModel.half_life takes only the tier)",
+        "a per-note half-life from the days of use (the retired `rehearsal_days` counted them for promotion)",
     ),
     ("per-folder or per-type half-lives", "half-life settings keyed by folder or frontmatter `type`"),
-    (
-        "rehearse only what changes a future ranking",
-        "a rehearsal rule in recall.used_hits beyond the cosine floor and the hit cap",
-    ),
 )
 
 
@@ -515,7 +515,9 @@ def simulate(
                 target = world.current(t.fact, at) if t.fact else None
                 stale = world.stale(at)
                 replaced = [s for s in world.facts[t.fact].statements if s in stale] if t.fact else []
-                pre = mem.prefetch(t.text, now=at, refresh_staged=False, touch=variant.prefetch_touch)
+                pre = mem.prefetch(
+                    t.text, now=at, refresh_staged=False, touch=variant.prefetch_touch, decay=variant.prefetch_decay
+                )
                 if variant.prefetch_touch:
                     times.settle([e.path for e in pre.entries], at)
                 lines = pre.block.splitlines()[1:-1] if pre.block else []

@@ -29,6 +29,9 @@ def prefetch(
         bool, typer.Option("--no-refresh-staged", help="Do not extend the expiry of staged memories the turn is about")
     ] = False,
     touch: Annotated[bool, typer.Option("--touch", help="Rehearse the notes shown (off by default)")] = False,
+    no_decay: Annotated[
+        bool, typer.Option("--no-decay", help="No forgetting and no dates: recall's relevance order, dormant notes too")
+    ] = False,
     tag: FilterTag = None,
     folder: FilterFolder = None,
     type: FilterType = None,
@@ -45,6 +48,7 @@ def prefetch(
             now=when,
             refresh_staged=not no_refresh,
             touch=touch,
+            decay=not no_decay,
             tags=tag,
             folder=folder,
             type=type,
