@@ -198,7 +198,12 @@ class DecayModel:
         return not state.pinned and self.strength(state, now) < self.dormant_below
 
     def rehearse(self, state: MemoryState, now: dt.datetime) -> dict[str, Any]:
-        """The frontmatter fields a rehearsal at `now` writes (promotion included)."""
+        """The frontmatter fields a rehearsal at `now` writes (promotion included).
+
+        Owned times never move backwards: a `now` before the note's anchor (a replay with --now in the
+        past, a clock set back) counts the use but leaves `last_accessed` where it was, or at the anchor."""
+        if state.anchor is not None and now < state.anchor:
+            now = state.anchor
         last = state.anchor if state.anchor_source == "last_accessed" else None
         new_day = last is None or last.astimezone(dt.UTC).date() != now.astimezone(dt.UTC).date()
         days = state.rehearsal_days + (1 if new_day else 0)

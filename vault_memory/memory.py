@@ -60,6 +60,7 @@ from .text import ignore_pattern, review_path
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 from .windows import WindowCache, WindowScorer, open_cache
+from .workspace import Bookkeeping
 
 if TYPE_CHECKING:
     # Types only: the modules behind the agent's other verbs are imported when a verb is used,
@@ -179,6 +180,7 @@ class Memory:
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
         self._hold = False
+        self.bookkeeping = Bookkeeping()  # warnings given once, rehearsals to retry (edits.py)
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
         self.decay = DecayModel.from_settings(self.config, daily_format=self._rules.obsidian.daily_format)

@@ -508,7 +508,10 @@ class Watcher:
             try:
                 write_note(self.mem.vault, row.path, expected_hash=note.file_hash, set_fields=fields)
             except ConcurrentEditError:
-                continue  # an editor saved meanwhile: theirs wins; a new body change is seen anew
+                # An editor is saving it again: theirs wins, and the edit is recorded once the note is
+                # quiet (a new body is a new candidate of its own; the same body retries this one).
+                self._edits[node_id] = _Edit(node_id, edit.body_hash, time.monotonic())
+                continue
             except NoteError as exc:
                 log.warning("could not record the edit of %s: %s", row.path, exc)
                 continue
