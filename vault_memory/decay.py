@@ -201,10 +201,10 @@ class DecayModel:
         """The frontmatter fields a rehearsal at `now` writes (promotion included).
 
         Owned times never move backwards: a `now` before the note's anchor (a replay with --now in the
-        past, a clock set back) counts the use but leaves `last_accessed` where it was, or at the anchor."""
-        if state.anchor is not None and now < state.anchor:
-            now = state.anchor
+        past, a clock set back) counts the use but leaves `last_accessed` where it was."""
         last = state.anchor if state.anchor_source == "last_accessed" else None
+        if last is not None and now < last:
+            now = last
         new_day = last is None or last.astimezone(dt.UTC).date() != now.astimezone(dt.UTC).date()
         days = state.rehearsal_days + (1 if new_day else 0)
         fields: dict[str, Any] = {

@@ -260,7 +260,7 @@ def _rehearse_one(ws: Workspace, nid: str, rel: str, now: dt.datetime) -> str | 
     if state.tier != "short":
         fields.pop("rehearsal_days")  # only short-tier memories need it (for promotion)
     if ws.decay.dormant(state, now):
-        fields["reactivated"] = max(now, state.anchor or now).replace(microsecond=0)  # the review note lists it
+        fields["reactivated"] = fields["last_accessed"]  # it came back: the review note lists it
     try:
         new = write_note(
             ws.vault, rel, expected_hash=note.file_hash, set_fields={**fields, **first_write_fields(ws, note)}
