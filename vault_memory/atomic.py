@@ -27,6 +27,7 @@ from . import oscalls
 from .errors import (
     UNWRITABLE,
     ConcurrentEditError,
+    NoteBusyError,
     NoteError,
     NoteNotFoundError,
     NoteProtectedError,
@@ -256,6 +257,7 @@ def create(path: Path, rel: str, data: bytes) -> None:
 # every process.
 
 QUIET_SECONDS = 1.0  # a file written to within this many seconds may be mid-save
+MAX_READ = 1 << 30  # never a note to rewrite (notefile's max_note_bytes stops far earlier)
 RESCUE_QUIET = 0.2  # the orphaned inode must be unchanged this long before its bytes are restored
 RESCUE_MAX_WAIT = 5.0
 KERNEL: oscalls.Kernel = oscalls.detect()
@@ -295,8 +297,8 @@ def _read_fd(fd: int) -> bytes:
         chunks.append(part)
 
 
-def busy(rel: str, why: str) -> ConcurrentEditError:
-    return ConcurrentEditError(rel, f"is being written right now ({why}); nothing was changed, try again in a moment")
+def busy(rel: str, why: str) -> NoteBusyError:
+    return NoteBusyError(rel, f"is being written right now ({why}); nothing was changed, try again in a moment")
 
 
 def unreadable(rel: str, exc: OSError) -> NoteError:
@@ -316,6 +318,9 @@ def steady_read(path: Path, rel: str) -> tuple[int, bytes, os.stat_result]:
         raise unreadable(rel, exc) from None
     try:
         before = os.fstat(fd)
+        if before.st_size > MAX_READ or not stat.S_ISREG(before.st_mode):
+            os.close(fd)
+            raise NoteError(rel, f"{before.st_size:,} bytes or not a regular file: not a note vault-memory writes")
         raw = _read_fd(fd)
         after = os.fstat(fd)
     except OSError as exc:

@@ -5,7 +5,8 @@
     ├── VaultNotFoundError           the vault folder does not exist
     ├── NoteError                    something about one note (always names the file)
     │   ├── NoteParseError           a note cannot be read (bad bytes, bad YAML)
-    │   ├── ConcurrentEditError      the note is being saved, or changed between read and write (busy)
+    │   ├── ConcurrentEditError      the note changed between read and write (compare-and-swap lost)
+    │   │   └── NoteBusyError        the note is being saved right now (after a short wait and retry)
     │   ├── NoteNotFoundError        no note with that node_id or path
     │   └── UnsafePathError          a path that would leave the vault
     ├── EmbedderError                the embedder cannot produce vectors (missing model, server down)
@@ -69,6 +70,10 @@ class ConcurrentEditError(NoteError):
     """The note is being saved right now, or changed on disk after we read it; our write was abandoned."""
 
     exit_code = 9
+
+
+class NoteBusyError(ConcurrentEditError):
+    """The note is being saved right now (a fresh mtime, or a program holds it open for writing)."""
 
 
 class NoteNotFoundError(NoteError):
