@@ -257,6 +257,11 @@ def create(path: Path, rel: str, data: bytes) -> None:
 # every process.
 
 QUIET_SECONDS = 1.0  # a file written to within this many seconds may be mid-save
+# [portable] Without an exchange nothing shows a save by rename that lands in the microseconds between
+# our last check and os.replace (step 5); bookkeeping (a write nobody waits for) therefore leaves a
+# note alone until it has been quiet this many times longer: a note under active editing is written
+# when the person pauses, not between two saves (save_race: 1 of 600 rename saves lost without it).
+PORTABLE_QUIET_FACTOR = 3.0
 MAX_READ = 1 << 30  # never a note to rewrite (notefile's max_note_bytes stops far earlier)
 RESCUE_QUIET = 0.2  # the orphaned inode must be unchanged this long before its bytes are restored
 RESCUE_MAX_WAIT = 5.0
@@ -389,6 +394,13 @@ def has_exchange() -> bool:
     return KERNEL.exchange is not None
 
 
+def bookkeeping_quiet(quiet: float) -> float:
+    """How long a note must be quiet before a bookkeeping write (one nobody waits for) may replace it."""
+    if KERNEL.exchange is None and KERNEL.replace_file is None:
+        return quiet * PORTABLE_QUIET_FACTOR
+    return quiet
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap what the two names point at, atomically; False where the system cannot."""
     if KERNEL.exchange is None:
@@ -461,7 +473,9 @@ def swap_in(
         KERNEL.replace_file(str(path), str(displaced), None)  # not what we checked: it goes back
         raise ConcurrentEditError(rel, CHANGED + "a save landed as we wrote; it stands, your edit was not written")
     if expected is None or not _exchange(tmp, path):
-        os.replace(tmp, path)
+        if second is not None and expected is not None and _fingerprint(os.stat(path)) != _fingerprint(expected):
+            raise ConcurrentEditError(rel, CHANGED + "a save landed as we wrote; it stands, your edit was not written")
+        os.replace(tmp, path)  # [portable] the last check was the syscall before: the window is microseconds
         return second
     displaced_st = os.lstat(tmp)
     if _same_file(displaced_st, expected):
@@ -660,7 +674,9 @@ def _rescue_by_name(path: Path, rel: str, kept: Path) -> None:
 __all__ = [
     "CHANGED",
     "KERNEL",
+    "PORTABLE_QUIET_FACTOR",
     "QUIET_SECONDS",
+    "bookkeeping_quiet",
     "TMP_PREFIX",
     "busy",
     "create",

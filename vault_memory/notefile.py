@@ -496,6 +496,8 @@ def write_note(
         raise ValueError(f"{rel}: refusing to edit keys the system does not own: {alien}")
     rendered = {k: _render(k, v) for k, v in fields.items()}
     quiet = atomic.QUIET_SECONDS if quiet is None else quiet
+    if wait <= 0:
+        quiet = atomic.bookkeeping_quiet(quiet)  # [portable] longer: see atomic.PORTABLE_QUIET_FACTOR
     deadline = time.monotonic() + wait
     while True:
         fd, raw, seen = atomic.steady_read(path, rel)
