@@ -274,6 +274,11 @@ def run(opts: RunOptions) -> Result:
             ]
         )
     res.params.update(edits=edits, recallers=recallers, portable=bool(opts.extra.get("portable")))
+    res.results["failed"] = sum(
+        int(r["lost"]) + int(r["human_changed"]) + int(r["conflict_copies"]) + int(r["temp_files_left"])
+        for label, r in res.results.items()
+        if isinstance(r, dict) and "quiet period off" not in label
+    )
     res.markdown += [
         f"One editor saving a note {edits} times (in place, in place in two halves with a pause, or by "
         f"rename) against {recallers} processes recalling it with `now` a day later each time, so each "
