@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         log(f"== {name}: {time.perf_counter() - t:.1f}s -> {json_path}, {md_path}")
         print(md_path.read_text(encoding="utf-8"))
+        if result.results.get("failed"):  # a study that judges itself (soak, save_race) says it failed
+            failed.append(name)
     if skipped:
         log(f"skipped (no data): {', '.join(skipped)}")
     if failed:

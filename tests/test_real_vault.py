@@ -250,7 +250,8 @@ def test_calibration_resolves_and_maps_a_scale(tmp_path: Path) -> None:
 def test_retired_settings_load_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from vault_memory.config import resolve_config
 
-    (tmp_path / ".vault-memory.toml").write_text("prefetch_min_score = 0.3\nrehearse_max_hits = 0\npromote_after_days = 3\n")
+    retired = "prefetch_min_score = 0.3\nrehearse_max_hits = 0\npromote_after_days = 3\n"
+    (tmp_path / ".vault-memory.toml").write_text(retired)
     cfg = resolve_config({"vault": tmp_path}, env={"VAULT_MEMORY_REACTIVATE_CAP": "0.9"})
     assert cfg.vault == tmp_path
     said = " ".join(r.getMessage() for r in caplog.records)

@@ -194,7 +194,7 @@ def test_disk_full_while_writing_a_note(
     mem = make_memory(calibration=replace(FAKE, strong=0.0))
     mem.index()
 
-    def no_space(path: Path, data: bytes, mode: int | None) -> Path:
+    def no_space(path: Path, data: bytes, mode: int | None, **keep: object) -> Path:
         raise OSError(errno.ENOSPC, "No space left on device", str(path.parent / ".vm-tmp-x"))
 
     monkeypatch.setattr(atomic, "temp_file", no_space)

@@ -40,7 +40,7 @@ from tests.test_index import (  # noqa: F401  (collected again, here against the
     test_second_writer_gets_clear_message,
 )
 from vault_memory import vectorstore
-from vault_memory.embedders import FakeEmbedder, embed_query
+from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import ConfigError, VectorStoreUnavailableError
 from vault_memory.memory import Memory
 
@@ -116,20 +116,23 @@ def test_rebuild_equals_incremental_on_the_server(make_memory: MemoryFactory, va
     assert all(mine[c].text_hash == theirs[c].text_hash for c in ids)
     # lexical recall does not depend on the ANN graph: equal byte for byte
     assert recall_json(mem, ("bm25",)) == recall_json(rebuilt, ("bm25",))
-    # and every dense hit each returns is one the other scores identically (exact cosine from the
-    # catalog's vectors), and finds: by note, since the two HNSW graphs (one built with deletes,
-    # one fresh) may pick a different chunk of a note among near-equal ones (a full-suite CI run
-    # once saw that). Nearly all of one's top 5 are in the other's top 20.
-    found = total = 0
+    # and every dense hit each returns is one the other scores identically (exact cosines from the
+    # catalog's and the window cache's vectors) where both return that chunk, and finds: by note,
+    # since the two HNSW graphs (one built with deletes, one fresh) may pick a different chunk of a
+    # note among near-equal ones (a full-suite CI run once saw that). Nearly all of one's top 5 are
+    # in the other's top 20.
+    found = total = same = 0
     for q in QUERIES:
-        qvec = embed_query(rebuilt.embedder, q)
-        theirs_paths = {g.path for g in rebuilt.recall(q, k=20, touch=False, mode="dense")}
+        theirs_hits = rebuilt.recall(q, k=20, touch=False, mode="dense")
+        theirs_paths = {g.path for g in theirs_hits}
+        theirs_sim = {g.chunk_id: g.similarity for g in theirs_hits}
         for h in mem.recall(q, k=5, touch=False, mode="dense"):
-            row = rebuilt.catalog.chunks_by_ids([h.chunk_id])[h.chunk_id]
-            vec = rebuilt.catalog.get_vectors([row.text_hash])[row.text_hash]
-            assert round(float(vec @ qvec), 6) == h.similarity
+            if h.chunk_id in theirs_sim:
+                assert theirs_sim[h.chunk_id] == h.similarity
+                same += 1
             total += 1
             found += h.path in theirs_paths
+    assert same >= total // 2, (same, total)
     assert total and found >= total - 1, (found, total)
 
 

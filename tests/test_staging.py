@@ -27,7 +27,6 @@ from vault_memory.calibration import FAKE
 from vault_memory.calibration import save as save_calibration
 from vault_memory.cli import app
 from vault_memory.decay import state_from_meta
-from vault_memory.fields import parse_time
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import (
     ConcurrentEditError,
@@ -36,6 +35,7 @@ from vault_memory.errors import (
     NoteNotFoundError,
     UnsafePathError,
 )
+from vault_memory.fields import parse_time
 from vault_memory.memory import Memory
 from vault_memory.notefile import parse_note, read_note
 
@@ -577,7 +577,8 @@ def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: P
 
 
 def test_a_pinned_note_is_used_without_a_write(mem: Memory, empty_vault: Path) -> None:
-    put(empty_vault, "House/fuse box.md", "---\npinned: true\ncreated: 2026-01-02\n---\nFuse box is behind the coats.\n")
+    text = "---\npinned: true\ncreated: 2026-01-02\n---\nFuse box is behind the coats.\n"
+    put(empty_vault, "House/fuse box.md", text)
     mem.index()
     before = snapshot(empty_vault)
     hits = mem.recall("where is the fuse box", now=NOW)

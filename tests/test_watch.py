@@ -264,17 +264,19 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     time.sleep(1.0)
     assert r.watcher.batches == batches and snapshot_notes(wvault) == snap
 
-    # A new note is indexed and left alone: no id, no write, no echo.
-    (wvault / "fresh.md").write_text("# Fresh\n\nOrigami cranes.\n", encoding="utf-8")
+    # A new note is indexed and left alone: no id, no write, no echo. (Dated: an undated note has no
+    # age, so a recall would not rehearse it.)
+    fresh = "---\ndate: 2026-11-01\n---\n# Fresh\n\nOrigami cranes.\n"
+    (wvault / "fresh.md").write_text(fresh, encoding="utf-8")
     r.settle()
     time.sleep(0.5)
     settled = r.watcher.batches
     time.sleep(1.0)
     assert r.watcher.batches == settled
-    assert (wvault / "fresh.md").read_text(encoding="utf-8") == "# Fresh\n\nOrigami cranes.\n"
+    assert (wvault / "fresh.md").read_text(encoding="utf-8") == fresh
 
     # Rehearsal by an agent's recall in another Memory: frontmatter-only writes (the first also gives
-    # the note its id and date), never re-embedded, never a revision bump, and no loop.
+    # the note its id, never a time), never re-embedded, never a revision bump, and no loop.
     agent = memory(wvault, base / "index", calibration=replace(FAKE, strong=0.0))
     now = dt.datetime.now(dt.UTC)
     try:
@@ -288,7 +290,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     finally:
         agent.close()
     meta = read_note(wvault, "fresh.md").meta
-    assert "revision" not in meta and meta["node_id"] and meta["stated"]
+    assert "revision" not in meta and meta["node_id"] and "stated" not in meta
     assert r.mem.embedder.texts_embedded == embedded + 1  # type: ignore[attr-defined]  # only fresh.md's text
     meta_syncs = [b for b in r.results if b.report and b.report.counts.get("meta")]
     assert meta_syncs, "the second rehearsal write was applied as a META sync"
@@ -590,3 +592,46 @@ def test_sigkill_watcher_mid_burst_then_restart_converges(
         assert report.ok, report.problems()
         assert len(mem.catalog.notes()) == len(NOTES) + 150
         assert mem.store.ids() == mem.catalog.chunk_ids()  # type: ignore[union-attr]
+
+
+# -- the vault folder goes away and comes back (issue 22 item 6) -----------------------------------
+
+
+def test_watch_rearms_when_the_vault_folder_is_moved_away_and_back(
+    running: Callable[..., Running], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The vault folder moved away (a sync client, a rename, an unmount) and back: a note edited meanwhile,
+    and one edited after, are both picked up, without a restart, and the watcher says so."""
+    r = running()
+    vault = r.vault
+    away = vault.with_name(vault.name + ".away")
+    vault.rename(away)
+    time.sleep(1.5)  # the watcher notices it is gone
+    p = away / "Inbox/alpha.md"
+    p.write_text(p.read_text(encoding="utf-8") + "\nEdited while away: a narwhal named Olga.\n", encoding="utf-8")
+    away.rename(vault)
+    r.settle(15)
+    assert r.paths_for("narwhal Olga")[0] == "Inbox/alpha.md"
+    q = vault / "zeta.md"
+    q.write_text(q.read_text(encoding="utf-8") + "\nEdited after: a pangolin named Rui.\n", encoding="utf-8")
+    r.settle(15)
+    assert r.paths_for("pangolin Rui")[0] == "zeta.md"
+    said = " ".join(rec.getMessage() for rec in caplog.records)
+    assert "is gone" in said and "watching it again" in said
+
+
+def test_watch_rearms_when_the_vault_folder_is_replaced(running: Callable[..., Running]) -> None:
+    """A new folder at the vault's path (restored from a backup, a sync client's replace): watched anew."""
+    r = running()
+    vault = r.vault
+    copy = vault.with_name(vault.name + ".new")
+    shutil.copytree(vault, copy, symlinks=True)
+    (copy / "Inbox/replaced.md").write_text("# Replaced\n\nA quokka called Mia lives here.\n", encoding="utf-8")
+    old = vault.with_name(vault.name + ".old")
+    vault.rename(old)
+    copy.rename(vault)
+    r.settle(15)
+    assert r.paths_for("quokka Mia")[0] == "Inbox/replaced.md"
+    (vault / "Inbox/after.md").write_text("# After\n\nA capybara called Leo.\n", encoding="utf-8")
+    r.settle(15)
+    assert r.paths_for("capybara Leo")[0] == "Inbox/after.md"

@@ -27,6 +27,7 @@ from .errors import ConfigError
 
 VAULT_CONFIG_NAME = ".vault-memory.toml"
 IGNORE_FILE_NAME = ".vaultmemoryignore"
+DEFAULT_MAX_NOTE_BYTES = 16 * 1024 * 1024  # max_note_bytes: a bigger file is never read
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Config:
     # Watcher.
     debounce_seconds: float = 0.3
     quiet_seconds: float = 5.0
+    # A file bigger than this is never read (checked by stat before it is opened): skipped with one warning.
+    max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -112,6 +115,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "prefetch_entry_cap": (1, 1_000_000, True),
     "debounce_seconds": (0.0, 60.0, True),
     "quiet_seconds": (0.0, 86_400.0, True),
+    "max_note_bytes": (1024, 1 << 30, True),
 }
 CHOICES: dict[str, tuple[str, ...]] = {"rehearse": ("all", "memories", "none")}
 

@@ -201,6 +201,10 @@ class DecayModel:
 
         No promotion: a `short` memory stays short however often it is used (bench lifetime: a
         promotion to `long` after three days of use kept replaced statements alive for months,
-        20 -> 30 stale entries per 100 turns, and bought no recall of old facts).
+        20 -> 30 stale entries per 100 turns, and bought no recall of old facts). Owned times never
+        move backwards: a `now` before the note's last rehearsal (a replay with --now in the past, a
+        clock set back) counts the use but leaves `last_accessed` where it was.
         """
-        return {"last_accessed": now.replace(microsecond=0), "access_count": state.access_count + 1}
+        last = state.anchor if state.anchor_source == "last_accessed" else None
+        when = last if last is not None and now < last else now
+        return {"last_accessed": when.replace(microsecond=0), "access_count": state.access_count + 1}

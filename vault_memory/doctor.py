@@ -20,16 +20,19 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from .atomic import TMP_PREFIX
-from .edits import PATIENCE
+from .edits import PATIENCE, staging_folder
 from .errors import CatalogCorruptError, VaultMemoryError
 from .indexer import Indexer
 from .memory import Memory
-from .notefile import new_node_id, read_note, write_note
+from .notefile import move_note, new_node_id, read_note, write_note
 from .planner import Kind
 from .storecheck import changed_behind_our_back, check_store
+from .synccopies import conflict_copy
+from .text import note_name
 from .vectorstore import STORE_FOLDER, describe_target
 
 log = logging.getLogger(__name__)
@@ -55,6 +58,8 @@ class DoctorReport:
     embedder_index: str | None = None
     embedder_configured: str = ""
     duplicate_ids: dict[str, list[str]] = field(default_factory=dict)  # node_id -> paths sharing it
+    conflict_copies: dict[str, str] = field(default_factory=dict)  # copy -> what it is a copy of (never drift)
+    unaccounted: list[str] = field(default_factory=list)  # files in the staging folder no scan sees
     unreadable: dict[str, str] = field(default_factory=dict)  # path -> why (a property of the vault, not drift)
     stale_lock_pid: int | None = None  # a lock file naming a process that no longer holds it
     writer_pid: int | None = None  # a live writer (e.g. `watch`), for information
@@ -83,6 +88,7 @@ class DoctorReport:
             or self.store_error
             or self.embedder_mismatch
             or self.duplicate_ids
+            or self.unaccounted
             or self.stale_lock_pid
             or self.temp_files
             or self.catalog_damage
@@ -144,6 +150,13 @@ class DoctorReport:
             out.append(f"vector store unavailable: {self.store_error}")
         for nid, paths in sorted(self.duplicate_ids.items()):
             out.append(f"node_id {nid} is used by {len(paths)} notes: {', '.join(paths)} (copies?)")
+        for path in self.unaccounted:
+            out.append(
+                f"{path}: in the staging folder but hidden from every scan (a dot-file); `staged` cannot list it: "
+                "`--fix` gives it a visible name"
+            )
+        for path, what in sorted(self.conflict_copies.items()):
+            out.append(f"{path}: {what} (not drift): merge it into the note by hand, then delete it")
         if self.stale_lock_pid:
             out.append(
                 f"stale writer lock left by process {self.stale_lock_pid} (no longer running); "
@@ -213,6 +226,14 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
     report.unreadable = dict(scan.failures)
     # Duplicate ids, as the files say (the scan decides them from the files, writing nothing).
     report.duplicate_ids = dict(scan.duplicates)
+    present = {e.path for e in scan.entries} | set(scan.failures) | set(scan.passed)
+    shared = {p: nid for nid, ps in scan.duplicates.items() for p in ps}
+    for rel in sorted(present):
+        found = conflict_copy(rel, present)
+        if found is None or (found[1] == "iCloud" and (rel not in shared or shared.get(found[0]) != shared[rel])):
+            continue  # `Sprint 2.md` beside `Sprint.md` is iCloud's copy only if it carries the same node_id
+        report.conflict_copies[rel] = f"a {found[1]} conflict copy of {found[0]}"
+    report.unaccounted = _unaccounted_staged(mem)
     report.store_dirty = cat.get_meta("store_dirty") == "1"
     report.vector_store = describe_target(
         vault=mem.vault, index_dir=mem.index_dir, embedder_identity=mem.embedder.identity, url=mem.config.chroma_url
@@ -289,16 +310,43 @@ def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[
     return sorted(out)
 
 
+def _unaccounted_staged(mem: Memory) -> list[str]:
+    """Markdown files in the staging folder that the scan never sees (hidden names), temp files aside."""
+    folder = staging_folder(mem)
+    root = mem.vault / folder
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith(".") and not name.startswith(TMP_PREFIX) and name.lower().endswith(".md"):
+                out.append(os.path.relpath(os.path.join(dirpath, name), mem.vault).replace(os.sep, "/"))
+    return sorted(out)
+
+
+def _show_unaccounted(mem: Memory, paths: list[str]) -> None:
+    """Give hidden staged files a visible name beside them (never over anything), so `staged` lists them."""
+    for rel in paths:
+        pure = PurePosixPath(rel)
+        visible = f"{pure.parent}/{note_name(pure.stem)}{pure.suffix}"
+        try:
+            where = move_note(mem.vault, rel, visible, expected_hash=None)
+            log.warning("%s was hidden from every scan; it is now %s", rel, where)
+        except (VaultMemoryError, OSError) as exc:
+            log.warning("%s: could not give it a visible name (%s); rename it by hand", rel, exc)
+
+
 def _give_copies_their_own_ids(mem: Memory, duplicates: dict[str, list[str]]) -> None:
-    """Of the notes carrying one node_id, the oldest file keeps it (a copy is younger; ties: first
+    """Of the notes carrying one node_id, the live note keeps it: not a file named as a sync or git
+    conflict copy of another (synccopies.py), and then the oldest (a plain copy is younger; ties: first
     path); each other gets a fresh one, through the one write path. Asked for by `--fix` only."""
     for paths in duplicates.values():
 
-        def age(rel: str) -> tuple[float, str]:
+        def age(rel: str, paths: list[str] = paths) -> tuple[bool, float, str]:
+            copy = conflict_copy(rel, paths) is not None  # a sync client's copy never keeps the id, old or not
             try:
-                return (os.stat(mem.vault / rel).st_mtime, rel)
+                return (copy, os.stat(mem.vault / rel).st_mtime, rel)
             except OSError:
-                return (float("inf"), rel)
+                return (copy, float("inf"), rel)
 
         for rel in sorted(paths, key=age)[1:]:
             try:
@@ -323,6 +371,7 @@ def fix(mem: Memory, before: DoctorReport | None = None) -> DoctorReport:
             mem.set_aside_store(before.store_damage)
         mem.index(verify=True)
         if not mem.config.read_only:
+            _show_unaccounted(mem, _unaccounted_staged(mem))
             _give_copies_their_own_ids(mem, mem.indexer().scan().duplicates)
             mem.index(verify=True)
         mem.resync_store()

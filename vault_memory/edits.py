@@ -221,51 +221,75 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
     Recalls within REHEARSAL_COALESCE_SECONDS of the last one coalesce into one write.
     Rehearsal never re-embeds and never bumps `revision`; a note being edited is skipped
     (the human's edit wins: rehearsal is bookkeeping, never bought with their bytes). A note
-    whose strength a rehearsal would not change is not written: a pinned note (strength 1; unpinning
-    restarts its curve) and a note with no age (undated and never used: strength 1).
+    whose strength a rehearsal would not change is not written: a pinned note (strength 1) and a
+    note with no age (undated and never used: strength 1).
     """
     if ws.config.read_only:
         return []
     now = now or ws.clock()
     written: list[str] = []
-    rows = ws.catalog.notes_by_ids(list(node_ids))
-    for nid in node_ids:
+    pending = ws.bookkeeping.pending
+    # Rehearsals skipped earlier because their note was being edited are retried now (the next quiet
+    # moment this process has), each with the time of the recall that wanted it.
+    retry = {nid: when for nid, when in pending.items() if nid not in node_ids}
+    pending.clear()
+    if len(retry) > PENDING_MAX:
+        retry = {}  # this many busy notes is not a person editing: a sync or a script; let them go
+    wanted = {**retry, **dict.fromkeys(node_ids, now)}
+    rows = ws.catalog.notes_by_ids(list(wanted))
+    for nid, when in wanted.items():
         row = rows.get(nid)
         if row is None:
             continue
-        try:
-            note = read_note(ws.vault, row.path)
-        except (NoteError, OSError):
-            continue
-        state = ws.decay.state(note.meta, note.path)
-        if state.pinned or state.anchor is None:
-            continue  # strength 1 either way: pinned, or no date and never used (a rehearsal would start it fading)
-        if (
-            state.anchor_source == "last_accessed"
-            and state.anchor is not None
-            and 0 <= (now - state.anchor).total_seconds() < REHEARSAL_COALESCE_SECONDS
-        ):
-            continue
-        fields = ws.decay.rehearse(state, now)
-        if ws.decay.dormant(state, now):
-            fields["reactivated"] = now.replace(microsecond=0)  # it came back: the review note lists it
-        try:
-            new = write_note(
-                ws.vault,
-                row.path,
-                expected_hash=note.file_hash,
-                set_fields={**fields, **first_write_fields(ws, note)},
-                remove_fields=retired_fields(note),
-            )
-        except ConcurrentEditError:
-            continue  # a human is editing it: their edit wins, the rehearsal is dropped
-        except (NoteError, ValueError, OSError) as exc:
-            # Bookkeeping never costs the caller its results (a full disk, a read-only file).
-            log.warning("could not record the rehearsal of %s: %s", row.path, exc)
-            continue
-        written.append(row.path)
-        ws.note_written(new)
+        path = _rehearse_one(ws, nid, row.path, when)
+        if path:
+            written.append(path)
     return written
+
+
+PENDING_MAX = 1000  # rehearsals kept for a retry; more means nothing is ever quiet: drop them
+
+
+def _rehearse_one(ws: Workspace, nid: str, rel: str, now: dt.datetime) -> str | None:
+    """Rehearse one note at `now`; its path if written. A busy note is queued for the next recall."""
+    try:
+        note = read_note(ws.vault, rel)
+    except (NoteError, OSError):
+        return None
+    state = ws.decay.state(note.meta, note.path)
+    if state.pinned or state.anchor is None:
+        return None  # strength 1 either way: pinned, or no date and never used (a rehearsal would start it fading)
+    if (
+        state.anchor_source == "last_accessed"
+        and state.anchor is not None
+        and -REHEARSAL_COALESCE_SECONDS < (now - state.anchor).total_seconds() < REHEARSAL_COALESCE_SECONDS
+    ):
+        return None  # used a moment ago (or replayed from just before): one write covers both
+    fields = ws.decay.rehearse(state, now)
+    if ws.decay.dormant(state, now):
+        fields["reactivated"] = fields["last_accessed"]  # it came back: the review note lists it
+    try:
+        new = write_note(
+            ws.vault,
+            rel,
+            expected_hash=note.file_hash,
+            set_fields={**fields, **first_write_fields(ws, note)},
+            remove_fields=retired_fields(note),
+        )
+    except ConcurrentEditError:
+        # A person is editing it: their edit wins, and the rehearsal waits for the next recall.
+        ws.bookkeeping.pending[nid] = now
+        return None
+    except (NoteError, ValueError, OSError) as exc:
+        # Bookkeeping never costs the caller its results (a full disk, a read-only or hard-linked
+        # note); each note's reason is said once per process, not at every recall.
+        said = f"rehearse:{rel}:{type(exc).__name__}"
+        if said not in ws.bookkeeping.said:
+            ws.bookkeeping.said.add(said)
+            log.warning("could not record the rehearsal of %s: %s", rel, exc)
+        return None
+    ws.note_written(new)
+    return rel
 
 
 # -- supersession -------------------------------------------------------------------------

@@ -6,6 +6,7 @@
     ├── NoteError                    something about one note (always names the file)
     │   ├── NoteParseError           a note cannot be read (bad bytes, bad YAML)
     │   ├── ConcurrentEditError      the note changed between read and write (compare-and-swap lost)
+    │   │   └── NoteBusyError        the note is being saved right now (after a short wait and retry)
     │   ├── NoteNotFoundError        no note with that node_id or path
     │   └── UnsafePathError          a path that would leave the vault
     ├── EmbedderError                the embedder cannot produce vectors (missing model, server down)
@@ -20,6 +21,9 @@
         ├── VaultNotWritableError    the vault cannot be written: the commands that write refuse,
         │                            the rest behave as with --read-only
         ├── NoteWriteError           one note could not be written for that reason (also a NoteError)
+        │   └── NoteProtectedError   a note that must not be replaced: hard links, read-only, an owner or
+        │                            extended attribute this process cannot keep
+        ├── NoteReadError            one note cannot be read for that reason (also a NoteError)
         └── IndexNotWritableError    the index folder cannot be written: readers read it as it is
 
 Messages say what happened, which file or setting, and what to do. The CLI maps
@@ -63,7 +67,13 @@ class NoteParseError(NoteError):
 
 
 class ConcurrentEditError(NoteError):
-    """The note changed on disk after we read it; our write was abandoned."""
+    """The note is being saved right now, or changed on disk after we read it; our write was abandoned."""
+
+    exit_code = 9
+
+
+class NoteBusyError(ConcurrentEditError):
+    """The note is being saved right now (a fresh mtime, or a program holds it open for writing)."""
 
 
 class NoteNotFoundError(NoteError):
@@ -132,6 +142,17 @@ class NoteWriteError(NoteError, StorageError):
     """One note could not be written because of its storage; the file is unchanged.
 
     A NoteError too, so bookkeeping that skips a note it cannot write (rehearsal) skips this one."""
+
+    exit_code = 8
+
+
+class NoteProtectedError(NoteWriteError):
+    """A note whose replacement would lose what the file system knows (a second hard link, a read-only
+    mode, an owner or extended attribute this process cannot set): it is left as it is."""
+
+
+class NoteReadError(NoteError, StorageError):
+    """One note cannot be read because of its storage (permission denied, I/O error)."""
 
     exit_code = 8
 

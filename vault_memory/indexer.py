@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,13 +28,14 @@ import numpy as np
 
 from .catalog import Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
-from .errors import EmbedderMismatchError, NoteParseError
+from .errors import EmbedderMismatchError, NoteError, NoteParseError
 from .fields import parse_bool, stated_epoch
 from .hashing import sha256_hex
 from .markdown import CHUNKER_VERSION, chunk_body, extract_info
-from .notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note
+from .notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note, read_note
 from .obsidian import DEFAULT_DAILY_FORMAT
 from .planner import Change, Entry, Kind, Plan, plan_changes
+from .synccopies import conflict_copy
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import VectorStore
 
@@ -130,6 +132,9 @@ class Indexer:
         self.resynced = 0
         self.embedder = embedder
         self.rules = rules
+        # Called between embedding steps of a long run (Memory: index the paths other processes
+        # wrote meanwhile, requests.py), so a first index that embeds for minutes hides nothing.
+        self.between_steps: Callable[[], None] | None = None
 
     @property
     def store(self) -> VectorStore | None:
@@ -190,14 +195,20 @@ class Indexer:
             candidates = [p for p in notes if p not in links and (self.vault / p).is_file()]
         for rel, why in links.items():
             self._pass_over(scan, recorded, rel, "", why, "symlink")
+        limit = self.rules.max_note_bytes
         for rel in candidates:
             full = os.path.join(vault_dir, rel)
             old = trusted.get(rel)
+            try:
+                st: os.stat_result | None = os.stat(full)
+            except OSError:
+                st = None  # gone or unreadable: reading it says which
+            if st is not None and (st.st_size > limit or not stat.S_ISREG(st.st_mode)):
+                # Refused before it is opened: an 8 GB sparse export is never read, a FIFO never blocks us.
+                self._pass_over(scan, recorded, rel, f"size:{file_stamp(st)}", too_big(st, limit), "unreadable")
+                continue
             if old is not None:
-                try:
-                    same = file_stamp(os.stat(full)) == old[0]
-                except OSError:
-                    same = False  # gone or unreadable: reading it says which
+                same = st is not None and file_stamp(st) == old[0]
                 if same:
                     hit = known.get(rel)
                     if hit is not None and hit[0] == old[1]:
@@ -212,12 +223,16 @@ class Indexer:
             try:
                 with open(full, "rb") as fh:
                     before = os.fstat(fh.fileno())
-                    raw = fh.read()
+                    raw = fh.read(limit + 1)  # bounded even if it grew since the stat
                     after = os.fstat(fh.fileno())
                     read_at = time.time()
             except OSError as exc:
                 scan.failures[rel] = f"cannot read: {exc.strerror or exc}"
                 scan.fresh.add(rel)
+                continue
+            if len(raw) > limit:
+                del raw
+                self._pass_over(scan, recorded, rel, f"size:{file_stamp(after)}", too_big(after, limit), "unreadable")
                 continue
             mtime = after.st_mtime
             file_hash = sha256_hex(raw)
@@ -327,8 +342,15 @@ class Indexer:
                     nid,
                     ", ".join(sorted(ps)),
                 )
+        # An id carried twice stays with the live note when the others are named as its sync or git
+        # conflict copies (Syncthing gives its copy the older mtime: age cannot tell); else no one has it.
+        owner: dict[str, str] = {}
+        for nid, ps in claims.items():
+            live = ps if len(ps) == 1 else [p for p in ps if conflict_copy(p, ps) is None]
+            if len(live) == 1:
+                owner[nid] = live[0]
         for rel, nid in claim.items():
-            identity = nid if nid and len(claims[nid]) == 1 else f"path:{rel}"
+            identity = nid if nid and owner.get(nid) == rel else f"path:{rel}"
             if rel in unchanged:
                 file_hash, body_hash = unchanged[rel]
             else:
@@ -520,9 +542,8 @@ class Indexer:
 
     def _parse(self, rel: str) -> ParsedNote | None:
         try:
-            full = self.vault / rel
-            return parse_note(rel, full.read_bytes(), full.stat().st_mtime)
-        except (OSError, NoteParseError) as exc:
+            return read_note(self.vault, rel, max_bytes=self.rules.max_note_bytes)
+        except (OSError, NoteError) as exc:
             log.warning("%s: changed while indexing (%s); it will be picked up next time", rel, exc)
             return None
 
@@ -725,6 +746,8 @@ class Indexer:
                 self.catalog.put_vectors([h for h, _ in part], vectors)
             embedded += len(part)
             tick(embedded)
+            if self.between_steps is not None:
+                self.between_steps()  # no transaction open: another process's fresh note gets its rows now
         return embedded
 
     def _write_note(self, change: Change, note: ParsedNote, chunks: list[ChunkRow], batch: StoreBatch) -> None:
@@ -820,6 +843,16 @@ class StoreBatch:
 
 
 RACY_SECONDS = 5.0
+
+
+def too_big(st: os.stat_result, limit: int) -> str:
+    """Why a file is passed over without being read: over `max_note_bytes`, or not a regular file."""
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, socket or device); never read; move it out of the vault"
+    return (
+        f"{st.st_size:,} bytes, over the {limit:,}-byte limit for a note (max_note_bytes); never read. "
+        "Move it out of the vault, or raise max_note_bytes"
+    )
 
 
 def file_stamp(st: os.stat_result) -> str:

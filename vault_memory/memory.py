@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from . import exactfile
+from . import exactfile, requests
 from .calibration import Calibration
 from .calibration import resolve as resolve_calibration
 from .catalog import Catalog, VectorProgress, chunk_owner
@@ -63,6 +63,7 @@ from .text import ignore_pattern, review_path
 from .vault import IgnoreRules, walk_notes
 from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 from .windows import WindowCache, WindowScorer, open_cache
+from .workspace import Bookkeeping
 
 if TYPE_CHECKING:
     from .keptout import KeptOutLog
@@ -188,6 +189,8 @@ class Memory:
         self._calibration: Calibration | None = calibration
         self._kept_out: KeptOutLog | None = None
         self._hold = False
+        self.bookkeeping = Bookkeeping()  # warnings given once, rehearsals to retry (edits.py)
+        self._requests_due = 0.0  # the next time another process's requests are looked for
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
         self.decay = DecayModel.from_settings(self.config, daily_format=self._rules.obsidian.daily_format)
@@ -532,7 +535,12 @@ class Memory:
     def _ignore_rules(self) -> IgnoreRules:
         # The review note is the system's own page, never a memory: left out like an ignored file.
         patterns = (*self.config.ignore, *ignore_pattern(self.config))
-        return IgnoreRules.for_vault(self.vault, patterns, use_obsidian=self.config.obsidian_settings)
+        return IgnoreRules.for_vault(
+            self.vault,
+            patterns,
+            use_obsidian=self.config.obsidian_settings,
+            max_note_bytes=self.config.max_note_bytes,
+        )
 
     def reload_rules(self) -> None:
         """Read the ignore rules again (the watcher calls this when `.vaultmemoryignore` changes)."""
@@ -664,12 +672,14 @@ class Memory:
         """An Indexer over this vault and index (writing it needs the writer lock: see `writing`)."""
         if not self.keeps_store():
             self._drop_local_store()
-            return Indexer(self.vault, self.catalog, None, self.model, self.rules, store_deferred=True)
+            local = Indexer(self.vault, self.catalog, None, self.model, self.rules, store_deferred=True)
+            local.between_steps = self._take_requests
+            return local
         # While recall is served from the catalog's vectors (`exact_search`), Chroma is opened
         # only when a reconcile has something to write; otherwise it is opened (and checked)
         # first thing, as the ANN path and server mode need it.
         lazy = self._store is None and self.exact_search()
-        return Indexer(
+        indexer = Indexer(
             self.vault,
             self.catalog,
             (lambda: self.store) if lazy else self.store,
@@ -677,6 +687,30 @@ class Memory:
             self.rules,
             lazy_store=lazy,
         )
+        indexer.between_steps = self._take_requests
+        return indexer
+
+    def take_requests(self) -> list[str]:
+        """Paths other processes wrote while this one held the writer lock (requests.py); removed as taken."""
+        if not self.lock.held:
+            return []
+        return requests.take(self.index_dir)
+
+    def _take_requests(self) -> None:
+        """Between embedding steps: index what other processes asked for (rows now, vectors later)."""
+        now = time.monotonic()
+        if now < self._requests_due or not self.lock.held:
+            return
+        self._requests_due = now + 0.5
+        paths = requests.take(self.index_dir)
+        if not paths:
+            return
+        try:
+            self._reconcile(None, paths=paths, embed_budget=0)
+            log.info("indexed %s, written by another process meanwhile", ", ".join(paths[:5]))
+        except (VaultMemoryError, OSError) as exc:
+            requests.ask(self.index_dir, paths)
+            log.warning("could not index %s yet (%s); later", ", ".join(paths[:5]), exc)
 
     # -- dense search ---------------------------------------------------------
     def exact_search(self) -> bool:
@@ -908,6 +942,7 @@ class Memory:
             return True
         with self.lock.if_free() as writer:
             if not writer:
+                requests.ask(self.index_dir, todo)  # the writer indexes them at its next step (requests.py)
                 log.info(
                     "index is being written by process %s; it will pick up %s", self.lock.holder_pid(), ", ".join(todo)
                 )

@@ -25,7 +25,8 @@ from typing import Any
 import yaml
 
 from . import atomic
-from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
+from .config import DEFAULT_MAX_NOTE_BYTES
+from .errors import ConcurrentEditError, NoteBusyError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from .hashing import sha256_hex
 
 GENERATED_BY = "vault-memory"  # `generated_by:` of notes the system generates (the review note): never indexed
@@ -51,6 +52,7 @@ OWNED_KEYS: frozenset[str] = frozenset(
         "generated_by",
         "generated_at",
         "review_hash",  # the review note's (review.py), never a person's note
+        "staged_by",  # a draft's maker (staging.py): commit_all leaves a failed `remember`'s draft
     }
 )
 
@@ -285,20 +287,41 @@ def safe_path(vault_root: Path, rel_path: str) -> Path:
     return target
 
 
-def _read_bytes(path: Path, rel: str) -> tuple[bytes, float]:
+# Notes bigger than this are never read (the `max_note_bytes` setting; its default): a size checked by
+# stat before the file is opened, so an 8 GB sparse export costs a stat, not 8 GB of memory.
+MAX_NOTE_BYTES = DEFAULT_MAX_NOTE_BYTES
+
+
+def too_large(rel: str, size: int, limit: int) -> NoteParseError:
+    return NoteParseError(
+        rel,
+        f"{size:,} bytes, over the {limit:,}-byte limit for a note (max_note_bytes); never read. "
+        "Move it out of the vault, or raise max_note_bytes",
+    )
+
+
+def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[bytes, float]:
     try:
+        st = os.stat(path)
+        if st.st_size > limit:
+            raise too_large(rel, st.st_size, limit)
+        if not stat.S_ISREG(st.st_mode):
+            raise NoteParseError(rel, "not a regular file (a FIFO, socket or device); move it out of the vault")
         with open(path, "rb") as f:
-            return f.read(), os.fstat(f.fileno()).st_mtime
+            raw = f.read(limit + 1)
+            if len(raw) > limit:
+                raise too_large(rel, os.fstat(f.fileno()).st_size, limit)
+            return raw, os.fstat(f.fileno()).st_mtime
     except FileNotFoundError:
         raise NoteNotFoundError(rel, "no such note file") from None
     except OSError as exc:
-        raise NoteError(rel, f"cannot read note: {exc.strerror or exc}") from None
+        raise atomic.unreadable(rel, exc) from None
 
 
-def read_note(vault_root: Path, rel_path: str) -> ParsedNote:
-    """Read and parse one note by vault-relative path."""
+def read_note(vault_root: Path, rel_path: str, *, max_bytes: int = MAX_NOTE_BYTES) -> ParsedNote:
+    """Read and parse one note by vault-relative path (NoteParseError over `max_bytes`, never read)."""
     rel = _clean_rel(rel_path)
-    raw, mtime = _read_bytes(safe_path(vault_root, rel_path), rel)
+    raw, mtime = _read_bytes(safe_path(vault_root, rel_path), rel, max_bytes)
     return parse_note(rel, raw, mtime)
 
 
@@ -473,6 +496,8 @@ def write_note(
         raise ValueError(f"{rel}: refusing to edit keys the system does not own: {alien}")
     rendered = {k: _render(k, v) for k, v in fields.items()}
     quiet = atomic.QUIET_SECONDS if quiet is None else quiet
+    if wait <= 0:
+        quiet = atomic.bookkeeping_quiet(quiet)  # [portable] longer: see atomic.PORTABLE_QUIET_FACTOR
     deadline = time.monotonic() + wait
     while True:
         fd, raw, seen = atomic.steady_read(path, rel)
@@ -494,9 +519,16 @@ def write_note(
                 if os.name == "nt":  # Windows cannot replace a file that is open
                     os.close(fd)
                     fd = -1
-                atomic.guarded_replace(path, rel, fd, raw, seen, new_raw, stat.S_IMODE(seen.st_mode))
-                return replace(new, mtime=os.stat(path).st_mtime)
-            if time.monotonic() + pause > deadline:
+                try:
+                    atomic.guarded_replace(path, rel, fd, raw, seen, new_raw, stat.S_IMODE(seen.st_mode))
+                except NoteBusyError:
+                    # A program holds it open for writing (a save paused halfway): wait like for a fresh mtime.
+                    if time.monotonic() + 0.25 > deadline:
+                        raise
+                    pause = 0.25
+                else:
+                    return replace(new, mtime=os.stat(path).st_mtime)
+            elif time.monotonic() + pause > deadline:
                 raise atomic.busy(rel, f"saved {quiet - pause:.1f} s ago; it must be quiet for {quiet:g} s first")
         finally:
             if fd >= 0:

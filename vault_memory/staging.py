@@ -67,6 +67,7 @@ from .text import (
     memory_body,
     norm,
     note_name,
+    safe_file_name,
     split_title,
     unique_name,
     unlink,
@@ -75,6 +76,7 @@ from .vault import walk_notes
 from .workspace import Workspace, now_utc
 
 log = logging.getLogger(__name__)
+STAGED_BY = "staged_by"  # which call made a draft; `remember`'s are committed by that call, or by name
 
 # A turn that points at what was just said instead of naming it ("keep that", "save it",
 # "don't forget this"): it refreshes the newest staged memory. A false positive only
@@ -236,14 +238,25 @@ def memory_name(ws: Workspace, title: str, taken: dict[str, list[str]]) -> str:
     name = note_name(title)
     if date_from_name(name, ws.decay.daily_format) is not None:
         name += " (memory)"
+    if not safe_file_name(name):  # note_name never makes one; a name we cannot see must never be written
+        name = "Memory"
     return unique_name(name, taken)
 
 
 def _stage(
-    ws: Workspace, text: str, title: str, given: bool, tags: list[str], now: dt.datetime, conflicts: list[Conflict]
+    ws: Workspace,
+    text: str,
+    title: str,
+    given: bool,
+    tags: list[str],
+    now: dt.datetime,
+    conflicts: list[Conflict],
+    made_by: str = "stage",
 ) -> StagedMemory:
-    for sm, _ in _scan(ws)[0]:
+    for sm, n in _scan(ws)[0]:
         if norm(unlink(sm.text)) == norm(text) and (sm.expires is None or sm.expires > now):
+            if made_by == "remember" and str(n.meta.get(STAGED_BY) or "") == "remember":
+                continue  # a failed remember's leftover is never taken as this call's draft
             sm.existing = True  # the same text is already staged (an agent retrying): no second copy
             return sm
     nid = new_node_id()
@@ -251,6 +264,8 @@ def _stage(
     folder = staging_folder(ws)
     taken = taken_names(ws)
     fields: dict[str, Any] = {"node_id": nid, "status": "staged", "created": now, "expires": expires}
+    if made_by != "stage":
+        fields[STAGED_BY] = made_by  # commit_all leaves a draft that only its own call may commit
     if tags:
         fields["tags"] = tags
     if conflicts:
@@ -376,7 +391,7 @@ def _commit_one(
         ]
         if add:
             fields["supersedes"] = current + add
-    remove = [k for k in ("status", "expires", "needs_review") if k in meta]
+    remove = [k for k in ("status", "expires", "needs_review", STAGED_BY) if k in meta]
     try:
         written = write_note(
             ws.vault, note.path, expected_hash=note.file_hash, set_fields=fields, wait=PATIENCE, remove_fields=remove
@@ -426,17 +441,8 @@ def _commit(
     now: dt.datetime,
     report: CommitReport,
 ) -> None:
-    staging = staging_folder(ws)
     touched: list[str] = []
-    old_paths: list[str] = []
-    for target in supersedes:
-        rel = resolve_note(ws, target)
-        if in_folder(rel, staging):
-            raise ConfigError(f"--supersedes {target}: {rel} is staged, not committed; commit or discard it first")
-        if any(n.path == rel for _, n in chosen):
-            raise ConfigError(f"--supersedes {target}: a memory cannot supersede itself")
-        if rel not in old_paths:
-            old_paths.append(rel)
+    old_paths = supersede_targets(ws, supersedes, [n.path for _, n in chosen])
     # Decide every destination first: the old notes link to the new ones where they will be.
     taken = taken_names(ws, exclude=[n.path for _, n in chosen])
     dests: dict[str, str] = {}
@@ -472,6 +478,22 @@ def _commit(
     ws.index_paths(touched + [o.path for o in olds])
 
 
+def supersede_targets(ws: Workspace, supersedes: Sequence[str], chosen: Sequence[str] = ()) -> list[str]:
+    """The vault paths of the notes `supersedes` names; raises (nothing written) for any that is not a
+    committed note other than those `chosen`: checked before a call writes its first byte."""
+    staging = staging_folder(ws)
+    old_paths: list[str] = []
+    for target in supersedes:
+        rel = resolve_note(ws, target)
+        if in_folder(rel, staging):
+            raise ConfigError(f"--supersedes {target}: {rel} is staged, not committed; commit or discard it first")
+        if rel in chosen:
+            raise ConfigError(f"--supersedes {target}: a memory cannot supersede itself")
+        if rel not in old_paths:
+            old_paths.append(rel)
+    return old_paths
+
+
 def commit(
     ws: Workspace, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None
 ) -> CommitReport:
@@ -504,6 +526,12 @@ def commit_all(ws: Workspace, now: dt.datetime | None = None) -> CommitReport:
     for sm, note in items:
         if sm.needs_review:
             report.left.append(Left(sm.node_id, sm.path, sm.title, "needs_review", sm.review_reason()))
+        elif str(note.meta.get(STAGED_BY) or "") == "remember":
+            why = (
+                f"left: staged by a `remember` call that did not finish; commit it by name if you want it "
+                f"(vault-memory commit {sm.node_id}) or discard it"
+            )
+            report.left.append(Left(sm.node_id, sm.path, sm.title, "left_by_failed_call", why))
         else:
             chosen.append((sm, note))
     _commit(ws, chosen, [], now, report)
@@ -543,6 +571,7 @@ def remember(
     clean_title, clean_text, given = clean_input(text, title)
     tag_list = clean_tags(tags)
     olds = _as_list(supersedes)
+    supersede_targets(ws, olds)  # every target resolves before the first byte is written (or nothing is)
     conflicts = find_conflicts(ws, clean_title, clean_text)
     same = next((c for c in conflicts if c.kind == "duplicate"), None)
     if same is not None and not olds:
@@ -551,21 +580,47 @@ def remember(
         row = ws.catalog.note_by_id(same.node_id)
         tier = str((row.meta if row else {}).get("tier") or "long")
         return Committed(same.node_id, same.path, same.title, "", tier, [], [same], existing=True)
-    sm = _stage(ws, clean_text, clean_title, given, tag_list, now, conflicts)
+    sm = _stage(ws, clean_text, clean_title, given, tag_list, now, conflicts, made_by="remember")
     report = CommitReport()
     items, _ = _scan(ws)
     chosen = [(s, n) for s, n in items if s.node_id == sm.node_id]
     if not chosen:
         raise NoteNotFoundError(sm.path, "staged a moment ago but gone now (moved or deleted by someone else)")
-    _commit(ws, chosen, olds, now, report)
+    draft = chosen[0][1]
+    try:
+        _commit(ws, chosen, olds, now, report)
+    except BaseException:
+        _withdraw(ws, draft)
+        raise
     if not report.committed:
         why = report.left[0].reason if report.left else "unknown reason"
+        kept = not _withdraw(ws, draft)
         raise ConcurrentEditError(
-            sm.path, f"staged as {sm.node_id} but not committed ({why}); run `vault-memory commit {sm.node_id}`"
+            sm.path,
+            f"not remembered ({why}); nothing was written, try again"
+            if not kept
+            else f"staged as {sm.node_id} but not committed ({why}); run `vault-memory commit {sm.node_id}`",
         )
     done = report.committed[0]
     done.conflicts = list(sm.conflicts)
     return done
+
+
+def _withdraw(ws: Workspace, draft: ParsedNote) -> bool:
+    """Remove the draft a failed call staged, if it is still exactly what that call wrote (a person who
+    edited it meanwhile keeps it); True when the vault is as it was before the call."""
+    path = ws.vault / draft.path
+    try:
+        if sha256_hex(path.read_bytes()) != draft.file_hash:
+            return not path.exists()
+        path.unlink()
+    except FileNotFoundError:
+        return True
+    except OSError as exc:
+        log.warning("%s: could not remove the draft of a failed call (%s); discard it by hand", draft.path, exc)
+        return False
+    ws.index_paths([draft.path])
+    return True
 
 
 def _may_rehearse(ws: Workspace, rel: str) -> bool:

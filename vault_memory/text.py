@@ -7,6 +7,7 @@ decided here from strings, so they can be tested with strings.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -176,6 +177,26 @@ def default_title(text: str) -> str:
     return title or "Memory"
 
 
+def _name_char(c: str) -> str:
+    """`c`, or a space when its compatibility form is a character file names may not hold."""
+    if c.isascii():
+        return c
+    folded = unicodedata.normalize("NFKC", c)
+    return " " if folded != c and _NAME_BAD.search(folded) else c
+
+
+def _hides(c: str) -> bool:
+    """A leading character that would make the name hidden, or look hidden: a dot (or what normalises
+    to one), a space, an invisible format character."""
+    return c.isspace() or unicodedata.category(c) in ("Cf", "Zs") or unicodedata.normalize("NFKC", c).startswith(".")
+
+
+def safe_file_name(name: str) -> bool:
+    """Whether a generated file name is visible and ours: no leading dot, no separator, even after NFKC."""
+    folded = unicodedata.normalize("NFKC", name)
+    return bool(name) and not _hides(name[0]) and not any(c in folded for c in "/\\\x00") and folded not in (".", "..")
+
+
 def note_name(title: str, max_chars: int = NAME_CHARS) -> str:
     """A file name (without `.md`) that reads like the title: what Obsidian shows as the note's name.
 
@@ -183,8 +204,13 @@ def note_name(title: str, max_chars: int = NAME_CHARS) -> str:
     `max_chars` is cut on a word boundary (the full title goes into the frontmatter); no
     leading dot (a hidden file), no trailing dot or space (Windows), no device name.
     """
-    name = _WS.sub(" ", _NAME_BAD.sub(" ", unlink(title))).strip()
-    name = name.lstrip(".").strip().rstrip(". ")
+    # Judged after NFKC normalisation too: a fullwidth solidus or a one-dot leader is a separator or a
+    # dot to some file system or sync client, so it is treated as one.
+    name = "".join(_name_char(c) for c in unicodedata.normalize("NFC", unlink(title)))
+    name = _WS.sub(" ", _NAME_BAD.sub(" ", name)).strip()
+    while name and _hides(name[0]):  # ". . .x", "\u200b.x": never a hidden file
+        name = name[1:]
+    name = name.rstrip(". ")
     if len(name) > max_chars:
         head = name[: max_chars + 1]
         # Prefer the end of a clause ("…peanuts; check every menu" -> "…peanuts"), then a word.

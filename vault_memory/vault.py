@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pathspec
 
-from .config import IGNORE_FILE_NAME
+from .config import DEFAULT_MAX_NOTE_BYTES, IGNORE_FILE_NAME
 from .errors import StorageError, storage_message
 from .hashing import sha256_hex
 from .obsidian import ObsidianSettings, read_settings
@@ -25,18 +25,32 @@ class IgnoreRules:
     a leading `/` anchors, `dir/*.md` does not reach into `dir/sub/`), via `pathspec`.
     """
 
-    def __init__(self, patterns: Iterable[str] = (), obsidian: ObsidianSettings | None = None) -> None:
+    def __init__(
+        self,
+        patterns: Iterable[str] = (),
+        obsidian: ObsidianSettings | None = None,
+        *,
+        max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES,
+    ) -> None:
         self.patterns = tuple(p.rstrip("\r\n") for p in patterns if p.strip() and not p.strip().startswith("#"))
+        self.max_note_bytes = max_note_bytes  # a bigger file is passed over unread (stat before open)
         self.obsidian = obsidian or ObsidianSettings()
         self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
 
     @classmethod
-    def for_vault(cls, vault: Path, extra: Iterable[str] = (), *, use_obsidian: bool = True) -> IgnoreRules:
+    def for_vault(
+        cls,
+        vault: Path,
+        extra: Iterable[str] = (),
+        *,
+        use_obsidian: bool = True,
+        max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES,
+    ) -> IgnoreRules:
         patterns = list(extra)
         ignore_file = vault / IGNORE_FILE_NAME
         if ignore_file.is_file():
             patterns.extend(ignore_file.read_text(encoding="utf-8", errors="replace").splitlines())
-        return cls(patterns, read_settings(vault) if use_obsidian else None)
+        return cls(patterns, read_settings(vault) if use_obsidian else None, max_note_bytes=max_note_bytes)
 
     def fingerprint(self) -> str:
         """Changes whenever these rules may decide a path differently (patterns, Obsidian's settings)."""

@@ -197,6 +197,8 @@ class Watcher:
         self._stop = threading.Event()
         self._edits: dict[str, _Edit] = {}  # node_id -> body edit waiting for quiet
         self._observer: Any = None
+        self._watched: tuple[int, int] | None = None  # (st_dev, st_ino) of the vault folder being observed
+        self._vault_gone = False
         self._review_due: float | None = None  # monotonic time the review note is to be rewritten
         self._review_day: dt.date | None = None  # the day it was last rewritten by this watcher
         self._saved_level = logging.NOTSET
@@ -248,6 +250,7 @@ class Watcher:
             DirDeletedEvent,
             DirMovedEvent,
         ]
+        self._watched = self._vault_identity()
         observer.schedule(
             _Handler(self),  # type: ignore[arg-type]
             str(self.mem.vault),
@@ -324,7 +327,13 @@ class Watcher:
         while not (self._stop.is_set() or (stop is not None and stop.is_set())):
             if time.monotonic() - checked >= INDEX_CHECK_SECONDS:
                 checked = time.monotonic()
-                self._check_index()
+                if self._check_vault():
+                    self._check_index()
+                    # Notes other processes wrote but could not index (we hold the lock): as if seen.
+                    self._push(files=[p for p in self.mem.take_requests() if self.rules.is_note(p)])
+            if self._vault_gone:  # nothing to sync until it is back (events meanwhile name paths that are not there)
+                self._stop.wait(INDEX_CHECK_SECONDS / 4)
+                continue
             batch = self._next_batch()
             if batch is not None:
                 try:
@@ -352,6 +361,45 @@ class Watcher:
         self.filling = report.texts_pending > 0
         if self.on_fill is not None:
             self.on_fill(self._filled, self._filled + report.texts_pending)
+
+    def _vault_identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.mem.vault)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) if os.path.isdir(self.mem.vault) else None
+
+    def _check_vault(self) -> bool:
+        """Whether the vault folder is there to watch. When it went away (moved, unmounted, a sync
+        client replacing it) and came back, or is another folder now, or the observer stopped, the
+        observer is started again on it and everything is reconciled; each is said once."""
+        here = self._vault_identity()
+        if here is None:
+            if not self._vault_gone:
+                self._vault_gone = True
+                log.warning(
+                    "the vault folder %s is gone (moved, deleted or unmounted); waiting for it to come back",
+                    self.mem.vault,
+                )
+            return False
+        observer = self._observer
+        dead = observer is not None and not all(e.is_alive() for e in getattr(observer, "emitters", ()))
+        if not self._vault_gone and here == self._watched and not dead:
+            return True
+        how = (
+            "came back" if self._vault_gone else ("was replaced" if here != self._watched else "stopped being watched")
+        )
+        log.warning("the vault folder %s %s: watching it again and reconciling everything", self.mem.vault, how)
+        self._vault_gone = False
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=5)
+            self._observer = None
+        self._start_observer()
+        with self._cond:  # what was pushed while it was gone named paths that were not there
+            self._files, self._dirs = set(), set()
+        self._push(full=True)
+        return True
 
     def _check_index(self) -> None:
         """Rebuild the index if its folder went away (LockHeldError if another writer now has it)."""
@@ -512,7 +560,10 @@ class Watcher:
                     remove_fields=retired_fields(note),
                 )
             except ConcurrentEditError:
-                continue  # an editor saved meanwhile: theirs wins; a new body change is seen anew
+                # An editor is saving it again: theirs wins, and the edit is recorded once the note is
+                # quiet (a new body is a new candidate of its own; the same body retries this one).
+                self._edits[node_id] = _Edit(node_id, edit.body_hash, time.monotonic())
+                continue
             except NoteError as exc:
                 log.warning("could not record the edit of %s: %s", row.path, exc)
                 continue

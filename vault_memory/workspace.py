@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +29,14 @@ from .vault import IgnoreRules
 from .windows import WindowScorer
 
 
+@dataclass
+class Bookkeeping:
+    """What one Memory remembers between calls about its own bookkeeping writes."""
+
+    said: set[str] = field(default_factory=set)  # warnings already given (a protected note is said once)
+    pending: dict[str, dt.datetime] = field(default_factory=dict)  # node_id -> a rehearsal skipped (busy)
+
+
 class Workspace(Protocol):
     """What an operation may use of the memory it runs in (Memory implements it)."""
 
@@ -35,6 +44,7 @@ class Workspace(Protocol):
     config: Config
     decay: DecayModel
     clock: Callable[[], dt.datetime]
+    bookkeeping: Bookkeeping
 
     @property
     def rules(self) -> IgnoreRules: ...
@@ -91,4 +101,4 @@ def now_utc(ws: Workspace, now: dt.datetime | None) -> dt.datetime:
     return value.replace(microsecond=0)
 
 
-__all__ = ["Workspace", "now_utc"]
+__all__ = ["Bookkeeping", "Workspace", "now_utc"]

@@ -1,6 +1,6 @@
 """Editors that save in place, racing vault-memory's writes: are any human bytes lost?
 
-    python -m bench save_race [--edits 600] [--recallers 2] [--no-quiet] [--quick]
+    python -m bench save_race [--edits 600] [--recallers 2] [--no-quiet] [--portable] [--quick]
 
 One editor process rewrites a note again and again the way Node's fs.writeFile, nano and
 Obsidian do (open with truncate, write, close), sometimes slowly (half, a pause, the rest),
@@ -10,7 +10,10 @@ still there (its marker line, the human frontmatter line, the whole body). Meanw
 every recall wants to rehearse it (write `last_accessed` back), and optionally a
 `vault-memory watch` process records the edits. Counts: saves, rehearsals written, saves
 lost, human bytes changed. The guard that makes the answer 0 is described in
-vault_memory/notefile.py ("the in-place-save guard").
+vault_memory/atomic.py ("the in-place-save guard"). Three races: fast (mostly whole in-place
+saves), slow (in place in two halves with a pause of 50-400 ms), rename (every save by temp
+file + rename). `--portable` runs each race a second time with every call the guard can lean
+on hidden (read lease, renameat2; as on a system without them: tests/portable), side by side.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vault_memory import atomic
+
 from ..harness import Result, RunOptions, log, table
 
 # Dated: recall rehearses only notes that have an age (an undated note has none to restart).
@@ -37,7 +42,8 @@ QUERY = "coffee beans and oat milk groceries"
 
 _EDITOR = textwrap.dedent("""
     import os, random, sys, time, json
-    path, edits, slow, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+    path, edits, style, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    slow = style == "slow"
     HUMAN = sys.argv[5]
     rng = random.Random(seed)
     counts = {"saves": 0, "lost": 0, "human_changed": 0, "renames": 0, "slow_saves": 0, "examples": []}
@@ -57,7 +63,7 @@ _EDITOR = textwrap.dedent("""
         last = f"edit-marker {i} {rng.random():.6f}"
         new = ("\\n".join(lines).rstrip("\\n") + "\\n" + last + "\\n").encode("utf-8")
         style = rng.random()
-        if style < 0.15:  # temp file + rename (most GUI editors)
+        if style < 0.15 or sys.argv[3] == "rename":  # temp file + rename (most GUI editors)
             tmp = path + ".editor-tmp"
             with open(tmp, "wb") as f:
                 f.write(new)
@@ -93,6 +99,8 @@ _RECALLER = textwrap.dedent("""
     vault, index, stop, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
     if sys.argv[6] == "1":  # --no-quiet: drop step 1's quiet period, to see what the other steps hold
         atomic.QUIET_SECONDS = 0.0
+    if sys.argv[7] == "1":  # --portable: none of the system's calls (read lease, renameat2)
+        atomic.use_portable()
     cfg = Config(vault=vault, index_dir=index, embedder="fake")
     now = dt.datetime(2031, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=seed * 100000)
     calls = written = 0
@@ -117,6 +125,8 @@ def run_race(
     watch: bool = False,
     seed: int = 7,
     no_quiet: bool = False,
+    style: str | None = None,
+    portable: bool = False,
 ) -> dict[str, Any]:
     """Race one in-place editor against recall processes (and a watcher); return the counts."""
     vault, index = workdir / "vault", workdir / "index"
@@ -129,7 +139,11 @@ def run_race(
     base = [exe, "--vault", str(vault), "--index-dir", str(index), "--embedder", "fake"]
     subprocess.run([*base, "index"], check=True, capture_output=True, timeout=120)
     stop = workdir / "stop"
+    style = style or ("slow" if slow else "fast")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if portable:  # the watcher too writes notes (rehearsed edits): it runs without the calls as well
+        lane = str(Path(__file__).resolve().parents[2] / "tests" / "portable")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (lane, env.get("PYTHONPATH", "")) if p)
     procs = []
     watcher = None
     if watch:
@@ -143,7 +157,18 @@ def run_race(
     for i in range(recallers):
         procs.append(
             subprocess.Popen(
-                [py, "-c", _RECALLER, str(vault), str(index), str(stop), str(i), QUERY, "1" if no_quiet else "0"],
+                [
+                    py,
+                    "-c",
+                    _RECALLER,
+                    str(vault),
+                    str(index),
+                    str(stop),
+                    str(i),
+                    QUERY,
+                    "1" if no_quiet else "0",
+                    "1" if portable else "0",
+                ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -152,7 +177,7 @@ def run_race(
         )
     started = time.monotonic()
     editor = subprocess.run(
-        [py, "-c", _EDITOR, str(note), str(edits), "1" if slow else "0", str(seed), HUMAN],
+        [py, "-c", _EDITOR, str(note), str(edits), style, str(seed), HUMAN],
         capture_output=True,
         text=True,
         timeout=max(600, edits * 3),
@@ -161,7 +186,9 @@ def run_race(
     stop.touch()
     out: dict[str, Any] = {
         "edits": edits,
-        "slow": slow,
+        "style": style,
+        "portable": portable,
+        "slow": style == "slow",
         "watch": watch,
         "recallers": recallers,
         "no_quiet": no_quiet,
@@ -195,36 +222,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-quiet", action="store_true", help="also race with the quiet period off, to watch what it holds back"
     )
+    parser.add_argument(
+        "--portable",
+        action="store_true",
+        help="run every race a second time without the system's calls (read lease, renameat2), side by side",
+    )
 
 
 def run(opts: RunOptions) -> Result:
-    """Four races: fast and slow saves, each with and without `watch` (and, with --no-quiet, unguarded)."""
+    """Six races: fast, slow and rename saves, each with and without `watch`; with --portable each again
+    without the system's calls (and, with --no-quiet, one unguarded)."""
     res = Result("save_race", opts)
     edits = int(opts.extra.get("edits") or (30 if opts.quick else 600))
     recallers = int(opts.extra.get("recallers") or 2)
-    settings = [(slow, watch, False) for slow in (False, True) for watch in (False, True)]
+    paths = (False, True) if opts.extra.get("portable") else (False,)
+    settings = [
+        (style, watch, False, p) for style in ("fast", "slow", "rename") for watch in (False, True) for p in paths
+    ]
     if opts.extra.get("no_quiet"):
-        settings.append((True, False, True))
+        settings.append(("slow", False, True, False))
     rows = []
-    for slow, watch, no_quiet in settings:
+    kernel = atomic.KERNEL
+    native = (
+        ", ".join(n for n, on in (("read lease", kernel.lease), ("exchange", kernel.exchange is not None)) if on)
+        or "none"
+    )
+    for style, watch, no_quiet, portable in settings:
         with tempfile.TemporaryDirectory(prefix="vm-race-") as tmp:
             out = run_race(
                 Path(tmp),
                 edits=edits,
                 recallers=recallers,
-                slow=slow,
+                style=style,
                 watch=watch,
                 seed=random.randrange(1 << 30),
                 no_quiet=no_quiet,
+                portable=portable,
             )
         out.pop("examples", None)
-        label = ("slow" if slow else "fast") + (" + watch" if watch else "")
+        label = style + (" + watch" if watch else "")
         label += ", quiet period off" if no_quiet else ""
+        label += ", portable" if portable else ""
         log(f"save_race {label}: {out['saves']} saves, {out['lost']} lost, {out['rehearsals_written']} rehearsals")
         res.results[label] = out
         rows.append(
             [
                 label,
+                "none (portable)" if portable else native,
                 out["saves"],
                 out["slow_saves"],
                 out["renames"],
@@ -235,15 +279,24 @@ def run(opts: RunOptions) -> Result:
                 out["conflict_copies"],
             ]
         )
-    res.params.update(edits=edits, recallers=recallers)
+    res.params.update(edits=edits, recallers=recallers, portable=bool(opts.extra.get("portable")))
+    res.results["failed"] = sum(
+        int(r["lost"]) + int(r["human_changed"]) + int(r["conflict_copies"]) + int(r["temp_files_left"])
+        for label, r in res.results.items()
+        if isinstance(r, dict) and "quiet period off" not in label
+    )
     res.markdown += [
         f"One editor saving a note {edits} times (in place, in place in two halves with a pause, or by "
         f"rename) against {recallers} processes recalling it with `now` a day later each time, so each "
-        "recall wants to write a rehearsal; `+ watch` adds `vault-memory watch`.",
+        "recall wants to write a rehearsal; `+ watch` adds `vault-memory watch`. `fast`: mostly whole "
+        "in-place saves; `slow`: in place in two halves with a 50-400 ms pause; `rename`: every save by "
+        "temp file + rename. `portable`: the same race with the read lease and renameat2 hidden from every "
+        "process (as on a system without them; `system calls` says what the guard leaned on).",
         "",
         *table(
             [
                 "race",
+                "system calls",
                 "saves",
                 "split saves",
                 "rename saves",

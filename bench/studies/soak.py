@@ -13,7 +13,14 @@ HNSW segment files) and one index are put through scenarios picked at random unt
   a random Chroma file, or a removed segment folder; then `recall` (on Chroma's HNSW half the time);
 - `full_disk` (root with `mount` only): vault and index on a tmpfs filled to the last byte;
 - `read_only_vault`, `read_only_index`: a read-only bind mount (root) or chmod (others);
-- `index_deleted_under_watch`: `rm -rf` of the index folder under a running `watch`, then a new note.
+- `index_deleted_under_watch`: `rm -rf` of the index folder under a running `watch`, then a new note;
+- issue 22's cases: `failed_calls` (an unknown `--supersedes`: exit 3, nothing written; titles that
+  look like paths or hidden names), `big_file` (an 8 GB sparse `.md` beside every command),
+  `owner_and_links` (rehearsals of a note owned by uid 1000 with mode 600 and an xattr, a
+  hard-linked and a read-only note), `sync_conflict_copy` (an older conflict copy carrying the
+  note's id), `vault_moved_under_watch`, `busy_and_unreadable` (a note held open for writing:
+  `pin` exits 9; one that may not be read: `read` exits 8). Counted: orphan files, ownership
+  or xattr changes, identities lost.
 
 After every scenario: `index` (and `doctor --fix` when `doctor` objects), then the index must
 equal a clean rebuild of the vault in a fresh folder, and `doctor` must exit 0; otherwise the run
@@ -161,7 +168,7 @@ class Soak:
         out: dict[str, str] = {}
         for path in sorted(self.vault.rglob("*.md")):
             rel = path.relative_to(self.vault).as_posix()
-            if rel.startswith(".") or "/." in rel:
+            if rel.startswith(".") or "/." in rel or path.stat().st_size > 16 * 1024 * 1024:
                 continue
             raw = path.read_bytes()
             try:
@@ -402,6 +409,218 @@ class Soak:
             self.incident("the watcher did not rebuild its deleted index", args, proc.returncode or 0, err)
         self.converge()
 
+    # -- issue 22: nothing half-done ---------------------------------------------------------
+    def orphans(self) -> list[str]:
+        """Files we wrote that no scan accounts for: hidden Markdown files and drafts of failed calls in
+        the staging folder, leftover temp files and second names anywhere."""
+        out = []
+        for path in self.vault.rglob("*"):
+            rel = path.relative_to(self.vault).as_posix()
+            if rel.startswith((".git", ".obsidian", ".trash")):
+                continue
+            if path.name.startswith(".vm-tmp-") and time.time() - path.lstat().st_mtime > 60:
+                out.append(rel)
+            elif rel.startswith("Memory/") and path.name.startswith(".") and path.suffix == ".md":
+                out.append(rel)
+            elif (
+                rel.startswith("Memory/Staged/")
+                and path.suffix == ".md"
+                and "staged_by:" in path.read_text(encoding="utf-8", errors="replace")
+            ):
+                out.append(rel)
+        return sorted(out)
+
+    def failed_calls(self) -> None:
+        """Calls that must write nothing (an unknown --supersedes), and titles that look like paths."""
+        before = self.human()
+        i = self.rng.randrange(100_000, 999_999)
+        self.run(["remember", f"The spare key {i} is under the blue pot.", "--supersedes", f"No Such Note {i}"], {3})
+        self.tick("faults")
+        title = self.rng.choice(["../../etc/hosts", ". . .profile", "\u2024\u2024/passwd", "\uff0e\uff0e\uff0fetc"])
+        self.run(["remember", f"{title} maps names {i}"], {0})
+        self.run(["stage", f"{title} staged {i}"], {0})
+        self.tick("faults", 2)
+        self.run(["commit", "--all"], {0, 1})
+        orphans = self.orphans()
+        self.tick("orphan_files", len(orphans))
+        if orphans:
+            self.incident("files no scan accounts for", ["failed_calls"], 0, ", ".join(orphans)[:1500])
+        after = self.human()
+        for rel in before:  # only new memories may appear; nothing a person owns changes
+            if after.get(rel) != before[rel]:
+                self.tick("human_bytes_lost", 1)
+                self.incident(f"human bytes changed in {rel}", ["failed_calls"], 0, "")
+        self.converge()
+
+    def big_file(self) -> None:
+        """An 8 GB sparse `.md` (an export): skipped by a stat in every command, never read."""
+        big = self.vault / "Generated" / f"export{self.rng.randrange(1000)}.md"
+        with open(big, "wb") as f:
+            f.truncate(8 * 1024**3)
+        self.tick("faults")
+        try:
+            for args in (["index"], ["recall", "tea coffee", "-k", "3"], ["status"], ["doctor"]):
+                started = time.monotonic()
+                out = self.run(args, {0, 1} if args == ["doctor"] else {0})
+                if time.monotonic() - started > 60:
+                    self.incident("a command took over a minute beside an 8 GB note", args, out.returncode, "")
+        finally:
+            big.unlink()
+        self.converge()
+
+    def owner_and_links(self) -> None:
+        """Notes owned by another user with mode 600 and xattrs, a hard-linked note, a read-only note:
+        recalls rehearse them; owner, group, mode and xattrs stay, the linked and read-only ones unchanged."""
+        gen = sorted((self.vault / "Generated").glob("n*.md"))
+        if len(gen) < 3:
+            return
+        owned, linked, frozen = self.rng.sample(gen, 3)
+        with contextlib.suppress(OSError):
+            os.chown(owned, 1000, 1000)
+        os.chmod(owned, 0o600)
+        with contextlib.suppress(OSError):
+            os.setxattr(owned, "user.soak", b"tag")
+        link = self.work / f"link-{linked.name}"
+        link.unlink(missing_ok=True)
+        os.link(linked, link)
+        os.chmod(frozen, 0o444)
+        self.tick("faults", 3)
+        want = {p: (p.stat().st_uid, p.stat().st_gid, p.stat().st_mode) for p in (owned, linked, frozen)}
+        bytes_before = {p: p.read_bytes() for p in (linked, frozen)}
+        xattr_before = self._xattrs(owned)
+        for p in (owned, linked, frozen):
+            words = " ".join(p.read_text(encoding="utf-8").split()[8:14])
+            self.run(["recall", words, "-k", "3", "--now", "2099-01-01T00:00:00+00:00"], {0},
+                     VAULT_MEMORY_REHEARSE_MIN_SIMILARITY="-1")  # fmt: skip
+        for p, w in want.items():
+            st = p.stat()
+            if (st.st_uid, st.st_gid, st.st_mode) != w:
+                self.tick("ownership_changes")
+                self.incident(f"owner/mode of {p.name} changed", ["recall"], 0, f"{w} -> {st.st_mode}")
+        if self._xattrs(owned) != xattr_before:
+            self.tick("xattr_changes")
+            self.incident(f"xattrs of {owned.name} changed", ["recall"], 0, "")
+        for p, raw in bytes_before.items():
+            if p.read_bytes() != raw or (p is linked and link.read_bytes() != raw):
+                self.tick("ownership_changes")
+                self.incident(f"{p.name} (linked or read-only) was rewritten", ["recall"], 0, "")
+        link.unlink()
+        os.chmod(frozen, 0o644)
+        os.chmod(owned, 0o644)
+        if os.geteuid() == 0:
+            os.chown(owned, 0, 0)
+        self.converge()
+
+    @staticmethod
+    def _xattrs(path: Path) -> dict[str, bytes]:
+        try:
+            return {n: os.getxattr(path, n) for n in os.listxattr(path)}
+        except (OSError, AttributeError):
+            return {}
+
+    def sync_conflict_copy(self) -> None:
+        """A sync client's conflict copy with the older mtime: the live note keeps its node_id."""
+        from vault_memory.notefile import file_node_id, read_note
+
+        gen = sorted((self.vault / "Generated").glob("n*.md"))
+        live = self.rng.choice(gen)
+        self.run(["pin", live.relative_to(self.vault).as_posix()], {0})
+        nid = file_node_id(read_note(self.vault, live.relative_to(self.vault).as_posix()))
+        name = self.rng.choice(
+            [
+                f"{live.stem}.sync-conflict-20261201-101500-ABCDEF1.md",
+                f"{live.stem} (conflicted copy 2026-12-01).md",
+                f"{live.stem} (conflict 2026-12-01 101500).md",
+                f"{live.stem}_REMOTE_4242.md",
+            ]
+        )
+        copy = live.with_name(name)
+        shutil.copy2(live, copy)
+        old = time.time() - 86400
+        os.utime(copy, (old, old))
+        self.tick("faults")
+        doctor = self.run(["doctor"], {1})
+        if "conflict copy" not in doctor.stdout + doctor.stderr:
+            self.incident("doctor did not report a conflict copy", ["doctor"], doctor.returncode, doctor.stdout[-800:])
+            self.tick("identity_lost")
+        self.run(["doctor", "--fix"], {0})
+        self.run(["unpin", nid or ""], {0})
+        live_meta = read_note(self.vault, live.relative_to(self.vault).as_posix()).meta
+        if file_node_id(read_note(self.vault, live.relative_to(self.vault).as_posix())) != nid or live_meta.get(
+            "pinned"
+        ):
+            self.tick("identity_lost")
+            self.incident(f"the conflict copy took {live.name}'s identity", ["doctor --fix"], 0, "")
+        copy.unlink()
+        self.converge()
+
+    def vault_moved_under_watch(self) -> None:
+        """The vault folder moved away and back (and edited meanwhile) under `watch`: picked up, no restart."""
+        args = ["watch", "--debounce", "0.05"]
+        proc = self.spawn(args)
+        lock = self.index / "writer.lock"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if lock.read_text().strip() == str(proc.pid):
+                    break
+            time.sleep(0.2)
+        time.sleep(self.rng.uniform(1.0, 3.0))
+        away = self.vault.with_name("vault.away")
+        self.vault.rename(away)
+        self.tick("faults")
+        time.sleep(self.rng.uniform(0.5, 2.5))
+        i = self.rng.randrange(100_000, 999_999)
+        (away / "Generated" / f"away{i}.md").write_text(self.note_text(i), encoding="utf-8")
+        away.rename(self.vault)
+        found = False
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            with contextlib.suppress(Exception):
+                if f"Generated/away{i}.md" in index_state(self.index)["notes"]:
+                    found = True
+                    break
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        self.note(args, proc.returncode, err, {0})
+        if not found:
+            self.tick("not_converged")
+            self.incident("watch did not pick up a note written while its vault was away", args, 0, err[-1500:])
+        self.converge()
+
+    def busy_and_unreadable(self) -> None:
+        """A note held open for writing (`pin` waits, then exits 9) and one nobody else may read (8)."""
+        gen = sorted((self.vault / "Generated").glob("n*.md"))
+        held, secret = self.rng.sample(gen, 2)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sys,time; f=open(sys.argv[1],'r+b'); print(1, flush=True); time.sleep(30)"]
+            + [str(held)],
+            stdout=subprocess.PIPE,
+        )
+        try:
+            assert holder.stdout is not None
+            holder.stdout.readline()
+            self.tick("faults")
+            self.run(["pin", held.relative_to(self.vault).as_posix()], {9})
+        finally:
+            holder.kill()
+            holder.wait()
+        setpriv = shutil.which("setpriv")
+        if setpriv and os.geteuid() == 0:
+            os.chown(secret, 1000, 1000)
+            os.chmod(secret, 0o000)
+            self.tick("faults")
+            drop = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all"]
+            rel = secret.relative_to(self.vault).as_posix()
+            out = subprocess.run(
+                [*drop, *self.base(), "read", rel], capture_output=True, text=True, timeout=120, env=self.env()
+            )
+            self.note(["read (no permission)", rel], out.returncode, out.stderr, {8})
+            os.chmod(secret, 0o644)
+            os.chown(secret, 0, 0)
+        self.converge()
+
 
 # -- fault helpers (tests/faults.py has their test-side twins) ---------------------------------
 
@@ -499,6 +718,12 @@ WEIGHTS = {
     "read_only_vault": 1,
     "read_only_index": 1,
     "index_deleted_under_watch": 1,
+    "failed_calls": 2,
+    "big_file": 1,
+    "owner_and_links": 2,
+    "sync_conflict_copy": 1,
+    "vault_moved_under_watch": 1,
+    "busy_and_unreadable": 1,
 }
 
 
@@ -562,6 +787,10 @@ def run(opts: RunOptions) -> Result:
         "harness_errors",
         "race_saves",
         "set_aside",
+        "orphan_files",
+        "ownership_changes",
+        "xattr_changes",
+        "identity_lost",
     ]
     totals = {k: int(s.counts.get(k, 0)) for k in keys}
     res.results = {
@@ -588,6 +817,9 @@ def run(opts: RunOptions) -> Result:
                 "tracebacks",
                 "crashes",
                 "unexpected exit codes",
+                "orphan files",
+                "ownership or xattr changes",
+                "identities lost",
             ],
             [
                 [
@@ -600,6 +832,9 @@ def run(opts: RunOptions) -> Result:
                     totals["tracebacks"],
                     totals["crashes"],
                     totals["unexpected_exit_codes"],
+                    totals["orphan_files"],
+                    totals["ownership_changes"] + totals["xattr_changes"],
+                    totals["identity_lost"],
                 ]
             ],
         ),
@@ -628,6 +863,10 @@ def run(opts: RunOptions) -> Result:
         + totals["tracebacks"]
         + totals["crashes"]
         + totals["unexpected_exit_codes"]
+        + totals["orphan_files"]
+        + totals["ownership_changes"]
+        + totals["xattr_changes"]
+        + totals["identity_lost"]
     )
     res.results["failed"] = bad
     return res

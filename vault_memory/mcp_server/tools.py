@@ -256,12 +256,10 @@ class Tools:
     # -- finding and reading ---------------------------------------------------------------
     @tool(
         USES,
-        "Search long-term memory for notes relevant to `query` (plain words; meaning and keywords both "
-        "count). Returns up to k notes, best first: path, title, snippet, date, `similarity` (how close the "
-        "note's answer is to the query, an absolute scale) and `weak` (too far to count as an answer). "
-        "Optional filters (tags, folder, type, after, before) choose which notes may come back. Use read for "
-        "a note's full text. `note` says when nothing relevant was found, and when results are by keywords "
-        "alone (a new vault's vectors still filling in).",
+        "Search long-term memory (plain words; meaning and keywords both count). Up to k notes, best "
+        "first: path, title, snippet, date, `similarity` (cosine to the note's answer) and `weak` (too far "
+        "to be an answer). Filters: tags, folder, type, after, before. `note` says when nothing is relevant "
+        "or results are keywords only. Use read for a note's text.",
     )
     def recall(
         self,
