@@ -96,8 +96,9 @@ def test_derive_is_deterministic_and_exact_in_its_weights() -> None:
 
     model = onnx.load_from_string(first)
     ops = [n.op_type for n in model.graph.node]
-    assert ops.count("MatMulInteger") == 36 and ops.count("MultiHeadAttention") == 6 and ops.count("Gelu") == 6
-    assert "MatMul" not in ops and "Erf" not in ops and "Softmax" not in ops
+    assert ops.count("MatMulInteger") == 30 and ops.count("MultiHeadAttention") == 6 and ops.count("Gelu") == 6
+    assert ops.count("MatMul") == 6  # the value projections, fp32
+    assert "Erf" not in ops and "Softmax" not in ops
     # The int8 weights are the shipped ones, byte for byte (no re-quantization).
     shipped = {
         t.raw_data for t in onnx.load_from_string(source).graph.initializer if t.data_type == onnx.TensorProto.INT8
@@ -173,7 +174,7 @@ def test_drift_beyond_the_bound_falls_back_to_the_shipped_graph(
 def test_an_impossible_bound_refuses_even_a_correct_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(intgraph, "MIN_COSINE", 1.0001)
     assert MiniLMEmbedder(cache_dir=tmp_path).identity == SHIPPED_IDENTITY
-    monkeypatch.setattr(intgraph, "MIN_COSINE", 0.97)  # the verdict is per bound: checked again, passes
+    monkeypatch.setattr(intgraph, "MIN_COSINE", 0.98)  # the verdict is per bound: checked again, passes
     assert MiniLMEmbedder(cache_dir=tmp_path).identity == INTEGER_IDENTITY
 
 
@@ -215,7 +216,7 @@ def test_unsigned_weight_form_computes_the_same_integers(tmp_path: Path) -> None
     signed = e._embed_with(ort.InferenceSession(intgraph.derive(source)), TEXTS)
     unsigned = e._embed_with(ort.InferenceSession(intgraph.derive(source, unsigned_weights=True)), TEXTS)
     if intgraph.weights_unsigned(intgraph.machine_signature()):
-        assert ((signed * unsigned).sum(axis=1) > 0.97).all()
+        assert ((signed * unsigned).sum(axis=1) > 0.98).all()
     else:
         np.testing.assert_array_equal(signed, unsigned)
 

@@ -1,7 +1,7 @@
 """Text embedders: the offline MiniLM default, an optional Ollama backend, and a fake for tests.
 
 Every embedder returns float32 rows of unit length, so cosine similarity is a dot product,
-and names itself with a stable `identity` ("minilm-l6-v2-int8-intgraph1/384") that the index
+and names itself with a stable `identity` ("minilm-l6-v2-int8-intgraph2/384") that the index
 stores to refuse mixing vectors from different models (or from two graphs of one model).
 
 No embedder truncates silently: a text longer than `max_tokens` is an error, because a
@@ -86,7 +86,7 @@ class Embedder(Protocol):
 
     @property
     def identity(self) -> str:
-        """Stable name of model and dimension, e.g. "minilm-l6-v2-int8-intgraph1/384"."""
+        """Stable name of model and dimension, e.g. "minilm-l6-v2-int8-intgraph2/384"."""
         ...
 
     @property

