@@ -499,7 +499,7 @@ class MiniLMEmbedder:
         texts = list(intgraph.REFERENCE_TEXTS)
         got = self._embed_with(candidate, texts)
         want = self._embed_with(_session(source, where, threads), texts)
-        verdict = intgraph.drift(got, want)
+        verdict = {**intgraph.drift(got, want), "onnxruntime": _ort_version()}
         cache.record_verdict(signature, verdict)
         if verdict["passed"]:
             self._ready = candidate
@@ -527,6 +527,19 @@ class MiniLMEmbedder:
                     "`vault-memory index --rebuild` (it then uses the shipped graph)"
                 )
             data = b""  # the check left its session ready
+        else:
+            verdict = cache.verdict(intgraph.machine_signature()) or {}
+            if verdict.get("onnxruntime") != _ort_version():
+                # Another onnxruntime since the check: its int8 kernels may round differently.
+                log.info("MiniLM: onnxruntime changed since the integer graph was checked here; checking again")
+                verdict = self._check(cache, intgraph.machine_signature(), announce=False)
+                if not verdict["passed"]:
+                    raise EmbedderError(
+                        f"the integer MiniLM graph no longer passes its check with onnxruntime {_ort_version()} "
+                        f"({_why(verdict)}); its vectors cannot be mixed with this index's: run "
+                        "`vault-memory index --rebuild` (it then uses the shipped graph)"
+                    )
+                data = b""
         return data, str(cache.graph_path)
 
     def _embed_with(self, session: Any, texts: list[str]) -> Vectors:
@@ -629,6 +642,10 @@ def _run(session: Any, input_names: frozenset[str], batch: list[list[int]], iden
     summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
     counts = np.maximum(weights.sum(axis=1), 1e-9)
     return _l2_normalise(summed / counts)
+
+
+def _ort_version() -> str:
+    return str(importlib.import_module("onnxruntime").__version__)
 
 
 def _why(verdict: dict[str, Any]) -> str:

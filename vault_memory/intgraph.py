@@ -28,7 +28,6 @@ shipped graph's vectors of `REFERENCE_TEXTS` on the same machine. The bound (`MI
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import platform
@@ -116,13 +115,10 @@ _ISA_FLAGS = ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx_vnn
 
 
 def machine_signature() -> str:
-    """What decides the integer kernels' results: architecture, onnxruntime version, CPU features.
-
-    Cheap (no onnxruntime import): a cold CLI asks it to know the embedder's identity."""
-    try:
-        ort = importlib.metadata.version("onnxruntime")
-    except importlib.metadata.PackageNotFoundError:
-        ort = "none"
+    """What decides the integer kernels' results before onnxruntime's version: architecture and CPU
+    features. A verdict also records the onnxruntime version it was made with, compared when a
+    session loads (onnxruntime is imported then anyway): asking its version here costs a cold CLI,
+    which asks this to know the embedder's identity, 10-25 ms of package metadata scanning."""
     flags = "?"
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
@@ -133,7 +129,7 @@ def machine_signature() -> str:
                     break
     except OSError:
         flags = platform.processor() or "?"  # macOS, Windows: the processor string is what there is
-    return f"{platform.machine()}|onnxruntime-{ort}|{flags}"
+    return f"{platform.machine()}|{flags}"
 
 
 # --------------------------------------------------------------------------------------
@@ -499,6 +495,8 @@ def derive(source: bytes, *, unsigned_weights: bool = False, quantize: bool = Tr
 
 def built_with() -> dict[str, str]:
     """Versions of the tools that built a graph (recorded in the manifest, for the record)."""
+    import importlib.metadata
+
     out = {}
     for pkg in ("onnx", "onnxruntime"):
         try:
