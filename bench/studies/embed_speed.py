@@ -200,7 +200,7 @@ def run(opts: RunOptions) -> Result:
         variants: dict[str, MiniLMEmbedder] = {
             "today: shipped graph (the default before issue 23)": shipped,
             f"integer graph, default settings (workers {MINILM_WORKERS})": MiniLMEmbedder(),
-            "integer, 2 workers x 1 thread": MiniLMEmbedder(workers=2),
+            "integer, 1 session x 2 threads": MiniLMEmbedder(workers=1),
             "integer, batch 64, cap 4096 tokens": MiniLMEmbedder(batch_size=64, max_batch_tokens=4096),
             "integer, cap 4096 tokens": MiniLMEmbedder(max_batch_tokens=4096),
         }
