@@ -23,6 +23,9 @@ time it is loaded, and a drift verdict per machine: integer kernels differ by in
 (VNNI, AVX-512, AMX, plain AVX2), so the check runs wherever the graph will be used, against the
 shipped graph's vectors of `REFERENCE_TEXTS` on the same machine. The bound (`MIN_COSINE`,
 `MEAN_COSINE`) and what it was set from are in the README's embedder section.
+
+Longer than most modules: one concept (the derived graph and its checks) whose rewrite passes each
+match the exported pattern strictly, and the reference texts the check embeds.
 """
 
 from __future__ import annotations
