@@ -600,12 +600,20 @@ class MiniLMEmbedder:
             for idx in batches:
                 out[idx] = _run(sessions[0], names, [encodings[i] for i in idx], self.identity)
             return out
-        # Workers take batches in turn, longest first so that none is left running alone at the end.
+        # Each worker pulls the next batch, longest first, so that neither waits on the other at the
+        # end of a call (taking them in turn cost ~16% on the indexer's 128-text calls: bench pipeline).
         # Each text's vector does not depend on its batch or worker (per-row quantization; tested).
         from concurrent.futures import ThreadPoolExecutor
 
+        queue = iter(batches[::-1])
+        take = threading.Lock()
+
         def work(w: int) -> None:
-            for idx in batches[::-1][w :: len(sessions)]:
+            while True:
+                with take:
+                    idx = next(queue, None)
+                if idx is None:
+                    return
                 out[idx] = _run(sessions[w], names, [encodings[i] for i in idx], self.identity)
 
         with ThreadPoolExecutor(len(sessions)) as pool:
