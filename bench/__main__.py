@@ -38,6 +38,7 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
 STUDIES: dict[str, tuple[str, str | None]] = {
     "ann": ("bench.studies.ann", None),
     "embed_compare": ("bench.studies.embed_compare", None),
+    "embed_speed": ("bench.studies.embed_speed", None),
     "prefetch_latency": ("bench.studies.prefetch_latency", None),
     "prefetch_threshold": ("bench.studies.prefetch_threshold", "locomo"),
     "server_mode": ("bench.studies.server_mode", None),

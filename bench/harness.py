@@ -254,12 +254,21 @@ MARKER_FILE = "bench-fingerprint.json"
 
 
 def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
-    """Wipe a cached index built with another embedder (or with no readable marker); True when wiped."""
+    """Wipe a cached index built with another embedder (or with no readable marker); True when wiped.
+
+    "Another embedder" is another spec or another identity under the same spec (MiniLM's integer
+    graph has its own identity, and a new recipe another)."""
+    from vault_memory.embedders import make_embedder
+
     marker = index_dir / MARKER_FILE
     wiped = False
+    identity = make_embedder(embedder).identity
     if index_dir.exists():
         try:
-            have = json.loads(marker.read_text(encoding="utf-8")).get("embedder")
+            recorded = json.loads(marker.read_text(encoding="utf-8"))
+            have = recorded.get("embedder")
+            if recorded.get("identity", identity) != identity:
+                have = f"{have} ({recorded.get('identity')})"
         except (OSError, ValueError, AttributeError):
             have = None
         if have != embedder:
@@ -269,7 +278,7 @@ def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
             shutil.rmtree(index_dir)
             wiped = True
     index_dir.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"embedder": embedder}) + "\n", encoding="utf-8")
+    marker.write_text(json.dumps({"embedder": embedder, "identity": identity}) + "\n", encoding="utf-8")
     return wiped
 
 

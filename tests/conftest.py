@@ -40,8 +40,18 @@ SAMPLE = REPO / "sample_vault"
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 
 
+@pytest.fixture(scope="session")
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One MiniLM integer-graph cache for the session (one per xdist worker): building and checking it
+    costs ~1.5 s, which every model test would pay again in its empty home. Tests of the cache itself
+    pass their own `cache_dir`."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, shared_model_cache: Path
+) -> Path:
     """Every test runs without the developer's settings: no VAULT_MEMORY_* or OLLAMA_HOST variables, and a
     fresh, empty home, so no user config file (~/.config/vault-memory/config.toml, XDG_CONFIG_HOME) and no
     user cache leak in. Subprocesses inherit the same environment. Returns the home folder."""
@@ -57,6 +67,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
         "XDG_DATA_HOME": home / ".local" / "share",
     }.items():
         monkeypatch.setenv(var, str(path))
+    (home / ".cache" / "vault-memory").mkdir(parents=True)
+    (home / ".cache" / "vault-memory" / "models").symlink_to(shared_model_cache, target_is_directory=True)
     return home
 
 

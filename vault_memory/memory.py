@@ -32,7 +32,7 @@ import numpy as np
 from . import exactfile, requests
 from .calibration import Calibration
 from .calibration import resolve as resolve_calibration
-from .catalog import Catalog, VectorProgress, chunk_owner
+from .catalog import Catalog, VectorProgress, chunk_owner, recorded_embedder
 from .config import Config, resolve_config
 from .decay import DecayModel
 from .embedders import Embedder, make_embedder
@@ -175,6 +175,7 @@ class Memory:
         self._repair = True  # set damaged index files aside and rebuild them when met (off: `inspecting`)
         self.clock = clock
         self._embedder = embedder
+        self._embedder_from_index = False  # self._embedder was chosen to match what the index records
         self._queries: QueryEmbedder | None = None
         self._catalog: Catalog | None = None
         self._store: VectorStore | None = None
@@ -238,9 +239,15 @@ class Memory:
     def model(self) -> Embedder:
         """The embedder itself, without the query cache (what the indexer embeds chunks with)."""
         if self._embedder is None:
+            # An index embedded by MiniLM's shipped graph stays on it under the default spec (embedders.py).
+            recorded = recorded_embedder(self.index_dir / CATALOG_NAME)
             self._embedder = make_embedder(
-                self.config.embedder, ollama_host=self.config.ollama_host, timeout=self.config.embed_timeout
+                self.config.embedder,
+                ollama_host=self.config.ollama_host,
+                timeout=self.config.embed_timeout,
+                index_identity=recorded,
             )
+            self._embedder_from_index = recorded is not None
         return self._embedder
 
     @property
@@ -837,6 +844,8 @@ class Memory:
         with self.writing(wait):
             if rebuild:
                 self._drop_index()
+                if self._embedder_from_index:  # built from nothing: with what the configuration says now
+                    self._forget_embedder()
             report = self._guarded(lambda: self._reconcile(progress, embed_budget=embed_budget, verify=verify))
         report.rebuilt = rebuild
         return report
@@ -870,6 +879,15 @@ class Memory:
         """Keep the writer lock until close (watch, MCP server)."""
         self.lock.acquire(wait=wait)
         self._hold = True
+
+    def _forget_embedder(self) -> None:
+        self._embedder, self._embedder_from_index = None, False
+        if self._queries is not None:
+            self._queries.close()
+            self._queries = None
+        if self._windows is not None:
+            self._windows.close()
+            self._windows = None
 
     def _drop_index(self) -> None:
         if self._catalog is not None:

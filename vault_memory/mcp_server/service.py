@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from ..catalog import recorded_embedder
 from ..config import Config
 from ..embedders import Embedder, make_embedder
 from ..errors import IndexNotWritableError, LockHeldError, VaultMemoryError
 from ..hashing import sha256_hex
-from ..memory import Memory
+from ..memory import CATALOG_NAME, Memory
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,10 @@ class Service:
         self.config = config
         # One embedder for both Memory objects: the model is loaded once (it loads lazily).
         self.embedder = embedder or make_embedder(
-            config.embedder, ollama_host=config.ollama_host, timeout=config.embed_timeout
+            config.embedder,
+            ollama_host=config.ollama_host,
+            timeout=config.embed_timeout,
+            index_identity=recorded_embedder(config.resolved_index_dir / CATALOG_NAME),
         )
         self.mem = Memory(config, embedder=self.embedder)
         self.guard = threading.Lock()  # the tools' Memory is used by one tool call at a time
