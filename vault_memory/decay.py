@@ -175,7 +175,7 @@ class DecayModel:
         """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.
 
         REACTIVATE_FLOOR at the dormancy threshold, plus REACTIVATE_SLOPE per half-life beyond
-        it, never more than a clear match (`strong`). Calibrated on LoCoMo (README "Ranking").
+        it, never more than a clear match (`strong`). Calibrated on LoCoMo (docs/ranking.md).
         """
         if strength >= self.dormant_below:
             return 0.0

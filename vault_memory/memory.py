@@ -7,7 +7,7 @@ the clock only at this edge.
 Longer than most modules: besides the facade, it takes care of the index folder it owns —
 opening it read-only when it cannot be written, setting a damaged catalog or vector store
 aside and rebuilding it, noticing the folder deleted under a long-running writer
-(README "Reliability"). That care needs the lock, the embedder and the reconcile together,
+(docs/reliability.md). That care needs the lock, the embedder and the reconcile together,
 which only this object holds. It is also the facade, so every public operation is a documented
 method here (each one line over its module), next to the caches a long-running process keeps
 (vectors, note names).
@@ -83,7 +83,7 @@ CATALOG_NAME = "catalog.sqlite"
 STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only before trying the server again
 # Texts a command that reads (recall, stage, remember) embeds before it answers: a few seconds of
 # MiniLM at most. Beyond that it writes the changed notes to the catalog (found by keyword at
-# once) and leaves their vectors to `index`, `watch` or the MCP server (README "First run").
+# once) and leaves their vectors to `index`, `watch` or the MCP server (docs/how-it-works.md, "First run").
 READER_EMBED_BUDGET = 64
 T = TypeVar("T")
 
@@ -155,7 +155,7 @@ class Memory:
             raise VaultNotFoundError(f"vault folder {self.config.vault} does not exist; pass --vault PATH")
         self.vault = self.config.vault.resolve()
         self.index_dir = self.config.resolved_index_dir
-        # A vault that cannot be written is served read-only, with one warning (README "Reliability").
+        # A vault that cannot be written is served read-only, with one warning (docs/reliability.md).
         self.vault_problem: str | None = None if self.config.read_only else unwritable_reason(self.vault)
         if self.vault_problem is not None:
             log.warning(

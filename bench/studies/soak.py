@@ -25,7 +25,7 @@ HNSW segment files) and one index are put through scenarios picked at random unt
 After every scenario: `index` (and `doctor --fix` when `doctor` objects), then the index must
 equal a clean rebuild of the vault in a fresh folder, and `doctor` must exit 0; otherwise the run
 "did not converge". Every command's stderr is searched for tracebacks, every exit code checked
-against what the README documents for that fault, and every human byte of the vault (the body
+against what docs/reliability.md documents for that fault, and every human byte of the vault (the body
 and the keys we do not own) compared with what the scenario left there.
 
 Results: bench/results/soak.{json,md} (soak.quick.* with --quick) through harness.Result.

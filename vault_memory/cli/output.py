@@ -8,7 +8,7 @@ whole, other C0 and C1 controls and DEL dropped; newlines and tabs stay. JSON is
 instead: json escapes C0 itself, and `emit_json` writes DEL and C1 as `\\u00XX` escapes,
 which decode to the same string.
 
-JSON convention (README, "JSON output"): every `--json` prints exactly one JSON object; a list
+JSON convention (docs/agents.md, "JSON output"): every `--json` prints exactly one JSON object; a list
 is always under a plural key (`hits`, `staged`, `committed`, `left`, `entries`), listings
 also carry `count`; a record (hit, staged memory, committed, left, pin result) has the same
 fields wherever it appears, the `to_dict()` of the library's record.
