@@ -312,11 +312,11 @@ def test_mcp_and_cli_offer_the_same_verbs() -> None:
     mcp_verbs = {CLI_VERB.get(name, name) for name in specs()}
     assert mcp_verbs == cli - set(CLI_ONLY), sorted(mcp_verbs ^ (cli - set(CLI_ONLY)))
     assert set(CLI_ONLY) <= cli  # the documented CLI-only verbs exist
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    agents = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
     for name in specs():
-        assert f"| `{name}` |" in readme, f"MCP tool {name} is not in the README's tool table"
+        assert f"| `{name}` |" in agents, f"MCP tool {name} is not in docs/agents.md's tool table"
     for name in CLI_ONLY:
-        assert f"`{name}`" in readme
+        assert f"`{name}`" in agents
 
 
 def test_unknown_arguments_are_refused_naming_the_valid_ones(served: Service) -> None:
