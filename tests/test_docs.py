@@ -228,6 +228,20 @@ def test_the_python_api_chapter_lists_memorys_operations_once_each() -> None:
             assert re.search(rf"\b{p}\b", heading), f"Memory.{name}: parameter {p} is not in its heading"
 
 
+def test_the_python_api_chapters_code_blocks_parse() -> None:
+    blocks = re.findall(r"^```python\n(.*?)^```", text(DOCS / "python-api.md"), re.S | re.M)
+    assert len(blocks) >= 3, "docs/python-api.md has no python blocks"
+    for block in blocks:
+        ast.parse(block)  # a SyntaxError names the line
+    assert "mem.recall(" in "".join(blocks)
+
+
+def test_the_readmes_python_loop_parses_and_is_ten_lines() -> None:
+    [block] = re.findall(r"^```python\n(.*?)^```", text(README), re.S | re.M)
+    ast.parse(block)
+    assert len(block.strip().split("\n")) <= 10
+
+
 # -- every path a doc names exists -------------------------------------------------------------
 
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -254,31 +268,39 @@ def anchors(path: Path) -> set[str]:
     return out
 
 
+def _line(body: str, at: int) -> int:
+    return body.count("\n", 0, at) + 1
+
+
 def broken_paths(doc: Path, body: str) -> list[str]:
-    """Repository paths and links in `body` (the text of `doc`) that lead nowhere."""
+    """Repository paths and links in `body` (the text of `doc`) that lead nowhere, each as
+    "doc:line: what": a module moved into a subpackage shows every place that still names it."""
     problems = []
-    for target in _LINK.findall(body):
+    for m in _LINK.finditer(body):
+        target = m.group(1)
         if re.match(r"^[a-z]+:", target):  # https:, mailto:
             continue
         file, _, anchor = target.partition("#")
         dest = (doc.parent / file).resolve() if file else doc
+        where = f"{doc.name}:{_line(body, m.start())}"
         if not dest.exists():
-            problems.append(f"{doc.name}: link {target}: no such file")
+            problems.append(f"{where}: link {target}: no such file")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
-            problems.append(f"{doc.name}: link {target}: no such heading")
+            problems.append(f"{where}: link {target}: no such heading")
     for m in _PATH.finditer(body):
         path = m.group(1)
         if any(c in path + body[m.end() : m.end() + 2] for c in "<*{") or path.startswith(GENERATED):
             continue  # a pattern, or a folder the benchmarks make
         if not (REPO / path.rstrip("/")).exists():
-            problems.append(f"{doc.name}: {path}: no such path")
+            problems.append(f"{doc.name}:{_line(body, m.start())}: {path}: no such path")
     return problems
 
 
 @pytest.mark.parametrize("doc", doc_files(), ids=lambda p: p.name)
 def test_every_path_a_doc_names_exists(doc: Path) -> None:
     body = re.sub(r"git show \S+", "", text(doc))  # `git show f0844e1:bench/x.py` names history
-    assert broken_paths(doc, body) == []
+    problems = broken_paths(doc, body)
+    assert not problems, "paths the docs name that do not exist:\n" + "\n".join(problems)
 
 
 def test_the_path_checker_can_fail() -> None:
@@ -287,7 +309,9 @@ def test_the_path_checker_can_fail() -> None:
         "see `vault_memory/no_such_module.py`, [a link](nowhere.md), [an anchor](agents.md#no-such-heading) "
         "and bench/results/none.md."
     )
-    assert len(broken_paths(doc, bad)) == 4
+    found = broken_paths(doc, bad)
+    assert len(found) == 4 and all(p.startswith("ranking.md:1: ") for p in found), found
+    assert broken_paths(doc, "one\ntwo `tests/none.py`") == ["ranking.md:2: tests/none.py: no such path"]
     good = "see `vault_memory/ranking.py`, [tools](agents.md#tools), bench/results/<name>.json, bench/results/"
     assert broken_paths(doc, good) == []
 
@@ -301,7 +325,7 @@ def test_comments_in_the_code_cite_files_that_exist() -> None:
                 continue
             if path.name == "test_docs.py":
                 continue  # its own examples of broken paths
-            for line in text(path).split("\n"):
+            for number, line in enumerate(text(path).split("\n"), 1):
                 for m in _PATH.finditer(line):
                     cited, after = m.group(1), line[m.end() : m.end() + 2]
                     if any(c in cited + after for c in "<*{") or cited.startswith(GENERATED):
@@ -309,5 +333,5 @@ def test_comments_in_the_code_cite_files_that_exist() -> None:
                     if not (REPO / cited.rstrip("/")).exists():
                         if "git show" in line or "last lived in" in line or "^" in line:
                             continue  # history, said so
-                        problems.append(f"{path.relative_to(REPO)}: {cited}")
-    assert problems == []
+                        problems.append(f"{path.relative_to(REPO)}:{number}: {cited}")
+    assert not problems, "paths the code cites that do not exist:\n" + "\n".join(problems)
