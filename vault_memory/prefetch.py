@@ -68,11 +68,13 @@ SHOWS_CUED_DORMANT = True
 ONE_ENTRY_PER_FACT = False
 #: When a dormant note the turn cues comes back: "always"; "unanswered": only when no live entry
 #: above it states the same fact (its one-fact group, or a `conflicts_with` link either way);
-#: "first": only as the block's first entry (bench lifetime).
+#: "unlinked": only when no live entry above it names it in `conflicts_with` (found when that
+#: newer memory was saved); "first": only as the block's first entry (bench lifetime).
 DORMANT_RETURNS = "always"
-#: Whether an entry whose note an entry above names in `conflicts_with` (found when that newer
-#: memory was saved) is left out (bench lifetime).
-FOLDS_CONFLICTS = False
+#: When an entry whose note an entry above names in `conflicts_with` (found when that newer memory
+#: was saved) is left out: "" never; "link": always; "group": when both also state one fact for
+#: this turn (ranking.same_fact_groups) (bench lifetime).
+FOLDS_CONFLICTS = ""
 
 _WS = re.compile(r"\s+")
 # what a line that only dates or links things is made of, once its links are out
@@ -318,7 +320,10 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
         if decay and r.dormant and not (SHOWS_CUED_DORMANT and r.reactivated and _returns(r, kept)):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
             continue
-        if FOLDS_CONFLICTS and any(r.node_id in o.state.conflicts_with for _, _, o in kept):
+        if FOLDS_CONFLICTS and any(
+            r.node_id in o.state.conflicts_with and (FOLDS_CONFLICTS == "link" or o.node_id in r.same_fact)
+            for _, _, o in kept
+        ):
             continue
         twin = next((i for i, (_, other, _) in enumerate(kept) if is_repeat(other, said)), None)
         if twin is None and ONE_ENTRY_PER_FACT and r.same_fact:
@@ -348,6 +353,8 @@ def _returns(r: Ranked, kept: Sequence[tuple[PrefetchEntry, str, Ranked]]) -> bo
     """Whether a dormant note the turn cues comes back into the block (DORMANT_RETURNS)."""
     if DORMANT_RETURNS == "first":
         return not kept
+    if DORMANT_RETURNS == "unlinked":
+        return not any(not o.dormant and r.node_id in o.state.conflicts_with for _, _, o in kept)
     if DORMANT_RETURNS == "unanswered":
         return not any(
             not o.dormant

@@ -72,6 +72,7 @@ class Variant:
     config: Mapping[str, Any] = field(default_factory=dict)
     recall_decay: bool = True  # recall(decay=...)
     prefetch_decay: bool = True  # prefetch(decay=...)
+    pins: bool = True  # the agent pins what the world says it pins
     prefetch_touch: bool = False  # prefetch(touch=...): rehearse what the block shows
     #: thresholds of the embedder's calibration record to override (calibration.py)
     calibration: Mapping[str, float] = field(default_factory=dict)
@@ -103,6 +104,43 @@ VARIANTS: tuple[Variant, ...] = (
         patch={"prefetch.DORMANT_RETURNS": "unanswered"},
     ),
     Variant(
+        "returns_unlinked",
+        "a cued dormant note enters a block only when no live entry above it names it in conflicts_with "
+        "(found when that newer memory was saved)",
+        patch={"prefetch.DORMANT_RETURNS": "unlinked"},
+    ),
+    Variant(
+        "clear_reactivation",
+        "a dormant note comes back only on a clear match (cosine >= the embedder's strong bar) or when the "
+        "turn holds all its words: no rising threshold",
+        patch={"decay.REACTIVATE_FLOOR": 1.0},
+    ),
+    Variant(
+        "clear_unlinked",
+        "both clear_reactivation and returns_unlinked",
+        patch={"decay.REACTIVATE_FLOOR": 1.0, "prefetch.DORMANT_RETURNS": "unlinked"},
+    ),
+    Variant(
+        "folds_group",
+        "an entry an entry above names in conflicts_with is left out when the two also state one fact for the "
+        "turn (one-fact group)",
+        patch={"prefetch.FOLDS_CONFLICTS": "group"},
+    ),
+    Variant(
+        "unlinked_folds_group",
+        "both returns_unlinked and folds_group",
+        patch={"prefetch.FOLDS_CONFLICTS": "group", "prefetch.DORMANT_RETURNS": "unlinked"},
+    ),
+    Variant(
+        "clear_unlinked_folds_group",
+        "clear_reactivation, returns_unlinked and folds_group",
+        patch={
+            "prefetch.FOLDS_CONFLICTS": "group",
+            "prefetch.DORMANT_RETURNS": "unlinked",
+            "decay.REACTIVATE_FLOOR": 1.0,
+        },
+    ),
+    Variant(
         "returns_first",
         "a cued dormant note enters a block only as its first entry",
         patch={"prefetch.DORMANT_RETURNS": "first"},
@@ -110,12 +148,12 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "folds_conflicts",
         "an entry an entry above names in conflicts_with (found when that memory was saved) is left out",
-        patch={"prefetch.FOLDS_CONFLICTS": True},
+        patch={"prefetch.FOLDS_CONFLICTS": "link"},
     ),
     Variant(
         "unanswered_folds",
         "both returns_unanswered and folds_conflicts",
-        patch={"prefetch.DORMANT_RETURNS": "unanswered", "prefetch.FOLDS_CONFLICTS": True},
+        patch={"prefetch.DORMANT_RETURNS": "unanswered", "prefetch.FOLDS_CONFLICTS": "link"},
     ),
     Variant(
         "recall_hides",
@@ -153,6 +191,7 @@ VARIANTS: tuple[Variant, ...] = (
         "dormant_below=0: strength only weighs the prefetch score and breaks ties",
         {"dormant_below": 0.0},
     ),
+    Variant("no_pinning", "the agent never pins: the facts it would pin decay like any other", pins=False),
     Variant("no_rehearsal", 'rehearse="none": recall writes nothing back', {"rehearse": "none"}),
     Variant("one_tier", "half_life_short_days=60: both tiers decay like long", {"half_life_short_days": 60.0}),
     Variant("slower", "half-lives 30 / 180 d", {"half_life_short_days": 30.0, "half_life_long_days": 180.0}),
@@ -508,7 +547,7 @@ def simulate(
                 path_of[m.id] = done.path
                 memory_of.setdefault(done.node_id, m.id)
                 times.settle([done.path, path_of.get(m.supersedes or "")], at)
-                if m.pin:
+                if m.pin and variant.pins:
                     times.settle([mem.pin(done.node_id).path], at)
             for t in turns_by_day.get(day, []):
                 at = world.when(t.day, t.minute)
