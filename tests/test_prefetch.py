@@ -151,6 +151,33 @@ def test_dormant_note_comes_back_only_when_matched_strongly(
         assert not {"Memory/coffee-old.md", "Memory/Staged/espresso-beans.md"} & {e.path for e in result.entries}
 
 
+@pytest.mark.parametrize("linked", [True, False])
+def test_a_faded_statement_stays_out_beside_what_replaced_it(
+    make_memory: MemoryFactory, tmp_path: Path, linked: bool
+) -> None:
+    """A dormant note the turn names word for word comes back, unless a live note that answers the turn
+    names it in `conflicts_with`: the newer memory found, when saved, to state the same thing differently."""
+    v = tmp_path / "v"
+    put(v, "Memory/router-old.md", "# Router\n\nThe wifi router is in the hallway cupboard.", node_id="router00",
+        created="2026-01-10T08:00:00+00:00", tier="short")  # fmt: skip
+    put(v, "Memory/router-new.md", "# Router moved\n\nThe wifi router moved upstairs to the landing shelf.",
+        node_id="router01", created=iso(NOW - DAY), tier="short",
+        **({"conflicts_with": "['[[router-old]]']"} if linked else {}))  # fmt: skip
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05, strong=0.9))
+    mem.index()
+    got = mem.prefetch("The wifi router is in the hallway cupboard.", now=NOW)
+    shown = [e.path for e in got.entries]
+    assert "Memory/router-new.md" in shown
+    assert ("Memory/router-old.md" in shown) == (not linked)  # cued word for word: back unless replaced
+    assert ("Memory/router-old.md" in [k.path for k in got.kept_out]) == linked
+    # recall still finds it, marked as forgotten
+    hits = {h.path: h for h in mem.recall("The wifi router is in the hallway cupboard.", now=NOW, touch=False)}
+    assert hits["Memory/router-old.md"].dormant
+    # with decay off nothing is dormant: both are shown
+    off = mem.prefetch("The wifi router is in the hallway cupboard.", now=NOW, decay=False)
+    assert {"Memory/router-old.md", "Memory/router-new.md"} <= {e.path for e in off.entries}
+
+
 def test_deterministic_and_equal_after_rebuild(make_memory: MemoryFactory, mini: Path, tmp_path: Path) -> None:
     a = make_memory(vault=mini, index_dir=tmp_path / "a", calibration=replace(FAKE, weak=0.1))
     a.index()

@@ -95,65 +95,20 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "today",
         "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
-        "0.1; recall finds dormant notes, prefetch shows a dormant one only when the turn cues it)",
+        "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it and no "
+        "entry above names it in conflicts_with)",
     ),
     Variant(
-        "returns_unanswered",
-        "a cued dormant note enters a block only when no live entry above it states the same fact "
-        "(one-fact group or conflicts_with link)",
-        patch={"prefetch.DORMANT_RETURNS": "unanswered"},
-    ),
-    Variant(
-        "returns_unlinked",
-        "a cued dormant note enters a block only when no live entry above it names it in conflicts_with "
-        "(found when that newer memory was saved)",
-        patch={"prefetch.DORMANT_RETURNS": "unlinked"},
+        "replaced_come_back",
+        "a cued dormant note enters a block even when an entry above names it in conflicts_with (the rule "
+        "before issue 24)",
+        patch={"prefetch.KEEPS_REPLACED_OUT": False},
     ),
     Variant(
         "clear_reactivation",
         "a dormant note comes back only on a clear match (cosine >= the embedder's strong bar) or when the "
         "turn holds all its words: no rising threshold",
         patch={"decay.REACTIVATE_FLOOR": 1.0},
-    ),
-    Variant(
-        "clear_unlinked",
-        "both clear_reactivation and returns_unlinked",
-        patch={"decay.REACTIVATE_FLOOR": 1.0, "prefetch.DORMANT_RETURNS": "unlinked"},
-    ),
-    Variant(
-        "folds_group",
-        "an entry an entry above names in conflicts_with is left out when the two also state one fact for the "
-        "turn (one-fact group)",
-        patch={"prefetch.FOLDS_CONFLICTS": "group"},
-    ),
-    Variant(
-        "unlinked_folds_group",
-        "both returns_unlinked and folds_group",
-        patch={"prefetch.FOLDS_CONFLICTS": "group", "prefetch.DORMANT_RETURNS": "unlinked"},
-    ),
-    Variant(
-        "clear_unlinked_folds_group",
-        "clear_reactivation, returns_unlinked and folds_group",
-        patch={
-            "prefetch.FOLDS_CONFLICTS": "group",
-            "prefetch.DORMANT_RETURNS": "unlinked",
-            "decay.REACTIVATE_FLOOR": 1.0,
-        },
-    ),
-    Variant(
-        "returns_first",
-        "a cued dormant note enters a block only as its first entry",
-        patch={"prefetch.DORMANT_RETURNS": "first"},
-    ),
-    Variant(
-        "folds_conflicts",
-        "an entry an entry above names in conflicts_with (found when that memory was saved) is left out",
-        patch={"prefetch.FOLDS_CONFLICTS": "link"},
-    ),
-    Variant(
-        "unanswered_folds",
-        "both returns_unanswered and folds_conflicts",
-        patch={"prefetch.DORMANT_RETURNS": "unanswered", "prefetch.FOLDS_CONFLICTS": "link"},
     ),
     Variant(
         "recall_hides",
@@ -164,21 +119,6 @@ VARIANTS: tuple[Variant, ...] = (
         "prefetch_no_dormant",
         "a dormant note never enters a block, however closely the turn matches it (recall still finds it)",
         patch={"prefetch.SHOWS_CUED_DORMANT": False},
-    ),
-    Variant(
-        "one_per_fact",
-        "the older statements of the fact a turn asks are folded into the newest one's entry",
-        patch={"prefetch.ONE_ENTRY_PER_FACT": True},
-    ),
-    Variant(
-        "one_per_fact_no_dormant",
-        "both: one entry per fact, and no dormant note in a block",
-        patch={"prefetch.ONE_ENTRY_PER_FACT": True, "prefetch.SHOWS_CUED_DORMANT": False},
-    ),
-    Variant(
-        "flat_reactivation",
-        "a dormant note enters a block only at the clear-match cosine (no rising threshold, no word cue)",
-        patch={"decay.REACTIVATE_FLOOR": 1.0, "ranking.FULL_CUE_MIN_TERMS": 99},
     ),
     Variant(
         "no_curve",
