@@ -159,7 +159,9 @@ def rank_query(
             candidates=CANDIDATES,
             exclude_prefixes=exclude,
             allow=allow,
-            windows=ws.window_scorer() if mode != "bm25" else None,
+            # bm25 chosen on a complete index still finds the sentence that answers (what decides
+            # between two statements of a fact); not while vectors fill in or the store is down
+            windows=ws.window_scorer() if similarity and not lexical_only else None,
             qvec=qvec,
         )
     except VectorStoreUnavailableError as exc:  # the server died mid-run
