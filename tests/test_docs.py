@@ -1,6 +1,8 @@
 """The manual is true to the code: the CLI reference is generated and current, every command and MCP
-tool is documented exactly once, every path a doc names exists, every setting has its row, and the
-Python API chapter lists `Memory`'s documented operations in a form a test can read.
+tool is documented exactly once, every path a doc names exists (each missing one listed with its doc
+and line, so a module moved into a subpackage shows every place to fix), every `module.NAME` a doc
+cites is in the code, every setting has its row, and the Python API chapter lists `Memory`'s
+documented operations in a form a test can read, its code blocks parsing.
 
 Each checker first proves it can fail (`test_*_can_fail`).
 """
@@ -301,6 +303,47 @@ def test_every_path_a_doc_names_exists(doc: Path) -> None:
     body = re.sub(r"git show \S+", "", text(doc))  # `git show f0844e1:bench/x.py` names history
     problems = broken_paths(doc, body)
     assert not problems, "paths the docs name that do not exist:\n" + "\n".join(problems)
+
+
+#: `module.name` spans that are not code: file names and fields of the JSON `status` prints.
+NOT_ATTRIBUTES = re.compile(r"\.(py|md|sqlite|json|toml|bin)$|^server\.startup_indexed$")
+
+
+def missing_attributes(doc: Path, body: str) -> list[str]:
+    """`module.NAME` (or `vault_memory.module.NAME`) spans in `body` naming what the module lacks:
+    a constant renamed or removed since the doc was written, listed with the doc and line."""
+    import importlib
+    import pkgutil
+
+    import vault_memory
+
+    modules = {m.name.rsplit(".", 1)[-1]: m.name for m in pkgutil.walk_packages(vault_memory.__path__, "vault_memory.")}
+    problems = []
+    for m in re.finditer(r"`(?:vault_memory\.)?([a-z_]+)\.([A-Za-z_][\w.]*)(?:\([^`]*\))?`", body):
+        module, attr = m.group(1), m.group(2)
+        if module not in modules or NOT_ATTRIBUTES.search(f"{module}.{attr}"):
+            continue
+        obj: object = importlib.import_module(modules[module])
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                problems.append(f"{doc.name}:{_line(body, m.start())}: {module}.{attr}: no such name")
+                break
+            obj = getattr(obj, part)
+    return problems
+
+
+@pytest.mark.parametrize("doc", doc_files(), ids=lambda p: p.name)
+def test_every_module_name_a_doc_cites_exists(doc: Path) -> None:
+    problems = missing_attributes(doc, text(doc))
+    assert not problems, "names the docs cite that the code does not have:\n" + "\n".join(problems)
+
+
+def test_the_name_checker_can_fail() -> None:
+    bad = "one `recall.REHEARSE_MAX_HITS`,\n`ranking.HEAD` and `vault_memory.decay.NO_SUCH` but not `catalog.sqlite`"
+    assert missing_attributes(DOCS / "ranking.md", bad) == [
+        "ranking.md:1: recall.REHEARSE_MAX_HITS: no such name",
+        "ranking.md:2: decay.NO_SUCH: no such name",
+    ]
 
 
 def test_the_path_checker_can_fail() -> None:
