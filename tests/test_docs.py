@@ -68,7 +68,7 @@ def test_the_cli_reference_is_current() -> None:
     from vault_memory.cli.reference import reference
 
     assert text(DOCS / "cli.md") == reference(), (
-        "docs/cli.md is stale: run `python -m vault_memory.cli.reference > docs/cli.md`"
+        "docs/cli.md is stale: run `python -m vault_memory.cli.reference --write`"
     )
 
 

@@ -1,4 +1,5 @@
-"""The CLI reference, generated from the command tree itself: `python -m vault_memory.cli.reference > docs/cli.md`.
+"""The CLI reference, generated from the command tree itself: `python -m vault_memory.cli.reference --write`
+(or `> docs/cli.md`).
 
 Everything in it comes from what `--help` shows (click's command tree under typer): each
 command's usage and help, each argument and option with its help, the environment variable,
@@ -27,7 +28,7 @@ ERROR_MODULES = (errors, resolve)
 PREAMBLE = """\
 # CLI reference
 
-Generated from the command line itself by `python -m vault_memory.cli.reference > docs/cli.md`;
+Generated from the command line itself by `python -m vault_memory.cli.reference --write` (or `> docs/cli.md`);
 `tests/test_docs.py` fails when this file is stale, so edit the help texts in `vault_memory/cli/`,
 not this file. What the commands do is explained in the chapters (see the [README](../README.md)).
 
@@ -166,8 +167,19 @@ def reference() -> str:
     return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
 
 
-def main() -> None:
-    sys.stdout.write(reference())
+def main(argv: list[str] | None = None) -> None:
+    """Print the reference, or with `--write` write it to docs/cli.md of the checkout this runs from."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--write"]:
+        from pathlib import Path
+
+        target = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+        target.write_text(reference(), encoding="utf-8", newline="\n")
+        sys.stderr.write(f"wrote {target}\n")
+    elif args:
+        raise SystemExit("usage: python -m vault_memory.cli.reference [--write]")
+    else:
+        sys.stdout.write(reference())
 
 
 if __name__ == "__main__":
