@@ -81,10 +81,16 @@ log = logging.getLogger(__name__)
 
 CATALOG_NAME = "catalog.sqlite"
 STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only before trying the server again
-# Texts a command that reads (recall, stage, remember) embeds before it answers: a few seconds of
-# MiniLM at most. Beyond that it writes the changed notes to the catalog (found by keyword at
-# once) and leaves their vectors to `index`, `watch` or the MCP server (README "First run").
-READER_EMBED_BUDGET = 64
+# What a command that reads (recall, stage, remember, ...) embeds before it answers: a few seconds
+# of MiniLM at most. Cost is proportional to tokens (FINDINGS), so the bound is in tokens; the
+# count of texts only bounds how much is chunked ahead to find out. Measured on 2 shared cores,
+# integer graph: sample_vault's first index is 108 texts, 10,126 tokens, embedded in 1.2-1.5 s
+# (~7-8k tokens/s; the shipped graph ~2.5k/s), so 16,384 tokens is ~2 s (~6.5 s shipped) and the
+# quick start's first recall answers by meaning. Beyond that it writes the changed notes to the
+# catalog (found by keyword at once) and leaves their vectors to `index`, `watch` or the MCP
+# server (README "First run").
+READER_EMBED_BUDGET = 512
+READER_EMBED_TOKENS = 16_384
 T = TypeVar("T")
 
 
@@ -625,14 +631,20 @@ class Memory:
         paths: Sequence[str] | None = None,
         *,
         embed_budget: int | None = None,
+        embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
+        def run() -> IndexReport:
+            return self.indexer().reconcile(
+                progress, paths=paths, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify
+            )
+
         try:
-            report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
+            report = run()
         except VectorStoreUnavailableError as exc:
             # The catalog is consistent (store_dirty stays set); with fallback, finish it without the store.
             self.lexical_only(exc)
-            report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
+            report = run()
         if self.config.chroma_url is None and self.keeps_store() and self.catalog.get_meta("store") != "live":
             # The index has just grown past exact_search_limit: fill Chroma from the catalog's vectors.
             log.info(
@@ -830,11 +842,13 @@ class Memory:
         progress: Callable[[int, int], None] | None = None,
         wait: float = 3.0,
         embed_budget: int | None = None,
+        embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
         """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
 
-        `embed_budget`: embed at most this many texts before returning (None: all). When more
+        `embed_budget`: embed at most this many texts before returning (None: all), and with
+        `embed_tokens` at most that many tokens of text (READER_EMBED_TOKENS: a few seconds). When more
         are new, every changed note is written to the catalog first (searchable by keyword at
         once) and their vectors are left to `fill_vectors()` or the next `index()`
         (`report.texts_pending`): a server answers within seconds of start-up and embeds
@@ -846,7 +860,9 @@ class Memory:
                 self._drop_index()
                 if self._embedder_from_index:  # built from nothing: with what the configuration says now
                     self._forget_embedder()
-            report = self._guarded(lambda: self._reconcile(progress, embed_budget=embed_budget, verify=verify))
+            report = self._guarded(
+                lambda: self._reconcile(progress, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify)
+            )
         report.rebuilt = rebuild
         return report
 
@@ -915,9 +931,10 @@ class Memory:
 
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Bring the index up to date before reading, if no other process is writing it; otherwise
-        read what is there. Never blocks on a long embedding: at most READER_EMBED_BUDGET texts
-        are embedded here; when more are needed, the changed notes are written to the catalog
-        (found by keyword at once) and `vectors()` says how many chunks still wait for theirs.
+        read what is there. Never blocks on a long embedding: at most READER_EMBED_TOKENS tokens
+        (READER_EMBED_BUDGET texts) are embedded here, so a small vault's first run answers by
+        meaning; when more are needed, the changed notes are written to the catalog (found by
+        keyword at once) and `vectors()` says how many chunks still wait for theirs.
 
         An index that cannot be written (read-only folder, full disk) is read as it is, with a warning."""
         if self.index_problem is not None:
@@ -925,7 +942,11 @@ class Memory:
         try:
             with self.lock.if_free() as writer:
                 if writer:
-                    return self._guarded(lambda: self._reconcile(progress, embed_budget=READER_EMBED_BUDGET))
+                    return self._guarded(
+                        lambda: self._reconcile(
+                            progress, embed_budget=READER_EMBED_BUDGET, embed_tokens=READER_EMBED_TOKENS
+                        )
+                    )
         except IndexNotWritableError as exc:
             log.warning("could not bring the index up to date (%s); reading it as it is", exc)
             return None
@@ -1299,4 +1320,4 @@ def open_memory(vault: str | Path, **overrides: Any) -> Memory:
     return Memory(resolve_config({"vault": Path(vault), **overrides}))
 
 
-__all__ = ["CATALOG_NAME", "READER_EMBED_BUDGET", "Memory", "VectorProgress", "open_memory"]
+__all__ = ["CATALOG_NAME", "READER_EMBED_BUDGET", "READER_EMBED_TOKENS", "Memory", "VectorProgress", "open_memory"]

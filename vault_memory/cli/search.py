@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
-from .output import Progress, emit_json, ensure_current, note, render_index_report, say
+from .output import Progress, emit_json, ensure_current, interrupted, note, render_index_report, say
 
 
 class Mode(enum.StrEnum):
@@ -33,6 +33,9 @@ def index(
         )
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
+        except KeyboardInterrupt:
+            progress.close()
+            interrupted(progress)
         finally:
             progress.close()
     if as_json:
@@ -86,7 +89,12 @@ def recall(
         writer = None if vectors.complete or mem.lock.held else mem.lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
     if not vectors.complete:
-        by = f"process {writer} is embedding them" if writer else "`vault-memory index` embeds them"
+        by = (
+            f"process {writer} is embedding them"
+            if writer
+            else "more than a command embeds before it answers; `vault-memory index` embeds them, with "
+            "progress, and resumes if stopped"
+        )
         note(
             f"note: {vectors.pending:,} of {vectors.chunks:,} chunks have no vector yet ({by}); "
             + ("results are keyword-only (BM25) meanwhile" if lexical_only else "those are not searched by meaning")
