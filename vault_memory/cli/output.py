@@ -199,6 +199,9 @@ def interrupted(progress: Progress) -> NoReturn:
     raise typer.Exit(130)
 
 
+SKIPPED_LISTED = 10  # unreadable notes `index` names; status lists every one
+
+
 def render_index_report(report: IndexReport) -> str:
     counts = report.counts
     parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
@@ -212,5 +215,11 @@ def render_index_report(report: IndexReport) -> str:
             "until they are embedded"
         )
     if report.failures:
-        lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
+        # Named here, every time: the warning on stderr is said once, when a note is first seen or changed.
+        n = len(report.failures)
+        lines.append(f"skipped {n} note{'s' if n != 1 else ''} that could not be read (kept out until fixed):")
+        for path, why in sorted(report.failures.items())[:SKIPPED_LISTED]:
+            lines.append(f"  {why if why.startswith(path) else f'{path}: {why}'}")
+        if n > SKIPPED_LISTED:
+            lines.append(f"  ... and {n - SKIPPED_LISTED} more (`vault-memory status` lists them all)")
     return "\n".join(lines)
