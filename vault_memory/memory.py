@@ -38,6 +38,7 @@ from .decay import DecayModel
 from .embedders import Embedder, make_embedder
 from .errors import (
     CatalogCorruptError,
+    ConfigError,
     EmbedderError,
     IndexNotWritableError,
     IndexStateError,
@@ -1040,6 +1041,8 @@ class Memory:
         `explain=True` fills each hit's `explain` (recall.explain_hit): its BM25 and dense parts,
         best answer window, coverage, relevance, strength, tier, dormancy, and why it moved.
         """
+        if not isinstance(query, str) or not query.strip():  # as stage(""), and the MCP tool: an error, not "nothing"
+            raise ConfigError("the query is empty; say what to recall in plain words, e.g. 'which editor do I use'")
         when = now or self.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         return self._guarded(

@@ -64,6 +64,11 @@ def recall(
 
     The filters choose which notes may come back before anything is ranked, so the k are all eligible.
     """
+    if not query.strip():  # before the vault is opened: a usage error, as `stage ""` and the MCP tool say
+        raise typer.BadParameter(
+            'the query is empty; say what to recall in plain words, e.g. vault-memory recall "which editor do I use"',
+            param_hint="'QUERY'",
+        )
     when = parse_now(now)
     with state(ctx).memory() as mem:
         # The query's vector will be needed (unless no chunk has one yet: a first index is
