@@ -5,7 +5,9 @@ script where the edge matters, in process for the fast lane)."""
 from __future__ import annotations
 
 import io
+import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SAMPLE, MemoryFactory, snapshot
+from tests.conftest import HAS_FCNTL, REPO, SAMPLE, MemoryFactory, snapshot
 from vault_memory import memory as memory_mod
 from vault_memory.cli.main import execute
 from vault_memory.embedders import FakeEmbedder
@@ -100,3 +102,105 @@ def test_the_reader_budget_is_in_tokens_not_texts(make_memory: MemoryFactory, mo
     monkeypatch.setattr(memory_mod, "READER_EMBED_TOKENS", tokens)
     report = mem.ensure_current()
     assert report is not None and report.texts_embedded == len(texts) and mem.vectors().complete
+
+
+# -- 2. the smaller frictions ----------------------------------------------------------------
+
+
+def test_ctrl_c_during_a_first_index_says_the_next_run_resumes(
+    vault: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bulk(vault, 300)
+    real = FakeEmbedder.embed
+    calls = {"n": 0}
+
+    def embed(self: FakeEmbedder, texts: list[str]) -> object:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the main thread
+        return real(self, texts)
+
+    monkeypatch.setattr(FakeEmbedder, "embed", embed)
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    code, out, err = cli(*base, "index")
+    assert code == 130, err
+    assert "interrupted at 256 of " in err, err
+    assert "run `vault-memory index` to resume where it stopped (nothing is embedded twice" in err
+    total = int(re.search(r"interrupted at 256 of (\d+) texts", err).group(1))  # type: ignore[union-attr]
+    monkeypatch.setattr(FakeEmbedder, "embed", real)
+    code, out, err = cli(*base, "index", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["texts_embedded"] == total - 256 and report["texts_pending"] == 0, "resumed, nothing twice"
+
+
+def test_index_names_the_notes_it_skipped_without_a_warning_above(vault: Path, index_dir: Path) -> None:
+    """The warning is said once, when the note is first seen; the second `index` must still say which."""
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    assert cli(*base, "index")[0] == 0
+    code, out, err = cli(*base, "index")
+    assert code == 0 and "latin1-export" not in err  # nothing above it this time
+    assert "skipped 1 note that could not be read" in out and "see warnings above" not in out
+    assert "Inbox/latin1-export.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in out
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_recall_is_a_usage_error_as_stage_calls_it(vault: Path, index_dir: Path, query: str) -> None:
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    code, out, err = cli(*base, "recall", query)
+    assert code == 2 and out == "", (code, out)
+    assert "error: Invalid value for 'QUERY': the query is empty; say what to recall in plain words" in err
+    assert "Try 'vault-memory recall -h' for help." in err
+    assert not index_dir.exists(), "refused before the vault was opened"
+    assert cli(*base, "stage", query)[0] == 2  # what it already was
+
+
+def test_an_empty_recall_through_the_api_raises(make_memory: MemoryFactory) -> None:
+    from vault_memory.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="the query is empty"):
+        make_memory().recall(" ")
+
+
+@pytest.mark.slow
+def test_usage_errors_through_the_console_script(vault: Path, index_dir: Path, tmp_path: Path) -> None:
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    empty = script([*base, "recall", ""])
+    assert empty.returncode == 2 and "the query is empty" in empty.stderr, empty.stderr
+    late = script(["recall", "tea", "--vault", str(vault), "-k", "3"])
+    assert late.returncode == 2, late.stderr
+    assert "--vault is a global option: it goes before the command" in late.stderr
+    assert f"vault-memory --vault {vault} recall tea -k 3" in late.stderr
+    note = vault / "Preferences" / "Coffee.md"
+    file = script(["--vault", str(note), "recall", "tea"])
+    assert file.returncode == 2 and "is a file, not a folder" in file.stderr, file.stderr
+    assert "does not exist" not in file.stderr
+
+
+@pytest.mark.skipif(not HAS_FCNTL and sys.platform != "win32", reason="mcp's stdio server needs fcntl here")
+def test_mcp_names_a_missing_argument_without_pydantic_noise(vault: Path, tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    from tests.test_mcp import _service, text_of
+    from vault_memory.mcp_server import build_server
+
+    service = _service(vault, tmp_path / "index")
+    said: dict[str, str] = {}
+
+    async def main() -> None:
+        async with Client(build_server(service), read_timeout_seconds=60) as c:
+            for name, args in [("recall", {}), ("recall", {"query": "x", "k": "many"}), ("remember", {})]:
+                r = await c.call_tool(name, args)
+                assert r.is_error
+                said[f"{name} {sorted(args)}"] = text_of(r)
+            r = await c.call_tool("recall", {"query": ""})
+            assert r.is_error and "is empty" in text_of(r)  # the CLI and the API agree: an error
+
+    anyio.run(main)
+    for text in said.values():
+        assert "pydantic" not in text and "http" not in text and "validation error" not in text, text
+    assert said["recall []"].startswith("recall needs `query` (what to look up, in plain words)")
+    assert "Call recall again with `query` set (it takes: query, k," in said["recall []"]
+    assert said["recall ['k', 'query']"].startswith("`k` (how many notes (1-50)) must be a valid integer")
+    assert said["remember []"].startswith("remember needs `text`")
