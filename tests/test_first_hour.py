@@ -204,3 +204,32 @@ def test_mcp_names_a_missing_argument_without_pydantic_noise(vault: Path, tmp_pa
     assert "Call recall again with `query` set (it takes: query, k," in said["recall []"]
     assert said["recall ['k', 'query']"].startswith("`k` (how many notes (1-50)) must be a valid integer")
     assert said["remember []"].startswith("remember needs `text`")
+
+
+@pytest.mark.parametrize(
+    ("args", "fixed"),
+    [
+        (["recall", "tea", "--vault", "V"], "vault-memory --vault V recall tea"),
+        (
+            ["recall", "tea", "-k", "3", "--vault=My Notes", "--read-only"],
+            "vault-memory '--vault=My Notes' --read-only recall tea -k 3",
+        ),
+        (["--embedder", "fake", "status", "--index-dir", "I"], "vault-memory --embedder fake --index-dir I status"),
+    ],
+)
+def test_a_global_option_after_the_command_says_where_it_goes(args: list[str], fixed: str) -> None:
+    code, out, err = cli(*args)
+    assert code == 2 and out == ""
+    option = next(a for a in args[1:] if a.startswith("--vault") or a == "--index-dir").split("=")[0]
+    assert f"error: {option} is a global option: it goes before the command; run: {fixed}\n" in err, err
+    assert "No such option" not in err
+
+
+def test_a_vault_that_is_a_file_is_called_a_file(vault: Path) -> None:
+    note = vault / "Preferences" / "Coffee.md"
+    code, out, err = cli("--vault", str(note), "recall", "tea")
+    assert code == 2
+    assert f"the vault {note} is a file, not a folder: pass the folder that holds your notes" in err
+    assert f"(--vault {note.parent}?)" in err and "does not exist" not in err
+    code, _, err = cli("--vault", str(vault / "nowhere"), "recall", "tea")
+    assert code == 2 and "does not exist" in err  # a missing folder is still called missing

@@ -159,7 +159,13 @@ class Memory:
             overrides["embedder"], embedder = embedder, None
         self.config = config if config is not None else resolve_config(overrides)
         if not self.config.vault.is_dir():
-            raise VaultNotFoundError(f"vault folder {self.config.vault} does not exist; pass --vault PATH")
+            given = self.config.vault
+            if given.exists():  # a note passed for its vault, most often
+                near = f" (--vault {given.parent}?)" if given.suffix.lower() == ".md" else ""
+                raise VaultNotFoundError(
+                    f"the vault {given} is a file, not a folder: pass the folder that holds your notes{near}"
+                )
+            raise VaultNotFoundError(f"vault folder {given} does not exist; pass --vault PATH")
         self.vault = self.config.vault.resolve()
         self.index_dir = self.config.resolved_index_dir
         # A vault that cannot be written is served read-only, with one warning (README "Reliability").
