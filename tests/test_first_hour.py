@@ -233,3 +233,15 @@ def test_a_vault_that_is_a_file_is_called_a_file(vault: Path) -> None:
     assert f"(--vault {note.parent}?)" in err and "does not exist" not in err
     code, _, err = cli("--vault", str(vault / "nowhere"), "recall", "tea")
     assert code == 2 and "does not exist" in err  # a missing folder is still called missing
+
+
+@pytest.mark.parametrize(
+    "target", ["latin1-export", "[[latin1-export]]", "Inbox/latin1-export", "Inbox/latin1-export.md"]
+)
+def test_reading_a_note_that_is_not_utf8_says_so(vault: Path, index_dir: Path, target: str) -> None:
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    assert cli(*base, "index")[0] == 0  # indexed: the note is known as unreadable, with no title
+    code, out, err = cli(*base, "read", target)
+    assert code == 8 and out == "", (code, err)
+    assert "error: Inbox/latin1-export.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in err
+    assert "no note by this title" not in err
