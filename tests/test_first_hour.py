@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HAS_FCNTL, REPO, SAMPLE, MemoryFactory, snapshot
+from tests.conftest import HAS_FCNTL, REPO, SAMPLE, MemoryFactory, snapshot, write_notes
 from vault_memory import memory as memory_mod
 from vault_memory.cli.main import execute
 from vault_memory.embedders import FakeEmbedder
@@ -245,3 +245,47 @@ def test_reading_a_note_that_is_not_utf8_says_so(vault: Path, index_dir: Path, t
     assert code == 8 and out == "", (code, err)
     assert "error: Inbox/latin1-export.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in err
     assert "no note by this title" not in err
+
+
+def test_links_in_frontmatter_properties_count_as_obsidian_counts_them(tmp_path: Path) -> None:
+    vault = write_notes(
+        tmp_path / "vault",
+        {
+            "Projects/Project Atlas.md": '---\nowner: "[[Maya Chen]]"\nstatus: active\n---\n# Project Atlas\n\n'
+            "Moving the ingest services to Kubernetes.\n",
+            "People/Maya Chen.md": '---\nrelated:\n  - "[[Jonas Weber|Jonas]]"\ncover: "![[maya.png]]"\n---\n'
+            "# Maya Chen\n\nStaff engineer at Northwind.\n",
+            "People/Jonas Weber.md": "# Jonas Weber\n\nTeam lead.\n",
+        },
+    )
+    base = ["--vault", str(vault), "--index-dir", str(tmp_path / "index"), "--embedder", "fake"]
+    code, out, err = cli(*base, "related", "Maya Chen", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert (found["links_out"], found["backlinks"]) == (1, 1), found  # Jonas out; Atlas's owner back
+    by = {r["path"]: r for r in found["related"]}
+    assert by["Projects/Project Atlas.md"]["links_here"] and by["People/Jonas Weber.md"]["linked_from_here"]
+    assert found["unresolved"] == []  # the attachment is not a note link
+    code, out, err = cli(*base, "related", "Project Atlas")
+    assert code == 0 and "1 link(s) out" in err and "linked    People/Maya Chen.md" in out, (out, err)
+    code, out, _ = cli(*base, "read", "Project Atlas", "--json")
+    assert json.loads(out)["links"] == ["Maya Chen"]
+
+
+def test_superseded_notes_are_marked_in_read_and_related(make_memory: MemoryFactory, vault: Path) -> None:
+    mem = make_memory()
+    mem.index()
+    mem.remember(
+        "I switched from the Lelit to a Gaggia espresso machine.", title="Espresso machine", supersedes="Coffee"
+    )
+    mem.close()
+    base = ["--vault", str(vault), "--index-dir", str(mem.index_dir), "--embedder", "fake"]
+    code, _, err = cli(*base, "read", "Coffee")
+    assert code == 0 and "[superseded by [[Espresso machine]]]" in err.splitlines()[-1], err
+    code, out, _ = cli(*base, "related", "Espresso machine")
+    assert code == 0 and "Preferences/Coffee.md [superseded]" in out, out
+    code, out, _ = cli(*base, "related", "Espresso machine", "--json")
+    coffee = next(r for r in json.loads(out)["related"] if r["path"] == "Preferences/Coffee.md")
+    assert coffee["superseded_by"] == ["[[Espresso machine]]"] and coffee["linked"]  # its `superseded_by` links
+    code, out, _ = cli(*base, "recall", "Niche Zero grinder descale", "-k", "1", "--no-touch", "--mode", "bm25")
+    assert re.search(r"Coffee .*\[superseded", out), out  # recall's mark, which the lead added, still there
