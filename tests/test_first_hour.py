@@ -289,3 +289,35 @@ def test_superseded_notes_are_marked_in_read_and_related(make_memory: MemoryFact
     assert coffee["superseded_by"] == ["[[Espresso machine]]"] and coffee["linked"]  # its `superseded_by` links
     code, out, _ = cli(*base, "recall", "Niche Zero grinder descale", "-k", "1", "--no-touch", "--mode", "bm25")
     assert re.search(r"Coffee .*\[superseded", out), out  # recall's mark, which the lead added, still there
+
+
+def test_pin_then_unpin_gives_an_untouched_note_back_its_exact_bytes(vault: Path, index_dir: Path) -> None:
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    coffee = vault / "Preferences" / "Coffee.md"
+    before = coffee.read_bytes()
+    code, out, err = cli(*base, "pin", "Coffee", "--json")
+    assert code == 0, err
+    pinned = json.loads(out)
+    # The pin is the note's own state: `pinned: true` is the one line added, no node_id.
+    assert coffee.read_bytes() == before.replace(b"tags: [preferences]\n", b"tags: [preferences]\npinned: true\n", 1)
+    assert pinned["node_id"] == "path:Preferences/Coffee.md"  # its identity as before the pin
+    code, out, err = cli(*base, "recall", "Niche Zero grinder", "-k", "1", "--mode", "bm25", "--no-touch")
+    assert code == 0 and "Coffee" in out.splitlines()[0] and "[pinned]" in out.splitlines()[0], out
+    code, out, err = cli(*base, "unpin", pinned["node_id"])  # the id pin gave back works as a target
+    assert code == 0, err
+    assert coffee.read_bytes() == before
+
+
+def test_a_pin_after_other_state_keeps_the_identity_that_state_needs(make_memory: MemoryFactory, vault: Path) -> None:
+    """Supersession is state kept about a note: its node_id stays through pin and unpin."""
+    mem = make_memory()
+    mem.index()
+    mem.remember(
+        "I switched from the Lelit to a Gaggia espresso machine.", title="Espresso machine", supersedes="Coffee"
+    )
+    coffee = vault / "Preferences" / "Coffee.md"
+    linked = coffee.read_bytes()
+    assert b"node_id:" in linked and b"superseded_by:" in linked
+    mem.pin("Coffee")
+    mem.unpin("Coffee")
+    assert coffee.read_bytes() == linked
