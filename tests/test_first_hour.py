@@ -321,3 +321,29 @@ def test_a_pin_after_other_state_keeps_the_identity_that_state_needs(make_memory
     mem.pin("Coffee")
     mem.unpin("Coffee")
     assert coffee.read_bytes() == linked
+
+
+def test_the_review_chart_draws_one_curve_per_history_saying_how_many_share_it(make_memory: MemoryFactory) -> None:
+    import datetime as dt
+
+    from tests.test_review import check_xychart
+
+    mem = make_memory()
+    made = dt.datetime(2026, 11, 1, 10, 0, tzinfo=dt.UTC)
+    facts = ["owns a bike", "plays chess", "speaks German", "keeps bees", "drives a van", "grows tomatoes"]
+    for fact in facts:  # six memories with one history: made together, never recalled
+        mem.remember(f"The user {fact}.", title=f"The user {fact}", now=made)
+    mem.remember("The user sings in a choir.", title="The user sings in a choir", now=made + dt.timedelta(days=1))
+    review = mem.review(made + dt.timedelta(days=2), write=False)
+    assert len(review.chart) == 2 and len({tuple(c.values) for c in review.chart}) == 2
+    shared = next(c for c in review.chart if c.shared)
+    assert len(shared.shared) == 5 and {shared.note.title, *(n.title for n in shared.shared)} == {
+        f"The user {f}" for f in facts
+    }
+    block = review.markdown.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    parsed = check_xychart(block)
+    assert len(parsed["lines"]) == 3  # two curves and the dormancy threshold
+    assert f'line "{shared.note.title} and 5 more (6 memories)"' in block
+    assert "6 memories with this curve: " in review.markdown
+    lines = review.to_dict()["chart"]["lines"]
+    assert sorted(len(x["shared_with"]) for x in lines) == [0, 5]

@@ -118,6 +118,9 @@ class SupersededView:
 class ChartLine:
     note: NoteView
     values: list[float]
+    #: other memories with the same curve (the same history: made together, never recalled), drawn
+    #: as this one line; `note` is the first of them by the chart's order
+    shared: list[NoteView] = field(default_factory=list)
 
 
 @dataclass
@@ -165,7 +168,15 @@ class Review:
         out["chart"] = {
             "days": self.chart_days,
             "dormant_below": self.dormant_below,
-            "lines": [{"path": c.note.path, "title": c.note.title, "values": c.values} for c in self.chart],
+            "lines": [
+                {
+                    "path": c.note.path,
+                    "title": c.note.title,
+                    "values": c.values,
+                    "shared_with": [n.path for n in c.shared],  # the other memories this line stands for
+                }
+                for c in self.chart
+            ],
         }
         out.pop("chart_days")
         out["counts"] = {
@@ -346,10 +357,17 @@ def _chart(
         mine = not memory_folder or in_folder(v.path, memory_folder)
         return (-v.access_count, 0 if mine else 1, -v.strength, v.path)
 
-    chosen = sorted(alive, key=rank)[:limit]
-    return [
-        ChartLine(v, [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days]) for v, s in chosen
-    ], days
+    # One line per distinct curve: memories made together and never recalled share one history,
+    # and six identical lines say less than one that says how many share it.
+    curves: dict[tuple[float, ...], ChartLine] = {}
+    for v, s in sorted(alive, key=rank):
+        values = [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days]
+        line = curves.get(tuple(values))
+        if line is not None:
+            line.shared.append(v)
+        elif len(curves) < limit:
+            curves[tuple(values)] = ChartLine(v, values)
+    return list(curves.values()), days
 
 
 def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 6) -> Review:
