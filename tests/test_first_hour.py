@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -347,3 +348,44 @@ def test_the_review_chart_draws_one_curve_per_history_saying_how_many_share_it(m
     assert "6 memories with this curve: " in review.markdown
     lines = review.to_dict()["chart"]["lines"]
     assert sorted(len(x["shared_with"]) for x in lines) == [0, 5]
+
+
+def test_status_after_the_index_is_deleted_says_it_is_missing_and_what_to_run(vault: Path, tmp_path: Path) -> None:
+    """Through the console script: the index deleted, status says so and names the command."""
+    index_dir = tmp_path / "index"
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    assert script([*base, "index"]).returncode == 0
+    shutil.rmtree(index_dir)
+    out = script([*base, "status"])
+    assert out.returncode == 0, out.stderr
+    assert f"index:     {index_dir}  (missing)" in out.stdout, out.stdout
+    assert "pending:   46 new" in out.stdout, out.stdout
+    assert f"next:      the index {index_dir} is missing (deleted, or never built); run `vault-memory index`" in (
+        out.stdout
+    )
+    info = json.loads(script([*base, "status", "--json"]).stdout)
+    assert info["index_state"] == "missing" and "vault-memory index" in info["next_step"]
+
+
+def test_status_with_chunks_waiting_for_vectors_does_not_say_nothing_is_pending(
+    vault: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index rebuilt by a recall that embedded nothing (a large vault): not `pending: nothing`."""
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    monkeypatch.setattr(memory_mod, "READER_EMBED_TOKENS", 0, raising=False)
+    code, out, err = cli(*base, "recall", "tea")
+    assert code == 0, err
+    code, out, err = cli(*base, "status")
+    assert code == 0, err
+    chunks = int(re.search(r"chunks: (\d+)", out).group(1))  # type: ignore[union-attr]
+    assert f"embedded:  0/{chunks} chunks (0%)" in out
+    assert "pending:   nothing" not in out and f"pending:   {chunks:,} chunks to embed" in out, out
+    assert f"next:      {chunks:,} chunks wait for their vectors: run `vault-memory index` to embed them" in out
+    code, out, err = cli(*base, "status", "--json")
+    info = json.loads(out)
+    assert info["index_state"] == "embedding" and "vault-memory index" in info["next_step"]
+    code, out, err = cli(*base, "index")
+    assert code == 0, err
+    code, out, err = cli(*base, "status")
+    assert "pending:   nothing" in out and "next:" not in out and "(missing)" not in out, out
+    assert json.loads(cli(*base, "status", "--json")[1])["index_state"] == "current"

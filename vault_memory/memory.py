@@ -1259,8 +1259,32 @@ class Memory:
 
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Counts, locations, embedder, and what a reconcile would do (without doing it)."""
-        return self._guarded(self._status)
+        """Counts, locations, embedder, and what a reconcile would do (without doing it); `index_state`
+        (missing, building, embedding, stale, current) and `next_step`, what to run about it ("": nothing)."""
+        missing = not (self.index_dir / CATALOG_NAME).is_file()  # before opening it creates an empty one
+        info = self._guarded(self._status)
+        info["index_state"], info["next_step"] = self._index_state(info, missing)
+        return info
+
+    def _index_state(self, info: dict[str, Any], missing: bool) -> tuple[str, str]:
+        vec, writer = info["vectors"], info["writer_pid"]
+        by = f"process {writer} is writing the index (watch or the MCP server): nothing to run"
+        if missing or (not info["notes"] and info["pending"].get("new")):  # no index, or an empty one
+            return "missing", (
+                f"the index {self.index_dir} is missing (deleted, or never built); "
+                + (f"{by}, it is rebuilding it" if writer else "run `vault-memory index` to build it from the vault")
+                + " (it is derived: nothing in the vault is lost)"
+            )
+        if writer and (info["pending"] or not vec["complete"]):
+            return "building", f"{by}; recall answers by keyword until every chunk has its vector"
+        if not vec["complete"]:
+            return "embedding", (
+                f"{vec['pending']:,} chunks wait for their vectors: run `vault-memory index` to embed them "
+                "(with progress; it resumes if stopped); recall answers by keyword until then"
+            )
+        if info["pending"]:
+            return "stale", "run `vault-memory index`, or just recall: it brings the index up to date first"
+        return "current", ""
 
     def _status(self) -> dict[str, Any]:
         cat = self.catalog

@@ -178,7 +178,8 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
         emit_json(info)
         return
     say(f"vault:     {info['vault']}")
-    say(f"index:     {info['index_dir']}")
+    index_state = info.get("index_state", "current")
+    say(f"index:     {info['index_dir']}" + ("" if index_state == "current" else f"  ({index_state})"))
     say(f"embedder:  {info['embedder']}")
     cal = info["calibration"]
     say(f"calibration: weak {cal['weak']}, strong {cal['strong']}, conflict {cal['conflict']} ({cal['source']})")
@@ -203,8 +204,12 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
             f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
             "recall is keyword-only (BM25) until all are"
         )
-    pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
-    say(f"pending:   {pending}")
+    todo = [f"{v} {k}" for k, v in info["pending"].items()]
+    if not vec["complete"]:
+        todo.append(f"{vec['pending']:,} chunks to embed")
+    say(f"pending:   {', '.join(todo) or 'nothing'}")
+    if info.get("next_step"):
+        say(f"next:      {info['next_step']}")
     for path, err in info["failures"].items():
         say(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
     for path, why in info.get("passed_over", {}).items():
