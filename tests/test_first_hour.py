@@ -389,3 +389,66 @@ def test_status_with_chunks_waiting_for_vectors_does_not_say_nothing_is_pending(
     code, out, err = cli(*base, "status")
     assert "pending:   nothing" in out and "next:" not in out and "(missing)" not in out, out
     assert json.loads(cli(*base, "status", "--json")[1])["index_state"] == "current"
+
+
+def test_a_moved_vault_keeps_its_index(tmp_path: Path) -> None:
+    """Friction 1: a vault folder moved (or renamed) is indexed under its new path's folder; its old
+    index is found (its recorded vault is gone, its notes are here) and taken, not orphaned."""
+    from vault_memory.config import default_index_dir
+
+    old = tmp_path / "Dropbox" / "notes"
+    shutil.copytree(SAMPLE, old, symlinks=True)
+    code, out, err = cli("--vault", str(old), "--embedder", "fake", "index")
+    assert code == 0, err
+    old_index = default_index_dir(old)
+    assert (old_index / "catalog.sqlite").is_file()
+    new = tmp_path / "Documents" / "My Notes"
+    new.parent.mkdir()
+    old.rename(new)
+    before = snapshot(new)
+    got = script(["--vault", str(new), "--embedder", "fake", "recall", "Niche Zero grinder", "--no-touch"])
+    code, out, err = got.returncode, got.stdout, got.stderr
+    assert code == 0, err
+    assert f"the vault moved from {old} to {new}: its index moved with it" in err, err
+    assert "nothing is embedded again" in err and "first run" not in err and "no vector yet" not in err, err
+    assert out.startswith("1. Coffee"), out
+    assert not old_index.exists() and (default_index_dir(new) / "catalog.sqlite").is_file()
+    code, out, err = cli("--vault", str(new), "--embedder", "fake", "status", "--json")
+    info = json.loads(out)
+    assert info["index_state"] == "current" and info["vectors"]["complete"], info
+    assert snapshot(new) == before, "the vault is never written for this"
+
+
+def test_a_copied_vault_gets_its_own_index(tmp_path: Path) -> None:
+    """The old folder still there: a copy, not a move; both keep an index of their own."""
+    from vault_memory.config import default_index_dir
+
+    first = tmp_path / "notes"
+    shutil.copytree(SAMPLE, first, symlinks=True)
+    assert cli("--vault", str(first), "--embedder", "fake", "index")[0] == 0
+    copy = tmp_path / "notes copy"
+    shutil.copytree(first, copy, symlinks=True)
+    got = script(["--vault", str(copy), "--embedder", "fake", "status"])
+    code, out, err = got.returncode, got.stdout, got.stderr
+    assert code == 0 and "moved" not in err, err
+    assert (default_index_dir(first) / "catalog.sqlite").is_file()
+    assert "(missing)" in out  # the copy's own index is yet to be built
+
+
+def test_a_vault_moved_twice_beside_two_old_indexes_says_so(tmp_path: Path) -> None:
+    """Two gone vaults whose notes are all here: neither is taken, and stderr says what to do."""
+    from vault_memory.config import default_index_dir
+
+    olds = [tmp_path / "a", tmp_path / "b"]
+    for old in olds:
+        shutil.copytree(SAMPLE, old, symlinks=True)
+        assert cli("--vault", str(old), "--embedder", "fake", "index")[0] == 0
+    new = tmp_path / "c"
+    olds[0].rename(new)
+    shutil.rmtree(olds[1])
+    got = script(["--vault", str(new), "--embedder", "fake", "status"])
+    code, err = got.returncode, got.stderr
+    assert code == 0, err
+    assert "not taken, because more than one could be this vault's" in err, err
+    assert f"move its folder to {default_index_dir(new)}" in err
+    assert all(default_index_dir(old).is_dir() for old in olds)

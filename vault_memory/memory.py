@@ -53,6 +53,7 @@ from .filters import make_filter
 from .indexer import Indexer, IndexReport, jsonable
 from .integrity import is_corruption, is_unwritable, salvage_vectors
 from .lock import WriterLock
+from .moved import VAULT_KEY, adopt, find_moved
 from .names import Names
 from .notefile import ParsedNote, file_node_id
 from .queryvectors import QueryEmbedder
@@ -168,6 +169,8 @@ class Memory:
             raise VaultNotFoundError(f"vault folder {given} does not exist; pass --vault PATH")
         self.vault = self.config.vault.resolve()
         self.index_dir = self.config.resolved_index_dir
+        if self.config.index_dir is None and not (self.index_dir / CATALOG_NAME).exists():
+            self._adopt_moved_index()
         # A vault that cannot be written is served read-only, with one warning (README "Reliability").
         self.vault_problem: str | None = None if self.config.read_only else unwritable_reason(self.vault)
         if self.vault_problem is not None:
@@ -208,6 +211,51 @@ class Memory:
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
         self.decay = DecayModel.from_settings(self.config, daily_format=self._rules.obsidian.daily_format)
+
+    def _adopt_moved_index(self) -> None:
+        """This vault has no index yet: if it moved, take its old one (moved.py), saying so."""
+        found = find_moved(self.vault, self.index_dir, CATALOG_NAME)
+        if not found:
+            return
+        if len(found) > 1 or self.config.chroma_url is not None:
+            why = (
+                "its vectors live on a Chroma server, under the old path's collection"
+                if len(found) == 1
+                else "more than one could be this vault's"
+            )
+            log.warning(
+                "no index for %s yet, but %s (%s): not taken, because %s; this vault gets a new index (built "
+                "from the notes). To keep an old one, move its folder to %s before the next run (an index is derived: "
+                "deleting the others loses nothing)",
+                self.vault,
+                " and ".join(f"{m.index_dir} was built for {m.old_vault}, which is gone" for m in found),
+                ", ".join(f"{m.found} of its {m.notes} notes are here" for m in found),
+                why,
+                self.index_dir,
+            )
+            return
+        moved = found[0]
+        failed = adopt(moved, self.index_dir)
+        if failed is None:
+            log.warning(
+                "the vault moved from %s to %s: its index moved with it (%s -> %s; %d of its %d notes are "
+                "here), so nothing is embedded again",
+                moved.old_vault,
+                self.vault,
+                moved.index_dir,
+                self.index_dir,
+                moved.found,
+                moved.notes,
+            )
+        else:
+            log.warning(
+                "the vault seems to have moved from %s (its index is %s) but that index could not be taken (%s): "
+                "this vault gets a new index; to keep the old one, stop what uses it and move its folder to %s",
+                moved.old_vault,
+                moved.index_dir,
+                failed,
+                self.index_dir,
+            )
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -652,6 +700,9 @@ class Memory:
             # The catalog is consistent (store_dirty stays set); with fallback, finish it without the store.
             self.lexical_only(exc)
             report = run()
+        if self.catalog.get_meta(VAULT_KEY) != str(self.vault):  # what finds this index if the vault moves
+            with self.catalog.transaction():
+                self.catalog.set_meta(VAULT_KEY, str(self.vault))
         if self.config.chroma_url is None and self.keeps_store() and self.catalog.get_meta("store") != "live":
             # The index has just grown past exact_search_limit: fill Chroma from the catalog's vectors.
             log.info(
