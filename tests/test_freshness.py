@@ -92,6 +92,37 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     assert "Nora is living in Porto" in newer  # the sentence that answers, with its neighbours
 
 
+def test_keyword_mode_still_finds_the_sentence_that_answers_and_ranks_the_newer_first(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # `--mode bm25` on a complete index: relevance stays BM25's, but the answer windows are still
+    # found, so the two statements of the fact are told apart by when they were stated (bench
+    # updates, bm25+decay newer-first 0.275 without windows, 0.975 with them)
+    vault = tmp_path / "talk"
+    vault.mkdir()
+    _filler(vault)
+    (vault / "older.md").write_text(
+        _note(
+            "2024-03-02",
+            [TALK_A[0], "Nora does live in Lisbon, a city she says is the best city to live in.", TALK_A[1], TALK_A[2]],
+        )
+    )
+    (vault / "newer.md").write_text(
+        _note("2024-11-20", [TALK_B[0], "Nora is living in Porto, a new city.", TALK_B[1], TALK_B[2]])
+    )
+    # a weak keyword match, so BM25's min-max has a floor below the two statements
+    (vault / "postcard.md").write_text(_note("2024-06-01", ["A postcard from Nora arrived.", TALK_B[2]]))
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix")
+    mem.index()
+    query = "Which city does Nora live in?"
+    plain = [h.path for h in mem.recall(query, k=3, mode="bm25", decay=False, now=NOW, touch=False)]
+    assert plain[:2] == ["older.md", "newer.md"]  # BM25 alone: the older first
+    hits = mem.recall(query, k=3, mode="bm25", now=NOW, touch=False, explain=True)
+    assert [h.path for h in hits[:2]] == ["newer.md", "older.md"]
+    assert hits[0].explain is not None and hits[0].explain["window"]["text"] == "Nora is living in Porto, a new city."
+    assert hits[0].explain["bm25"] > 0 and hits[0].explain["mode"] == "bm25"
+
+
 def test_an_older_clearly_better_match_about_another_question_keeps_its_place(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

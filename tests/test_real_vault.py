@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bench.data import realvault as rv
-from tests.conftest import MemoryFactory, write_notes
+from tests.conftest import MemoryFactory, snapshot, write_notes
 from vault_memory.calibration import FAKE, MINILM, Calibration, calibrate, load, resolve
 from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
@@ -320,3 +320,31 @@ def test_the_issues_questions_answer_right_on_a_clone(tmp_path: Path) -> None:
         assert deploy[0].path == "Projects/Atlas Runbook.md" and all(h.change == "" for h in deploy)
         off = m.recall("quantum chromodynamics lattice gauge theory", now=rv.NOW, touch=False)
         assert all(h.weak for h in off)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_recall_rehearses_its_answer_not_the_note_below_it(tmp_path: Path) -> None:
+    """On a person's vault, "when is the boiler service" is answered by Boiler.md (undated: nothing to
+    rehearse); the daily note at #2 about the plumber clears the clear-match bar but nobody used it."""
+    from vault_memory.embedders import make_embedder
+
+    if not SOURCES[rv.OBSIDIAN].is_dir():
+        pytest.skip(f"{SOURCES[rv.OBSIDIAN]} is not here")
+    vault = rv.copy_vault(SOURCES[rv.OBSIDIAN], tmp_path / "v", "now")
+    for p in vault.rglob("*"):
+        p.chmod(p.stat().st_mode | 0o200)  # the owner's copy is writable
+    before = snapshot(vault)
+    with Memory(
+        Config(vault=vault, index_dir=tmp_path / "i", embedder="minilm"), embedder=make_embedder("minilm")
+    ) as m:
+        m.index()
+        hits = m.recall("when is the boiler service", k=3, now=rv.NOW)
+        assert hits[0].path == "Areas/Home/Boiler.md" and not hits[0].rehearsed
+        assert any(h.path.startswith("Daily Notes/") and not h.weak for h in hits[1:])
+        assert not any(h.rehearsed for h in hits)
+        assert snapshot(vault) == before
+        # the first hit that clearly answers and has an age is rehearsed, and only it
+        hits = m.recall("which hotel am I staying at in Lisbon", k=3, now=rv.NOW)
+        assert hits[0].path == "Projects/Lisbon Conference.md" and hits[0].rehearsed
+        assert [h.path for h in hits if h.rehearsed] == ["Projects/Lisbon Conference.md"]

@@ -10,6 +10,11 @@ with the turn as the query and shows what recall would return, in recall's order
   (calibration.py). Cosine, because it has a fixed scale: recall's fused relevance is scaled
   per query (its best hit is always about 1), so a bar on it would never give an empty block;
 - staged memories and superseded notes;
+- dormant notes (decay.py: faded below the threshold), unless the turn cues them (ranking's
+  reactivation rule) and no live note that answers the turn names them in `conflicts_with` (the
+  newer memory that was found, when it was saved, to state the same thing differently): a faded
+  statement does not come back beside what replaced it. What is left out this way is returned (`kept_out`) and
+  logged for the review note;
 - entries that say nothing of their own: a line that is only links or dates (a daily note's
   `[[2026-11-04]] · [[2026-11-08]]`);
 - repeats: an entry that states what an entry above it states in the same words (text.is_repeat:
@@ -63,16 +68,11 @@ ALSO_SHOWN = 2
 #: Whether a dormant note the turn cues (ranking's reactivation rule) is shown. Off: a faded note is
 #: only ever found by an explicit recall (bench lifetime: the stale share and what it costs).
 SHOWS_CUED_DORMANT = True
-#: Whether the older statements of the fact the turn asks (ranking.same_fact_groups) are folded
-#: into the newest one's entry ("also in") instead of shown (bench lifetime: the stale share).
-ONE_ENTRY_PER_FACT = False
-#: When a dormant note the turn cues comes back: "always"; "unanswered": only when no live entry
-#: above it states the same fact (its one-fact group, or a `conflicts_with` link either way);
-#: "first": only as the block's first entry (bench lifetime).
-DORMANT_RETURNS = "always"
-#: Whether an entry whose note an entry above names in `conflicts_with` (found when that newer
-#: memory was saved) is left out (bench lifetime).
-FOLDS_CONFLICTS = False
+#: Whether a dormant note the turn cues stays out when a live note that answers the turn names it
+#: in `conflicts_with` (found when that newer memory was saved: it states the same thing differently).
+#: Off: a replaced statement that has faded comes back beside what replaced it (bench lifetime:
+#: stale entries 20 -> 8.8 per 100 turns; bench/results/lifetime-rules.md for the rules tried).
+KEEPS_REPLACED_OUT = True
 
 _WS = re.compile(r"\s+")
 # what a line that only dates or links things is made of, once its links are out
@@ -303,26 +303,29 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
     repeats (merged into the entry above them) and dormant notes (returned apart: what decay kept
     out), unless the turn cues them."""
     replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
+
+    def eligible(r: Ranked) -> bool:
+        if r.cand.answer_similarity < got.weak_below or r.state.status == "staged":
+            return False
+        return not (r.state.superseded_by or r.node_id in replaced)
+
+    # what the live candidates were found, when they were saved, to state differently (KEEPS_REPLACED_OUT)
+    contradicted = {n for o in got.ranked if not o.dormant and eligible(o) for n in o.state.conflicts_with}
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
     for r in got.ranked:
         c, state = r.cand, r.state
-        if c.answer_similarity < got.weak_below or state.status == "staged":
-            continue
-        if state.superseded_by or r.node_id in replaced:
+        if not eligible(r):
             continue
         shown = entry_text(r, query, cap)
         said = c.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue
-        if decay and r.dormant and not (SHOWS_CUED_DORMANT and r.reactivated and _returns(r, kept)):
+        comes_back = SHOWS_CUED_DORMANT and r.reactivated and not (KEEPS_REPLACED_OUT and r.node_id in contradicted)
+        if decay and r.dormant and not comes_back:
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
             continue
-        if FOLDS_CONFLICTS and any(r.node_id in o.state.conflicts_with for _, _, o in kept):
-            continue
         twin = next((i for i, (_, other, _) in enumerate(kept) if is_repeat(other, said)), None)
-        if twin is None and ONE_ENTRY_PER_FACT and r.same_fact:
-            twin = next((i for i, (e, _, _) in enumerate(kept) if e.node_id in r.same_fact), None)
         if twin is not None:
             e, other, o = kept[twin]
             kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
@@ -342,19 +345,6 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
         )
         kept.append((entry, said, r))
     return [e for e, _, _ in kept], out
-
-
-def _returns(r: Ranked, kept: Sequence[tuple[PrefetchEntry, str, Ranked]]) -> bool:
-    """Whether a dormant note the turn cues comes back into the block (DORMANT_RETURNS)."""
-    if DORMANT_RETURNS == "first":
-        return not kept
-    if DORMANT_RETURNS == "unanswered":
-        return not any(
-            not o.dormant
-            and (o.node_id in r.same_fact or r.node_id in o.state.conflicts_with or o.node_id in r.state.conflicts_with)
-            for _, _, o in kept
-        )
-    return True
 
 
 __all__ = [

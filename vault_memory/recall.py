@@ -159,7 +159,9 @@ def rank_query(
             candidates=CANDIDATES,
             exclude_prefixes=exclude,
             allow=allow,
-            windows=ws.window_scorer() if mode != "bm25" else None,
+            # bm25 chosen on a complete index still finds the sentence that answers (what decides
+            # between two statements of a fact); not while vectors fill in or the store is down
+            windows=ws.window_scorer() if similarity and not lexical_only else None,
             qvec=qvec,
         )
     except VectorStoreUnavailableError as exc:  # the server died mid-run
@@ -288,37 +290,28 @@ def explain_hit(
     }
 
 
-#: Recall rehearses at most this many hits: the best that clearly answers (a second or third
-#: added right rehearsals at a precision of 0.40 and below: bench rehearse_floor).
-REHEARSE_MAX_HITS = 1
-
-
 def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
-    """The hits that clearly answered the query: the ones recall rehearses (`rehearse` policy).
+    """The hit that clearly answered the query: the one recall rehearses (`rehearse` policy).
 
-    A note is rehearsed when it is the best hit whose cosine to the query reaches the embedder's
-    clear-match bar (`calibration.strong`: an absolute scale, unlike fused relevance, whose top
-    hit is always about 1), and the policy lets us write to it: `all`, or `memories` (notes in
-    the memory folder only), or `none`. Everything returned is not everything used:
-    rehearsing a weak fifth hit would write to a note nobody read.
+    Only the first hit, and only when its cosine to the query reaches the embedder's clear-match
+    bar (`calibration.strong`: an absolute scale, unlike fused relevance, whose top hit is always
+    about 1), and the policy lets us write to it: `all`, or `memories` (notes in the memory folder
+    only), or `none`. A lower hit is never rehearsed, however close: the person or agent read the
+    answer, not the note below it (on a person's vault, "when is the boiler service" answered by
+    Boiler.md rehearsed the daily note at #2 about the plumber).
     """
     cfg = ws.config
-    if cfg.rehearse == "none":
+    if cfg.rehearse == "none" or not hits:
         return []
     from .edits import memory_folder
 
-    strong = ws.calibration.strong
+    top = hits[0]
+    if top.similarity < ws.calibration.strong:
+        return []
     folder = memory_folder(ws)
-    out: list[Hit] = []
-    for h in hits:
-        if len(out) >= REHEARSE_MAX_HITS:
-            break
-        if h.similarity < strong:
-            continue
-        if cfg.rehearse == "memories" and not (not folder or in_folder(h.path, folder)):
-            continue
-        out.append(h)
-    return out
+    if cfg.rehearse == "memories" and folder and not in_folder(top.path, folder):
+        return []
+    return [top]
 
 
 __all__ = [

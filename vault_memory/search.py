@@ -174,7 +174,8 @@ class Searcher:
         With `windows`, the WINDOW_CANDIDATES most relevant chunks are also scored by their
         best answer window (the sentence that answers the query): their dense side becomes
         max(cosine to the chunk, cosine to that window) and relevance is fused again, so a
-        fact stated among other talk is judged by the fact, not by how much talk surrounds it.
+        fact stated among other talk is judged by the fact, not by how much talk surrounds it
+        (in bm25 mode relevance stays BM25's; the windows still say which sentence answers).
         `qvec`: the query's vector when the caller has it (prefetch embeds a turn once).
         """
         lexical: dict[str, float] = {}
@@ -231,7 +232,7 @@ class Searcher:
             ]
         fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover)
         found: Mapping[str, Window] = {}
-        if windows is not None and qvec is not None and mode != "bm25" and pool:
+        if windows is not None and qvec is not None and pool:  # bm25: found, not fused (fuse ignores them)
             top = np.argsort(-fused, kind="stable")[:WINDOW_CANDIDATES]
             found = windows([chunks[pool[i]] for i in top.tolist()], qvec, query)
             if found:

@@ -72,6 +72,7 @@ class Variant:
     config: Mapping[str, Any] = field(default_factory=dict)
     recall_decay: bool = True  # recall(decay=...)
     prefetch_decay: bool = True  # prefetch(decay=...)
+    pins: bool = True  # the agent pins what the world says it pins
     prefetch_touch: bool = False  # prefetch(touch=...): rehearse what the block shows
     #: thresholds of the embedder's calibration record to override (calibration.py)
     calibration: Mapping[str, float] = field(default_factory=dict)
@@ -94,28 +95,20 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "today",
         "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
-        "0.1; recall finds dormant notes, prefetch shows a dormant one only when the turn cues it)",
+        "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it and no "
+        "entry above names it in conflicts_with)",
     ),
     Variant(
-        "returns_unanswered",
-        "a cued dormant note enters a block only when no live entry above it states the same fact "
-        "(one-fact group or conflicts_with link)",
-        patch={"prefetch.DORMANT_RETURNS": "unanswered"},
+        "replaced_come_back",
+        "a cued dormant note enters a block even when an entry above names it in conflicts_with (the rule "
+        "before issue 24)",
+        patch={"prefetch.KEEPS_REPLACED_OUT": False},
     ),
     Variant(
-        "returns_first",
-        "a cued dormant note enters a block only as its first entry",
-        patch={"prefetch.DORMANT_RETURNS": "first"},
-    ),
-    Variant(
-        "folds_conflicts",
-        "an entry an entry above names in conflicts_with (found when that memory was saved) is left out",
-        patch={"prefetch.FOLDS_CONFLICTS": True},
-    ),
-    Variant(
-        "unanswered_folds",
-        "both returns_unanswered and folds_conflicts",
-        patch={"prefetch.DORMANT_RETURNS": "unanswered", "prefetch.FOLDS_CONFLICTS": True},
+        "clear_reactivation",
+        "a dormant note comes back only on a clear match (cosine >= the embedder's strong bar) or when the "
+        "turn holds all its words: no rising threshold",
+        patch={"decay.REACTIVATE_FLOOR": 1.0},
     ),
     Variant(
         "recall_hides",
@@ -128,21 +121,6 @@ VARIANTS: tuple[Variant, ...] = (
         patch={"prefetch.SHOWS_CUED_DORMANT": False},
     ),
     Variant(
-        "one_per_fact",
-        "the older statements of the fact a turn asks are folded into the newest one's entry",
-        patch={"prefetch.ONE_ENTRY_PER_FACT": True},
-    ),
-    Variant(
-        "one_per_fact_no_dormant",
-        "both: one entry per fact, and no dormant note in a block",
-        patch={"prefetch.ONE_ENTRY_PER_FACT": True, "prefetch.SHOWS_CUED_DORMANT": False},
-    ),
-    Variant(
-        "flat_reactivation",
-        "a dormant note enters a block only at the clear-match cosine (no rising threshold, no word cue)",
-        patch={"decay.REACTIVATE_FLOOR": 1.0, "ranking.FULL_CUE_MIN_TERMS": 99},
-    ),
-    Variant(
         "no_curve",
         "no forgetting, recall's decay-on rules kept: like `off` for strength, but recall(decay=True) still "
         "orders statements of one question newest first and a successor above what it supersedes",
@@ -153,6 +131,7 @@ VARIANTS: tuple[Variant, ...] = (
         "dormant_below=0: strength only weighs the prefetch score and breaks ties",
         {"dormant_below": 0.0},
     ),
+    Variant("no_pinning", "the agent never pins: the facts it would pin decay like any other", pins=False),
     Variant("no_rehearsal", 'rehearse="none": recall writes nothing back', {"rehearse": "none"}),
     Variant("one_tier", "half_life_short_days=60: both tiers decay like long", {"half_life_short_days": 60.0}),
     Variant("slower", "half-lives 30 / 180 d", {"half_life_short_days": 30.0, "half_life_long_days": 180.0}),
@@ -508,7 +487,7 @@ def simulate(
                 path_of[m.id] = done.path
                 memory_of.setdefault(done.node_id, m.id)
                 times.settle([done.path, path_of.get(m.supersedes or "")], at)
-                if m.pin:
+                if m.pin and variant.pins:
                     times.settle([mem.pin(done.node_id).path], at)
             for t in turns_by_day.get(day, []):
                 at = world.when(t.day, t.minute)
