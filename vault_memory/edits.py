@@ -77,7 +77,7 @@ def first_write_fields(ws: Workspace, note: ParsedNote) -> dict[str, Any]:
 #: Owned keys no version reads any more, removed when we write into the note anyway: `stated`
 #: (the day an mtime carried, written by earlier versions; a clone's mtime is the clone's day) and
 #: `rehearsal_days` (days of use counted for a promotion to `long` that no longer happens).
-RETIRED_KEYS = (STATED_KEY, "rehearsal_days")
+RETIRED_KEYS = (STATED_KEY, "rehearsal_days", "access_count")
 
 
 def retired_fields(note: ParsedNote) -> list[str]:
@@ -220,7 +220,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
 
 
 def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
-    """Write `last_accessed`/`access_count` for these notes; returns the paths written.
+    """Write `last_accessed` for these notes; returns the paths written.
 
     Recalls within REHEARSAL_COALESCE_SECONDS of the last one coalesce into one write.
     Rehearsal never re-embeds and never bumps `revision`; a note being edited is skipped
@@ -270,6 +270,8 @@ def _rehearse_one(ws: Workspace, nid: str, rel: str, now: dt.datetime) -> str | 
     ):
         return None  # used a moment ago (or replayed from just before): one write covers both
     fields = ws.decay.rehearse(state, now)
+    if not fields:
+        return None  # a replay from before its last use: nothing to move
     if ws.decay.dormant(state, now):
         fields["reactivated"] = fields["last_accessed"]  # it came back: the review note lists it
     try:

@@ -1197,7 +1197,7 @@ class Memory:
         return _recent(self, days=days, k=k, now=now)
 
     def rehearse(self, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
-        """Write `last_accessed`/`access_count` for these notes; returns the paths written.
+        """Write `last_accessed` for these notes; returns the paths written.
 
         Recalls within ten minutes of the last one coalesce into one write; a note with no age
         (undated, never used) is not written. Rehearsal never re-embeds and never bumps `revision`.

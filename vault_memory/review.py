@@ -41,7 +41,7 @@ from . import atomic
 from .catalog import NoteRow
 from .decay import MemoryState
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, VaultMemoryError
-from .fields import local_zone, parse_int, parse_time
+from .fields import local_zone, parse_time
 from .keptout import KeptOutNote
 from .notefile import GENERATED_BY, ParsedNote, move_note, read_note, write_note
 from .records import StagedMemory, iso
@@ -98,7 +98,6 @@ class NoteView:
     strength: float
     dormant_on: dt.datetime | None
     last_used: dt.datetime | None
-    access_count: int
     reactivated: dt.datetime | None = None
     why: str = ""  # why it fades: since when nothing used it, and how fast its tier forgets
 
@@ -295,7 +294,6 @@ def _view(ws: Workspace, row: NoteRow, state: MemoryState, now: dt.datetime, ste
         round(ws.decay.strength(state, now), 4),
         dormant_on(ws.decay, state),
         state.anchor,
-        parse_int(row.meta.get("access_count")),
         parse_time(row.meta.get("reactivated")),
         why_fading(ws, state),
     )
@@ -339,7 +337,7 @@ def _chart(
     ws: Workspace, views: list[tuple[NoteView, MemoryState]], now: dt.datetime, memory_folder: str, limit: int
 ) -> tuple[list[ChartLine], list[int]]:
     """The memories that matter most, and their strength each week ahead if nothing recalls them:
-    the most recalled first, then the agent's own memories, then the strongest; not yet dormant."""
+    the most recently used first, then the agent's own memories, then the strongest; not yet dormant."""
     days = [7 * w for w in range(CHART_WEEKS + 1)]
     # The agent's memories and whatever recall has used: a person's untouched notes all decay alike
     # from their dates, and a chart of identical lines says nothing.
@@ -349,13 +347,14 @@ def _chart(
         if not s.pinned
         and s.anchor is not None
         and v.strength >= ws.decay.dormant_below
-        and (v.access_count > 0 or not memory_folder or in_folder(v.path, memory_folder))
+        and (s.anchor_source == "last_accessed" or not memory_folder or in_folder(v.path, memory_folder))
     ]
 
-    def rank(item: tuple[NoteView, MemoryState]) -> tuple[int, int, float, str]:
-        v, _ = item
+    def rank(item: tuple[NoteView, MemoryState]) -> tuple[float, int, float, str]:
+        v, s = item
         mine = not memory_folder or in_folder(v.path, memory_folder)
-        return (-v.access_count, 0 if mine else 1, -v.strength, v.path)
+        used = s.anchor.timestamp() if s.anchor is not None and s.anchor_source == "last_accessed" else 0.0
+        return (-used, 0 if mine else 1, -v.strength, v.path)
 
     # One line per distinct curve: memories made together and never recalled share one history,
     # and six identical lines say less than one that says how many share it.

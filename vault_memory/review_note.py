@@ -101,7 +101,7 @@ def _chart(review: Review) -> list[str]:
     labels = ["now", *(f"+{d // 7}w" for d in review.chart_days[1:])]
     lines = [Line(_line_name(c), tuple(c.values)) for c in review.chart]
     out += [
-        f"_How strong the memories recalled most would be in the coming {len(labels) - 1} weeks if nothing "
+        f"_How strong the memories used most recently would be in the coming {len(labels) - 1} weeks if nothing "
         f"recalled them; below {review.dormant_below:g} a memory is dormant (recall leaves it out unless "
         "asked for it closely)._",
         "",
@@ -117,12 +117,12 @@ def _chart(review: Review) -> list[str]:
             c.note.tier,
             f"{c.note.strength:.2f}",
             _day(c.note.dormant_on),
-            str(c.note.access_count),
+            _day(c.note.last_used),
         ]
         for (square, _), c in zip(PALETTE, review.chart, strict=False)
     ]
     rows.append(["grey", "dormant below", "", f"{review.dormant_below:g}", "", ""])
-    return [*out, *_table(["", "Memory", "Tier", "Strength now", "Dormant on", "Recalled"], rows), ""]
+    return [*out, *_table(["", "Memory", "Tier", "Strength now", "Dormant on", "Last used"], rows), ""]
 
 
 def _line_name(line: ChartLine) -> str:
