@@ -338,7 +338,7 @@ class Tools:
     @tool(
         READ,
         "What was written, committed, recalled or logged lately, newest first: path, title, event "
-        "(staged, created, committed, recalled, logged) and when. Read from the notes' frontmatter, "
+        "(staged, created, used: committed or recalled, logged) and when. Read from the notes' frontmatter, "
         "not file times.",
     )
     def recent(
