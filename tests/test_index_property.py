@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from vault_memory.config import Config
+from vault_memory.edits import edit_note
 from vault_memory.embedders import FakeEmbedder
 from vault_memory.memory import Memory
 from vault_memory.notefile import parse_note
@@ -96,8 +97,19 @@ class VaultMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.files()))
     @rule(data=st.data())
     def first_write(self, data: st.DataObject) -> None:
-        """Our first write into a note (a pin) gives it a node_id, or a fresh one if a copy shares its id."""
-        self.mem.pin(data.draw(st.sampled_from(self.files())))
+        """Our first write of state kept about a note gives it a node_id, or a fresh one if a copy shares its id."""
+        rel = data.draw(st.sampled_from(self.files()))
+        edit_note(self.mem, rel, lambda note: ({"tier": "long"}, []))
+        self.mem.index_paths([rel])
+
+    @precondition(lambda self: bool(self.files()))
+    @rule(data=st.data(), unpin=st.booleans())
+    def pin(self, data: st.DataObject, unpin: bool) -> None:
+        """A pin writes `pinned` alone (a fresh node_id only for a copy sharing one); unpin takes it away."""
+        rel = data.draw(st.sampled_from(self.files()))
+        self.mem.pin(rel)
+        if unpin:
+            self.mem.unpin(rel)
 
     @rule()
     def reindex(self) -> None:

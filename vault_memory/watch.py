@@ -45,7 +45,7 @@ from .edits import first_write_fields, retired_fields
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
 from .fields import local_zone, parse_int
 from .indexer import INLINE_TEXTS, IndexReport
-from .memory import READER_EMBED_BUDGET, Memory
+from .memory import READER_EMBED_BUDGET, READER_EMBED_TOKENS, Memory
 from .notefile import read_note, write_note
 from .vault import IgnoreRules, walk_notes
 
@@ -217,7 +217,7 @@ class Watcher:
         self.mem.hold_writer_lock(wait)
         self._start_observer()
         # Observing first: a change made during the initial reconcile is not lost.
-        report = self.mem.index(embed_budget=READER_EMBED_BUDGET)
+        report = self.mem.index(embed_budget=READER_EMBED_BUDGET, embed_tokens=READER_EMBED_TOKENS)
         self.filling = report.texts_pending > 0
         return report
 
