@@ -95,7 +95,7 @@ def test_human_note_without_tier_counts_as_long() -> None:
 
 
 def rehearse_at(meta: dict[str, object], when: dt.datetime) -> dict[str, object]:
-    """One rehearsal as Memory.rehearse applies it (fields merged into the frontmatter)."""
+    """One rehearsal as edits.rehearse applies it (fields merged into the frontmatter)."""
     fields = MODEL.rehearse(state_from_meta(meta), when)
     return {**meta, **fields}
 

@@ -19,6 +19,7 @@ from vault_memory.catalog import ChunkRow
 from vault_memory.cli import app
 from vault_memory.decay import state_from_meta
 from vault_memory.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
 from vault_memory.windows import WindowCache, pick_windows, picks, split_windows, window_terms
 
@@ -74,7 +75,7 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     query = "Which city does Nora live in?"
     plain = [h.path for h in mem.recall(query, k=3, decay=False, now=NOW, touch=False)]
     assert plain[:2] == ["older.md", "newer.md"]  # relevance alone: the older first
-    whole = mem.embedder.embed([(vault / "older.md").read_text(), (vault / "newer.md").read_text()])
+    whole = internals(mem).embedder.embed([(vault / "older.md").read_text(), (vault / "newer.md").read_text()])
     assert float(whole[0] @ whole[1]) < 0.5  # the old chunk-to-chunk rule would not group them
     hits = mem.recall(query, k=3, now=NOW, touch=False, explain=True)
     assert [h.path for h in hits[:2]] == ["newer.md", "older.md"]

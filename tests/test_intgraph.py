@@ -14,6 +14,7 @@ import pytest
 from vault_memory import Config, Memory, intgraph
 from vault_memory.embedders import INTEGER_IDENTITY, SHIPPED_IDENTITY, MiniLMEmbedder, make_embedder
 from vault_memory.errors import EmbedderError, EmbedderMismatchError
+from vault_memory.internals import internals
 
 TEXTS = [
     "What did we decide about the database migration?",
@@ -247,12 +248,12 @@ def test_an_index_never_mixes_the_two_graphs(vault: Path, index_dir: Path) -> No
     # The default spec keeps an index the shipped graph embedded on that graph (no refusal, no mixing) ...
     with Memory(cfg) as mem:
         mem.index()
-        assert mem.model.identity == SHIPPED_IDENTITY
+        assert internals(mem).model.identity == SHIPPED_IDENTITY
         assert mem.recall("meeting", k=3)
         # ... until it is rebuilt, which embeds it with the integer graph.
         mem.index(rebuild=True)
-        assert mem.model.identity == INTEGER_IDENTITY
-        assert mem.catalog.get_meta("embedder") == INTEGER_IDENTITY
+        assert internals(mem).model.identity == INTEGER_IDENTITY
+        assert internals(mem).catalog.get_meta("embedder") == INTEGER_IDENTITY
     with Memory(cfg, embedder=MiniLMEmbedder(graph="shipped")) as mem, pytest.raises(EmbedderMismatchError):
         mem.index()
 

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from tests.conftest import SAMPLE, snapshot
 from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.mcp_server import Service, build_server
 
 TOOLS = {
@@ -262,7 +263,7 @@ def test_prefetch_tool_returns_the_block(served: Service) -> None:
         # A new vault is served by keyword within seconds and embedded afterwards; prefetch judges
         # relevance by meaning, so it is asked once every chunk has its vector.
         for _ in range(200):
-            if served.call(lambda m: m.vectors().complete):
+            if served.call(lambda m: internals(m).vectors().complete):
                 break
             await anyio.sleep(0.05)
         r = await c.call_tool("prefetch", {"text": "GPU driver for CUDA on the Windows box", "budget": 400})
@@ -369,7 +370,7 @@ def test_read_related_recent_and_filters_in_process(served: Service, vault: Path
         assert ("keyword-only" in note) == first.structured_content["lexical_only"]
         assert ("nothing relevant" in note) == all(h["weak"] for h in first.structured_content["hits"])
         for _ in range(200):
-            if served.call(lambda m: m.vectors().complete):
+            if served.call(lambda m: internals(m).vectors().complete):
                 break
             await anyio.sleep(0.05)
         r = await c.call_tool("recall", {"query": "coffee", "folder": "Preferences", "k": 10})

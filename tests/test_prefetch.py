@@ -16,6 +16,7 @@ from tests.conftest import NOW, MemoryFactory, snapshot
 from vault_memory.calibration import FAKE
 from vault_memory.config import Config
 from vault_memory.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
 from vault_memory.notefile import read_note
 from vault_memory.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
@@ -400,7 +401,7 @@ def test_staged_memory_mentioned_by_paraphrase_is_refreshed(make_memory: MemoryF
     assert len(changed) == 1 and changed[0][1].startswith("expires: ")  # only the expiry line moved
     assert (vault / "Memory/Staged/nas-backup.md").read_bytes() == nas_before  # unrelated: untouched
     # the index follows the write (this process may write it)
-    row = mem.catalog.note_by_path("Memory/Staged/espresso-order.md")
+    row = internals(mem).catalog.note_by_path("Memory/Staged/espresso-order.md")
     assert row is not None and row.file_hash == note.file_hash
     # refreshing again at the same instant changes nothing; it never shortens an expiry
     assert mem.prefetch("a ristretto order", now=NOW).refreshed == []

@@ -1,7 +1,7 @@
 """The exact vectors in one file beside the catalog, so a cold process loads them in milliseconds.
 
 Dense search runs exactly over every chunk vector up to `exact_search_limit` chunks
-(memory.Memory.exact_search). Reading them from the catalog row by row costs a new process
+(indexfolder.IndexFolder.exact_search). Reading them from the catalog row by row costs a new process
 ~150 ms at 26k chunks (most of a cold CLI recall once imports are paid); one file read costs
 ~10 ms. The file is a cache like the rest of the index folder: written by whichever process
 had to read the catalog, replaced whole (temporary file, then rename), keyed by the catalog's

@@ -20,7 +20,7 @@ locks it, and both would write. Two rules close that:
   (fstat of its descriptor = stat of the path); if not, the path was replaced while it
   was locking, and it tries again on the new file;
 - a holder checks `still_ours()` (two stat calls) before each write it makes and, in a
-  long-running process, every second (watch.py, Memory.check_index). When the path no longer
+  long-running process, every second (watch.py, IndexFolder.check_index). When the path no longer
   holds its file, it has lost the lock: it takes the lock on the new file if it is free
   and rebuilds the index there, or stops with LockHeldError if another writer has it.
 A new writer can therefore overlap an old one only until the old one's next check (about a

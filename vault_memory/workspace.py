@@ -3,7 +3,7 @@
 staging, edits, recall, prefetch, doctor and watch each need a few shared things — the
 vault, its settings, the catalog, the embedder, a searcher, the clock — and two ways of
 keeping the index in step with a write they just made. They take a `Workspace` (a
-Protocol that `Memory` satisfies) instead of `Memory` itself, so imports only go down:
+Protocol that `IndexFolder` satisfies) instead of `Memory` itself, so imports only go down:
 memory.py imports them; none of them imports memory.py.
 """
 
@@ -38,7 +38,7 @@ class Bookkeeping:
 
 
 class Workspace(Protocol):
-    """What an operation may use of the memory it runs in (Memory implements it)."""
+    """What an operation may use of the memory it runs in (IndexFolder implements it)."""
 
     vault: Path  # absolute, resolved
     config: Config

@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..harness import REPO, Result, RunOptions, compile_tree, log, table
 from .first_run import baseline_tree
@@ -90,9 +92,9 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     t = time.perf_counter()
     cfg = resolve_config({"vault": Path(vault), "index_dir": Path(index_dir), "embedder": embedder, "read_only": True})
     mem = Memory(cfg)
-    _ = mem.catalog
+    _ = internals(mem).catalog
     out["import_core_open_catalog"] = time.perf_counter() - t
-    model = getattr(mem, "model", None) or mem.embedder  # the bare embedder: no query-vector cache
+    model = getattr(mem, "model", None) or internals(mem).embedder  # the bare embedder: no query-vector cache
     t = time.perf_counter()
     model.embed([query])
     out["model_load_and_first_embed"] = time.perf_counter() - t
@@ -100,7 +102,7 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     model.embed([query + " again"])
     out["second_embed"] = time.perf_counter() - t
     t = time.perf_counter()
-    rep = mem.ensure_current(None)
+    rep = internals(mem).ensure_current(None)
     out["reconcile_noop"] = time.perf_counter() - t
     out["reconcile_texts_embedded"] = float(getattr(rep, "texts_embedded", -1) if rep else -1)
     t = time.perf_counter()
@@ -109,7 +111,7 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     hits = mem.recall(query, k=5, touch=False, now=dt.datetime.fromisoformat(now) if now else None)
     out["recall"] = time.perf_counter() - t
     out["hits"] = float(len(hits))
-    out["exact_search"] = float(mem.exact_search())
+    out["exact_search"] = float(internals(mem).exact_search())
     out["chromadb_imported_by_recall"] = float("chromadb" in sys.modules)
     t = time.perf_counter()
     mem.close()

@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from vault_memory.internals import internals
+
 from ..data.lifetime import Sizes, Sources, World, generate_world, load_sources
 from ..harness import Result, RunOptions, cache_key, log, table
 
@@ -414,16 +416,16 @@ class FileTimes:
 
 def _strengths(mem: Any, now: dt.datetime, memory_of: Mapping[str, str]) -> dict[str, Any]:
     """Strength and dormancy of every memory the agent wrote, at `now` (the variant's own model)."""
-    rows = [r for r in mem.catalog.notes() if r.node_id in memory_of]
+    rows = [r for r in internals(mem).catalog.notes() if r.node_id in memory_of]
     strengths, dormant, pinned = [], 0, 0
     for r in rows:
-        st = mem.decay.state(r.meta, r.path)
-        s = mem.decay.strength(st, now)
+        st = internals(mem).decay.state(r.meta, r.path)
+        s = internals(mem).decay.strength(st, now)
         if st.pinned:
             pinned += 1
         else:
             strengths.append(s)
-        dormant += int(mem.decay.dormant(st, now))
+        dormant += int(internals(mem).decay.dormant(st, now))
     return {
         "memories": len(rows),
         "active": len(rows) - dormant,
@@ -518,9 +520,11 @@ def simulate(
                 rehearsed = 0
                 target_dormant = target_rehearsed = None
                 if t.kind in ASKING:
-                    row = mem.catalog.note_by_id(node_of[target]) if target in node_of else None
+                    row = internals(mem).catalog.note_by_id(node_of[target]) if target in node_of else None
                     if row is not None:
-                        target_dormant = mem.decay.dormant(mem.decay.state(row.meta, row.path), at)
+                        target_dormant = internals(mem).decay.dormant(
+                            internals(mem).decay.state(row.meta, row.path), at
+                        )
                     got = mem.recall(t.text, k=K, now=at + dt.timedelta(seconds=30), decay=variant.recall_decay)
                     hits = [memory_of.get(h.node_id, "?") for h in got]
                     rehearsed = sum(h.rehearsed for h in got)

@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..data.synth import build_synth
 from ..harness import Result, RunOptions, cache_key, index_report, log, table
@@ -99,8 +101,8 @@ def pipeline_once(
         t1 = time.perf_counter()
         rep = mem.index(progress=None)
         t2 = time.perf_counter()
-        chunks = mem.catalog.chunk_count()
-        stored = mem.store.count() if mem.store is not None else None
+        chunks = internals(mem).catalog.chunk_count()
+        stored = internals(mem).store.count() if internals(mem).store is not None else None
     t3 = time.perf_counter()
     if profile is not None:
         profile.disable()

@@ -28,6 +28,7 @@ from typing import Any
 
 from vault_memory import lexical
 from vault_memory.catalog import Catalog, fts_query
+from vault_memory.internals import internals
 
 from .. import metrics
 from ..data.synth import build_synth, sample_queries
@@ -70,7 +71,7 @@ def study(n: int, n_queries: int, cache: Path, minilm: Any) -> dict[str, Any]:
         rep = mem.index(progress=None)
         out["reconcile_seconds"] = round(time.perf_counter() - t, 2)
         out["reconcile_counts"] = rep.counts
-        cat: Catalog = mem.catalog
+        cat: Catalog = internals(mem).catalog
         out["chunks"] = cat.chunk_count()
         queries = sample_queries(n_queries)
         matches = [

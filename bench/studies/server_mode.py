@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..data.synth import build_synth, sample_queries
 from ..harness import REPO, Result, RunOptions, log, table
@@ -50,7 +52,7 @@ def _ms(values: list[float]) -> dict[str, float]:
 def _timed_store_writes(mem: Any) -> Iterator[dict[str, float]]:
     """Add up the seconds spent in the store's upsert/delete while the block runs."""
     acc = {"seconds": 0.0, "rows": 0.0}
-    store = mem.store
+    store = internals(mem).store
     originals: dict[str, Callable[..., Any]] = {"upsert": store.upsert, "delete": store.delete}
 
     def wrap(name: str) -> Callable[..., Any]:
@@ -86,7 +88,7 @@ def open_backend(vault: Path, index_dir: Path, url: str | None) -> Any:
 def measure_indexing(label: str, mem: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": label}
     t = time.perf_counter()
-    store = mem.store
+    store = internals(mem).store
     out["open_seconds"] = round(time.perf_counter() - t, 3)
     out["collection"] = store.name
     with _timed_store_writes(mem) as writes:
@@ -107,10 +109,10 @@ def measure_indexing(label: str, mem: Any) -> dict[str, Any]:
 
     store.drop()
     t = time.perf_counter()
-    mem.resync_store()  # an Indexer re-syncs a store that lost rows as it opens it; either way all come back
+    internals(mem).resync_store()  # an Indexer re-syncs a store that lost rows as it opens it; either way all come back
     refill = time.perf_counter() - t
     fixed = store.count()
-    assert fixed == mem.catalog.chunk_count()
+    assert fixed == internals(mem).catalog.chunk_count()
     out["store_refill"] = {"chunks": fixed, "seconds": round(refill, 2), "chunks_per_s": round(fixed / refill, 1)}
     log(f"  {label}: store refill {out['store_refill']}")
 

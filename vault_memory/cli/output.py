@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
+from ..internals import internals
+
 if TYPE_CHECKING:
     from vault_memory.indexer import IndexReport
     from vault_memory.memory import Memory
@@ -151,7 +153,7 @@ def ensure_current(mem: Memory) -> None:
     """Reconcile before reading, with progress, unless another process is writing the index."""
     progress = Progress("indexing")
     try:
-        mem.ensure_current(progress)
+        internals(mem).ensure_current(progress)
     finally:
         progress.close()
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from ..internals import internals
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
 from .output import Progress, emit_json, ensure_current, note, render_index_report, say
 
@@ -29,7 +30,8 @@ def index(
     with state(ctx).memory() as mem:
         # Many new texts are written to the catalog first: recall finds them by keyword meanwhile.
         progress = Progress(
-            "embedding", detail=lambda: "" if mem.vectors().complete else "  (recall answers by keyword until done)"
+            "embedding",
+            detail=lambda: "" if internals(mem).vectors().complete else "  (recall answers by keyword until done)",
         )
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
@@ -65,8 +67,8 @@ def recall(
     with state(ctx).memory() as mem:
         # The query's vector will be needed (unless no chunk has one yet: a first index is
         # being written): load the model meanwhile.
-        if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
-            mem.warm_query(query)
+        if (mode is not Mode.bm25 or not no_decay) and internals(mem).vectors().embedded > 0:
+            internals(mem).warm_query(query)
         ensure_current(mem)
         hits = mem.recall(
             query,
@@ -82,8 +84,8 @@ def recall(
             before=before,
             explain=explain,
         )
-        vectors = mem.vectors()
-        writer = None if vectors.complete or mem.lock.held else mem.lock.holder_pid()
+        vectors = internals(mem).vectors()
+        writer = None if vectors.complete or internals(mem).lock.held else internals(mem).lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
     if not vectors.complete:
         by = f"process {writer} is embedding them" if writer else "`vault-memory index` embeds them"

@@ -31,6 +31,7 @@ from pydantic import Field
 
 from ..errors import LockHeldError, NoteNotFoundError, UnsafePathError, VaultMemoryError
 from ..filters import WHEN_HELP, make_filter
+from ..internals import internals
 from ..recall import Hit
 from ..review import review_path
 from .schemas import (
@@ -280,7 +281,7 @@ class Tools:
         got, described = _filters(tags, folder, type, after, before)
         why = bool(explain)
         hits, vectors = self.service.call(
-            lambda m: (m.recall(q, k=n, explain=why, **got.kwargs()), m.vectors().to_dict())
+            lambda m: (m.recall(q, k=n, explain=why, **got.kwargs()), internals(m).vectors().to_dict())
         )
         lexical = any(h.lexical_only for h in hits) or not vectors["complete"]
         note = _progress_note(lexical, vectors)
@@ -378,7 +379,9 @@ class Tools:
     ) -> PrefetchOut:
         t, b = _text(text, "text", TURN_MAX), _int(budget, "budget", BUDGET_MIN, BUDGET_MAX)
         got, _ = _filters(tags, folder, type, after, before)
-        result, vectors = self.service.call(lambda m: (m.prefetch(t, budget=b, **got.kwargs()), m.vectors().to_dict()))
+        result, vectors = self.service.call(
+            lambda m: (m.prefetch(t, budget=b, **got.kwargs()), internals(m).vectors().to_dict())
+        )
         lexical = not vectors["complete"]
         return {
             "lexical_only": lexical,
