@@ -1,4 +1,11 @@
-"""Links from what an agent writes to the notes it names: "Maya prefers written updates" ->
+"""Links: the one module for `[[wikilink]]` syntax, read and written, and for linking mentions.
+
+Reading and writing a link (`is_link`, `link_names`, `stems`, `link_text`: `[[Name]]` as
+Obsidian writes it, the shortest path when possible) lives here, used by relations.py (the
+supersession relations, stored as links), staging, review and the mentions below. Which note a
+name means is resolve.py's (over names.py's table); the related-notes query is related.py's.
+
+Links from what an agent writes to the notes it names: "Maya prefers written updates" ->
 "[[Maya Chen|Maya]] prefers written updates", because Maya Chen's note has the alias Maya.
 
 Conservative on purpose: a wrong link is worse than a missing one, since it puts a memory on
@@ -24,11 +31,11 @@ catalog (2 busy cores): 0.15 s a memory, against 2 s when every row and every na
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from .errors import VaultMemoryError
-from .relations import link_text, stems
 from .workspace import Workspace
 
 MIN_CHARS = 3
@@ -53,6 +60,57 @@ _PROTECTED = re.compile(
     r"|\b(?:https?|ftp|file|obsidian)://\S+"  # bare URL
     r"|(?<!\S)#[\w/-]+"  # #tag
 )
+
+
+_LINK = re.compile(r"^!?\[\[([^\[\]]+)\]\]$")
+
+
+def is_link(value: str) -> bool:
+    return _LINK.match(value.strip()) is not None
+
+
+def link_names(value: str, stem: str) -> bool:
+    """Whether the link `value` names a note by this file name (ignoring case, heading and shown text)."""
+    m = _LINK.match(value.strip())
+    if m is None:
+        return False
+    target = m.group(1).split("|", 1)[0].split("#", 1)[0].strip().removesuffix(".md")
+    return target.casefold() == stem.casefold() or target.casefold().endswith("/" + stem.casefold())
+
+
+def stems(paths: Iterable[str]) -> dict[str, list[str]]:
+    """casefolded file name -> the paths with that name."""
+    out: dict[str, list[str]] = {}
+    for p in paths:
+        name = p.rsplit("/", 1)[-1]
+        out.setdefault((name[:-3] if name.lower().endswith(".md") else name).casefold(), []).append(p)
+    return out
+
+
+def link_text(rel: str, taken: Mapping[str, Sequence[str]], title: str = "", *, table: bool = False) -> str:
+    """`[[Name]]` for the note at `rel`, as Obsidian writes it ("shortest path when possible").
+
+    The file name alone when no other note has it (`taken`: `stems` of the vault's notes),
+    else the path without `.md`; `|title` when the title reads differently from the file name.
+    `table=True` escapes the `|` for a Markdown table cell.
+    """
+    pure = PurePosixPath(rel)
+    others = [p for p in taken.get(pure.stem.casefold(), []) if p != rel]
+    target = pure.stem if not others else rel.removesuffix(".md")
+    shown = title.strip()
+    bar = "\\|" if table else "|"
+    if shown and shown != pure.stem and "]]" not in shown and "[[" not in shown:
+        return f"[[{target}{bar}{shown.replace('|', '-')}]]"
+    return f"[[{target}]]"
+
+
+def note_stems(ws: Workspace, *, extra: Iterable[str] = ()) -> dict[str, list[str]]:
+    """`stems` of every indexed note, plus `extra` paths (files on disk the index may not have yet)."""
+    try:
+        paths = list(ws.catalog.path_hashes())
+    except VaultMemoryError:
+        paths = []
+    return stems(dict.fromkeys([*paths, *extra]))
 
 
 @dataclass(frozen=True)
@@ -178,4 +236,17 @@ def link_for(ws: Workspace, text: str) -> str:
     return link_mentions(text, mention_targets(ws, text))
 
 
-__all__ = ["GENERIC", "Mention", "NameRow", "link_for", "link_mentions", "mention_targets", "mentions_from_rows"]
+__all__ = [
+    "GENERIC",
+    "Mention",
+    "NameRow",
+    "is_link",
+    "link_for",
+    "link_mentions",
+    "link_names",
+    "link_text",
+    "mention_targets",
+    "mentions_from_rows",
+    "note_stems",
+    "stems",
+]

@@ -1,9 +1,13 @@
 """Every note's names, as Obsidian's quick switcher and its [[links]] see them (pure).
 
-Built from the catalog's light name rows (node_id, path, title, aliases) and kept by `Memory`
+Built from the catalog's light name rows (node_id, path, title, aliases) and kept by `IndexFolder`
 until a note's path, title or aliases change (catalog `names_gen`): building it for 10,000
 notes takes ~50 ms, and every command that takes a note, and every link `related` follows,
 asks it.
+
+The table of names, apart from resolve.py (which note a name means) only because it sits under
+the workspace: `Workspace.note_names` hands it out, and resolve.py takes a workspace. The two are
+one concern, resolving a name to a note; links are linking.py's, the relations relations.py's.
 """
 
 from __future__ import annotations

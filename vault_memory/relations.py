@@ -11,26 +11,28 @@ typed by hand are all read, through resolve.py, so an existing vault keeps worki
 Ranking compares identities (a note's node_id, or `path:<rel>` for a note without one):
 `with_identities` translates link values into those identities on the catalog rows recall
 ranks, so ranking.py never sees a link.
+
+One module per concern for names and links (issue 25): this one holds the supersession
+relations only; the link syntax they are written in is linking.py's, which note a name means
+resolve.py's, the related-notes query related.py's.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from pathlib import PurePosixPath
 from typing import Any
 
 from .catalog import NoteRow
 from .errors import VaultMemoryError
+from .linking import is_link
 from .resolve import resolve_target
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 RELATION_KEYS = ("supersedes", "superseded_by", "conflicts_with")
-_LINK = re.compile(r"^!?\[\[([^\[\]]+)\]\]$")
 
 
 def relation_values(value: Any) -> list[str]:
@@ -57,54 +59,6 @@ def relation_values(value: Any) -> list[str]:
         if text:
             out.append(text)
     return out
-
-
-def is_link(value: str) -> bool:
-    return _LINK.match(value.strip()) is not None
-
-
-def link_names(value: str, stem: str) -> bool:
-    """Whether the link `value` names a note by this file name (ignoring case, heading and shown text)."""
-    m = _LINK.match(value.strip())
-    if m is None:
-        return False
-    target = m.group(1).split("|", 1)[0].split("#", 1)[0].strip().removesuffix(".md")
-    return target.casefold() == stem.casefold() or target.casefold().endswith("/" + stem.casefold())
-
-
-def stems(paths: Iterable[str]) -> dict[str, list[str]]:
-    """casefolded file name -> the paths with that name."""
-    out: dict[str, list[str]] = {}
-    for p in paths:
-        name = p.rsplit("/", 1)[-1]
-        out.setdefault((name[:-3] if name.lower().endswith(".md") else name).casefold(), []).append(p)
-    return out
-
-
-def link_text(rel: str, taken: Mapping[str, Sequence[str]], title: str = "", *, table: bool = False) -> str:
-    """`[[Name]]` for the note at `rel`, as Obsidian writes it ("shortest path when possible").
-
-    The file name alone when no other note has it (`taken`: `stems` of the vault's notes),
-    else the path without `.md`; `|title` when the title reads differently from the file name.
-    `table=True` escapes the `|` for a Markdown table cell.
-    """
-    pure = PurePosixPath(rel)
-    others = [p for p in taken.get(pure.stem.casefold(), []) if p != rel]
-    target = pure.stem if not others else rel.removesuffix(".md")
-    shown = title.strip()
-    bar = "\\|" if table else "|"
-    if shown and shown != pure.stem and "]]" not in shown and "[[" not in shown:
-        return f"[[{target}{bar}{shown.replace('|', '-')}]]"
-    return f"[[{target}]]"
-
-
-def note_stems(ws: Workspace, *, extra: Iterable[str] = ()) -> dict[str, list[str]]:
-    """`stems` of every indexed note, plus `extra` paths (files on disk the index may not have yet)."""
-    try:
-        paths = list(ws.catalog.path_hashes())
-    except VaultMemoryError:
-        paths = []
-    return stems(dict.fromkeys([*paths, *extra]))
 
 
 class Identities:
@@ -188,11 +142,6 @@ def with_identities(ws: Workspace, rows: Mapping[str, NoteRow]) -> dict[str, Not
 __all__ = [
     "RELATION_KEYS",
     "Identities",
-    "is_link",
-    "link_names",
-    "link_text",
-    "note_stems",
     "relation_values",
-    "stems",
     "with_identities",
 ]

@@ -12,6 +12,9 @@ A target may be:
 Paths are untrusted: `..`, absolute paths and symlinks out of the vault are refused
 (notefile.safe_path). A name that fits several notes equally well is an error that lists
 them (a write must not guess); one that fits none lists the nearest names.
+
+The one resolver (issue 25: one module per concern for names and links): the table of names it
+looks in is names.py's (pure, under the workspace); link syntax is linking.py's.
 """
 
 from __future__ import annotations

@@ -43,9 +43,10 @@ from .decay import MemoryState
 from .errors import ConcurrentEditError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import local_zone, parse_int, parse_time
 from .keptout import KeptOutNote
+from .linking import link_text, note_stems
 from .notefile import GENERATED_BY, ParsedNote, move_note, read_note, write_note
 from .records import StagedMemory, iso
-from .relations import Identities, link_text, note_stems, relation_values
+from .relations import Identities, relation_values
 from .staging import scan_staged
 from .text import folder_setting, ignore_pattern, in_folder, review_path, split_title, unlink
 from .workspace import Workspace, now_utc

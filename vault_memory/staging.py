@@ -52,12 +52,12 @@ from .edits import (
 from .errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from .fields import parse_bool, parse_list, parse_time
 from .hashing import sha256_hex
-from .linking import link_for
+from .linking import link_for, link_names, link_text, note_stems
 from .markdown import chunk_body
 from .notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
 from .obsidian import date_from_name
 from .records import CommitReport, Committed, Conflict, Left, StagedMemory, iso
-from .relations import Identities, link_names, link_text, note_stems, relation_values
+from .relations import Identities, relation_values
 from .resolve import resolve_note
 from .text import (
     clean_input,
