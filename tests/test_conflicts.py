@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NOW, MemoryFactory, snapshot, write_notes
-from vault_memory.conflicts import negated, says_the_same, statements, words
-from vault_memory.embedders import make_embedder
+from vault_memory.index.embedders import make_embedder
 from vault_memory.internals import internals
+from vault_memory.lifecycle.conflicts import negated, says_the_same, statements, words
 from vault_memory.memory import Memory
 
 

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
+from vault_memory.index.vectorstore import VectorStore
 from vault_memory.internals import internals
-from vault_memory.vectorstore import VectorStore
 
 QUERIES = ["sourdough starter", "agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows"]
 
@@ -54,7 +54,7 @@ def test_unchanged_vault_never_opens_chroma(make_memory: MemoryFactory, vault: P
         import sys
         from pathlib import Path
         from vault_memory.config import Config
-        from vault_memory.embedders import FakeEmbedder
+        from vault_memory.index.embedders import FakeEmbedder
         from vault_memory.memory import Memory
         cfg = Config(vault=Path({str(vault)!r}), index_dir=Path({str(index_dir)!r}), embedder="fake", read_only=True)
         with Memory(cfg, embedder=FakeEmbedder()) as mem:
@@ -129,8 +129,8 @@ def test_exact_rows_come_from_the_same_snapshot_as_the_vectors() -> None:
     """Another process may change the vectors between two reads of them: the row map a searcher
     uses must be the one of the matrix in hand (save_race caught rows of one generation applied
     to the matrix of the next: IndexError)."""
-    from vault_memory.catalog import ChunkRow
-    from vault_memory.search import Searcher
+    from vault_memory.index.catalog import ChunkRow
+    from vault_memory.search.search import Searcher
 
     two = (["a#0", "b#0"], np.eye(2, 4, dtype=np.float32))
     one = (["b#0"], np.eye(1, 4, k=2, dtype=np.float32))

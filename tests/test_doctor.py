@@ -16,15 +16,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import write_notes
-from vault_memory.atomic import TMP_PREFIX
 from vault_memory.cli import app
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.index.lock import LOCK_NAME
 from vault_memory.internals import internals
-from vault_memory.lock import LOCK_NAME
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
+from vault_memory.vault.atomic import TMP_PREFIX
+from vault_memory.vault.notefile import read_note
 
 NOTES = {
     "a.md": "---\nnode_id: aaaa0000aaaa0000\n---\n# A\n\nApples and pears.\n",

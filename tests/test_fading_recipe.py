@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory.fields import parse_bool, parse_time
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
+from vault_memory.vault.fields import parse_bool, parse_time
+from vault_memory.vault.notefile import read_note
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 DAY = dt.timedelta(days=1)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NOW, MemoryFactory, write_notes
-from vault_memory.calibration import FAKE
 from vault_memory.errors import ConfigError
-from vault_memory.filters import NoteFilter, make_filter, parse_when
+from vault_memory.index.calibration import FAKE
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
+from vault_memory.search.filters import NoteFilter, make_filter, parse_when
 
 NOTES = {
     "Travel/Japan 2025.md": "---\ntags: [travel/japan]\ndate: 2025-04-02\n---\nKyoto trip: temples, trains, ramen.\n",

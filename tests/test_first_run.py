@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory import indexer as indexer_mod
 from vault_memory.doctor import diagnose
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index import indexer as indexer_mod
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.memory import READER_EMBED_BUDGET
 
@@ -173,9 +173,9 @@ def test_recall_answers_within_seconds_while_another_process_embeds(vault: Path,
     bulk(vault, 300)
     slow_index = textwrap.dedent("""
         import sys, time
-        import vault_memory.indexer
-        vault_memory.indexer.INLINE_TEXTS = 100  # the 5,000 chunks of 2,000 notes, in less test time
-        from vault_memory.embedders import FakeEmbedder
+        import vault_memory.index.indexer
+        vault_memory.index.indexer.INLINE_TEXTS = 100  # the 5,000 chunks of 2,000 notes, in less test time
+        from vault_memory.index.embedders import FakeEmbedder
         real = FakeEmbedder.embed
         def slow(self, texts):  # 20 texts a second: minutes for this vault
             time.sleep(0.05 * len(texts))
@@ -566,7 +566,7 @@ def test_a_vault_with_a_note_too_fresh_to_stamp_is_not_settled(make_memory: Memo
 
 
 def test_exact_vectors_file_round_trips_and_refuses_anything_else(tmp_path: Path) -> None:
-    from vault_memory import exactfile
+    from vault_memory.index import exactfile
 
     path = tmp_path / exactfile.FILE_NAME
     ids = [f"n{i}#0" for i in range(exactfile.MIN_ROWS)]
@@ -587,7 +587,7 @@ def test_exact_vectors_file_round_trips_and_refuses_anything_else(tmp_path: Path
 def test_a_new_process_reads_the_exact_vectors_from_the_file_while_they_are_current(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_memory import exactfile
+    from vault_memory.index import exactfile
 
     monkeypatch.setattr(exactfile, "MIN_ROWS", 1)
     bulk(vault, 30)
@@ -596,7 +596,7 @@ def test_a_new_process_reads_the_exact_vectors_from_the_file_while_they_are_curr
     want = {h.path for h in mem.recall("zebra3 kettle", k=5, touch=False, now=NOW)}
     assert (internals(mem).index_dir / exactfile.FILE_NAME).is_file()
     mem.close()
-    from vault_memory import catalog as catalog_mod
+    from vault_memory.index import catalog as catalog_mod
 
     loads: list[int] = []
     real = catalog_mod.Catalog.all_chunk_vectors

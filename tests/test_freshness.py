@@ -14,14 +14,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import MemoryFactory
-from vault_memory.calibration import MINILM
-from vault_memory.catalog import ChunkRow
 from vault_memory.cli import app
-from vault_memory.decay import state_from_meta
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import MINILM
+from vault_memory.index.catalog import ChunkRow
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
-from vault_memory.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
-from vault_memory.windows import WindowCache, pick_windows, picks, split_windows, window_terms
+from vault_memory.search.decay import state_from_meta
+from vault_memory.search.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
+from vault_memory.search.windows import WindowCache, pick_windows, picks, split_windows, window_terms
 
 NOW = dt.datetime(2024, 12, 1, 18, 0, tzinfo=dt.UTC)
 

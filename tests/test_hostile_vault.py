@@ -14,7 +14,7 @@ from tests.conftest import MemoryFactory
 from vault_memory.doctor import diagnose
 from vault_memory.errors import NoteParseError
 from vault_memory.internals import internals
-from vault_memory.notefile import parse_note
+from vault_memory.vault.notefile import parse_note
 
 EXE = str(Path(sys.executable).parent / "vault-memory")
 

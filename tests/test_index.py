@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from tests.conftest import MemoryFactory, snapshot
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import EmbedderMismatchError, LockHeldError
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
-from vault_memory.notefile import read_note
+from vault_memory.vault.notefile import read_note
 
 
 def index_state(mem: object) -> dict[str, tuple[str, str]]:
@@ -227,7 +227,7 @@ class FailingEmbedder(FakeEmbedder):
 def test_interrupted_index_resumes_without_reembedding(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     monkeypatch.setattr(indexer, "EMBED_SLICE", 8)
     monkeypatch.setattr(indexer, "WAVE_CHUNKS", 16)
@@ -256,7 +256,7 @@ def store_vectors(mem: Any, ids: list[str]) -> dict[str, np.ndarray]:
 def test_edit_writes_only_changed_chunks_and_a_crash_cannot_leave_an_old_vector(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     mem = make_memory(exact_search_limit=0)  # the store is opened and written as on a large vault
     mem.index()
@@ -337,7 +337,7 @@ def test_second_writer_gets_clear_message(make_memory: MemoryFactory) -> None:
 
 
 def test_vault_bytes_change_only_in_owned_keys(make_memory: MemoryFactory, vault: Path) -> None:
-    from vault_memory.notefile import OWNED_KEYS
+    from vault_memory.vault.notefile import OWNED_KEYS
 
     before = snapshot(vault)
     mem = make_memory()
@@ -387,7 +387,7 @@ def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory,
 def test_changed_chunking_rules_rechunk_without_reembedding_known_text(
     make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     fake = FakeEmbedder()
     mem = make_memory(fake)

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import parse_note
+from vault_memory.vault.notefile import parse_note
 
 WORDS = st.sampled_from("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split())
 TEXT = st.lists(WORDS, min_size=1, max_size=12).map(" ".join)

@@ -15,8 +15,8 @@ from tests.faults import cli, no_traceback
 from vault_memory.cli import execute
 from vault_memory.cli.output import clean
 from vault_memory.config import RANGES, Config, check_setting, resolve_config
-from vault_memory.embedders import FakeEmbedder, embed_query, query_windows
 from vault_memory.errors import ConfigError
+from vault_memory.index.embedders import FakeEmbedder, embed_query, query_windows
 from vault_memory.internals import internals
 
 # -- config numbers with ranges -------------------------------------------------------------------

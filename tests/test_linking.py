@@ -8,8 +8,8 @@ import pytest
 
 from tests.conftest import NOW, MemoryFactory
 from vault_memory.internals import internals
-from vault_memory.linking import Mention, NameRow, link_mentions, mentions_from_rows
-from vault_memory.notefile import read_note
+from vault_memory.lifecycle.linking import Mention, NameRow, link_mentions, mentions_from_rows
+from vault_memory.vault.notefile import read_note
 
 
 def row(path: str, title: str = "", aliases: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> NameRow:

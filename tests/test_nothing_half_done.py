@@ -29,17 +29,18 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from tests.conftest import NOW, MemoryFactory, snapshot
-from vault_memory import atomic, requests
-from vault_memory.calibration import FAKE
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import ConcurrentEditError, NoteNotFoundError
+from vault_memory.index import requests
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.mcp_server import Service, build_server
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
 from vault_memory.text import note_name, safe_file_name
+from vault_memory.vault import atomic
+from vault_memory.vault.notefile import read_note
 
 #: every hit counts as used (rehearsed), whatever its cosine
 EVERY_HIT_USED = replace(FAKE, strong=-1.0)
@@ -94,7 +95,7 @@ def test_a_remember_that_fails_after_staging_takes_its_draft_back(
 ) -> None:
     """The supersedes target resolves, but linking it fails (a person is saving it): the draft the call
     staged is removed again, so the vault is as it was, and commit_all finds nothing."""
-    from vault_memory import staging
+    from vault_memory.lifecycle import staging
 
     mem = make_memory()
     mem.index()
@@ -117,7 +118,7 @@ def test_commit_all_leaves_a_failed_remembers_leftover(make_memory: MemoryFactor
     says so (`staged_by: remember`): commit_all never commits it; naming it commits it."""
     mem = make_memory()
     mem.index()
-    from vault_memory import staging
+    from vault_memory.lifecycle import staging
 
     sm = staging._stage(internals(mem), ROUTER, "Router", False, [], NOW, [], made_by="remember")
     report = mem.commit_all()

@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import NOW, MemoryFactory, snapshot
-from vault_memory.calibration import FAKE
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
+from vault_memory.lifecycle.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
+from vault_memory.lifecycle.staging import is_pointer
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
-from vault_memory.staging import is_pointer
+from vault_memory.vault.notefile import read_note
 
 DAY = dt.timedelta(days=1)
 
@@ -471,7 +471,7 @@ def test_pointer_turns(turn: str, pointing: bool) -> None:
 
 @pytest.mark.model
 def test_true_synonym_refreshes_with_minilm(make_memory: MemoryFactory, tmp_path: Path) -> None:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     v = tmp_path / "syn"
     put(

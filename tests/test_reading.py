@@ -10,8 +10,8 @@ import pytest
 from tests.conftest import NOW, MemoryFactory, snapshot, write_notes
 from vault_memory.errors import ConfigError, NoteError, NoteNotFoundError, UnsafePathError
 from vault_memory.internals import internals
+from vault_memory.lifecycle.reading import parse_lines
 from vault_memory.memory import Memory
-from vault_memory.reading import parse_lines
 
 LONG = "\n".join(f"Line {i} of the long log." for i in range(1, 501))
 NOTES = {

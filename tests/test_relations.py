@@ -10,10 +10,10 @@ import yaml
 
 from tests.conftest import NOW, MemoryFactory
 from vault_memory.internals import internals
-from vault_memory.linking import link_names, link_text, stems
+from vault_memory.lifecycle.linking import link_names, link_text, stems
+from vault_memory.lifecycle.relations import relation_values
 from vault_memory.memory import Memory
-from vault_memory.notefile import parse_note, read_note
-from vault_memory.relations import relation_values
+from vault_memory.vault.notefile import parse_note, read_note
 
 DAY = dt.timedelta(days=1)
 SLACK = "We use Slack for the team chat."

@@ -31,10 +31,8 @@ from tests.faults import (
     scribble,
     tmpfs,
 )
-from vault_memory import atomic, indexfolder
+from vault_memory import indexfolder
 from vault_memory import memory as memory_module
-from vault_memory.calibration import FAKE
-from vault_memory.catalog import Catalog
 from vault_memory.doctor import diagnose, fix
 from vault_memory.errors import (
     IndexNotWritableError,
@@ -43,8 +41,11 @@ from vault_memory.errors import (
     StorageError,
     VaultNotWritableError,
 )
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.catalog import Catalog
+from vault_memory.index.lock import WriterLock
 from vault_memory.internals import internals
-from vault_memory.lock import WriterLock
+from vault_memory.vault import atomic
 from vault_memory.watch import Watcher
 
 pytestmark = pytest.mark.posix
@@ -421,7 +422,7 @@ def test_a_holder_notices_its_lock_file_replaced(tmp_path: Path) -> None:
 
 
 def test_an_acquirer_retries_when_the_file_is_replaced_while_it_locks(tmp_path: Path) -> None:
-    from vault_memory.lock import BACKEND
+    from vault_memory.index.lock import BACKEND
 
     class Replacing:
         name = BACKEND.name

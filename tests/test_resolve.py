@@ -9,8 +9,8 @@ import pytest
 from tests.conftest import MemoryFactory, write_notes
 from vault_memory.errors import NoteNotFoundError, UnsafePathError
 from vault_memory.internals import internals
+from vault_memory.lifecycle.resolve import AmbiguousTargetError, resolve_target, split_link
 from vault_memory.memory import Memory
-from vault_memory.resolve import AmbiguousTargetError, resolve_target, split_link
 
 NOTES = {
     "People/Maya Chen.md": "---\naliases: [Maya, MC]\nnode_id: maya0001\n---\n# Maya Chen\n\n## Projects\nAtlas.\n",

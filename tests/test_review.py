@@ -18,15 +18,15 @@ from typer.testing import CliRunner
 
 from tests.conftest import NOW, MemoryFactory
 from vault_memory import watch
-from vault_memory.calibration import FAKE
 from vault_memory.cli import app
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
+from vault_memory.lifecycle.resolve import resolve_target
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.resolve import resolve_target
-from vault_memory.review import content_hash
+from vault_memory.review.review import content_hash
+from vault_memory.vault.notefile import read_note
 
 DAY = dt.timedelta(days=1)
 COFFEE = (

@@ -39,9 +39,9 @@ from tests.test_index import (  # noqa: F401  (collected again, here against the
     test_rename_and_move_keep_id_and_vectors,
     test_second_writer_gets_clear_message,
 )
-from vault_memory import vectorstore
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import ConfigError, VectorStoreUnavailableError
+from vault_memory.index import vectorstore
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
 
@@ -327,7 +327,7 @@ class StopsServer(FakeEmbedder):
 def test_server_dies_during_index_then_catches_up(
     make_memory: MemoryFactory, vault: Path, tmp_path: Path, own_server: ChromaServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     reference_mem = make_memory(chroma_url=None, index_dir=tmp_path / "reference")
     reference_mem.index()  # assigns node_ids, so the outage run below writes nothing to the vault

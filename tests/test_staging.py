@@ -22,12 +22,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import NOW, MemoryFactory, snapshot
-from vault_memory import notefile
-from vault_memory.calibration import FAKE
-from vault_memory.calibration import save as save_calibration
 from vault_memory.cli import app
-from vault_memory.decay import state_from_meta
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import (
     ConcurrentEditError,
     ConfigError,
@@ -35,10 +30,15 @@ from vault_memory.errors import (
     NoteNotFoundError,
     UnsafePathError,
 )
-from vault_memory.fields import parse_time
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.calibration import save as save_calibration
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import parse_note, read_note
+from vault_memory.search.decay import state_from_meta
+from vault_memory.vault import notefile
+from vault_memory.vault.fields import parse_time
+from vault_memory.vault.notefile import parse_note, read_note
 
 REPO = Path(__file__).resolve().parent.parent
 DAY = dt.timedelta(days=1)
@@ -389,7 +389,7 @@ def test_commit_all_leaves_a_note_being_edited(mem: Memory, empty_vault: Path, m
             p.write_text(p.read_text(encoding="utf-8") + "human typing\n", encoding="utf-8")
         return real(vault, rel, **kw)
 
-    monkeypatch.setattr("vault_memory.staging.write_note", racing)
+    monkeypatch.setattr("vault_memory.lifecycle.staging.write_note", racing)
     report = mem.commit_all(now=NOW)
     assert [c.node_id for c in report.committed] == [b.node_id]
     [left] = report.left
@@ -465,9 +465,9 @@ def test_supersedes_is_undone_when_the_new_one_cannot_be_committed(
     def busy(*a: Any, **kw: Any) -> Any:
         raise ConcurrentEditError(sm.path, "changed on disk")
 
-    monkeypatch.setattr("vault_memory.staging.move_note", busy)
+    monkeypatch.setattr("vault_memory.lifecycle.staging.move_note", busy)
     report = mem.commit([sm.node_id], supersedes="old.md", now=NOW)
-    monkeypatch.setattr("vault_memory.staging.move_note", real)
+    monkeypatch.setattr("vault_memory.lifecycle.staging.move_note", real)
     assert report.committed == [] and report.left[0].code == "busy"
     assert "superseded_by" not in meta_of(empty_vault, "old.md")
     assert staged_files(empty_vault) == [sm.path]
@@ -657,7 +657,7 @@ def test_log_keeps_human_content_and_retries_a_race(
             p.write_text(p.read_text(encoding="utf-8") + "\n- 11:59 typed by the human\n", encoding="utf-8")
         return real(vault, path, **kw)
 
-    monkeypatch.setattr("vault_memory.edits.write_note", racing)
+    monkeypatch.setattr("vault_memory.lifecycle.edits.write_note", racing)
     mem.log("agent entry", now=NOW)
     assert calls["n"] == 2
     raw = (empty_vault / rel).read_bytes()  # (indexing then gave the note a node_id)
@@ -766,7 +766,7 @@ def test_human_edit_between_read_and_write_is_never_lost(
         (vault / rel).write_bytes(human)
         return parsed
 
-    monkeypatch.setattr("vault_memory.edits.read_note", read_then_human_saves)
+    monkeypatch.setattr("vault_memory.lifecycle.edits.read_note", read_then_human_saves)
     hits = mem.recall("boiler service", now=NOW)
     assert [h.path for h in hits] == ["a.md"]
     raw = (empty_vault / "a.md").read_bytes()

@@ -23,14 +23,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_notes
-from vault_memory.calibration import FAKE, Calibration
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import FAKE, Calibration
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.vault import IgnoreRules, iter_note_paths
+from vault_memory.vault.notefile import read_note
+from vault_memory.vault.walk import IgnoreRules, iter_note_paths
 from vault_memory.watch import BatchResult, Watcher
 
 NOTES = {  # with node_ids, as notes the memory has written into before (moves keep them)
@@ -436,7 +436,7 @@ def test_watch_cli_lock_readers_and_sigterm(wvault: Path, base: Path) -> None:
 
 KILL_SCRIPT = textwrap.dedent("""
     import sys, time
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
     real = indexer.Indexer._write_note
     def slow(self, *a, **kw):  # a bigger vault, in less test time: each note's write takes a while
         time.sleep(0.02)

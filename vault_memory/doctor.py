@@ -23,18 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from .atomic import TMP_PREFIX
-from .edits import PATIENCE, staging_folder
 from .errors import CatalogCorruptError, VaultMemoryError
-from .indexer import Indexer
+from .index.indexer import Indexer
+from .index.planner import Kind
+from .index.storecheck import changed_behind_our_back, check_store
+from .index.vectorstore import STORE_FOLDER, describe_target
 from .internals import internals
+from .lifecycle.edits import PATIENCE, staging_folder
 from .memory import Memory
-from .notefile import move_note, new_node_id, read_note, write_note
-from .planner import Kind
-from .storecheck import changed_behind_our_back, check_store
-from .synccopies import conflict_copy
 from .text import note_name
-from .vectorstore import STORE_FOLDER, describe_target
+from .vault.atomic import TMP_PREFIX
+from .vault.notefile import move_note, new_node_id, read_note, write_note
+from .vault.synccopies import conflict_copy
 
 log = logging.getLogger(__name__)
 

@@ -29,13 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from . import exactfile, requests
-from .calibration import Calibration
-from .calibration import resolve as resolve_calibration
-from .catalog import Catalog, VectorProgress, chunk_owner, recorded_embedder
 from .config import Config, resolve_config
-from .decay import DecayModel
-from .embedders import Embedder, make_embedder
 from .errors import (
     CatalogCorruptError,
     EmbedderError,
@@ -47,22 +41,28 @@ from .errors import (
     VectorStoreCorruptError,
     VectorStoreUnavailableError,
 )
-from .fields import stated_epoch
-from .indexer import Indexer, IndexReport, jsonable
-from .integrity import is_corruption, is_unwritable, salvage_vectors
-from .lock import WriterLock
-from .names import Names
-from .notefile import ParsedNote, file_node_id
-from .queryvectors import QueryEmbedder
-from .search import Searcher
+from .index import exactfile, requests
+from .index.calibration import Calibration
+from .index.calibration import resolve as resolve_calibration
+from .index.catalog import Catalog, VectorProgress, chunk_owner, recorded_embedder
+from .index.embedders import Embedder, make_embedder
+from .index.indexer import Indexer, IndexReport, jsonable
+from .index.integrity import is_corruption, is_unwritable, salvage_vectors
+from .index.lock import WriterLock
+from .index.queryvectors import QueryEmbedder
+from .index.vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
+from .search.decay import DecayModel
+from .search.search import Searcher
+from .search.windows import WindowCache, WindowScorer, open_cache
+from .search.workspace import Bookkeeping
 from .text import ignore_pattern
-from .vault import IgnoreRules, walk_notes
-from .vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
-from .windows import WindowCache, WindowScorer, open_cache
-from .workspace import Bookkeeping
+from .vault.fields import stated_epoch
+from .vault.names import Names
+from .vault.notefile import ParsedNote, file_node_id
+from .vault.walk import IgnoreRules, walk_notes
 
 if TYPE_CHECKING:
-    from .keptout import KeptOutLog
+    from .index.keptout import KeptOutLog
 
     # Types only: the modules behind the agent's other verbs are imported when a verb is used,
     # so a CLI recall does not pay for them (bench `cold`).
@@ -559,7 +559,7 @@ class IndexFolder:
                 )
             # A process that died with the store open may have died *of* it (a damaged HNSW file
             # crashes hnswlib in native code): check it in a child process before touching it here.
-            from .storecheck import probe_store
+            from .index.storecheck import probe_store
 
             problem = probe_store(self.index_dir, self._probe_sample)
             if problem is not None:
@@ -785,7 +785,7 @@ class IndexFolder:
     def kept_out_log(self) -> KeptOutLog:
         """What prefetch left out because it was dormant, kept in the index folder for the review."""
         if self._kept_out is None:
-            from .keptout import open_log
+            from .index.keptout import open_log
 
             self._kept_out = open_log(self.index_dir if self.index_dir.is_dir() else None)
         return self._kept_out

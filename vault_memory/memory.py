@@ -17,27 +17,27 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .calibration import Calibration
 from .config import Config, resolve_config
-from .embedders import Embedder
-from .filters import make_filter
-from .indexer import IndexReport
+from .index.calibration import Calibration
+from .index.embedders import Embedder
+from .index.indexer import IndexReport
 from .indexfolder import CATALOG_NAME, READER_EMBED_BUDGET, IndexFolder, VectorProgress, utcnow
-from .ranking import Mode
-from .recall import Hit
-from .recall import recall as _recall
-from .search import Granularity
+from .lifecycle.recall import Hit
+from .lifecycle.recall import recall as _recall
+from .search.filters import make_filter
+from .search.ranking import Mode
+from .search.search import Granularity
 from .text import review_path
 
 if TYPE_CHECKING:
     # Types only: the modules behind the agent's other verbs are imported when a verb is used,
     # so a CLI recall does not pay for them (bench `cold`).
-    from .prefetch import PrefetchResult
-    from .reading import NoteText
-    from .recent import RecentNote
+    from .lifecycle.prefetch import PrefetchResult
+    from .lifecycle.reading import NoteText
+    from .lifecycle.recent import RecentNote
+    from .lifecycle.related import Related
     from .records import CommitReport, Committed, PinResult, StagedMemory
-    from .related import Related
-    from .review import Review
+    from .review.review import Review
 
 #: Memory's public members: the operations README "Python API" documents (and `close`).
 DOCUMENTED_OPERATIONS = (
@@ -199,7 +199,7 @@ class Memory:
         """
         when = now or self._folder.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
-        from .prefetch import prefetch as _prefetch
+        from .lifecycle.prefetch import prefetch as _prefetch
 
         return self._folder.guarded(
             lambda: _prefetch(
@@ -232,21 +232,21 @@ class Memory:
         and private notes refused, unless the person asks for `everything` (the CLI's `read --all`;
         the MCP server never does). Files that are not notes are refused. Logic: reading.py.
         """
-        from .reading import read as _read
+        from .lifecycle.reading import read as _read
 
         return _read(self._folder, target, heading=heading, lines=lines, max_chars=max_chars, everything=everything)
 
     def related(self, target: str, *, k: int = 10) -> Related:
         """Notes related to `target` by its links (out and back) and by meaning (its chunks'
         vectors against the index), each marked `linked` or not, with its reasons. Logic: related.py."""
-        from .related import related as _related
+        from .lifecycle.related import related as _related
 
         return _related(self._folder, target, k=k)
 
     def recent(self, *, days: float = 7, k: int = 20, now: dt.datetime | None = None) -> list[RecentNote]:
         """Notes written, committed, recalled or logged in the last `days` days, newest first
         (from frontmatter and episode names, never file times). Logic: recent.py."""
-        from .recent import recent as _recent
+        from .lifecycle.recent import recent as _recent
 
         return _recent(self._folder, days=days, k=k, now=now)
 
@@ -255,13 +255,13 @@ class Memory:
         self, text: str, *, title: str | None = None, tags: Sequence[str] = (), now: dt.datetime | None = None
     ) -> StagedMemory:
         """Write a staged memory (flagged needs_review if it conflicts with a committed note)."""
-        from . import staging
+        from .lifecycle import staging
 
         return self._folder.guarded(lambda: staging.stage(self._folder, text, title=title, tags=tags, now=now))
 
     def staged(self, now: dt.datetime | None = None) -> list[StagedMemory]:
         """The staged memories, oldest first; expired ones are moved to .trash/ first."""
-        from . import staging
+        from .lifecycle import staging
 
         return staging.staged(self._folder, now)
 
@@ -269,19 +269,19 @@ class Memory:
         self, ids: Sequence[str], *, supersedes: str | Sequence[str] | None = None, now: dt.datetime | None = None
     ) -> CommitReport:
         """Commit these staged memories (by node_id or staged path) to the memory folder."""
-        from . import staging
+        from .lifecycle import staging
 
         return staging.commit(self._folder, ids, supersedes=supersedes, now=now)
 
     def commit_all(self, now: dt.datetime | None = None) -> CommitReport:
         """Commit every staged memory not flagged needs_review; report the rest and why."""
-        from . import staging
+        from .lifecycle import staging
 
         return staging.commit_all(self._folder, now)
 
     def discard(self, id: str) -> str:
         """Move a staged memory to .trash/; returns its path there."""
-        from . import staging
+        from .lifecycle import staging
 
         return staging.discard(self._folder, id)
 
@@ -299,7 +299,7 @@ class Memory:
         If a note already states it (conflicts.py), nothing is written and that note is
         returned (`existing`). `supersedes`: the note it replaces (linked both ways).
         """
-        from . import staging
+        from .lifecycle import staging
 
         return self._folder.guarded(
             lambda: staging.remember(self._folder, text, title=title, tags=tags, supersedes=supersedes, now=now)
@@ -307,20 +307,20 @@ class Memory:
 
     def pin(self, target: str) -> PinResult:
         """Pin a note (node_id, path, title, alias or [[link]]): strength 1, never dormant."""
-        from . import edits
+        from .lifecycle import edits
 
         return edits.set_pinned(self._folder, target, True)
 
     def unpin(self, target: str) -> PinResult:
         """Unpin a note (node_id, path, title, alias or [[link]]): it decays like any other again,
         from its last use before the pin (a pinned note is not rehearsed: nothing would change)."""
-        from . import edits
+        from .lifecycle import edits
 
         return edits.set_pinned(self._folder, target, False)
 
     def log(self, text: str, now: dt.datetime | None = None) -> str:
         """Append a timestamped line to today's episodic note; returns its path."""
-        from . import edits
+        from .lifecycle import edits
 
         return edits.log_entry(self._folder, text, now)
 
@@ -330,8 +330,8 @@ class Memory:
         back or was superseded, unreadable notes, and a chart. `result.markdown` is the review note;
         with `write` it is written to `review_note` (a person's edit to it is kept, see review.py);
         `result.to_dict()` is the same content as data. Reads the index as it is (`index` first)."""
-        from . import review
-        from .review_note import render as render_review
+        from .review import review
+        from .review.review_note import render as render_review
 
         result = review.gather(self._folder, now)
         result.markdown = render_review(result)

@@ -41,14 +41,14 @@ from types import FrameType
 from typing import Any
 
 from .config import IGNORE_FILE_NAME
-from .edits import first_write_fields, retired_fields
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
-from .fields import local_zone, parse_int
-from .indexer import INLINE_TEXTS, IndexReport
+from .index.indexer import INLINE_TEXTS, IndexReport
 from .internals import internals
+from .lifecycle.edits import first_write_fields, retired_fields
 from .memory import READER_EMBED_BUDGET, Memory
-from .notefile import read_note, write_note
-from .vault import IgnoreRules, walk_notes
+from .vault.fields import local_zone, parse_int
+from .vault.notefile import read_note, write_note
+from .vault.walk import IgnoreRules, walk_notes
 
 log = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ from .first_run import baseline_tree
 QUERY = "does vitamin D supplementation reduce the risk of fractures"
 PY = sys.executable
 MINILM_IDENTITY = "minilm-l6-v2-int8/384"  # what a MiniLM-built catalog records as its embedder
-QUERY_CACHE = "query-vectors.sqlite"  # vault_memory.queryvectors.FILE_NAME, in the index folder
+QUERY_CACHE = "query-vectors.sqlite"  # vault_memory.index.queryvectors.FILE_NAME, in the index folder
 NEW_QUERY = "CLI recall, new query (vector not cached: model loads)"
 
 

@@ -456,7 +456,7 @@ def simulate(
     if variant.calibration:
         from dataclasses import replace
 
-        from vault_memory.calibration import resolve
+        from vault_memory.index.calibration import resolve
 
         cal = replace(resolve(embedder.identity), **variant.calibration)
     node_of: dict[str, str] = {}
@@ -600,7 +600,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _embedder(opts: RunOptions) -> Any:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     inner = make_embedder(opts.embedder_name)
     path = opts.cache / "lifetime" / f"{cache_key('vectors', opts.embedder_name)}.npz"

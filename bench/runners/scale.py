@@ -107,8 +107,8 @@ class Stopwatch:
 
 def worker_index(vault: Path, index_dir: Path, embedder: str, repeats: int) -> dict[str, Any]:
     """First index from nothing, no-op reconciles, and a reconcile after editing 1% of notes."""
-    from vault_memory import catalog, indexer, vectorstore
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index import catalog, indexer, vectorstore
+    from vault_memory.index.embedders import make_embedder
 
     # Where a first index's time goes, as the vault grows: the vector store's writes (Chroma's
     # HNSW inserts), the embedder's calls and the lexical segment's sort, beside the total.
@@ -183,7 +183,7 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
             mem.recall(queries[-1], k=10, mode=mode, decay=True, now=NOW, touch=False)
         # The embedder's own time inside each recall (a new question's vector and its answer
         # windows): the model's work, which fake vectors only stand in for; reported beside it.
-        from vault_memory import embedders
+        from vault_memory.index import embedders
 
         inside = [0.0]
         for cls in (embedders.FakeEmbedder, embedders.MiniLMEmbedder):

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vault_memory import lexical
-from vault_memory.catalog import Catalog, fts_query
+from vault_memory.index import lexical
+from vault_memory.index.catalog import Catalog, fts_query
 from vault_memory.internals import internals
 
 from .. import metrics
@@ -155,7 +155,7 @@ def run(opts: RunOptions) -> Result:
     res.params.update(notes=sizes, queries=args.queries, wide=WIDE, merge_at=lexical.MERGE_AT)
     minilm = None
     if args.minilm:
-        from vault_memory.embedders import make_embedder
+        from vault_memory.index.embedders import make_embedder
 
         minilm = make_embedder("minilm")
         minilm.embed(["warm up"])

@@ -21,7 +21,15 @@ import shutil
 from typing import Any
 
 from vault_memory.internals import internals
-from vault_memory.ranking import HEAD, RELEVANCE_BAND, answer_vector, freshness, rank, refill, same_fact_groups
+from vault_memory.search.ranking import (
+    HEAD,
+    RELEVANCE_BAND,
+    answer_vector,
+    freshness,
+    rank,
+    refill,
+    same_fact_groups,
+)
 
 from .. import metrics
 from ..data import realvault as rv

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vault_memory import atomic
+from vault_memory.vault import atomic
 
 from ..harness import Result, RunOptions, log, table
 
@@ -93,8 +93,9 @@ _RECALLER = textwrap.dedent("""
     import datetime as dt, sys, json
     from pathlib import Path
     from dataclasses import replace
-    from vault_memory import Memory, atomic
-    from vault_memory.calibration import FAKE
+    from vault_memory import Memory
+    from vault_memory.vault import atomic
+    from vault_memory.index.calibration import FAKE
     from vault_memory.config import Config
     vault, index, stop, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
     if sys.argv[6] == "1":  # --no-quiet: drop step 1's quiet period, to see what the other steps hold

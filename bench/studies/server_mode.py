@@ -78,7 +78,7 @@ def _timed_store_writes(mem: Any) -> Iterator[dict[str, float]]:
 
 def open_backend(vault: Path, index_dir: Path, url: str | None) -> Any:
     from vault_memory import Config, Memory
-    from vault_memory.embedders import FakeEmbedder
+    from vault_memory.index.embedders import FakeEmbedder
 
     shutil.rmtree(index_dir, ignore_errors=True)
     cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", chroma_url=url, assign_ids=False, read_only=True)
@@ -151,9 +151,9 @@ def measure_latency(mems: dict[str, Any], queries: list[str]) -> dict[str, dict[
 
 def measure_minilm(vault: Path, sample: int, queries: list[str]) -> dict[str, Any]:
     """MiniLM embedding throughput on chunks of the same vault, chunked for MiniLM's 256-token window."""
-    from vault_memory.embedders import make_embedder
-    from vault_memory.markdown import chunk_body
-    from vault_memory.notefile import parse_note
+    from vault_memory.index.embedders import make_embedder
+    from vault_memory.vault.markdown import chunk_body
+    from vault_memory.vault.notefile import parse_note
 
     try:
         emb = make_embedder("minilm")

@@ -216,10 +216,10 @@ def run_conflicts() -> dict[str, Any]:
 
     import numpy as np
 
-    from vault_memory import conflicts
-    from vault_memory.calibration import MINILM
     from vault_memory.config import Config
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.calibration import MINILM
+    from vault_memory.index.embedders import make_embedder
+    from vault_memory.lifecycle import conflicts
     from vault_memory.memory import Memory
 
     embedder = make_embedder("minilm")
@@ -341,8 +341,8 @@ def _summary(seconds: list[float]) -> dict[str, float]:
 def run_filters(n: int, k: int = 5) -> dict[str, Any]:
     """A filtered recall with the allowlist against a predicate on a widened candidate pool."""
     from vault_memory.config import Config
-    from vault_memory.filters import eligible, make_filter
     from vault_memory.memory import Memory
+    from vault_memory.search.filters import eligible, make_filter
 
     from .synth import sample_queries
 

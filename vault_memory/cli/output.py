@@ -28,7 +28,7 @@ import typer
 from ..internals import internals
 
 if TYPE_CHECKING:
-    from vault_memory.indexer import IndexReport
+    from vault_memory.index.indexer import IndexReport
     from vault_memory.memory import Memory
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from vault_memory.memory import Memory
-    from vault_memory.review import DraftView, NoteView, Review
+    from vault_memory.review.review import DraftView, NoteView, Review
 
 WIDTH = 88
 

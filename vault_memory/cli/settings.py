@@ -77,8 +77,8 @@ def calibrate(
     as_json: AsJson = False,
 ) -> None:
     """Measure this embedder's cosine scale and show the thresholds it would rank with (--save keeps them)."""
-    from vault_memory.calibration import calibrate as measure
-    from vault_memory.calibration import save as keep
+    from vault_memory.index.calibration import calibrate as measure
+    from vault_memory.index.calibration import save as keep
 
     with state(ctx).memory() as mem:
         current = internals(mem).calibration

@@ -26,8 +26,8 @@ from mcp.types import Tool as MCPTool
 
 from .. import __version__
 from ..config import Config
-from ..embedders import Embedder
 from ..errors import VaultMemoryError
+from ..index.embedders import Embedder
 from .service import Service
 from .tools import Tools, specs
 

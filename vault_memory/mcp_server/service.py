@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ..catalog import recorded_embedder
 from ..config import Config
-from ..embedders import Embedder, make_embedder
 from ..errors import IndexNotWritableError, LockHeldError, VaultMemoryError
 from ..hashing import sha256_hex
+from ..index.catalog import recorded_embedder
+from ..index.embedders import Embedder, make_embedder
 from ..internals import internals
 from ..memory import CATALOG_NAME, Memory
 
