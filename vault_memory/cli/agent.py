@@ -70,6 +70,6 @@ def mcp(ctx: typer.Context) -> None:
     Keeps the index current while it runs (it holds the writer lock; if another process
     has it, this server serves reads). Logs go to stderr; stdout is the protocol.
     """
-    from vault_memory.mcp_server import serve
+    from vault_memory.mcp_server.server import serve
 
     serve(state(ctx).config())
