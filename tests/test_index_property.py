@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from vault_memory.config import Config
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
+from vault_memory.lifecycle.edits import edit_note
 from vault_memory.memory import Memory
 from vault_memory.vault.notefile import parse_note
 
@@ -97,8 +98,19 @@ class VaultMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.files()))
     @rule(data=st.data())
     def first_write(self, data: st.DataObject) -> None:
-        """Our first write into a note (a pin) gives it a node_id, or a fresh one if a copy shares its id."""
-        self.mem.pin(data.draw(st.sampled_from(self.files())))
+        """Our first write of state kept about a note gives it a node_id, or a fresh one if a copy shares its id."""
+        rel = data.draw(st.sampled_from(self.files()))
+        edit_note(internals(self.mem), rel, lambda note: ({"tier": "long"}, []))
+        internals(self.mem).index_paths([rel])
+
+    @precondition(lambda self: bool(self.files()))
+    @rule(data=st.data(), unpin=st.booleans())
+    def pin(self, data: st.DataObject, unpin: bool) -> None:
+        """A pin writes `pinned` alone (a fresh node_id only for a copy sharing one); unpin takes it away."""
+        rel = data.draw(st.sampled_from(self.files()))
+        self.mem.pin(rel)
+        if unpin:
+            self.mem.unpin(rel)
 
     @rule()
     def reindex(self) -> None:

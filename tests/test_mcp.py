@@ -62,7 +62,12 @@ def test_stdio_server_end_to_end(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=command,
         args=[*prefix, "--vault", str(vault), "--index-dir", str(tmp_path / "index"), "--embedder", "fake", "mcp"],
-        env={"VAULT_MEMORY_CONFIG": str(tmp_path / "no-user-config.toml"), "PATH": os.environ.get("PATH", "")},
+        env={
+            "VAULT_MEMORY_CONFIG": str(tmp_path / "no-user-config.toml"),
+            "PATH": os.environ.get("PATH", ""),
+            # the code under test, when it is not the installed one (a worktree run with PYTHONPATH)
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        },
         cwd=str(tmp_path),
     )
     latencies: list[float] = []
@@ -131,6 +136,9 @@ def test_stdio_server_end_to_end(tmp_path: Path) -> None:
             still = await client.call_tool("status", {})  # the server is still serving
             assert not still.is_error and still.structured_content is not None
             assert still.structured_content["server"]["keeps_index_current"] is True
+            # what status says of the index, and what to run about it (issue 25): nothing, it is current
+            assert still.structured_content["index_state"] == "current"
+            assert still.structured_content["next_step"] == ""
 
             for _ in range(20):
                 started = time.perf_counter()

@@ -175,9 +175,9 @@ def test_recent_reads_activity_from_frontmatter(make_memory: MemoryFactory, tmp_
     mem.index()
     got = [(r.path, r.event) for r in mem.recent(days=7, now=NOW)]
     assert got == [
-        ("Memory/used.md", "recalled"),
+        ("Memory/used.md", "used"),
         ("Memory/Staged/draft.md", "staged"),
-        ("Memory/fresh.md", "committed"),
+        ("Memory/fresh.md", "used"),
         ("Memory/Episodes/2026-11-26.md", "logged"),
     ]
     assert [r.path for r in mem.recent(days=7, k=2, now=NOW)] == ["Memory/used.md", "Memory/Staged/draft.md"]

@@ -269,7 +269,7 @@ def test_a_committed_memory_stays_short_however_often_it_is_used(mem: Memory, em
         mem.recall("backups NAS volume1", now=NOW + day * DAY + dt.timedelta(hours=1))
     meta = meta_of(empty_vault, done.path)
     assert meta["tier"] == "short" and "rehearsal_days" not in meta
-    assert meta["access_count"] == 4  # one rehearsal per recall (an hour after the last one is not coalesced)
+    assert "access_count" not in meta  # only the last use moves the curve
     assert parse_time(meta["last_accessed"]) == NOW + 3 * DAY + dt.timedelta(hours=1)
 
 
@@ -285,7 +285,7 @@ def test_an_earlier_versions_days_of_use_are_removed_on_the_next_rehearsal(mem: 
     mem.recall("wifi password router sticker", now=NOW + DAY)
     meta = meta_of(empty_vault, "Memory/Wifi.md")
     assert "rehearsal_days" not in meta and meta["tier"] == "short" and meta["mine"] == "keep"
-    assert meta["access_count"] == 1
+    assert parse_time(meta["last_accessed"]) == NOW + DAY and "access_count" not in meta
 
 
 def test_commit_unknown_id_lists_what_is_staged(mem: Memory, empty_vault: Path) -> None:
@@ -553,7 +553,7 @@ def test_remember_same_text_rehearses_instead_of_copying(mem: Memory, empty_vaul
     assert again.existing and again.node_id == first.node_id and again.path == first.path
     assert sorted(snapshot(empty_vault)) == files
     meta = meta_of(empty_vault, first.path)
-    assert meta["last_accessed"] == NOW and meta["access_count"] == 1
+    assert meta["last_accessed"] == NOW and "access_count" not in meta
 
 
 # -- pin ----------------------------------------------------------------------------------
@@ -720,7 +720,9 @@ def _without(raw: bytes, keys: tuple[str, ...]) -> bytes:
     return bom + out[len(bom) :].removeprefix(b"---\n---\n")
 
 
-def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryFactory, empty_vault: Path) -> None:
+def test_recall_changes_only_last_accessed_and_drops_a_retired_count(
+    make_memory: MemoryFactory, empty_vault: Path
+) -> None:
     put(
         empty_vault,
         "a.md",
@@ -741,15 +743,16 @@ def test_recall_changes_only_last_accessed_and_access_count(make_memory: MemoryF
     assert sorted(used) == ["2026-10-02.md", "a.md"]
     after = snapshot(empty_vault)
     assert after["c.md"] == before["c.md"]
-    owned = ("last_accessed", "access_count", "node_id")  # a first write also records the id
+    # a first write also records the id; the retired access_count goes with our next write
+    owned = ("last_accessed", "access_count", "node_id")
     for path in used:
         old, new = before[path], after[path]
         assert old != new
         assert _without(new, owned) == _without(old, owned)
         meta = read_note(empty_vault, path).meta
         assert meta["last_accessed"] == NOW
-    assert read_note(empty_vault, "a.md").meta["access_count"] == 5
-    assert read_note(empty_vault, "2026-10-02.md").meta["access_count"] == 1
+    assert "access_count" not in read_note(empty_vault, "a.md").meta
+    assert b"access_count:" not in after["2026-10-02.md"]
 
 
 def test_human_edit_between_read_and_write_is_never_lost(
@@ -975,7 +978,7 @@ def test_cli_dormant_short_note_reactivates_on_a_near_verbatim_query(cli: Cli, e
     assert hit["dormant"] and hit["reactivated"] and hit["similarity"] >= 0.62
     # reactivation is a rehearsal: the note is fresh again
     meta = meta_of(empty_vault, "Memory/password.md")
-    assert meta["last_accessed"] == NOW and meta["access_count"] == 1
+    assert meta["last_accessed"] == NOW and meta["reactivated"] == NOW and "access_count" not in meta
     [again] = cli.hits(loose, "--now", at(NOW + DAY), "--no-touch")
     assert not again["dormant"] and not again["reactivated"]
 

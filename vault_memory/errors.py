@@ -4,7 +4,7 @@
     ├── ConfigError                  a bad flag, environment variable or config file value
     ├── VaultNotFoundError           the vault folder does not exist
     ├── NoteError                    something about one note (always names the file)
-    │   ├── NoteParseError           a note cannot be read (bad bytes, bad YAML)
+    │   ├── NoteParseError           a note cannot be read (bad bytes, bad YAML; exit 8 like StorageError)
     │   ├── ConcurrentEditError      the note changed between read and write (compare-and-swap lost)
     │   │   └── NoteBusyError        the note is being saved right now (after a short wait and retry)
     │   ├── NoteNotFoundError        no note with that node_id or path
@@ -64,6 +64,8 @@ class NoteError(VaultMemoryError):
 
 class NoteParseError(NoteError):
     """The note cannot be parsed; it is skipped and left untouched."""
+
+    exit_code = 8  # the file cannot be read (as a note): as for a permission or I/O error, the message says why
 
 
 class ConcurrentEditError(NoteError):

@@ -49,6 +49,7 @@ from .index.embedders import Embedder, make_embedder
 from .index.indexer import Indexer, IndexReport, jsonable
 from .index.integrity import is_corruption, is_unwritable, salvage_vectors
 from .index.lock import WriterLock
+from .index.moved import VAULT_KEY, adopt, find_moved
 from .index.queryvectors import QueryEmbedder
 from .index.vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 from .search.decay import DecayModel
@@ -71,10 +72,16 @@ log = logging.getLogger(__name__)
 
 CATALOG_NAME = "catalog.sqlite"
 STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only before trying the server again
-# Texts a command that reads (recall, stage, remember) embeds before it answers: a few seconds of
-# MiniLM at most. Beyond that it writes the changed notes to the catalog (found by keyword at
-# once) and leaves their vectors to `index`, `watch` or the MCP server (README "First run").
-READER_EMBED_BUDGET = 64
+# What a command that reads (recall, stage, remember, ...) embeds before it answers: a few seconds
+# of MiniLM at most. Cost is proportional to tokens (FINDINGS), so the bound is in tokens; the
+# count of texts only bounds how much is chunked ahead to find out. Measured on 2 shared cores,
+# integer graph: sample_vault's first index is 108 texts, 10,126 tokens, embedded in 1.2-1.5 s
+# (~7-8k tokens/s; the shipped graph ~2.5k/s), so 16,384 tokens is ~2 s (~6.5 s shipped) and the
+# quick start's first recall answers by meaning. Beyond that it writes the changed notes to the
+# catalog (found by keyword at once) and leaves their vectors to `index`, `watch` or the MCP
+# server (docs/how-it-works.md, "First run").
+READER_EMBED_BUDGET = 512
+READER_EMBED_TOKENS = 16_384
 T = TypeVar("T")
 
 
@@ -133,9 +140,17 @@ class IndexFolder:
             overrides["embedder"], embedder = embedder, None
         self.config = config if config is not None else resolve_config(overrides)
         if not self.config.vault.is_dir():
-            raise VaultNotFoundError(f"vault folder {self.config.vault} does not exist; pass --vault PATH")
+            given = self.config.vault
+            if given.exists():  # a note passed for its vault, most often
+                near = f" (--vault {given.parent}?)" if given.suffix.lower() == ".md" else ""
+                raise VaultNotFoundError(
+                    f"the vault {given} is a file, not a folder: pass the folder that holds your notes{near}"
+                )
+            raise VaultNotFoundError(f"vault folder {given} does not exist; pass --vault PATH")
         self.vault = self.config.vault.resolve()
         self.index_dir = self.config.resolved_index_dir
+        if self.config.index_dir is None and not (self.index_dir / CATALOG_NAME).exists():
+            self._adopt_moved_index()
         # A vault that cannot be written is served read-only, with one warning (README "Reliability").
         self.vault_problem: str | None = None if self.config.read_only else unwritable_reason(self.vault)
         if self.vault_problem is not None:
@@ -176,6 +191,51 @@ class IndexFolder:
         self.lock = WriterLock(self.index_dir)
         self._rules = self._ignore_rules()
         self.decay = DecayModel.from_settings(self.config, daily_format=self._rules.obsidian.daily_format)
+
+    def _adopt_moved_index(self) -> None:
+        """This vault has no index yet: if it moved, take its old one (moved.py), saying so."""
+        found = find_moved(self.vault, self.index_dir, CATALOG_NAME)
+        if not found:
+            return
+        if len(found) > 1 or self.config.chroma_url is not None:
+            why = (
+                "its vectors live on a Chroma server, under the old path's collection"
+                if len(found) == 1
+                else "more than one could be this vault's"
+            )
+            log.warning(
+                "no index for %s yet, but %s (%s): not taken, because %s; this vault gets a new index (built "
+                "from the notes). To keep an old one, move its folder to %s before the next run (an index is derived: "
+                "deleting the others loses nothing)",
+                self.vault,
+                " and ".join(f"{m.index_dir} was built for {m.old_vault}, which is gone" for m in found),
+                ", ".join(f"{m.found} of its {m.notes} notes are here" for m in found),
+                why,
+                self.index_dir,
+            )
+            return
+        moved = found[0]
+        failed = adopt(moved, self.index_dir)
+        if failed is None:
+            log.warning(
+                "the vault moved from %s to %s: its index moved with it (%s -> %s; %d of its %d notes are "
+                "here), so nothing is embedded again",
+                moved.old_vault,
+                self.vault,
+                moved.index_dir,
+                self.index_dir,
+                moved.found,
+                moved.notes,
+            )
+        else:
+            log.warning(
+                "the vault seems to have moved from %s (its index is %s) but that index could not be taken (%s): "
+                "this vault gets a new index; to keep the old one, stop what uses it and move its folder to %s",
+                moved.old_vault,
+                moved.index_dir,
+                failed,
+                self.index_dir,
+            )
 
     def close(self) -> None:
         """Close the index and release the writer lock (the context manager calls this)."""
@@ -599,14 +659,23 @@ class IndexFolder:
         paths: Sequence[str] | None = None,
         *,
         embed_budget: int | None = None,
+        embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
+        def run() -> IndexReport:
+            return self.indexer().reconcile(
+                progress, paths=paths, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify
+            )
+
         try:
-            report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
+            report = run()
         except VectorStoreUnavailableError as exc:
             # The catalog is consistent (store_dirty stays set); with fallback, finish it without the store.
             self.lexical_only(exc)
-            report = self.indexer().reconcile(progress, paths=paths, embed_budget=embed_budget, verify=verify)
+            report = run()
+        if self.catalog.get_meta(VAULT_KEY) != str(self.vault):  # what finds this index if the vault moves
+            with self.catalog.transaction():
+                self.catalog.set_meta(VAULT_KEY, str(self.vault))
         if self.config.chroma_url is None and self.keeps_store() and self.catalog.get_meta("store") != "live":
             # The index has just grown past exact_search_limit: fill Chroma from the catalog's vectors.
             log.info(
@@ -804,11 +873,13 @@ class IndexFolder:
         progress: Callable[[int, int], None] | None = None,
         wait: float = 3.0,
         embed_budget: int | None = None,
+        embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
         """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
 
-        `embed_budget`: embed at most this many texts before returning (None: all). When more
+        `embed_budget`: embed at most this many texts before returning (None: all), and with
+        `embed_tokens` at most that many tokens of text (READER_EMBED_TOKENS: a few seconds). When more
         are new, every changed note is written to the catalog first (searchable by keyword at
         once) and their vectors are left to `fill_vectors()` or the next `index()`
         (`report.texts_pending`): a server answers within seconds of start-up and embeds
@@ -820,7 +891,9 @@ class IndexFolder:
                 self._drop_index()
                 if self._embedder_from_index:  # built from nothing: with what the configuration says now
                     self._forget_embedder()
-            report = self.guarded(lambda: self._reconcile(progress, embed_budget=embed_budget, verify=verify))
+            report = self.guarded(
+                lambda: self._reconcile(progress, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify)
+            )
         report.rebuilt = rebuild
         return report
 
@@ -889,9 +962,10 @@ class IndexFolder:
 
     def ensure_current(self, progress: Callable[[int, int], None] | None = None) -> IndexReport | None:
         """Bring the index up to date before reading, if no other process is writing it; otherwise
-        read what is there. Never blocks on a long embedding: at most READER_EMBED_BUDGET texts
-        are embedded here; when more are needed, the changed notes are written to the catalog
-        (found by keyword at once) and `vectors()` says how many chunks still wait for theirs.
+        read what is there. Never blocks on a long embedding: at most READER_EMBED_TOKENS tokens
+        (READER_EMBED_BUDGET texts) are embedded here, so a small vault's first run answers by
+        meaning; when more are needed, the changed notes are written to the catalog (found by
+        keyword at once) and `vectors()` says how many chunks still wait for theirs.
 
         An index that cannot be written (read-only folder, full disk) is read as it is, with a warning."""
         if self.index_problem is not None:
@@ -899,7 +973,11 @@ class IndexFolder:
         try:
             with self.lock.if_free() as writer:
                 if writer:
-                    return self.guarded(lambda: self._reconcile(progress, embed_budget=READER_EMBED_BUDGET))
+                    return self.guarded(
+                        lambda: self._reconcile(
+                            progress, embed_budget=READER_EMBED_BUDGET, embed_tokens=READER_EMBED_TOKENS
+                        )
+                    )
         except IndexNotWritableError as exc:
             log.warning("could not bring the index up to date (%s); reading it as it is", exc)
             return None
@@ -967,8 +1045,32 @@ class IndexFolder:
 
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Counts, locations, embedder, and what a reconcile would do (without doing it)."""
-        return self.guarded(self._status)
+        """Counts, locations, embedder, and what a reconcile would do (without doing it); `index_state`
+        (missing, building, embedding, stale, current) and `next_step`, what to run about it ("": nothing)."""
+        missing = not (self.index_dir / CATALOG_NAME).is_file()  # before opening it creates an empty one
+        info = self.guarded(self._status)
+        info["index_state"], info["next_step"] = self._index_state(info, missing)
+        return info
+
+    def _index_state(self, info: dict[str, Any], missing: bool) -> tuple[str, str]:
+        vec, writer = info["vectors"], info["writer_pid"]
+        by = f"process {writer} is writing the index (watch or the MCP server): nothing to run"
+        if missing or (not info["notes"] and info["pending"].get("new")):  # no index, or an empty one
+            return "missing", (
+                f"the index {self.index_dir} is missing (deleted, or never built); "
+                + (f"{by}, it is rebuilding it" if writer else "run `vault-memory index` to build it from the vault")
+                + " (it is derived: nothing in the vault is lost)"
+            )
+        if writer and (info["pending"] or not vec["complete"]):
+            return "building", f"{by}; recall answers by keyword until every chunk has its vector"
+        if not vec["complete"]:
+            return "embedding", (
+                f"{vec['pending']:,} chunks wait for their vectors: run `vault-memory index` to embed them "
+                "(with progress; it resumes if stopped); recall answers by keyword until then"
+            )
+        if info["pending"]:
+            return "stale", "run `vault-memory index`, or just recall: it brings the index up to date first"
+        return "current", ""
 
     def _status(self) -> dict[str, Any]:
         cat = self.catalog
@@ -1035,6 +1137,7 @@ class IndexFolder:
 __all__ = [
     "CATALOG_NAME",
     "READER_EMBED_BUDGET",
+    "READER_EMBED_TOKENS",
     "IndexFolder",
     "VectorProgress",
     "remedy",

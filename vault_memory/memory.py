@@ -18,10 +18,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, resolve_config
+from .errors import ConfigError
 from .index.calibration import Calibration
 from .index.embedders import Embedder
 from .index.indexer import IndexReport
-from .indexfolder import CATALOG_NAME, READER_EMBED_BUDGET, IndexFolder, VectorProgress, utcnow
+from .indexfolder import CATALOG_NAME, READER_EMBED_BUDGET, READER_EMBED_TOKENS, IndexFolder, VectorProgress, utcnow
 from .lifecycle.recall import Hit
 from .lifecycle.recall import recall as _recall
 from .search.filters import make_filter
@@ -111,11 +112,13 @@ class Memory:
         progress: Callable[[int, int], None] | None = None,
         wait: float = 3.0,
         embed_budget: int | None = None,
+        embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
         """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
 
-        `embed_budget`: embed at most this many texts before returning (None: all). When more
+        `embed_budget`: embed at most this many texts before returning (None: all), and with
+        `embed_tokens` at most that many tokens of text (READER_EMBED_TOKENS: a few seconds). When more
         are new, every changed note is written to the catalog first (searchable by keyword at
         once) and their vectors are left to `fill_vectors()` or the next `index()`
         (`report.texts_pending`): a server answers within seconds of start-up and embeds
@@ -123,7 +126,12 @@ class Memory:
         files (doctor --fix).
         """
         return self._folder.index(
-            rebuild=rebuild, progress=progress, wait=wait, embed_budget=embed_budget, verify=verify
+            rebuild=rebuild,
+            progress=progress,
+            wait=wait,
+            embed_budget=embed_budget,
+            embed_tokens=embed_tokens,
+            verify=verify,
         )
 
     # -- recall and prefetch ---------------------------------------------------
@@ -154,6 +162,8 @@ class Memory:
         `explain=True` fills each hit's `explain` (recall.explain_hit): its BM25 and dense parts,
         best answer window, coverage, relevance, strength, tier, dormancy, and why it moved.
         """
+        if not isinstance(query, str) or not query.strip():  # as stage(""), and the MCP tool: an error, not "nothing"
+            raise ConfigError("the query is empty; say what to recall in plain words, e.g. 'which editor do I use'")
         when = now or self._folder.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         return self._folder.guarded(
@@ -348,7 +358,8 @@ class Memory:
 
     # -- status ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Counts, locations, embedder, and what a reconcile would do (without doing it)."""
+        """Counts, locations, embedder, and what a reconcile would do (without doing it); `index_state`
+        (missing, building, embedding, stale, current) and `next_step`, what to run about it ("": nothing)."""
         return self._folder.status()
 
 
@@ -357,4 +368,12 @@ def open_memory(vault: str | Path, **overrides: Any) -> Memory:
     return Memory(resolve_config({"vault": Path(vault), **overrides}))
 
 
-__all__ = ["CATALOG_NAME", "READER_EMBED_BUDGET", "Memory", "VectorProgress", "open_memory"]
+__all__ = [
+    "CATALOG_NAME",
+    "DOCUMENTED_OPERATIONS",
+    "READER_EMBED_BUDGET",
+    "READER_EMBED_TOKENS",
+    "Memory",
+    "VectorProgress",
+    "open_memory",
+]

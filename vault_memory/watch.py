@@ -45,7 +45,7 @@ from .errors import ConcurrentEditError, NoteError, VaultMemoryError
 from .index.indexer import INLINE_TEXTS, IndexReport
 from .internals import internals
 from .lifecycle.edits import first_write_fields, retired_fields
-from .memory import READER_EMBED_BUDGET, Memory
+from .memory import READER_EMBED_BUDGET, READER_EMBED_TOKENS, Memory
 from .vault.fields import local_zone, parse_int
 from .vault.notefile import read_note, write_note
 from .vault.walk import IgnoreRules, walk_notes
@@ -218,7 +218,7 @@ class Watcher:
         internals(self.mem).hold_writer_lock(wait)
         self._start_observer()
         # Observing first: a change made during the initial reconcile is not lost.
-        report = self.mem.index(embed_budget=READER_EMBED_BUDGET)
+        report = self.mem.index(embed_budget=READER_EMBED_BUDGET, embed_tokens=READER_EMBED_TOKENS)
         self.filling = report.texts_pending > 0
         return report
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import shlex
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -182,7 +183,57 @@ def _commands_with_option(option: str) -> list[str]:
     return [name for name, cmd in commands.items() if any(option in (*p.opts, *p.secondary_opts) for p in cmd.params)]
 
 
-def _usage_error(exc: Exception) -> int:
+def _global_options() -> dict[str, bool]:
+    """The app's own options (`--vault`, `--read-only`, ...) -> whether each takes a value."""
+    group = typer.main.get_command(app)
+    return {
+        name: not getattr(p, "is_flag", False) and not getattr(p, "count", False)
+        for p in group.params
+        for name in (*p.opts, *p.secondary_opts)
+    }
+
+
+def _globals_first(args: Sequence[str], command: str) -> str | None:
+    """`args` with the global options given after the command moved before it, as a command line;
+    None if there is nothing to move. Options the command itself takes stay where they are."""
+    takes_value = _global_options()
+    own = {name for name in takes_value if command in _commands_with_option(name)}
+    names = {name for name, _ in COMMANDS}
+    at, i = None, 0
+    while i < len(args):  # the command: the first word that is not a global option or its value
+        word = args[i]
+        if word in names:
+            at = i
+            break
+        key = word.split("=", 1)[0]
+        i += 1 + (1 if takes_value.get(key) and "=" not in word else 0)
+    if at is None:
+        return None
+    moved: list[str] = []
+    rest: list[str] = []
+    i = at + 1
+    while i < len(args):
+        word = args[i]
+        key = word.split("=", 1)[0]
+        if word == "--":
+            rest += args[i:]
+            break
+        if key in takes_value and key not in own:
+            moved.append(word)
+            if takes_value[key] and "=" not in word:
+                if i + 1 >= len(args):
+                    return None  # its value is missing: no command line to offer
+                moved.append(args[i + 1])
+                i += 1
+        else:
+            rest.append(word)
+        i += 1
+    if not moved:
+        return None
+    return shlex.join([PROG, *args[:at], *moved, args[at], *rest])
+
+
+def _usage_error(exc: Exception, args: Sequence[str] = ()) -> int:
     """One line saying what is wrong (with a close command if one was mistyped), one saying where help is."""
     message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
     message = message.replace(" (env var: 'None')", "")  # typer 0.2x with click 8.2 names a missing variable
@@ -195,6 +246,13 @@ def _usage_error(exc: Exception) -> int:
     path = getattr(ctx, "command_path", None)
     where = path if isinstance(path, str) and path else PROG
     option = getattr(exc, "option_name", None)
+    command = where.split()[-1] if where != PROG else ""
+    if isinstance(option, str) and command and option in _global_options() and message.startswith("No such option"):
+        # `vault-memory recall tea --vault X`: a global option after the command
+        fixed = _globals_first(args, command)
+        _say(f"error: {option} is a global option: it goes before the command" + (f"; run: {fixed}" if fixed else ""))
+        _say(f"Try '{PROG} -h' for the global options.")
+        return 2
     if isinstance(option, str) and where == PROG:  # `vault-memory -k 3 recall x`: a command's option too early
         owners = _commands_with_option(option)
         if owners:
@@ -232,7 +290,7 @@ def execute(argv: Sequence[str] | None = None) -> int:
             _say(str(exc.format_message()))  # type: ignore[attr-defined]
             return 2
         if _click_class(exc, "UsageError"):
-            return _usage_error(exc)
+            return _usage_error(exc, args)
         if _click_class(exc, "ClickException"):  # e.g. a file that cannot be opened
             _say(f"error: {exc.format_message()}")  # type: ignore[attr-defined]
             return int(getattr(exc, "exit_code", 1))

@@ -50,7 +50,13 @@ def read(
     where = got.path + (f" > {got.heading}" if got.heading else "")
     span = f"lines {got.start_line}-{got.end_line} of {got.line_count}" if got.line_count else "empty"
     dates = ", ".join(f"{k} {v[:10]}" for k, v in (("stated", got.stated), ("last used", got.last_accessed)) if v)
-    note(f"{where}  ({got.title}; {got.node_id}; {span}{'; ' + dates if dates else ''})")
+    marks = "".join(
+        [
+            " [pinned]" if got.pinned else "",
+            f" [superseded by {', '.join(got.superseded_by)}]" if got.superseded_by else "",
+        ]
+    )
+    note(f"{where}  ({got.title}; {got.node_id}; {span}{'; ' + dates if dates else ''}){marks}")
     typer.echo(got.text)
 
 
@@ -77,7 +83,8 @@ def related(
         sim = f"{r.similarity:.2f}" if r.similarity is not None else "  - "
         tag = "linked  " if r.linked else "unlinked"
         links = "; ".join(x for x in r.reasons if not x.startswith("similar:"))
-        typer.echo(f"{sim}  {tag}  {r.path}" + (f"  ({links})" if links else ""))
+        mark = " [superseded]" if r.superseded_by else ""  # as recall marks it: a newer note says otherwise
+        typer.echo(f"{sim}  {tag}  {r.path}{mark}" + (f"  ({links})" if links else ""))
         if any(x.startswith("similar:") for x in r.reasons):
             typer.echo(f"      {r.snippet}")
 

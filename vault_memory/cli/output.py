@@ -21,7 +21,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import typer
 
@@ -109,13 +109,20 @@ class Progress:
         self._state: tuple[int, int] = (0, 0)  # the latest (done, total)
         self._drawn: tuple[int, int] | None = None  # what the line shows now
 
+    @property
+    def state(self) -> tuple[int, int]:
+        """The latest (done, total), drawn or not (what an interrupted run had reached)."""
+        return self._state
+
     def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
+        if total <= 0:
+            return
+        self._state = (done, total)
+        if not self.enabled:
             return
         now = self.clock()
         if self._start is None:
             self._start, self._start_done = now, done
-        self._state = (done, total)
         if done < total and now - self._last_draw < self.interval:
             return
         self._last_draw = now
@@ -149,13 +156,52 @@ class Progress:
         self._width = 0
 
 
+ANNOUNCE_TEXTS = 32  # a command that embeds this many texts before it answers says so first (a second or more)
+
+
 def ensure_current(mem: Memory) -> None:
-    """Reconcile before reading, with progress, unless another process is writing the index."""
+    """Reconcile before reading, with progress, unless another process is writing the index.
+
+    A vault small enough is embedded here, before the answer (Memory.ensure_current): the first
+    run of a small vault says so on stderr, since it takes a few seconds; Ctrl-C meanwhile says
+    that the next run resumes."""
     progress = Progress("indexing")
+    told = False
+
+    def step(done: int, total: int) -> None:
+        nonlocal told
+        if not told and done == 0 and total >= ANNOUNCE_TEXTS:
+            told = True
+            first = internals(mem).vectors().embedded == 0
+            note(
+                f"first run: embedding this vault's {total:,} texts before answering (a vault this small "
+                "takes seconds; later runs embed only what changed)"
+                if first
+                else f"embedding {total:,} new texts before answering"
+            )
+        progress(done, total)
+
     try:
-        internals(mem).ensure_current(progress)
+        internals(mem).ensure_current(step)
+    except KeyboardInterrupt:
+        progress.close()
+        interrupted(progress)
     finally:
         progress.close()
+
+
+def interrupted(progress: Progress) -> NoReturn:
+    """Ctrl-C while embedding: what was done is kept, and the next run resumes from there (exit 130)."""
+    done, total = progress.state
+    reached = f" at {done:,} of {total:,} texts" if total else ""
+    note(
+        f"interrupted{reached}: what was embedded is kept; run `vault-memory index` to resume where it "
+        "stopped (nothing is embedded twice; until then recall answers by keyword)"
+    )
+    raise typer.Exit(130)
+
+
+SKIPPED_LISTED = 10  # unreadable notes `index` names; status lists every one
 
 
 def render_index_report(report: IndexReport) -> str:
@@ -171,5 +217,11 @@ def render_index_report(report: IndexReport) -> str:
             "until they are embedded"
         )
     if report.failures:
-        lines.append(f"skipped {len(report.failures)} notes that could not be read (see warnings above)")
+        # Named here, every time: the warning on stderr is said once, when a note is first seen or changed.
+        n = len(report.failures)
+        lines.append(f"skipped {n} note{'s' if n != 1 else ''} that could not be read (kept out until fixed):")
+        for path, why in sorted(report.failures.items())[:SKIPPED_LISTED]:
+            lines.append(f"  {why if why.startswith(path) else f'{path}: {why}'}")
+        if n > SKIPPED_LISTED:
+            lines.append(f"  ... and {n - SKIPPED_LISTED} more (`vault-memory status` lists them all)")
     return "\n".join(lines)

@@ -9,7 +9,7 @@ import typer
 
 from ..internals import internals
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
-from .output import Progress, emit_json, ensure_current, note, render_index_report, say
+from .output import Progress, emit_json, ensure_current, interrupted, note, render_index_report, say
 
 
 class Mode(enum.StrEnum):
@@ -35,6 +35,9 @@ def index(
         )
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
+        except KeyboardInterrupt:
+            progress.close()
+            interrupted(progress)
         finally:
             progress.close()
     if as_json:
@@ -63,6 +66,11 @@ def recall(
 
     The filters choose which notes may come back before anything is ranked, so the k are all eligible.
     """
+    if not query.strip():  # before the vault is opened: a usage error, as `stage ""` and the MCP tool say
+        raise typer.BadParameter(
+            'the query is empty; say what to recall in plain words, e.g. vault-memory recall "which editor do I use"',
+            param_hint="'QUERY'",
+        )
     when = parse_now(now)
     with state(ctx).memory() as mem:
         # The query's vector will be needed (unless no chunk has one yet: a first index is
@@ -88,7 +96,12 @@ def recall(
         writer = None if vectors.complete or internals(mem).lock.held else internals(mem).lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
     if not vectors.complete:
-        by = f"process {writer} is embedding them" if writer else "`vault-memory index` embeds them"
+        by = (
+            f"process {writer} is embedding them"
+            if writer
+            else "more than a command embeds before it answers; `vault-memory index` embeds them, with "
+            "progress, and resumes if stopped"
+        )
         note(
             f"note: {vectors.pending:,} of {vectors.chunks:,} chunks have no vector yet ({by}); "
             + ("results are keyword-only (BM25) meanwhile" if lexical_only else "those are not searched by meaning")
@@ -167,7 +180,8 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
         emit_json(info)
         return
     say(f"vault:     {info['vault']}")
-    say(f"index:     {info['index_dir']}")
+    index_state = info.get("index_state", "current")
+    say(f"index:     {info['index_dir']}" + ("" if index_state == "current" else f"  ({index_state})"))
     say(f"embedder:  {info['embedder']}")
     cal = info["calibration"]
     say(f"calibration: weak {cal['weak']}, strong {cal['strong']}, conflict {cal['conflict']} ({cal['source']})")
@@ -192,8 +206,12 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
             f"embedded:  {vec['embedded']}/{vec['chunks']} chunks ({share}%); "
             "recall is keyword-only (BM25) until all are"
         )
-    pending = ", ".join(f"{v} {k}" for k, v in info["pending"].items()) or "nothing"
-    say(f"pending:   {pending}")
+    todo = [f"{v} {k}" for k, v in info["pending"].items()]
+    if not vec["complete"]:
+        todo.append(f"{vec['pending']:,} chunks to embed")
+    say(f"pending:   {', '.join(todo) or 'nothing'}")
+    if info.get("next_step"):
+        say(f"next:      {info['next_step']}")
     for path, err in info["failures"].items():
         say(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
     for path, why in info.get("passed_over", {}).items():

@@ -794,13 +794,13 @@ class Catalog:
             args = ["%" + _like_prefix(json.dumps(m)[1:-1]) + "%" for m in mentioning]
         return [(n, p, tuple(json.loads(links))) for n, p, links in self.db.execute(sql, args)]
 
-    def activity_rows(self) -> list[tuple[str, str, str, Any, Any, Any]]:
-        """(node_id, path, title, created, last_accessed, access_count) of every note (recent.py)."""
+    def activity_rows(self) -> list[tuple[str, str, str, Any, Any]]:
+        """(node_id, path, title, created, last_accessed) of every note (recent.py)."""
         return [
             tuple(r)
             for r in self.db.execute(
-                "SELECT node_id, path, title, json_extract(meta, '$.created'), json_extract(meta, '$.last_accessed'), "
-                "json_extract(meta, '$.access_count') FROM notes"
+                "SELECT node_id, path, title, json_extract(meta, '$.created'), json_extract(meta, '$.last_accessed') "
+                "FROM notes"
             )
         ]
 

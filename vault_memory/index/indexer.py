@@ -50,6 +50,8 @@ INLINE_TEXTS = 1024
 EMBED_SLICE = 128  # texts handed to the embedder per call (it sorts by length and batches inside)
 COMMIT_CHUNKS = 128  # catalog rows are committed in groups of about this many chunks
 FIRST_COMMIT_CHUNKS = 16  # ... the first group of a catalog-first write smaller (searchable sooner)
+# (texts, tokens) a reconcile may embed before it returns; None: no limit (indexer.reconcile).
+Budget = tuple[int | None, int | None]
 RESYNC_BATCH = 5000  # chunks re-sent to the store per step when it is re-synced or filled
 
 
@@ -373,13 +375,15 @@ class Indexer:
         paths: Iterable[str] | None = None,
         *,
         embed_budget: int | None = None,
+        embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
         """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone).
 
-        `embed_budget`: embed at most this many texts (None: all). When more are needed the
-        changed notes are still written to the catalog, searchable by keyword, and their vectors
-        are left to the next reconcile without a budget (`report.texts_pending`).
+        `embed_budget`: embed at most this many texts (None: all), and, with `embed_tokens`, texts
+        of at most that many tokens in all (what embedding costs is proportional to tokens). When
+        more are needed the changed notes are still written to the catalog, searchable by keyword,
+        and their vectors are left to the next reconcile without a budget (`report.texts_pending`).
         `verify`: read every file, trusting no stat stamp (scan).
         """
         started = time.perf_counter()
@@ -388,7 +392,7 @@ class Indexer:
         if not self.lazy_store:
             _ = self.store  # opens and checks it
         if paths is None and not verify and self.unchanged_since_settled():
-            return self._finish(report, self._report_unchanged(report), progress, embed_budget, started)
+            return self._finish(report, self._report_unchanged(report), progress, (embed_budget, embed_tokens), started)
         scan = self.scan(paths, verify=verify)
         plan = self.plan(scan)
         recorded = self.catalog.get_meta("chunker")
@@ -414,20 +418,20 @@ class Indexer:
             log.log(level, "%s", err if err.startswith(rel) else f"{rel}: {err}")
         if not plan.is_noop:
             _ = self.store  # open and check it before this run marks the store dirty
-            self._execute(plan, scan, report, progress, embed_budget)
+            self._execute(plan, scan, report, progress, (embed_budget, embed_tokens))
         elif scan.fresh or (paths is None and set(self.catalog.failure_records()) - set(scan.hashes)):
             with self.catalog.transaction():
                 self._record_failures(scan)
         stamps = self._record_stamps(scan)
         if paths is None:
             self._settle(scan, stamps)
-        return self._finish(report, len(scan.entries), progress, embed_budget, started)
+        return self._finish(report, len(scan.entries), progress, (embed_budget, embed_tokens), started)
 
     def _finish(
-        self, report: IndexReport, notes: int, progress: Progress | None, embed_budget: int | None, started: float
+        self, report: IndexReport, notes: int, progress: Progress | None, budget: Budget, started: float
     ) -> IndexReport:
         if self.catalog.get_meta("embedding_pending") == "1":
-            self._fill_vectors(report, progress, embed_budget)
+            self._fill_vectors(report, progress, budget)
         report.store_resynced = self.resynced
         report.notes = notes
         report.chunks = self.catalog.chunk_count()
@@ -484,9 +488,7 @@ class Indexer:
         report.counts = {k.value: 0 for k in Kind} | {Kind.UNCHANGED.value: notes}
         return notes
 
-    def _execute(
-        self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None, embed_budget: int | None
-    ) -> None:
+    def _execute(self, plan: Plan, scan: Scan, report: IndexReport, progress: Progress | None, budget: Budget) -> None:
         cat = self.catalog
         with cat.transaction():
             cat.set_meta("embedder", self.embedder.identity)
@@ -506,7 +508,7 @@ class Indexer:
                 continue
             with cat.transaction():
                 cat.upsert_note(note_row(change.entry, note, self.rules.obsidian.daily_format))
-        self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress, embed_budget)
+        self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress, budget)
         with cat.transaction():
             cat.prune_vectors()
             # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
@@ -553,18 +555,19 @@ class Indexer:
         scan: Scan,
         report: IndexReport,
         progress: Progress | None,
-        embed_budget: int | None,
+        budget: Budget,
     ) -> None:
         """New and modified notes: their catalog rows, and vectors for text not seen before.
 
-        Few new texts (at most INLINE_TEXTS, or `embed_budget`): embedded first, in waves, each
-        wave's rows written once its vectors are cached, so every row has its vector. More: the
-        rows of every note are written first (lexical search finds them within seconds, with no
-        model loaded), marked `embedding_pending`, and `_fill_vectors` embeds them afterwards.
+        Few new texts (at most INLINE_TEXTS, or the budget's texts and tokens): embedded first, in
+        waves, each wave's rows written once its vectors are cached, so every row has its vector.
+        More: the rows of every note are written first (lexical search finds them within seconds,
+        with no model loaded), marked `embedding_pending`, and `_fill_vectors` embeds them afterwards.
         """
         # Chunk ahead so progress can show a true total, but only while the new texts fit the
         # budget: past it, what is chunked is written at once and the rest note by note as it is
         # chunked (chunking 2,000 notes first took ~25 s on a loaded machine before any row).
+        embed_budget, embed_tokens = budget
         limit = INLINE_TEXTS if embed_budget is None else min(INLINE_TEXTS, embed_budget)
         if len(changes) > limit:
             # More notes than texts to embed inline (each has a chunk or more): catalog first from
@@ -576,6 +579,7 @@ class Indexer:
         work: list[tuple[Change, ParsedNote, list[ChunkRow]]] = []
         needed: dict[str, str] = {}
         cached: set[str] = set()
+        tokens = 0  # of the new texts without a vector, counted only under a token budget
         ahead = iter(changes)
         for change in ahead:
             item = self._chunked(change, scan)
@@ -584,8 +588,11 @@ class Indexer:
             work.append(item)
             new = {c.text_hash: c.text for c in item[2] if c.text_hash not in needed}
             needed.update(new)
-            cached |= self.catalog.cached_hashes(new)
-            if len(needed) - len(cached) > limit:
+            known = self.catalog.cached_hashes(new)
+            cached |= known
+            if embed_tokens is not None:
+                tokens += sum(self.embedder.count_tokens(t) for h, t in new.items() if h not in known)
+            if len(needed) - len(cached) > limit or (embed_tokens is not None and tokens > embed_tokens):
                 rest = (it for it in (self._chunked(c, scan) for c in ahead) if it is not None)
                 self._write_catalog_first(itertools.chain(work, rest), cached, report)
                 return
@@ -673,19 +680,20 @@ class Indexer:
         self.check_embedder()
         report = IndexReport()
         if self.catalog.get_meta("embedding_pending") == "1":
-            self._fill_vectors(report, progress, None, limit=limit)
+            self._fill_vectors(report, progress, (None, None), limit=limit)
         report.chunks = self.catalog.chunk_count()
         report.store_resynced = self.resynced
         report.seconds = time.perf_counter() - started
         return report
 
     def _fill_vectors(
-        self, report: IndexReport, progress: Progress | None, embed_budget: int | None, *, limit: int | None = None
+        self, report: IndexReport, progress: Progress | None, budget: Budget, *, limit: int | None = None
     ) -> None:
         """Embed the chunks that have no vector yet (rows written catalog-first, by this run or by an
-        earlier one that stopped), in waves, and send them to the store. Over `embed_budget`
-        texts, embeds nothing and leaves them for the next reconcile without a budget; `limit`
+        earlier one that stopped), in waves, and send them to the store. Over the budget (texts,
+        or tokens), embeds nothing and leaves them for the next reconcile without a budget; `limit`
         embeds that many and leaves the rest."""
+        embed_budget, embed_tokens = budget
         cat = self.catalog
         rows = cat.unembedded_chunks()
         todo: dict[str, int] = {}  # text hash -> the rid of a chunk holding it, in rid order
@@ -696,7 +704,9 @@ class Indexer:
             with cat.transaction():
                 cat.set_meta("embedding_pending", "0")
             return
-        if embed_budget is not None and len(todo) > embed_budget:
+        if (embed_budget is not None and len(todo) > embed_budget) or (
+            embed_tokens is not None and self._tokens_over(list(todo.values()), embed_tokens)
+        ):
             log.info("%d texts have no vector yet; leaving them to `vault-memory index`", len(todo))
             return
         ids_of: dict[str, list[str]] = {}
@@ -725,6 +735,17 @@ class Indexer:
             if not cat.unembedded_chunks(limit=1):
                 cat.set_meta("embedding_pending", "0")
             cat.set_meta("store_dirty", "0" if self.store is not None or self.store_deferred else "1")
+
+    def _tokens_over(self, rids: Sequence[int], most: int) -> bool:
+        """Whether the texts of these chunks hold more than `most` tokens (read and counted in
+        slices, stopping once they do: a first index of 10k notes is not read whole to find out)."""
+        total = 0
+        for start in range(0, len(rids), EMBED_SLICE):
+            for text in self.catalog.texts_by_rids(rids[start : start + EMBED_SLICE]).values():
+                total += self.embedder.count_tokens(text)
+                if total > most:
+                    return True
+        return False
 
     @staticmethod
     def _ticker(progress: Progress | None, base: int, total: int) -> Callable[[int], None]:

@@ -77,7 +77,7 @@ def first_write_fields(ws: Workspace, note: ParsedNote) -> dict[str, Any]:
 #: Owned keys no version reads any more, removed when we write into the note anyway: `stated`
 #: (the day an mtime carried, written by earlier versions; a clone's mtime is the clone's day) and
 #: `rehearsal_days` (days of use counted for a promotion to `long` that no longer happens).
-RETIRED_KEYS = (STATED_KEY, "rehearsal_days")
+RETIRED_KEYS = (STATED_KEY, "rehearsal_days", "access_count")
 
 
 def retired_fields(note: ParsedNote) -> list[str]:
@@ -94,14 +94,17 @@ def _duplicate(ws: Workspace, rel: str, node_id: str) -> bool:
         return False
 
 
-def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor) -> ParsedNote:
+def edit_note(ws: Workspace, rel: str, fields_for: FieldsFor, *, identity: bool = True) -> ParsedNote:
     """Read, compute (set, remove) from the note, write with compare-and-swap; one retry if
     the file changed meanwhile (a second loss raises ConcurrentEditError). The first write
-    into a note also records its identity (`first_write_fields`) and drops retired keys."""
+    into a note also records its identity (`first_write_fields`) and drops retired keys.
+    `identity=False`: a note without a node_id gets none (its state needs no identity beyond
+    the file); one carrying a copy's id still gets its own."""
     for attempt in (1, 2):
         note = read_note(ws.vault, rel)
         set_fields, remove = fields_for(note)
-        set_fields = {**set_fields, **{k: v for k, v in first_write_fields(ws, note).items() if k not in set_fields}}
+        first = first_write_fields(ws, note) if identity or file_node_id(note) is not None else {}
+        set_fields = {**set_fields, **{k: v for k, v in first.items() if k not in set_fields}}
         remove = [*remove, *(k for k in retired_fields(note) if k not in set_fields)]
         try:
             return write_note(
@@ -132,8 +135,14 @@ def has_id(ws: Workspace, rel: str, node_id: str) -> bool:
 def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
     """Pin (strength 1, never dormant, never expires) or unpin a note by node_id or vault path.
 
-    Pin then unpin gives the note back its bytes. A pinned note is not rehearsed (strength 1
-    whatever happens), so once unpinned it fades from its last use before the pin.
+    Pin then unpin gives the note back its bytes when the pin was our only write: the pin writes
+    `pinned: true` and nothing else, not even a `node_id`. The pin is state that lives in the
+    note itself and follows the file through any rename, so it needs no identity beyond the file;
+    the note stays known as it was (`path:<rel>` when it has no node_id, which every command
+    accepts), and an unpin leaves no trace. State kept *about* a note (rehearsal, supersession,
+    drafts) still records a node_id. A note carrying a copy's node_id gets its own, as on any
+    write of ours. A pinned note is not rehearsed (strength 1 whatever happens), so once
+    unpinned it fades from its last use before the pin.
     """
     writable(ws)
     rel = resolve_note(ws, target)
@@ -144,15 +153,10 @@ def set_pinned(ws: Workspace, target: str, pinned: bool) -> PinResult:
             return ({} if parse_bool(note.meta.get("pinned")) else {"pinned": True}), []
         return {}, ["pinned"]
 
-    note = edit_note(ws, rel, fields)
+    note = edit_note(ws, rel, fields, identity=False)
     ws.index_paths([rel])
-    nid = file_node_id(note)
-    if not nid:  # a note never indexed before: indexing it just now gave it an id
-        try:
-            nid = file_node_id(read_note(ws.vault, rel))
-        except (NoteError, OSError):
-            nid = None
-    return PinResult(nid or "", rel, pinned, note.file_hash != before.file_hash)
+    nid = file_node_id(note) or f"path:{rel}"  # the index's identity of a note without its own id
+    return PinResult(nid, rel, pinned, note.file_hash != before.file_hash)
 
 
 # -- episodic log -------------------------------------------------------------------------
@@ -216,7 +220,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
 
 
 def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None = None) -> list[str]:
-    """Write `last_accessed`/`access_count` for these notes; returns the paths written.
+    """Write `last_accessed` for these notes; returns the paths written.
 
     Recalls within REHEARSAL_COALESCE_SECONDS of the last one coalesce into one write.
     Rehearsal never re-embeds and never bumps `revision`; a note being edited is skipped
@@ -266,6 +270,8 @@ def _rehearse_one(ws: Workspace, nid: str, rel: str, now: dt.datetime) -> str | 
     ):
         return None  # used a moment ago (or replayed from just before): one write covers both
     fields = ws.decay.rehearse(state, now)
+    if not fields:
+        return None  # a replay from before its last use: nothing to move
     if ws.decay.dormant(state, now):
         fields["reactivated"] = fields["last_accessed"]  # it came back: the review note lists it
     try:

@@ -8,11 +8,10 @@ A note's activity is read from what its frontmatter and its name say, never from
     staged     a memory in the staging folder, at its `created`
     created    a note's `created` (an agent memory gets it when it is written; a person's
                note may carry one too)
-    committed  a memory in the memory folder whose `last_accessed` is its commit (never
-               recalled since: `access_count` 0 or absent)
-    recalled   `last_accessed` otherwise: recall used it (reactivating a dormant note is a
-               recall too), or a person edited it while the watcher ran (the watcher records
-               an edit as a rehearsal, with `revision`)
+    used       its `last_accessed`: a memory's commit, a recall that answered with it
+               (reactivating a dormant note is one too), or a person's edit while the watcher
+               ran (the watcher records an edit as a rehearsal, with `revision`); one event,
+               as it is one fact of the note (how many uses came before is not kept)
     logged     an episode note (the episodes folder), at the day its name gives
 
 The latest of these is the note's entry (ties: the order above). Notes whose activity is older
@@ -30,7 +29,7 @@ from typing import Any
 
 from ..search.workspace import Workspace, now_utc
 from ..text import folder_setting, in_folder
-from ..vault.fields import parse_int, parse_time
+from ..vault.fields import parse_time
 from ..vault.obsidian import date_from_name
 
 K_MAX = 100
@@ -44,7 +43,7 @@ class RecentNote:
     path: str
     node_id: str
     title: str
-    event: str  # staged | created | committed | recalled | logged
+    event: str  # staged | created | used | logged
     when: str  # ISO 8601
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,10 +56,9 @@ def recent(ws: Workspace, *, days: float = 7, k: int = 20, now: dt.datetime | No
     since = now - dt.timedelta(days=max(0.0, min(float(days), DAYS_MAX)))
     k = max(1, min(int(k), K_MAX))
     staging = folder_setting(ws.config.staging_folder, "staging_folder")
-    memories = folder_setting(ws.config.memory_folder, "memory_folder", allow_root=True)
     episodes = folder_setting(ws.config.episodes_folder, "episodes_folder")
     found: list[tuple[dt.datetime, int, RecentNote]] = []
-    for node_id, path, title, created_raw, accessed_raw, count_raw in ws.catalog.activity_rows():
+    for node_id, path, title, created_raw, accessed_raw in ws.catalog.activity_rows():
         events: list[tuple[dt.datetime, int, str]] = []
         created = parse_time(created_raw)
         if in_folder(path, staging):
@@ -71,8 +69,7 @@ def recent(ws: Workspace, *, days: float = 7, k: int = 20, now: dt.datetime | No
                 events.append((created, 1, "created"))
             accessed = parse_time(accessed_raw)
             if accessed is not None:
-                fresh = parse_int(count_raw) == 0 and (not memories or in_folder(path, memories))
-                events.append((accessed, 2, "committed" if fresh else "recalled"))
+                events.append((accessed, 2, "used"))
             if in_folder(path, episodes):
                 day = date_from_name(PurePosixPath(path).stem, ws.decay.daily_format)
                 if day is not None:

@@ -32,6 +32,7 @@ from ..hashing import sha256_hex
 from ..index.catalog import chunk_owner
 from ..search.workspace import Workspace
 from ..text import in_folder, snippet
+from ..vault.fields import parse_list
 from ..vault.markdown import chunk_body, extract_info
 from ..vault.notefile import read_note
 from .reading import check_readable
@@ -58,6 +59,7 @@ class RelatedNote:
     similarity: float | None  # its closest chunk pair's cosine (None: no vectors)
     snippet: str  # the passage of it that is closest to the note asked about
     reasons: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)  # its `superseded_by` (as `read` gives it)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -207,6 +209,7 @@ def related(ws: Workspace, target: str, *, k: int = 10) -> Related:
             None if sim is None else round(sim, 4),
             passage,
             reasons,
+            [str(v) for v in parse_list(row.meta.get("superseded_by"))],
         )
 
     linked = [entry(by_path[p].node_id) for p in linked_paths if p in by_path]

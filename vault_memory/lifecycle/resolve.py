@@ -101,6 +101,21 @@ def _by_path(ws: Workspace, target: str) -> str | None:
     return None
 
 
+def _unreadable(ws: Workspace, name: str) -> str | None:
+    """The note the index could not read (bad bytes, bad YAML) whose file name or path is `name`:
+    reading it then says why, instead of "no note by this title"."""
+    try:
+        failed = ws.catalog.failures()
+    except VaultMemoryError:
+        return None
+    key = name.lower().removesuffix(".md")
+    for rel in sorted(failed):
+        stem = rel.removesuffix(".md").lower()
+        if key in (stem, stem.rsplit("/", 1)[-1]) and (ws.vault / rel).is_file():
+            return rel
+    return None
+
+
 def names(ws: Workspace) -> Names:
     """The Names of the indexed notes (or, before anything is indexed, the vault's file names)."""
     return ws.note_names()
@@ -143,6 +158,9 @@ def resolve_target(ws: Workspace, target: str) -> Target:
     found = None if _looks_like_path(name) or any(c.isspace() for c in name) else _by_id_on_disk(ws, name)
     if found:
         return Target(found, heading, "node_id")
+    failed = _unreadable(ws, name)
+    if failed:  # a note the index could not read has no title or alias: named by its file, it is that one
+        return Target(failed, heading, "file name")
     near = table.near(name)
     hint = f"near matches: {'; '.join(near)}" if near else "no note has a similar name"
     raise NoteNotFoundError(

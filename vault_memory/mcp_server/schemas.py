@@ -237,4 +237,6 @@ class StatusOut(TypedDict):
     failures: dict[str, str]
     passed_over: dict[str, str]
     writer_pid: int | None
+    index_state: str  # missing | building | embedding | stale | current
+    next_step: str  # what to run about it ("" when current)
     server: ServerOut

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as MCPTool
+from pydantic import ValidationError
 
 from .. import __version__
 from ..config import Config
@@ -103,7 +104,34 @@ class StrictServer(MCPServer[Any]):
             raise ToolError(
                 f"{name} does not take {', '.join(hints)}; it takes: {takes}. Call it again with those names only"
             )
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            # The SDK's text is pydantic's ("1 validation error for recallArguments ... Field required
+            # [type=missing ...] For further information visit https://errors.pydantic.dev/..."): a model
+            # needs the argument's name, what it is for, and the call to make instead.
+            raise ToolError(self._explain(name, exc.__cause__)) from exc.__cause__
+
+    def _explain(self, name: str, error: ValidationError) -> str:
+        """`recall needs `query` (What to look up, in plain words); ...` for each invalid argument."""
+        tool = self._tool_manager.get_tool(name)
+        props: dict[str, Any] = (tool.parameters if tool is not None else {}).get("properties", {})
+        said: list[str] = []
+        args: list[str] = []
+        for err in error.errors():
+            arg = ".".join(str(part) for part in err["loc"]) or "arguments"
+            about = props.get(str(err["loc"][0]) if err["loc"] else "", {}).get("description", "")
+            what = f" ({about[0].lower()}{about[1:]})" if about else ""
+            args.append(f"`{arg}`")
+            if err["type"] == "missing":
+                said.append(f"{name} needs `{arg}`{what}")
+            else:
+                msg = str(err["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
+                said.append(f"`{arg}`{what} must be {msg}")
+        takes = ", ".join(self.arguments.get(name, [])) or "no arguments"
+        return f"{'; '.join(said)}. Call {name} again with {', '.join(dict.fromkeys(args))} set (it takes: {takes})"
 
 
 def build_server(service: Service) -> StrictServer:

@@ -7,7 +7,7 @@ says what to do; server.py registers every marked method and refuses unknown arg
 
 Hints (MCP tool annotations): `read`, `related`, `recent` and `status` only read. `recall`
 is *not* read-only: recalling counts as using what it returns (the notes that clearly answered
-get `last_accessed`/`access_count`, which keeps them from fading: README "Rehearsal"); repeating
+get `last_accessed`, which keeps them from fading: README "Rehearsal"); repeating
 it changes nothing more (rehearsals within a short window coalesce), so it is idempotent, as is
 `prefetch` (it may extend a staged memory's expiry). `discard` is the one destructive tool: it
 moves a staged memory to the vault's `.trash/` (recoverable, never deleted).
@@ -339,7 +339,7 @@ class Tools:
     @tool(
         READ,
         "What was written, committed, recalled or logged lately, newest first: path, title, event "
-        "(staged, created, committed, recalled, logged) and when. Read from the notes' frontmatter, "
+        "(staged, created, used: committed or recalled, logged) and when. Read from the notes' frontmatter, "
         "not file times.",
     )
     def recent(

@@ -48,7 +48,7 @@ from ..search.decay import MemoryState
 from ..search.workspace import Workspace, now_utc
 from ..text import folder_setting, ignore_pattern, in_folder, review_path, split_title, unlink
 from ..vault import atomic
-from ..vault.fields import local_zone, parse_int, parse_time
+from ..vault.fields import local_zone, parse_time
 from ..vault.notefile import GENERATED_BY, ParsedNote, move_note, read_note, write_note
 
 CHART_WEEKS = 8  # the chart looks this many weeks ahead, a point a week
@@ -99,7 +99,6 @@ class NoteView:
     strength: float
     dormant_on: dt.datetime | None
     last_used: dt.datetime | None
-    access_count: int
     reactivated: dt.datetime | None = None
     why: str = ""  # why it fades: since when nothing used it, and how fast its tier forgets
 
@@ -119,6 +118,9 @@ class SupersededView:
 class ChartLine:
     note: NoteView
     values: list[float]
+    #: other memories with the same curve (the same history: made together, never recalled), drawn
+    #: as this one line; `note` is the first of them by the chart's order
+    shared: list[NoteView] = field(default_factory=list)
 
 
 @dataclass
@@ -166,7 +168,15 @@ class Review:
         out["chart"] = {
             "days": self.chart_days,
             "dormant_below": self.dormant_below,
-            "lines": [{"path": c.note.path, "title": c.note.title, "values": c.values} for c in self.chart],
+            "lines": [
+                {
+                    "path": c.note.path,
+                    "title": c.note.title,
+                    "values": c.values,
+                    "shared_with": [n.path for n in c.shared],  # the other memories this line stands for
+                }
+                for c in self.chart
+            ],
         }
         out.pop("chart_days")
         out["counts"] = {
@@ -285,7 +295,6 @@ def _view(ws: Workspace, row: NoteRow, state: MemoryState, now: dt.datetime, ste
         round(ws.decay.strength(state, now), 4),
         dormant_on(ws.decay, state),
         state.anchor,
-        parse_int(row.meta.get("access_count")),
         parse_time(row.meta.get("reactivated")),
         why_fading(ws, state),
     )
@@ -329,7 +338,7 @@ def _chart(
     ws: Workspace, views: list[tuple[NoteView, MemoryState]], now: dt.datetime, memory_folder: str, limit: int
 ) -> tuple[list[ChartLine], list[int]]:
     """The memories that matter most, and their strength each week ahead if nothing recalls them:
-    the most recalled first, then the agent's own memories, then the strongest; not yet dormant."""
+    the most recently used first, then the agent's own memories, then the strongest; not yet dormant."""
     days = [7 * w for w in range(CHART_WEEKS + 1)]
     # The agent's memories and whatever recall has used: a person's untouched notes all decay alike
     # from their dates, and a chart of identical lines says nothing.
@@ -339,18 +348,26 @@ def _chart(
         if not s.pinned
         and s.anchor is not None
         and v.strength >= ws.decay.dormant_below
-        and (v.access_count > 0 or not memory_folder or in_folder(v.path, memory_folder))
+        and (s.anchor_source == "last_accessed" or not memory_folder or in_folder(v.path, memory_folder))
     ]
 
-    def rank(item: tuple[NoteView, MemoryState]) -> tuple[int, int, float, str]:
-        v, _ = item
+    def rank(item: tuple[NoteView, MemoryState]) -> tuple[float, int, float, str]:
+        v, s = item
         mine = not memory_folder or in_folder(v.path, memory_folder)
-        return (-v.access_count, 0 if mine else 1, -v.strength, v.path)
+        used = s.anchor.timestamp() if s.anchor is not None and s.anchor_source == "last_accessed" else 0.0
+        return (-used, 0 if mine else 1, -v.strength, v.path)
 
-    chosen = sorted(alive, key=rank)[:limit]
-    return [
-        ChartLine(v, [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days]) for v, s in chosen
-    ], days
+    # One line per distinct curve: memories made together and never recalled share one history,
+    # and six identical lines say less than one that says how many share it.
+    curves: dict[tuple[float, ...], ChartLine] = {}
+    for v, s in sorted(alive, key=rank):
+        values = [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days]
+        line = curves.get(tuple(values))
+        if line is not None:
+            line.shared.append(v)
+        elif len(curves) < limit:
+            curves[tuple(values)] = ChartLine(v, values)
+    return list(curves.values()), days
 
 
 def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 6) -> Review:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from ..vault.fields import local_zone
 from .chart import PALETTE, Line, strength_chart
-from .review import NoteView, Review
+from .review import ChartLine, NoteView, Review
 
 MAX_ROWS = 25  # rows per table; the rest are counted (`review --json` has them all)
 
@@ -99,9 +99,9 @@ def _chart(review: Review) -> list[str]:
     if not review.chart:
         return [*out, "No memory to chart yet.", ""]
     labels = ["now", *(f"+{d // 7}w" for d in review.chart_days[1:])]
-    lines = [Line(c.note.title, tuple(c.values)) for c in review.chart]
+    lines = [Line(_line_name(c), tuple(c.values)) for c in review.chart]
     out += [
-        f"_How strong the memories recalled most would be in the coming {len(labels) - 1} weeks if nothing "
+        f"_How strong the memories used most recently would be in the coming {len(labels) - 1} weeks if nothing "
         f"recalled them; below {review.dormant_below:g} a memory is dormant (recall leaves it out unless "
         "asked for it closely)._",
         "",
@@ -113,16 +113,34 @@ def _chart(review: Review) -> list[str]:
     rows = [
         [
             square,
-            cell(c.note.link),
+            cell(_legend(c)),
             c.note.tier,
             f"{c.note.strength:.2f}",
             _day(c.note.dormant_on),
-            str(c.note.access_count),
+            _day(c.note.last_used),
         ]
         for (square, _), c in zip(PALETTE, review.chart, strict=False)
     ]
     rows.append(["grey", "dormant below", "", f"{review.dormant_below:g}", "", ""])
-    return [*out, *_table(["", "Memory", "Tier", "Strength now", "Dormant on", "Recalled"], rows), ""]
+    return [*out, *_table(["", "Memory", "Tier", "Strength now", "Dormant on", "Last used"], rows), ""]
+
+
+def _line_name(line: ChartLine) -> str:
+    """A line's name: its memory's title, or how many memories share the curve."""
+    if not line.shared:
+        return line.note.title
+    return f"{line.note.title} and {len(line.shared)} more ({len(line.shared) + 1} memories)"
+
+
+SHARED_LISTED = 5  # memories named in the legend for one shared curve; the rest are counted
+
+
+def _legend(line: ChartLine) -> str:
+    if not line.shared:
+        return line.note.link
+    links = [n.link for n in [line.note, *line.shared]]
+    more = f" and {len(links) - SHARED_LISTED} more" if len(links) > SHARED_LISTED else ""
+    return f"{len(links)} memories with this curve: {', '.join(links[:SHARED_LISTED])}{more}"
 
 
 def _notes(title: str, empty: str, notes: list[NoteView], head: list[str], row: str) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
-from ..vault.fields import UNDATED, Stated, parse_bool, parse_int, parse_list, parse_time, stated_time
+from ..vault.fields import UNDATED, Stated, parse_bool, parse_list, parse_time, stated_time
 from ..vault.obsidian import DEFAULT_DAILY_FORMAT
 
 TIERS = ("short", "long")
@@ -39,7 +39,6 @@ class MemoryState:
     anchor_source: str  # last_accessed, or where `stated` came from (fields.Stated.source)
     tier: str
     pinned: bool
-    access_count: int
     superseded_by: tuple[str, ...]
     supersedes: tuple[str, ...]
     status: str  # "" for ordinary notes, "staged" for staged memories
@@ -80,7 +79,6 @@ def state_from_meta(meta: Mapping[str, Any], stem: str = "", daily_format: str =
         anchor_source=source,
         tier=tier if tier in TIERS else "long",
         pinned=parse_bool(meta.get("pinned")),
-        access_count=parse_int(meta.get("access_count")),
         superseded_by=parse_list(meta.get("superseded_by")),
         supersedes=parse_list(meta.get("supersedes")),
         status=str(meta.get("status") or "").strip().lower(),
@@ -201,10 +199,12 @@ class DecayModel:
 
         No promotion: a `short` memory stays short however often it is used (bench lifetime: a
         promotion to `long` after three days of use kept replaced statements alive for months,
-        20 -> 30 stale entries per 100 turns, and bought no recall of old facts). Owned times never
-        move backwards: a `now` before the note's last rehearsal (a replay with --now in the past, a
-        clock set back) counts the use but leaves `last_accessed` where it was.
+        20 -> 30 stale entries per 100 turns, and bought no recall of old facts). No count of uses
+        either: only the last one moves the curve (`access_count` moved no row of bench lifetime;
+        retired, removed on our next write). Owned times never move backwards: a `now` before the
+        note's last rehearsal (a replay with --now in the past, a clock set back) writes nothing.
         """
         last = state.anchor if state.anchor_source == "last_accessed" else None
-        when = last if last is not None and now < last else now
-        return {"last_accessed": when.replace(microsecond=0), "access_count": state.access_count + 1}
+        if last is not None and now < last:
+            return {}
+        return {"last_accessed": now.replace(microsecond=0)}

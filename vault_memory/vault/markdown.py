@@ -340,6 +340,33 @@ def _link_target(inner: str) -> str:
     return target.rstrip("\\").strip()  # `\|` is how tables escape the alias pipe
 
 
+def _wikilinks(text: str) -> Iterator[str]:
+    """The note targets of the `[[wikilinks]]` in `text` (`![[photo.png]]` attachments left out)."""
+    for match in _WIKILINK_RE.finditer(text):
+        target = _link_target(match.group(2))
+        if not target:
+            continue  # [[#Heading]] points into the same note
+        if match.group(1):
+            suffix = target.rsplit("/", 1)[-1]
+            if "." in suffix and not suffix.lower().endswith(".md"):
+                continue  # ![[photo.png]] is an attachment, not a note
+        yield target
+
+
+def _frontmatter_links(value: Any) -> Iterator[str]:
+    """Links in property values (`owner: "[[Maya Chen]]"`, `related: ["[[A]]", "[[B]]"]`), which
+    Obsidian counts as links (outgoing links, backlinks, graph). Only strings: unquoted
+    `[[A]]` is YAML for a nested list, which Obsidian does not read as a link either."""
+    if isinstance(value, str):
+        yield from _wikilinks(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _frontmatter_links(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _frontmatter_links(item)
+
+
 def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
     """Derive title, tags, aliases and wikilink targets for one note.
 
@@ -349,8 +376,9 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
       then inline ``#tags`` (Obsidian rules); lowercased, ``#`` stripped,
       de-duplicated in order of first appearance.
     * aliases: frontmatter ``aliases``/``alias`` (list or comma separated string).
-    * links: targets of ``[[wikilinks]]`` outside code, without ``|alias`` or
-      ``#heading``; ``![[embeds]]`` of non-Markdown files are excluded.
+    * links: targets of ``[[wikilinks]]`` in frontmatter property values, then
+      in the body outside code, without ``|alias`` or ``#heading``;
+      ``![[embeds]]`` of non-Markdown files are excluded.
     """
     body = strip_comments(_normalise(body))
     tree = _parse(body)
@@ -369,17 +397,9 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
         title = stem
 
     tags = _frontmatter_tags(meta)
-    links: list[str] = []
+    links: list[str] = list(_frontmatter_links(meta))
     for segment in _prose_segments(body, tree):
-        for match in _WIKILINK_RE.finditer(segment):
-            target = _link_target(match.group(2))
-            if not target:
-                continue  # [[#Heading]] points into the same note
-            if match.group(1):
-                suffix = target.rsplit("/", 1)[-1]
-                if "." in suffix and not suffix.lower().endswith(".md"):
-                    continue  # ![[photo.png]] is an attachment, not a note
-            links.append(target)
+        links.extend(_wikilinks(segment))
         without_links = _WIKILINK_RE.sub(lambda m: _MASK * len(m.group(0)), segment)
         for match in _INLINE_TAG_RE.finditer(without_links):
             tag = _clean_tag(match.group(1))
@@ -725,7 +745,9 @@ class _Chunker:
 
 # Bump when chunk_body's output changes for the same input: the index re-chunks every note
 # (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
-CHUNKER_VERSION = "4"  # 4: dates from the text only (every note row again); 3: %% comments; 2: lines, sentences
+# 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
+# 2: lines, sentences
+CHUNKER_VERSION = "5"
 
 
 def chunk_body(
