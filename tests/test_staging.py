@@ -1072,3 +1072,39 @@ def test_cli_exit_codes_through_the_entry_point(empty_vault: Path, tmp_path: Pat
     assert ok.returncode == 0 and len(ok.stdout.strip()) == 16
     data = yaml.safe_load(run("staged", "--json", "--now", at(NOW)).stdout)
     assert data["staged"][0]["node_id"] == ok.stdout.strip() and data["count"] == 1
+
+
+@pytest.mark.parametrize("supersedes", [None, "Editor"])
+def test_remember_writes_its_note_once_as_stage_then_commit_would_leave_it(
+    make_memory: MemoryFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, supersedes: str | None
+) -> None:
+    """Issue 25: remember writes the new note once, into place (no draft in the staging folder to
+    move and rewrite), and the file is byte for byte what stage then commit leave."""
+    from vault_memory.lifecycle import staging
+
+    made: dict[str, str] = {}
+    calls: list[str] = []
+    real_write, real_move = staging.write_note, staging.move_note
+    monkeypatch.setattr(staging, "new_node_id", lambda: "feedc0de00000001")
+    monkeypatch.setattr(staging, "write_note", lambda *a, **k: calls.append("write") or real_write(*a, **k))
+    monkeypatch.setattr(staging, "move_note", lambda *a, **k: calls.append("move") or real_move(*a, **k))
+    for name in ("once", "twice"):
+        vault = tmp_path / name
+        (vault / "Notes").mkdir(parents=True)
+        (vault / "Notes" / "Editor.md").write_text("---\nnode_id: ed1tor0000000001\n---\nI use Vim.\n")
+        mem = make_memory(vault=vault, index_dir=tmp_path / f"{name}-index")
+        mem.index()
+        calls.clear()
+        text = "The user switched to Helix in November."
+        if name == "once":
+            done = mem.remember(text, supersedes=supersedes, now=NOW)
+            assert calls == ["write"], calls  # the old note's link is written by edits, not here
+            assert done.staged_path == "" and done.path.startswith("Memory/") and done.tier == "short"
+        else:
+            sm = mem.stage(text, now=NOW)
+            done = mem.commit([sm.node_id], supersedes=supersedes, now=NOW).committed[0]
+            assert calls == ["write", "write", "move"], calls
+        assert not list((vault / "Memory" / "Staged").glob("*.md"))
+        assert done.supersedes == (["ed1tor0000000001"] if supersedes else [])
+        made[name] = (vault / done.path).read_text() + (vault / "Notes" / "Editor.md").read_text()
+    assert made["once"] == made["twice"]

@@ -12,7 +12,9 @@ staged memory, whatever its frontmatter says.
                 name); optionally link `supersedes` / `superseded_by` as [[links]] both ways
     commit_all  commit every staged memory not flagged needs_review; report the rest and why
     discard     move a staged memory to `.trash/` (Obsidian's convention); never delete
-    remember    stage + commit in one step (the simple path for small models)
+    remember    stage + commit in one step (the simple path for small models), written once:
+                straight into the memory folder with what a commit leaves (a text already
+                staged is committed from there)
     refresh_staged_memories  extend the expiry of staged memories a turn is about (prefetch)
 
 Every write goes through notefile.write_note / move_note (atomic, compare-and-swap); after
@@ -253,12 +255,9 @@ def _stage(
     conflicts: list[Conflict],
     made_by: str = "stage",
 ) -> StagedMemory:
-    for sm, n in _scan(ws)[0]:
-        if norm(unlink(sm.text)) == norm(text) and (sm.expires is None or sm.expires > now):
-            if made_by == "remember" and str(n.meta.get(STAGED_BY) or "") == "remember":
-                continue  # a failed remember's leftover is never taken as this call's draft
-            sm.existing = True  # the same text is already staged (an agent retrying): no second copy
-            return sm
+    same = _staged_copy(ws, text, now, made_by)
+    if same is not None:
+        return same
     nid = new_node_id()
     expires = now + dt.timedelta(days=ws.config.staged_ttl_days)
     folder = staging_folder(ws)
@@ -296,6 +295,17 @@ def _stage(
         needs_review=bool(conflicts),
         conflicts=conflicts,
     )
+
+
+def _staged_copy(ws: Workspace, text: str, now: dt.datetime, made_by: str) -> StagedMemory | None:
+    """A live staged memory with this text (an agent retrying: no second copy), or None."""
+    for sm, n in _scan(ws)[0]:
+        if norm(unlink(sm.text)) == norm(text) and (sm.expires is None or sm.expires > now):
+            if made_by == "remember" and str(n.meta.get(STAGED_BY) or "") == "remember":
+                continue  # a failed remember's leftover is never taken as this call's draft
+            sm.existing = True
+            return sm
+    return None
 
 
 def stage(
@@ -557,7 +567,7 @@ def remember(
     supersedes: str | Sequence[str] | None = None,
     now: dt.datetime | None = None,
 ) -> Committed:
-    """Stage and commit in one step.
+    """Stage and commit in one step, in one write of the note (`_remember_in_place`).
 
     A conflict does not stop it (small models must not be left with bookkeeping): the
     memory is committed, keeps `conflicts_with`, and the result lists the conflicts. If a
@@ -580,6 +590,9 @@ def remember(
         row = ws.catalog.note_by_id(same.node_id)
         tier = str((row.meta if row else {}).get("tier") or "long")
         return Committed(same.node_id, same.path, same.title, "", tier, [], [same], existing=True)
+    if _staged_copy(ws, clean_text, now, "remember") is None:
+        return _remember_in_place(ws, clean_text, clean_title, tag_list, now, conflicts, olds)
+    # The same text is staged already (by `stage`): that draft is the one committed.
     sm = _stage(ws, clean_text, clean_title, given, tag_list, now, conflicts, made_by="remember")
     report = CommitReport()
     items, _ = _scan(ws)
@@ -604,6 +617,73 @@ def remember(
     done = report.committed[0]
     done.conflicts = list(sm.conflicts)
     return done
+
+
+def _remember_in_place(
+    ws: Workspace,
+    text: str,
+    title: str,
+    tags: list[str],
+    now: dt.datetime,
+    conflicts: list[Conflict],
+    supersedes: list[str],
+) -> Committed:
+    """Write a remembered memory straight into the memory folder: one write of the note, with the
+    frontmatter a stage then commit leaves (same keys, same order), and no draft to take back.
+
+    As in `_commit`, the notes it supersedes are linked first, to where it will be, so a note being
+    edited stops the call before anything is written; a write that fails unlinks them again."""
+    old_paths = supersede_targets(ws, supersedes)
+    taken = taken_names(ws)
+    nid = new_node_id()
+    fields: dict[str, Any] = {"node_id": nid, "created": now}
+    if tags:
+        fields["tags"] = tags
+    if conflicts:
+        fields["conflicts_with"] = [link_text(c.path, taken) if c.path else c.node_id for c in conflicts]
+    body = memory_body(link_for(ws, text))
+    stem = memory_name(ws, title, taken)
+    rel = join(memory_folder(ws), f"{stem}.md")
+    taken.setdefault(stem.casefold(), []).append(rel)
+    link = link_text(rel, taken)
+    olds: list[_Old] = []
+    try:
+        for old in old_paths:
+            old_id, _note = link_superseded(ws, old, [link], ids=[nid])
+            olds.append(_Old(old, old_id, link_text(old, taken)))
+    except BaseException:
+        for o in olds:
+            unlink_superseded(ws, o.path, [link])
+        ws.index_paths([o.path for o in olds])
+        raise
+    tail: dict[str, Any] = {"last_accessed": now, "tier": "short"}
+    if olds:
+        tail["supersedes"] = [o.link for o in olds]
+    try:
+        for attempt in (1, 2):
+            here = {"node_id": nid, "created": now, **({"title": title} if title != stem else {}), **fields, **tail}
+            try:
+                write_note(ws.vault, rel, expected_hash=None, set_fields=here, body=body)
+                break
+            except NoteError:
+                if not (ws.vault / rel).exists() or attempt == 2:
+                    raise
+                stem = memory_name(ws, title, taken)  # created a moment ago by someone else: the next name
+                rel = join(memory_folder(ws), f"{stem}.md")
+                taken.setdefault(stem.casefold(), []).append(rel)
+                moved = link_text(rel, taken)
+                for o in olds:
+                    unlink_superseded(ws, o.path, [link])
+                    link_superseded(ws, o.path, [moved])
+                link = moved
+    except BaseException:  # raised as stage raises it (a full disk is a NoteWriteError): nothing was written
+        for o in olds:
+            unlink_superseded(ws, o.path, [link])
+        ws.index_paths([o.path for o in olds])
+        raise
+    ws.index_paths([rel] + [o.path for o in olds])
+    superseded = [o.node_id for o in olds if o.node_id]
+    return Committed(nid, rel, title, "", "short", superseded, list(conflicts))
 
 
 def _withdraw(ws: Workspace, draft: ParsedNote) -> bool:
