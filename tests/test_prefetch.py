@@ -128,6 +128,27 @@ def test_block_content_for_a_known_vault(make_memory: MemoryFactory, mini: Path,
     assert coffee.date == "2026-11-20" and coffee.node_id == "coffee01"
 
 
+def test_prefetch_asks_one_search_per_turn(
+    make_memory: MemoryFactory, mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: one search a turn, ranked with recall's rule (recall.rank_query), the turn
+    embedded once; no second search or ranking per admitted fact."""
+    from vault_memory.search.search import Searcher
+
+    mem = make_memory(vault=mini, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.3))
+    mem.index()
+    searches: list[str] = []
+    real = Searcher.search
+
+    def counted(self: Searcher, query: str, **kw: Any) -> Any:
+        searches.append(query)
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(Searcher, "search", counted)
+    result = mem.prefetch("how do I take my espresso in the morning?", now=NOW)
+    assert len(result.entries) >= 2 and len(searches) == 1, searches
+
+
 def test_unrelated_turn_gives_no_block(make_memory: MemoryFactory, mini: Path, tmp_path: Path) -> None:
     mem = make_memory(vault=mini, index_dir=tmp_path / "ix")
     mem.index()
