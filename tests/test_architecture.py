@@ -207,6 +207,7 @@ def test_operations_take_a_workspace_not_memory() -> None:
     ]
     for mod in below:
         assert "vault_memory.memory" not in graph[f"vault_memory.{mod}"], f"{mod} imports memory.py"
+        assert "vault_memory.indexfolder" not in graph[f"vault_memory.{mod}"], f"{mod} imports indexfolder.py"
 
 
 def test_ranking_is_pure() -> None:

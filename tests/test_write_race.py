@@ -1,6 +1,6 @@
 """Never lose a human's byte: the write path against editors that save in place (issue 12).
 
-The guard is described in vault_memory/atomic.py. Each step gets a deterministic test here
+The guard is described in vault_memory/vault/atomic.py. Each step gets a deterministic test here
 (a half-saved note, a save landing between our check and our swap, a save after the swap),
 and a small real race runs editors and recall processes against each other.
 """

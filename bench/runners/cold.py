@@ -20,7 +20,7 @@ The index folder keeps the vectors of queries asked before (`query-vectors.sqlit
 same question asked again loads no model. Both are timed: the CLI with the query's vector
 cached (a repeated question) and with the cache file removed before each run (a new
 question: the model loads, on a thread while the vault is checked). The phase worker times
-the model load with the bare embedder (`Memory.model`), which the cache does not wrap.
+the model load with the bare embedder (`IndexFolder.model`), which the cache does not wrap.
 `--baseline COMMIT` also times the CLI of that commit's tree (`git archive`, as first_run)
 on the same index copy, in the same repeats: a before/after from one run.
 """

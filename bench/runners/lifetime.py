@@ -10,7 +10,7 @@ variant replays the same world on a vault and index of its own, through the publ
 - each turn: `prefetch(text, now=)` (the block an agent puts in its prompt), and for a turn
   that asks for something (not off-topic talk) `recall(text, k=5, now=)`, which rehearses
   what clearly answered (the library's rule, `rehearse*` settings);
-- at the end of every 30-day month: every memory's strength and dormancy (`Memory.decay` on
+- at the end of every 30-day month: every memory's strength and dormancy (`IndexFolder.decay` on
   the catalog's frontmatter), and every day the files the vault rewrote (what a daily git
   commit of the vault would show).
 

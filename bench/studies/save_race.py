@@ -10,7 +10,7 @@ still there (its marker line, the human frontmatter line, the whole body). Meanw
 every recall wants to rehearse it (write `last_accessed` back), and optionally a
 `vault-memory watch` process records the edits. Counts: saves, rehearsals written, saves
 lost, human bytes changed. The guard that makes the answer 0 is described in
-vault_memory/atomic.py ("the in-place-save guard"). Three races: fast (mostly whole in-place
+vault_memory/vault/atomic.py ("the in-place-save guard"). Three races: fast (mostly whole in-place
 saves), slow (in place in two halves with a pause of 50-400 ms), rename (every save by temp
 file + rename). `--portable` runs each race a second time with every call the guard can lean
 on hidden (read lease, renameat2; as on a system without them: tests/portable), side by side.

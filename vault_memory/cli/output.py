@@ -162,7 +162,7 @@ ANNOUNCE_TEXTS = 32  # a command that embeds this many texts before it answers s
 def ensure_current(mem: Memory) -> None:
     """Reconcile before reading, with progress, unless another process is writing the index.
 
-    A vault small enough is embedded here, before the answer (Memory.ensure_current): the first
+    A vault small enough is embedded here, before the answer (IndexFolder.ensure_current): the first
     run of a small vault says so on stderr, since it takes a few seconds; Ctrl-C meanwhile says
     that the next run resumes."""
     progress = Progress("indexing")

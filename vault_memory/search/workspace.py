@@ -4,7 +4,7 @@ staging, edits, recall, prefetch, doctor and watch each need a few shared things
 vault, its settings, the catalog, the embedder, a searcher, the clock — and two ways of
 keeping the index in step with a write they just made. They take a `Workspace` (a
 Protocol that `IndexFolder` satisfies) instead of `Memory` itself, so imports only go down:
-memory.py imports them; none of them imports memory.py.
+indexfolder.py and memory.py import them; none of them imports either.
 """
 
 from __future__ import annotations
