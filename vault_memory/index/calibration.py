@@ -33,10 +33,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
-
-from .embedders import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -127,13 +126,23 @@ def save(index_dir: Path, rec: Calibration) -> Path:
     return path
 
 
+class Embeds(Protocol):
+    """What calibrating needs of an embedder (embedders.Embedder has it): named here so that this
+    module, which ranking reads thresholds from, does not sit above the embedders."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
 def pairs() -> list[tuple[str, str]]:
     """The built-in (question, answer) pairs (sample_vault's notes; bench/data/realvault.py)."""
     raw = resources.files("vault_memory").joinpath("data/calibration_pairs.json").read_text(encoding="utf-8")
     return [(p["question"], p["answer"]) for p in json.loads(raw)["pairs"]]
 
 
-def scale(embedder: Embedder, data: Sequence[tuple[str, str]] | None = None) -> tuple[float, float]:
+def scale(embedder: Embeds, data: Sequence[tuple[str, str]] | None = None) -> tuple[float, float]:
     """(mean cosine of a question to its answer, mean cosine to the other questions' answers)."""
     data = list(pairs() if data is None else data)
     q = np.asarray(embedder.embed([a for a, _ in data]), dtype=np.float64)
@@ -144,7 +153,7 @@ def scale(embedder: Embedder, data: Sequence[tuple[str, str]] | None = None) -> 
     return own, others
 
 
-def calibrate(embedder: Embedder, reference: Calibration = MINILM) -> Calibration:
+def calibrate(embedder: Embeds, reference: Calibration = MINILM) -> Calibration:
     """A record for `embedder`: each of the reference's thresholds moved to the same place between
     the two means on the new scale (an affine map; cosines stay below 1)."""
     assert reference.answer_mean is not None and reference.other_mean is not None
