@@ -58,6 +58,7 @@ def test_unchanged_vault_never_opens_chroma(make_memory: MemoryFactory, vault: P
         from vault_memory.memory import Memory
         cfg = Config(vault=Path({str(vault)!r}), index_dir=Path({str(index_dir)!r}), embedder="fake", read_only=True)
         with Memory(cfg, embedder=FakeEmbedder()) as mem:
+            from vault_memory.internals import internals
             rep = internals(mem).ensure_current()
             hits = mem.recall("sourdough starter", k=3, touch=False)
             print(rep.counts["unchanged"], len(hits), "chromadb" in sys.modules)

@@ -261,7 +261,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     # Start-up assigned node_ids (writes), whose events came back as syncs: all must be quiet now.
     time.sleep(0.5)
     batches, snap = r.watcher.batches, snapshot_notes(wvault)
-    embedded = r.mem.embedder.texts_embedded  # type: ignore[attr-defined]
+    embedded = internals(r.mem).embedder.texts_embedded  # type: ignore[attr-defined]
     time.sleep(1.0)
     assert r.watcher.batches == batches and snapshot_notes(wvault) == snap
 
@@ -292,7 +292,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
         agent.close()
     meta = read_note(wvault, "fresh.md").meta
     assert "revision" not in meta and meta["node_id"] and "stated" not in meta
-    assert r.mem.embedder.texts_embedded == embedded + 1  # type: ignore[attr-defined]  # only fresh.md's text
+    assert internals(r.mem).embedder.texts_embedded == embedded + 1  # type: ignore[attr-defined]  # only fresh.md's text
     meta_syncs = [b for b in r.results if b.report and b.report.counts.get("meta")]
     assert meta_syncs, "the second rehearsal write was applied as a META sync"
     assert internals(r.reader).catalog.note_by_path("fresh.md").meta.get("access_count") == 2  # type: ignore[union-attr]
