@@ -1,6 +1,6 @@
 """python -m bench NAME [options]: vault-memory's benchmarks (runners) and side studies.
 
-Runners reproduce the README's tables and have a quick mode: `python -m bench all --quick`
+Runners reproduce the tables of docs/benchmarks.md and have a quick mode: `python -m bench all --quick`
 runs every runner on small slices with the fake embedder (CI). Studies are one-off or
 expensive measurements with options of their own, run by name. Every entry point returns a
 harness.Result, written here as <out>/<name>.json and .md (<name>.quick.* in quick mode)

@@ -163,7 +163,7 @@ def peak_rss_mb() -> float | None:
 
 @dataclass
 class Result:
-    """One runner's output: JSON for machines, a Markdown section for the README."""
+    """One runner's output: JSON for machines, a Markdown section for docs/benchmarks.md."""
 
     name: str
     opts: RunOptions

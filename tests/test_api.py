@@ -41,15 +41,16 @@ def test_every_public_method_is_documented_and_typed() -> None:
 
 
 def _readme_operations() -> set[str]:
-    """The operations the docs list as `Memory`'s public methods: docs/python-api.md when it exists,
-    else README "Python API" ("every public method is documented: `index`, ..."), and `close`
-    (README: "Closing (or leaving the `with`) releases the index")."""
+    """The operations the docs list as `Memory`'s public methods: docs/python-api.md's headings
+    (one `### `Memory.name(...)`` each) when it exists, else README "Python API" ("every public
+    method is documented: `index`, ...") and `close` (README: "Closing ... releases the index")."""
     root = Path(__file__).resolve().parent.parent
     page = root / "docs" / "python-api.md"
-    text = page.read_text(encoding="utf-8") if page.is_file() else root.joinpath("README.md").read_text("utf-8")
-    if not page.is_file():
-        text = text[text.index("### Python API") :]
-        text = text[: text.index("\n## ")]
+    if page.is_file():
+        return set(re.findall(r"^### `Memory\.(\w+)\(", page.read_text(encoding="utf-8"), re.M))
+    text = root.joinpath("README.md").read_text("utf-8")
+    text = text[text.index("### Python API") :]
+    text = text[: text.index("\n## ")]
     listed = re.search(r"every public method is documented:(.*?)\.\s", text, re.S)
     assert listed, "the docs no longer list Memory's public methods"
     names = set(re.findall(r"`(\w+)`", listed.group(1)))

@@ -1,4 +1,4 @@
-"""bench/peers*.py: the pure parts (vault, naming, parsing, scores, report) and skipping absent peers."""
+"""bench/runners/peers.py: the pure parts (vault, naming, parsing, scores, report) and skipping absent peers."""
 
 from __future__ import annotations
 

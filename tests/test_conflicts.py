@@ -1,7 +1,7 @@
 """Conflicts and duplicates against every note, statement by statement (conflicts.py).
 
 The pure rules run everywhere; the end-to-end cases run the real MiniLM embedder (`model`),
-because the thresholds are calibrated on it (bench/tools_bench.py conflicts).
+because the thresholds are calibrated on it (`python -m bench tools --part conflicts`, bench/studies/tools.py).
 """
 
 from __future__ import annotations

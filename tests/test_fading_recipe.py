@@ -1,6 +1,7 @@
-"""The README's Dataview query and Base for "what is fading", evaluated in Python on real frontmatter.
+"""The Dataview query and Base for "what is fading" (docs/memory-model.md), evaluated in Python on real
+frontmatter.
 
-Obsidian cannot run here, so the query's own text is read from the README, its clauses are
+Obsidian cannot run here, so the query's own text is read from the chapter, its clauses are
 mirrored line by line (`dql_fading`), and the result is compared with the decay model and
 the review note on the same vault. The check first proves it can fail.
 """
@@ -22,7 +23,7 @@ from vault_memory.memory import Memory
 from vault_memory.vault.fields import parse_bool, parse_time
 from vault_memory.vault.notefile import read_note
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "memory-model.md"
 DAY = dt.timedelta(days=1)
 
 
@@ -31,12 +32,12 @@ def readme_block(lang: str, after: str = "") -> str:
     if after:
         text = text[text.index(after) :]
     m = re.search(rf"```{lang}\n(.*?)```", text, re.S)
-    assert m, f"no ```{lang} block in the README"
+    assert m, f"no ```{lang} block in {README.name}"
     return m.group(1)
 
 
 def dql() -> str:
-    return readme_block("dataview", "### What is fading, from Obsidian")
+    return readme_block("dataview", "## What is fading, from Obsidian")
 
 
 def base() -> dict[str, Any]:
@@ -48,18 +49,23 @@ def hours(text: str, unit: str) -> list[float]:
 
 
 def dql_fading(notes: dict[str, dict[str, Any]], mday: dict[str, dt.datetime], today: dt.date, query: str) -> list[str]:
-    """The README query, clause by clause, over {path: frontmatter}."""
+    """The chapter's query, clause by clause, over {path: frontmatter}. Like vault-memory, it reads no
+    file time: a memory with neither `last_accessed` nor `created` is not listed (it has no age)."""
     folder = re.search(r'FROM "([^"]+)"', query)
     short_h, long_h = hours(query, " hours")
     window = int(re.search(r"date\(today\) \+ dur\((\d+) days\)", query).group(1))  # type: ignore[union-attr]
-    assert folder and 'WHERE file.folder = "Memory"' in query
+    assert folder and 'WHERE file.folder = "Memory"' in query and "AND (last_accessed OR created)" in query
+    assert "file.mday" not in query and "file.mtime" not in query
     out: list[tuple[dt.datetime, str]] = []
     for path, meta in notes.items():
         if path.rsplit("/", 1)[0] != folder.group(1):  # WHERE file.folder = "Memory"
             continue
         if parse_bool(meta.get("pinned")) or meta.get("superseded_by") or meta.get("generated_by"):
             continue  # AND !pinned AND !superseded_by AND !generated_by
-        anchor = parse_time(meta.get("last_accessed")) or parse_time(meta.get("created")) or mday[path]
+        if not (meta.get("last_accessed") or meta.get("created")):
+            continue  # AND (last_accessed OR created)
+        anchor = parse_time(meta.get("last_accessed")) or parse_time(meta.get("created"))
+        assert anchor is not None
         dormant_on = anchor + dt.timedelta(hours=short_h if meta.get("tier") == "short" else long_h)
         midnight = dt.datetime(today.year, today.month, today.day, tzinfo=dt.UTC)  # date(today)
         if dormant_on <= midnight + dt.timedelta(days=window):
@@ -143,7 +149,8 @@ def test_the_base_is_valid_yaml_reading_the_same_fields() -> None:
     b = base()
     filters = b["filters"]["and"]
     assert 'file.folder == "Memory"' in filters and {"!pinned", "!superseded_by", "!generated_by"} <= set(filters)
-    assert set(b["formulas"]) == {"last_used", "dormant_on"}
+    assert set(b["formulas"]) == {"last_used", "dormant_on"} and "last_accessed || created" in filters
+    assert "file.mtime" not in " ".join(b["formulas"].values())
     for field in ("last_accessed", "created", "tier"):
         assert field in " ".join(b["formulas"].values())
     [view] = b["views"]

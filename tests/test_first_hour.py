@@ -100,10 +100,10 @@ def test_the_reader_budget_is_in_tokens_not_texts(make_memory: MemoryFactory, mo
     monkeypatch.setattr(memory_mod, "READER_EMBED_TOKENS", tokens - 1)
     report = internals(mem).ensure_current()
     assert report is not None and report.texts_embedded == 0 and fake.texts_embedded == 0
-    assert internals(mem).vectors().pending == internals(mem).vectors().chunks > 0
+    assert mem.vectors().pending == mem.vectors().chunks > 0
     monkeypatch.setattr(memory_mod, "READER_EMBED_TOKENS", tokens)
     report = internals(mem).ensure_current()
-    assert report is not None and report.texts_embedded == len(texts) and internals(mem).vectors().complete
+    assert report is not None and report.texts_embedded == len(texts) and mem.vectors().complete
 
 
 # -- 2. the smaller frictions ----------------------------------------------------------------

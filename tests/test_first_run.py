@@ -53,9 +53,7 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
     report = mem.index(embed_budget=0)  # every note into the catalog, no vector yet
     assert fake.texts_embedded == 0 and report.texts_embedded == 0
     total = internals(mem).catalog.chunk_count()
-    assert (
-        report.texts_pending > 0 and internals(mem).vectors().embedded == 0 and internals(mem).vectors().chunks == total
-    )
+    assert report.texts_pending > 0 and mem.vectors().embedded == 0 and mem.vectors().chunks == total
     status = mem.status()
     assert status["recall"] == "lexical-only" and status["vectors"]["pending"] == total
     hits = mem.recall("sourdough starter", k=3, touch=False, now=NOW)
@@ -67,9 +65,9 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
     assert queries == 0  # no chunk has a vector: no cosine to judge dormancy by, so not even the query
     step = internals(mem).fill_vectors(limit=10)
     assert step.texts_embedded == 10 == fake.texts_embedded - queries
-    assert 0 < internals(mem).vectors().embedded < total and not internals(mem).vectors().complete
+    assert 0 < mem.vectors().embedded < total and not mem.vectors().complete
     rest = mem.index()
-    assert rest.texts_pending == 0 and internals(mem).vectors().complete
+    assert rest.texts_pending == 0 and mem.vectors().complete
     assert fake.texts_embedded - queries == step.texts_embedded + rest.texts_embedded, "nothing embedded twice"
     hits = mem.recall("sourdough starter", k=3, touch=False, now=NOW)
     assert hits and not any(h.lexical_only for h in hits)
@@ -115,7 +113,7 @@ def test_reader_embeds_a_few_texts_and_leaves_a_first_index_to_the_writer(
     report = internals(mem).ensure_current()
     assert report is not None and report.counts["new"] > READER_EMBED_BUDGET
     assert fake.texts_embedded == 0, "a reader never embeds a first index"
-    assert report.texts_pending == internals(mem).vectors().pending > READER_EMBED_BUDGET
+    assert report.texts_pending == mem.vectors().pending > READER_EMBED_BUDGET
     hits = mem.recall("zebra3 kettle", k=3, touch=False, now=NOW)
     assert hits and hits[0].path.startswith("Bulk/") and hits[0].lexical_only
     mem.index()
@@ -146,7 +144,7 @@ def test_an_interrupted_fill_resumes_without_reembedding(make_memory: MemoryFact
     finally:
         monkey.undo()
     # The rows went in first: the vault is searchable by keyword, 20 texts already have vectors.
-    assert internals(mem).catalog.chunk_count() > 20 and internals(mem).vectors().embedded >= 20
+    assert internals(mem).catalog.chunk_count() > 20 and mem.vectors().embedded >= 20
     assert internals(mem).catalog.get_meta("embedding_pending") == "1"
     mem.close()
     fresh = FakeEmbedder()
@@ -156,7 +154,7 @@ def test_an_interrupted_fill_resumes_without_reembedding(make_memory: MemoryFact
     assert (
         report.texts_embedded == fresh.texts_embedded == internals(again).catalog.chunk_count() - 20 - duplicates(again)
     )
-    assert internals(again).vectors().complete and internals(again).catalog.get_meta("embedding_pending") == "0"
+    assert again.vectors().complete and internals(again).catalog.get_meta("embedding_pending") == "0"
 
 
 def duplicates(mem: Any) -> int:

@@ -18,7 +18,6 @@ from mcp import Client, StdioServerParameters
 from tests.conftest import SAMPLE, snapshot
 from vault_memory.config import Config
 from vault_memory.index.embedders import FakeEmbedder
-from vault_memory.internals import internals
 from vault_memory.mcp_server import Service, build_server
 
 TOOLS = {
@@ -271,7 +270,7 @@ def test_prefetch_tool_returns_the_block(served: Service) -> None:
         # A new vault is served by keyword within seconds and embedded afterwards; prefetch judges
         # relevance by meaning, so it is asked once every chunk has its vector.
         for _ in range(200):
-            if served.call(lambda m: internals(m).vectors().complete):
+            if served.call(lambda m: m.vectors().complete):
                 break
             await anyio.sleep(0.05)
         r = await c.call_tool("prefetch", {"text": "GPU driver for CUDA on the Windows box", "budget": 400})
@@ -321,11 +320,11 @@ def test_mcp_and_cli_offer_the_same_verbs() -> None:
     mcp_verbs = {CLI_VERB.get(name, name) for name in specs()}
     assert mcp_verbs == cli - set(CLI_ONLY), sorted(mcp_verbs ^ (cli - set(CLI_ONLY)))
     assert set(CLI_ONLY) <= cli  # the documented CLI-only verbs exist
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    agents = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
     for name in specs():
-        assert f"| `{name}` |" in readme, f"MCP tool {name} is not in the README's tool table"
+        assert f"| `{name}` |" in agents, f"MCP tool {name} is not in docs/agents.md's tool table"
     for name in CLI_ONLY:
-        assert f"`{name}`" in readme
+        assert f"`{name}`" in agents
 
 
 def test_unknown_arguments_are_refused_naming_the_valid_ones(served: Service) -> None:
@@ -378,7 +377,7 @@ def test_read_related_recent_and_filters_in_process(served: Service, vault: Path
         assert ("keyword-only" in note) == first.structured_content["lexical_only"]
         assert ("nothing relevant" in note) == all(h["weak"] for h in first.structured_content["hits"])
         for _ in range(200):
-            if served.call(lambda m: internals(m).vectors().complete):
+            if served.call(lambda m: m.vectors().complete):
                 break
             await anyio.sleep(0.05)
         r = await c.call_tool("recall", {"query": "coffee", "folder": "Preferences", "k": 10})

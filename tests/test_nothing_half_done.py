@@ -1,7 +1,7 @@
 """Nothing half-done (issue 22): each bullet of the issue's first list, reproduced.
 
 An error writes nothing; names we make are visible; a big file is never read whole; a sync
-client's conflict copy never takes a note's identity; exit codes as the README's Reliability
+client's conflict copy never takes a note's identity; exit codes as docs/reliability.md's
 table says; owned times never move backwards; a skipped rehearsal is retried; a note written
 while another process holds the writer lock is found promptly. (A rewrite keeping the owner,
 xattrs and links: tests/test_write_keeps.py; `watch` re-arming: tests/test_watch.py.)

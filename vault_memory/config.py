@@ -40,16 +40,17 @@ class Config:
     ollama_host: str | None = None
     embed_timeout: float = 30.0
     chroma_url: str | None = None
-    exact_search_limit: int = 150_000  # dense search over the catalog's vectors up to this many chunks (see README)
+    # dense search over the catalog's vectors up to this many chunks (docs/how-it-works.md)
+    exact_search_limit: int = 150_000
     lexical_fallback: bool = False  # serve BM25-only recall when the vector store is unreachable
     read_only: bool = False  # never write to the vault (no node_ids, no rehearsal)
     assign_ids: bool = False  # retired, ignored: ids are written only with state to keep (kept so old callers load)
     ignore: tuple[str, ...] = ()
-    # Decay model (see decay.py and the README).
+    # Decay model (see decay.py and docs/memory-model.md).
     half_life_short_days: float = 7.0
     half_life_long_days: float = 60.0
     dormant_below: float = 0.1
-    # Which recalled notes count as used (rehearsed, i.e. written back): README "Rehearsal".
+    # Which recalled notes count as used (rehearsed, i.e. written back): docs/memory-model.md, "Rehearsal".
     rehearse: str = "all"  # all | memories (notes in memory_folder) | none
     # Agent write path.
     memory_folder: str = "Memory"
@@ -145,7 +146,7 @@ def check_setting(name: str, value: Any) -> str | None:
 # Settings that no longer do anything: accepted (with a warning) so an old config file still loads.
 _CALIBRATED = "a number on the embedder's cosine scale: it lives in its calibration record (`vault-memory calibrate`)"
 _RETIRED = {
-    "assign_ids": "node_ids are written only when there is state to keep (README: identity)",
+    "assign_ids": "node_ids are written only when there is state to keep (docs/memory-model.md, identity)",
     "reactivate_similarity": "the reactivation rule's constants are measured, not settings (docs/ranking.md)",
     "reactivate_slope": "the reactivation rule's constants are measured, not settings (docs/ranking.md)",
     "reactivate_cap": _CALIBRATED,

@@ -242,7 +242,7 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
         embedder_identity=internals(mem).embedder.identity,
         url=internals(mem).config.chroma_url,
     )
-    report.vectors_pending = internals(mem).vectors().pending
+    report.vectors_pending = mem.vectors().pending
     if report.embedder_mismatch:
         return
     if not internals(mem).keeps_store():

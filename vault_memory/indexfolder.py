@@ -3,7 +3,7 @@
 It owns the index folder (catalog + vector store), the embedder and the writer lock, and
 closes them: opening the folder read-only when it cannot be written, setting a damaged catalog
 or vector store aside and rebuilding it, noticing the folder deleted under a long-running
-writer (README "Reliability"). That care needs the lock, the embedder and the reconcile
+writer (docs/reliability.md). That care needs the lock, the embedder and the reconcile
 together, which only this object holds, next to the caches a long-running process keeps
 (vectors, note names). It implements `workspace.Workspace`: the operations below `Memory`
 (staging, edits, recall, prefetch, ...) take it. `Memory` (memory.py) is the facade of the
@@ -151,7 +151,7 @@ class IndexFolder:
         self.index_dir = self.config.resolved_index_dir
         if self.config.index_dir is None and not (self.index_dir / CATALOG_NAME).exists():
             self._adopt_moved_index()
-        # A vault that cannot be written is served read-only, with one warning (README "Reliability").
+        # A vault that cannot be written is served read-only, with one warning (docs/reliability.md).
         self.vault_problem: str | None = None if self.config.read_only else unwritable_reason(self.vault)
         if self.vault_problem is not None:
             log.warning(

@@ -1,6 +1,6 @@
 """`Memory`: the one object the CLI, the MCP server and Python callers use.
 
-The facade of the documented operations (README "Python API"), and nothing else: each is a
+The facade of the documented operations (docs/python-api.md), and nothing else: each is a
 line or two over its module, and its public members are exactly `DOCUMENTED_OPERATIONS`
 (tests/test_api.py compares them with the README). What they run in — the index folder, the
 embedder, the writer lock, the caches — is an `IndexFolder` (indexfolder.py) that `Memory`
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .records import CommitReport, Committed, PinResult, StagedMemory
     from .review.review import Review
 
-#: Memory's public members: the operations README "Python API" documents (and `close`).
+#: Memory's public members: the operations docs/python-api.md documents (one heading each).
 DOCUMENTED_OPERATIONS = (
     "close",
     "commit",
@@ -61,6 +61,7 @@ DOCUMENTED_OPERATIONS = (
     "staged",
     "status",
     "unpin",
+    "vectors",
 )
 
 
@@ -361,6 +362,11 @@ class Memory:
         """Counts, locations, embedder, and what a reconcile would do (without doing it); `index_state`
         (missing, building, embedding, stale, current) and `next_step`, what to run about it ("": nothing)."""
         return self._folder.status()
+
+    def vectors(self) -> VectorProgress:
+        """How many chunks have their vector (`chunks`, `embedded`, `pending`, `complete`): while a
+        first index fills in, recall is keyword-only."""
+        return self._folder.vectors()
 
 
 def open_memory(vault: str | Path, **overrides: Any) -> Memory:

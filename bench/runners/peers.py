@@ -745,7 +745,7 @@ def run(opts: RunOptions) -> Result:
 
 
 def summary_rows(results: dict[str, Any], ours_key: str, fake_key: str) -> dict[str, dict[str, Any]]:
-    """measure -> {tool key: value}: the numbers the README table shows."""
+    """measure -> {tool key: value}: the numbers the docs/benchmarks.md table shows."""
     idx = results.get("first_index", {}).get("locomo", {})
     cold = results.get("cold_query", {})
     warm = results.get("warm", {}).get("locomo", {})

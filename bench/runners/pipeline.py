@@ -3,7 +3,7 @@
 `python -m bench pipeline [--notes 400] [--repeats 3]` (MiniLM by default; `--quick`: 40 notes, fake
 embedder). The benchmark target: a first index runs at >= 90% of the bare embedder's throughput.
 
-Method. A synthetic vault (bench/synth.py) is indexed once with a recording wrapper around the
+Method. A synthetic vault (bench/data/synth.py) is indexed once with a recording wrapper around the
 embedder (warm-up: loads the model, imports Chroma); that records every `embed` call the indexer
 makes, i.e. exactly the unique chunk texts it embeds, sliced and ordered as it slices them (waves of
 ~WAVE_CHUNKS chunks, each sorted by length and cut into EMBED_SLICE texts per call). The recorded

@@ -384,7 +384,7 @@ def _render(res: Result, points: list[dict[str, Any]], embedder: str, repeats: i
     ]
     fake = embedder.startswith("fake")
     md = [
-        f"Synthetic vaults (bench/synth.py); vectors from `{embedder}`"
+        f"Synthetic vaults (bench/data/synth.py); vectors from `{embedder}`"
         + (" — **fake vectors** (feature hashing, 384-d), so index times exclude model cost." if fake else ".")
         + f" No-op reconcile: median of {repeats}. Each size runs in two fresh subprocesses (index; serve), "
         "so the RSS peaks are separate. Machine: 2 cores shared with other benchmarks "

@@ -2,7 +2,7 @@
 
 Metrics per query (see updates.py for the data): newer-first among the top 10, recall of all
 statements in the top 5, and "both" (all statements in the top 5 and the newest first).
-The target from FINDINGS.md is both at once: recall >= 0.95 and newer-first >= 0.90.
+The target (docs/benchmarks.md) is both at once: recall >= 0.95 and newer-first >= 0.90.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ each query of the scale runner's set is answered, in turn, by:
 It checks that the three return the same chunks in the same order with the same scores, then
 times whole recalls (hybrid, bm25, dense) with the lexical engine before and after, interleaved.
 With `--minilm` it also times MiniLM's embedding of each query, to state hybrid with a real
-query vector. Writes bench/results/lexical_study.json/.md.
+query vector. Writes bench/results/lexical_study.json and .md.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def run(opts: RunOptions) -> Result:
         for p in points
     ]
     res.markdown += [
-        f"Synthetic vaults (bench/synth.py), fake vectors; {args.queries} queries of 2-6 words, top {WIDE} "
+        f"Synthetic vaults (bench/data/synth.py), fake vectors; {args.queries} queries of 2-6 words, top {WIDE} "
         "(what recall asks for); engines interleaved query by query, p50 / p95 ms. Load average "
         + ", ".join(f"{p['notes']} notes: {p['load_at_start']} -> {p['load_at_end']}" for p in points)
         + ".",

@@ -2,7 +2,7 @@
 
     python -m bench server_mode [--notes 2000] [--queries 200] [--minilm-sample 256] [--quick]
 
-On one synthetic vault (bench/synth.py) and the fake embedder, so the vector store is what
+On one synthetic vault (bench/data/synth.py) and the fake embedder, so the vector store is what
 is measured, for each backend:
 
 - first index: wall time and chunks/s, and the time spent inside the store's writes alone;

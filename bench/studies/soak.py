@@ -6,7 +6,7 @@ One vault (the sample vault plus ~600 generated notes: enough chunks for Chroma 
 HNSW segment files) and one index are put through scenarios picked at random until time is up:
 
 - `edit_race`: an editor saving in place (fast and slow) and by rename against two recall
-  processes, sometimes with `watch` (bench/studies/save_race.run_race): saves lost, human bytes changed;
+  processes, sometimes with `watch` (bench/studies/save_race.py, run_race): saves lost, human bytes changed;
 - `kill_index`, `kill_recall`, `kill_watch`: SIGKILL at a random moment of an `index` (sometimes
   `--rebuild`), a `recall` that reconciles a batch of edits, a `watch` applying edits;
 - `corrupt_catalog`, `corrupt_chroma`: random bytes at a random place of `catalog.sqlite` or of
@@ -25,7 +25,7 @@ HNSW segment files) and one index are put through scenarios picked at random unt
 After every scenario: `index` (and `doctor --fix` when `doctor` objects), then the index must
 equal a clean rebuild of the vault in a fresh folder, and `doctor` must exit 0; otherwise the run
 "did not converge". Every command's stderr is searched for tracebacks, every exit code checked
-against what the README documents for that fault, and every human byte of the vault (the body
+against what docs/reliability.md documents for that fault, and every human byte of the vault (the body
 and the keys we do not own) compared with what the scenario left there.
 
 Results: bench/results/soak.{json,md} (soak.quick.* with --quick) through harness.Result.

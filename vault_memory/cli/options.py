@@ -81,7 +81,9 @@ ReadOnlyOpt = Annotated[
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log more on stderr")]
 
 # -- options shared by commands ---------------------------------------------------------
-AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout (shapes: README, JSON output)")]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object on stdout (shapes: docs/agents.md, JSON output)")
+]
 Now = Annotated[
     str | None,
     typer.Option(

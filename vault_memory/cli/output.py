@@ -8,7 +8,7 @@ whole, other C0 and C1 controls and DEL dropped; newlines and tabs stay. JSON is
 instead: json escapes C0 itself, and `emit_json` writes DEL and C1 as `\\u00XX` escapes,
 which decode to the same string.
 
-JSON convention (README, "JSON output"): every `--json` prints exactly one JSON object; a list
+JSON convention (docs/agents.md, "JSON output"): every `--json` prints exactly one JSON object; a list
 is always under a plural key (`hits`, `staged`, `committed`, `left`, `entries`), listings
 also carry `count`; a record (hit, staged memory, committed, left, pin result) has the same
 fields wherever it appears, the `to_dict()` of the library's record.
@@ -172,7 +172,7 @@ def ensure_current(mem: Memory) -> None:
         nonlocal told
         if not told and done == 0 and total >= ANNOUNCE_TEXTS:
             told = True
-            first = internals(mem).vectors().embedded == 0
+            first = mem.vectors().embedded == 0
             note(
                 f"first run: embedding this vault's {total:,} texts before answering (a vault this small "
                 "takes seconds; later runs embed only what changed)"

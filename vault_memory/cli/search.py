@@ -31,7 +31,7 @@ def index(
         # Many new texts are written to the catalog first: recall finds them by keyword meanwhile.
         progress = Progress(
             "embedding",
-            detail=lambda: "" if internals(mem).vectors().complete else "  (recall answers by keyword until done)",
+            detail=lambda: "" if mem.vectors().complete else "  (recall answers by keyword until done)",
         )
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
@@ -75,7 +75,7 @@ def recall(
     with state(ctx).memory() as mem:
         # The query's vector will be needed (unless no chunk has one yet: a first index is
         # being written): load the model meanwhile.
-        if (mode is not Mode.bm25 or not no_decay) and internals(mem).vectors().embedded > 0:
+        if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
             internals(mem).warm_query(query)
         ensure_current(mem)
         hits = mem.recall(
@@ -92,7 +92,7 @@ def recall(
             before=before,
             explain=explain,
         )
-        vectors = internals(mem).vectors()
+        vectors = mem.vectors()
         writer = None if vectors.complete or internals(mem).lock.held else internals(mem).lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
     if not vectors.complete:

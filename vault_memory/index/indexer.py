@@ -120,7 +120,7 @@ class Indexer:
 
         With `lazy_store`, the store is opened (and checked against the catalog) only when a
         reconcile has something to write: an unchanged vault never loads Chroma, which is most
-        of a one-shot CLI recall's start-up (README "Cold start"). `store_deferred`: there is no
+        of a one-shot CLI recall's start-up (docs/how-it-works.md, "Cold start"). `store_deferred`: there is no
         store on purpose (a local index small enough for exact search: IndexFolder.keeps_store), so
         nothing is owed to one; it is filled from the catalog's vectors if it is ever needed.
         """

@@ -22,7 +22,7 @@ onnxruntime. The graph is cached (`GraphCache`) with a manifest holding its sha2
 time it is loaded, and a drift verdict per machine: integer kernels differ by instruction set
 (VNNI, AVX-512, AMX, plain AVX2), so the check runs wherever the graph will be used, against the
 shipped graph's vectors of `REFERENCE_TEXTS` on the same machine. The bound (`MIN_COSINE`,
-`MEAN_COSINE`) and what it was set from are in the README's embedder section.
+`MEAN_COSINE`) and what it was set from are in docs/how-it-works.md (the embedder).
 
 Longer than most modules: one concept (the derived graph and its checks) whose rewrite passes each
 match the exported pattern strictly, and the reference texts the check embeds.

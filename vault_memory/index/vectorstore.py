@@ -51,7 +51,7 @@ from ..errors import (
 
 log = logging.getLogger(__name__)
 
-# Measured (see README, "ANN vs exact"): with these settings HNSW returns what exact search
+# Measured (docs/benchmarks.md, "ANN vs exact"): with these settings HNSW returns what exact search
 # returns; Chroma's defaults (M=16, ef=100) lose a share of the true top-10.
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32}
 _BATCH = 1000

@@ -25,8 +25,8 @@ with the same polarity (both or neither say no/not/never/without...); otherwise 
 **conflict**: the note states the same subject differently, or says the same in other words,
 which a person should look at. The rule errs towards conflict on purpose: a duplicate writes
 nothing (`remember`), so a changed fact must never be taken for a repeated one; a paraphrase
-taken for a conflict only costs a review. Calibrated with MiniLM on bench/tools_bench.py
-(`conflicts`; README "Conflicts and duplicates").
+taken for a conflict only costs a review. Calibrated with MiniLM by `python -m bench tools --part conflicts`
+(bench/studies/tools.py; docs/memory-model.md, "Conflicts and duplicates").
 """
 
 from __future__ import annotations

@@ -160,8 +160,9 @@ def rank_query(
             exclude_prefixes=exclude,
             allow=allow,
             # bm25 chosen on a complete index still finds the sentence that answers (what decides
-            # between two statements of a fact); not while vectors fill in or the store is down
-            windows=ws.window_scorer() if similarity and not lexical_only else None,
+            # between two statements of a fact) when decay needs it; not while vectors fill in or
+            # the store is down
+            windows=ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None,
             qvec=qvec,
         )
     except VectorStoreUnavailableError as exc:  # the server died mid-run

@@ -38,7 +38,7 @@ from ..vault.notefile import read_note
 from .reading import check_readable
 from .resolve import Names, names, resolve_target
 
-MIN_SIMILARITY = 0.25  # MiniLM: unrelated notes sit around 0.0-0.2 (bench/tools_bench.py conflicts, "unrelated")
+MIN_SIMILARITY = 0.25  # MiniLM: unrelated notes sit around 0.0-0.2 (bench tools --part conflicts, "unrelated")
 NEIGHBOURS = 50  # nearest chunks asked per chunk of the note
 SOURCE_CHUNKS = 64  # chunks of a long note compared, at most
 LINKS_MAX = 50

@@ -53,7 +53,7 @@ SYNONYMS = {
     "ids": ("id", "node_id", "node_ids"),
 }
 
-#: CLI commands with no MCP tool, and why: README "MCP server".
+#: CLI commands with no MCP tool, and why: docs/agents.md.
 CLI_ONLY = {
     "index": "the server indexes by itself, in the background",
     "watch": "the server watches by itself",

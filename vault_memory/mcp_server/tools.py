@@ -7,7 +7,7 @@ says what to do; server.py registers every marked method and refuses unknown arg
 
 Hints (MCP tool annotations): `read`, `related`, `recent` and `status` only read. `recall`
 is *not* read-only: recalling counts as using what it returns (the notes that clearly answered
-get `last_accessed`, which keeps them from fading: README "Rehearsal"); repeating
+get `last_accessed`, which keeps them from fading: docs/memory-model.md, "Rehearsal"); repeating
 it changes nothing more (rehearsals within a short window coalesce), so it is idempotent, as is
 `prefetch` (it may extend a staged memory's expiry). `discard` is the one destructive tool: it
 moves a staged memory to the vault's `.trash/` (recoverable, never deleted).
@@ -30,7 +30,6 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ..errors import LockHeldError, NoteNotFoundError, UnsafePathError, VaultMemoryError
-from ..internals import internals
 from ..lifecycle.recall import Hit
 from ..review.review import review_path
 from ..search.filters import WHEN_HELP, make_filter
@@ -281,7 +280,7 @@ class Tools:
         got, described = _filters(tags, folder, type, after, before)
         why = bool(explain)
         hits, vectors = self.service.call(
-            lambda m: (m.recall(q, k=n, explain=why, **got.kwargs()), internals(m).vectors().to_dict())
+            lambda m: (m.recall(q, k=n, explain=why, **got.kwargs()), m.vectors().to_dict())
         )
         lexical = any(h.lexical_only for h in hits) or not vectors["complete"]
         note = _progress_note(lexical, vectors)
@@ -379,9 +378,7 @@ class Tools:
     ) -> PrefetchOut:
         t, b = _text(text, "text", TURN_MAX), _int(budget, "budget", BUDGET_MIN, BUDGET_MAX)
         got, _ = _filters(tags, folder, type, after, before)
-        result, vectors = self.service.call(
-            lambda m: (m.prefetch(t, budget=b, **got.kwargs()), internals(m).vectors().to_dict())
-        )
+        result, vectors = self.service.call(lambda m: (m.prefetch(t, budget=b, **got.kwargs()), m.vectors().to_dict()))
         lexical = not vectors["complete"]
         return {
             "lexical_only": lexical,

@@ -26,7 +26,8 @@ _DAY = 86400.0
 STATE_MEMO = 50_000  # notes whose decay facts a DecayModel remembers (see DecayModel._states)
 #: The cosine that brings a note back just below the dormancy threshold, and what each further
 #: half-life adds (capped at the embedder's clear match). LoCoMo R@10 cost 0.001 against 0.013
-#: for a flat 0.3 and 0.11 for a flat 0.6 (bench calibrate, docs/ranking.md).
+#: for a flat 0.3 and 0.11 for a flat 0.6 (bench/results/calibrate.json, made by a study deleted in 0adc436:
+#: `git show 0adc436^:bench/studies/calibrate.py`; docs/ranking.md).
 REACTIVATE_FLOOR = 0.1
 REACTIVATE_SLOPE = 0.12
 
@@ -173,7 +174,7 @@ class DecayModel:
         """Cosine a query needs to bring a dormant note back: the longer forgotten, the closer the cue.
 
         REACTIVATE_FLOOR at the dormancy threshold, plus REACTIVATE_SLOPE per half-life beyond
-        it, never more than a clear match (`strong`). Calibrated on LoCoMo (README "Ranking").
+        it, never more than a clear match (`strong`). Calibrated on LoCoMo (docs/ranking.md).
         """
         if strength >= self.dormant_below:
             return 0.0

@@ -17,7 +17,7 @@ What each filter means:
 Why an allowlist computed first, not a predicate on the candidates: the search then sees only
 eligible notes on both sides (dense: the allowed rows of the vector matrix; lexical: the allowed
 matches, best first), so the k are the best eligible notes however selective the filter, at a
-fixed cost. Measured on 10,000 notes (bench/tools_latency.py, README "Filters"): the allowlist
+fixed cost. Measured on 10,000 notes (bench/studies/tools.py --part filters; docs/ranking.md, "Filters"): the allowlist
 costs a few milliseconds of SQL (dates are a column the indexer fills), while widening a pruned
 candidate pool until a 1 % filter yields k notes costs several times a whole recall.
 """

@@ -27,7 +27,7 @@ ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
 WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Window]]
 #: How many of the most relevant chunks get their answer windows scored (see windows.py). 30 chunks
 #: and 2 sentences each give updates_hard what 50 and 4 gave (20 loses a statement) for a third
-#: of the sentences embedded by a new question (bench same_question's replay).
+#: of the sentences embedded by a new question (bench same_question's replay, last in 0adc436^; same_fact replaced it).
 WINDOW_CANDIDATES = 30
 #: For the ids `ExactVectors` returned (the same list object: another process may change the
 #: vectors between two calls, so these are asked of one snapshot): each row's note as an

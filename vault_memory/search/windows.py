@@ -15,7 +15,7 @@ dense side of a chunk becomes max(cosine to the chunk, cosine to its best window
 of a first index); they are embedded at query time, for the top `search.WINDOW_CANDIDATES`
 chunks only, at most WINDOWS_PER_CHUNK each, and cached by text hash in `windows.sqlite`
 beside the catalog, so a text is never embedded twice. Episodic records (`type:
-conversation`...) are scored whole, as before. What it buys and costs: README "Ranking".
+conversation`...) are scored whole, as before. What it buys and costs: docs/ranking.md.
 
     split_windows(body)            the sentences of a chunk (pure)
     window_terms(query)            the query's words as windows match them (pure)
