@@ -132,7 +132,7 @@ def library_info() -> dict[str, Any]:
         return {"error": repr(exc)}
     chunker: str | None = None
     try:
-        from vault_memory.markdown import CHUNKER_VERSION
+        from vault_memory.vault.markdown import CHUNKER_VERSION
 
         chunker = CHUNKER_VERSION
     except ImportError:  # pragma: no cover - the constant moved
@@ -258,7 +258,7 @@ def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
 
     "Another embedder" is another spec or another identity under the same spec (MiniLM's integer
     graph has its own identity, and a new recipe another)."""
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     marker = index_dir / MARKER_FILE
     wiped = False

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from vault_memory import atomic
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.memory import Memory
+from vault_memory.vault import atomic
 
 REPO = Path(__file__).resolve().parent.parent
 HAS_FCNTL = importlib.util.find_spec("fcntl") is not None

@@ -169,7 +169,7 @@ def test_stale_and_current_follow_the_statements() -> None:
 
 
 def test_a_short_year_runs_and_decay_shows(tmp_path: Path) -> None:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     world = lw.generate_world(_sources(), SMALL, seed=3)
     variants = [v for v in lt.VARIANTS if v.name in ("off", "today")]

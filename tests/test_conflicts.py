@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NOW, MemoryFactory, snapshot, write_notes
-from vault_memory.conflicts import negated, says_the_same, statements, words
-from vault_memory.embedders import make_embedder
+from vault_memory.index.embedders import make_embedder
+from vault_memory.internals import internals
+from vault_memory.lifecycle.conflicts import negated, says_the_same, statements, words
 from vault_memory.memory import Memory
 
 
@@ -99,13 +100,13 @@ def test_stage_flags_a_human_note_that_states_it_differently(hmem: Memory) -> No
 
 @pytest.mark.model
 def test_remember_of_a_stated_fact_writes_nothing_and_names_the_note(hmem: Memory) -> None:
-    before = snapshot(hmem.vault)
+    before = snapshot(internals(hmem).vault)
     done = hmem.remember("Jonas is vegetarian.", now=NOW)
     assert done.existing and done.path == "People/Jonas Weber.md" and done.staged_path == ""
     assert done.conflicts[0].kind == "duplicate" and "Vegetarian" in done.conflicts[0].statement
-    after = snapshot(hmem.vault)
+    after = snapshot(internals(hmem).vault)
     assert set(after) == set(before)  # no new note; at most the rehearsal of the one that says it
-    assert not (hmem.vault / "Memory").exists() or not list((hmem.vault / "Memory").rglob("*.md"))
+    assert not (internals(hmem).vault / "Memory").exists() or not list((internals(hmem).vault / "Memory").rglob("*.md"))
 
 
 @pytest.mark.model
@@ -122,6 +123,6 @@ def test_remember_of_a_changed_fact_commits_it_and_reports_the_note(hmem: Memory
 def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
     done = hmem.remember("The rain barrel holds 500 litres now.", supersedes="Garden", now=NOW)
     assert done.supersedes and not done.existing
-    old = (hmem.vault / "Notes/Garden.md").read_text(encoding="utf-8")
+    old = (internals(hmem).vault / "Notes/Garden.md").read_text(encoding="utf-8")
     stem = done.path.rsplit("/", 1)[-1].removesuffix(".md")  # relations are [[links]] by file name
     assert f"superseded_by: ['[[{stem}]]']" in old and old.endswith("Karl checked the wiring.\n")

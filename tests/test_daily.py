@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MemoryFactory
-from vault_memory import atomic
-from vault_memory.daily import add_under_heading, daily_note_path, render_template
 from vault_memory.errors import ConcurrentEditError
-from vault_memory.notefile import read_note
-from vault_memory.obsidian import ObsidianSettings, format_moment, read_settings
+from vault_memory.vault import atomic
+from vault_memory.vault.daily import add_under_heading, daily_note_path, render_template
+from vault_memory.vault.notefile import read_note
+from vault_memory.vault.obsidian import ObsidianSettings, format_moment, read_settings
 
 WHEN = dt.datetime(2026, 11, 29, 9, 5, tzinfo=dt.timezone(dt.timedelta(hours=1)))
 TEMPLATE = (  # the shared sample vault's Templates/Daily.md (its list items end in a space)

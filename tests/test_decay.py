@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import NOW
-from vault_memory.decay import DecayModel, MemoryState, is_episodic, state_from_meta
-from vault_memory.fields import parse_time
+from vault_memory.search.decay import DecayModel, MemoryState, is_episodic, state_from_meta
+from vault_memory.vault.fields import parse_time
 
 UTC = dt.UTC
 MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1)
@@ -95,7 +95,7 @@ def test_human_note_without_tier_counts_as_long() -> None:
 
 
 def rehearse_at(meta: dict[str, object], when: dt.datetime) -> dict[str, object]:
-    """One rehearsal as Memory.rehearse applies it (fields merged into the frontmatter)."""
+    """One rehearsal as edits.rehearse applies it (fields merged into the frontmatter)."""
     fields = MODEL.rehearse(state_from_meta(meta), when)
     return {**meta, **fields}
 

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory.vectorstore import VectorStore
+from vault_memory.index.vectorstore import VectorStore
+from vault_memory.internals import internals
 
 QUERIES = ["sourdough starter", "agent sandbox write access", "keep alive ollama", "tokyo trip", "gpu windows"]
 
@@ -37,10 +38,10 @@ def ranked(mem: object, mode: str = "dense") -> str:
 def test_exact_search_ranks_like_chroma(make_memory: MemoryFactory, tmp_path: Path) -> None:
     exact = make_memory()
     exact.index()
-    assert exact.exact_search()
+    assert internals(exact).exact_search()
     ann = make_memory(index_dir=tmp_path / "ann", exact_search_limit=0)
     ann.index()
-    assert not ann.exact_search() and ann.store is not None
+    assert not internals(ann).exact_search() and internals(ann).store is not None
     for mode in ("dense", "hybrid"):
         assert ranked(exact, mode) == ranked(ann, mode)
 
@@ -53,11 +54,12 @@ def test_unchanged_vault_never_opens_chroma(make_memory: MemoryFactory, vault: P
         import sys
         from pathlib import Path
         from vault_memory.config import Config
-        from vault_memory.embedders import FakeEmbedder
+        from vault_memory.index.embedders import FakeEmbedder
         from vault_memory.memory import Memory
         cfg = Config(vault=Path({str(vault)!r}), index_dir=Path({str(index_dir)!r}), embedder="fake", read_only=True)
         with Memory(cfg, embedder=FakeEmbedder()) as mem:
-            rep = mem.ensure_current()
+            from vault_memory.internals import internals
+            rep = internals(mem).ensure_current()
             hits = mem.recall("sourdough starter", k=3, touch=False)
             print(rep.counts["unchanged"], len(hits), "chromadb" in sys.modules)
     """)
@@ -102,14 +104,14 @@ def test_chroma_is_caught_up_when_a_write_opens_it(make_memory: MemoryFactory, v
     VectorStore.destroy(index_dir / "chroma")  # (and forget Chroma's cached client)
     mem = make_memory()
     rep = mem.index()
-    assert rep.store_resynced == 0 and mem._store is None
+    assert rep.store_resynced == 0 and internals(mem)._store is None
     assert mem.recall("sourdough starter", k=3, touch=False)
     # ... the first write opens Chroma, finds it empty, and refills it from the catalog (no embedding).
     (vault / "New note.md").write_text("# New\n\nA brand new note about kites.\n", encoding="utf-8")
     rep = mem.index()
     assert rep.store_resynced > 0 and rep.texts_embedded == 1
-    assert mem.store is not None and mem.store.ids() == mem.catalog.chunk_ids()
-    assert mem.catalog.get_meta("store_dirty") == "0"
+    assert internals(mem).store is not None and internals(mem).store.ids() == internals(mem).catalog.chunk_ids()
+    assert internals(mem).catalog.get_meta("store_dirty") == "0"
 
 
 def test_large_vaults_use_chroma_and_check_it_first(make_memory: MemoryFactory, index_dir: Path) -> None:
@@ -119,8 +121,8 @@ def test_large_vaults_use_chroma_and_check_it_first(make_memory: MemoryFactory, 
     VectorStore.destroy(index_dir / "chroma")  # (and forget Chroma's cached client)
     mem = make_memory(exact_search_limit=10)  # the sample vault has ~100 chunks: ANN path
     rep = mem.index()
-    assert rep.store_resynced == mem.catalog.chunk_count() > 10
-    assert mem.store is not None and mem.store.ids() == mem.catalog.chunk_ids()
+    assert rep.store_resynced == internals(mem).catalog.chunk_count() > 10
+    assert internals(mem).store is not None and internals(mem).store.ids() == internals(mem).catalog.chunk_ids()
     assert mem.recall("sourdough starter", k=3, touch=False, mode="dense")
 
 
@@ -128,8 +130,8 @@ def test_exact_rows_come_from_the_same_snapshot_as_the_vectors() -> None:
     """Another process may change the vectors between two reads of them: the row map a searcher
     uses must be the one of the matrix in hand (save_race caught rows of one generation applied
     to the matrix of the next: IndexError)."""
-    from vault_memory.catalog import ChunkRow
-    from vault_memory.search import Searcher
+    from vault_memory.index.catalog import ChunkRow
+    from vault_memory.search.search import Searcher
 
     two = (["a#0", "b#0"], np.eye(2, 4, dtype=np.float32))
     one = (["b#0"], np.eye(1, 4, k=2, dtype=np.float32))

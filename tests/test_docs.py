@@ -358,7 +358,7 @@ def test_the_path_checker_can_fail() -> None:
     found = broken_paths(doc, bad)
     assert len(found) == 4 and all(p.startswith("ranking.md:1: ") for p in found), found
     assert broken_paths(doc, "one\ntwo `tests/none.py`") == ["ranking.md:2: tests/none.py: no such path"]
-    good = "see `vault_memory/ranking.py`, [tools](agents.md#tools), bench/results/<name>.json, bench/results/"
+    good = "see `vault_memory/search/ranking.py`, [tools](agents.md#tools), bench/results/<name>.json, bench/results/"
     assert broken_paths(doc, good) == []
 
 

@@ -16,14 +16,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import write_notes
-from vault_memory.atomic import TMP_PREFIX
 from vault_memory.cli import app
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
-from vault_memory.embedders import FakeEmbedder
-from vault_memory.lock import LOCK_NAME
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.index.lock import LOCK_NAME
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
+from vault_memory.vault.atomic import TMP_PREFIX
+from vault_memory.vault.notefile import read_note
 
 NOTES = {
     "a.md": "---\nnode_id: aaaa0000aaaa0000\n---\n# A\n\nApples and pears.\n",
@@ -77,21 +78,21 @@ def test_missing_stale_and_orphans_then_fix(mem: Memory, dvault: Path) -> None:
 
 @pytest.mark.slow  # spawns a process or takes over 2 s
 def test_vector_store_drift(mem: Memory) -> None:
-    store = mem.store
+    store = internals(mem).store
     assert store is not None
-    victim = sorted(mem.catalog.chunk_ids())[0]
+    victim = sorted(internals(mem).catalog.chunk_ids())[0]
     store.delete([victim])
     store.upsert(["ghost#0"], np.ones((1, FakeEmbedder().dim), dtype=np.float32))
     report = diagnose(mem)
     assert (report.vectors_missing, report.vectors_orphaned) == (1, 1) and not report.ok
     assert fix(mem).ok
-    assert store.ids() == mem.catalog.chunk_ids()
+    assert store.ids() == internals(mem).catalog.chunk_ids()
 
 
 @pytest.mark.slow  # spawns a process or takes over 2 s
 def test_interrupted_run_is_reported(mem: Memory) -> None:
-    with mem.catalog.transaction():
-        mem.catalog.set_meta("store_dirty", "1")
+    with internals(mem).catalog.transaction():
+        internals(mem).catalog.set_meta("store_dirty", "1")
     report = diagnose(mem)
     assert report.store_dirty and not report.ok
     assert fix(mem).ok
@@ -146,7 +147,7 @@ def test_stale_lock_and_leftover_temp_files(mem: Memory, dvault: Path, tmp_path:
 
 
 def test_live_writer_is_not_a_stale_lock(mem: Memory, dvault: Path, tmp_path: Path) -> None:
-    mem.hold_writer_lock()
+    internals(mem).hold_writer_lock()
     reader = Memory(
         Config(vault=dvault, index_dir=tmp_path / "index", embedder="fake", read_only=True), embedder=FakeEmbedder()
     )

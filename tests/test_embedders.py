@@ -1,4 +1,4 @@
-"""Tests for vault_memory.embedders: the fake, the real MiniLM model, Ollama against a fake server.
+"""Tests for vault_memory.index.embedders: the fake, the real MiniLM model, Ollama against a fake server.
 
 Everything runs offline. Tests marked `model` load the real MiniLM ONNX model (a few seconds).
 """
@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vault_memory import embedders
-from vault_memory.embedders import (
+from vault_memory.errors import EmbedderError
+from vault_memory.index import embedders
+from vault_memory.index.embedders import (
     INTEGER_IDENTITY,
     Embedder,
     FakeEmbedder,
@@ -30,7 +31,6 @@ from vault_memory.embedders import (
     OllamaEmbedder,
     make_embedder,
 )
-from vault_memory.errors import EmbedderError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def test_fake_is_deterministic_across_processes() -> None:
     here = FakeEmbedder(dim=64).embed(FAKE_TEXTS)
     code = (
         "import json, sys\n"
-        "from vault_memory.embedders import FakeEmbedder\n"
+        "from vault_memory.index.embedders import FakeEmbedder\n"
         "texts = json.loads(sys.stdin.read())\n"
         "print(json.dumps(FakeEmbedder(dim=64).embed(texts).tolist()))\n"
     )
@@ -179,7 +179,7 @@ def test_minilm_construction_is_lazy() -> None:
     assert MiniLMEmbedder().identity == INTEGER_IDENTITY  # the session's cache: built and checked here
     code = (
         "import sys\n"
-        "from vault_memory.embedders import make_embedder\n"
+        "from vault_memory.index.embedders import make_embedder\n"
         "e = make_embedder('minilm')\n"
         f"assert e.identity == {INTEGER_IDENTITY!r} and e.dim == 384 and e.max_tokens == 256\n"
         "bad = [m for m in ('onnxruntime', 'onnx', 'tokenizers', 'ollama', 'httpx') if m in sys.modules]\n"

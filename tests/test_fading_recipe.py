@@ -18,9 +18,10 @@ import pytest
 import yaml
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory.fields import parse_bool, parse_time
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
+from vault_memory.vault.fields import parse_bool, parse_time
+from vault_memory.vault.notefile import read_note
 
 README = Path(__file__).resolve().parent.parent / "docs" / "memory-model.md"
 DAY = dt.timedelta(days=1)
@@ -90,16 +91,16 @@ def memories(make_memory: MemoryFactory, vault: Path) -> Memory:
 
 def frontmatter(mem: Memory) -> tuple[dict[str, dict[str, Any]], dict[str, dt.datetime]]:
     notes, mday = {}, {}
-    for path in sorted((mem.vault / "Memory").glob("*.md")):
-        rel = path.relative_to(mem.vault).as_posix()
-        note = read_note(mem.vault, rel)
+    for path in sorted((internals(mem).vault / "Memory").glob("*.md")):
+        rel = path.relative_to(internals(mem).vault).as_posix()
+        note = read_note(internals(mem).vault, rel)
         notes[rel] = note.meta
         mday[rel] = dt.datetime.fromtimestamp(note.mtime, dt.UTC).replace(hour=0, minute=0, second=0)
     return notes, mday
 
 
 def test_the_durations_are_the_decay_models_dormancy_horizons(memories: Memory) -> None:
-    model = memories.decay
+    model = internals(memories).decay
     want = [model.half_life(t) * 24 * math.log2(1 / model.dormant_below) for t in ("short", "long")]
     got = hours(dql(), " hours")
     assert len(got) == 2 and all(abs(g - w) < 1 for g, w in zip(got, want, strict=True))
@@ -112,7 +113,7 @@ def test_the_query_lists_what_the_decay_model_and_the_review_call_fading(memorie
     listed = dql_fading(notes, mday, NOW.date(), dql())
     # the decay model's own answer: not pinned or superseded, dormant by a week from today
     horizon = dt.datetime(NOW.year, NOW.month, NOW.day, tzinfo=dt.UTC) + 7 * DAY
-    model = memories.decay
+    model = internals(memories).decay
     expected = []
     for path, meta in notes.items():
         state = model.state(meta, path)

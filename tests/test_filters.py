@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NOW, MemoryFactory, write_notes
-from vault_memory.calibration import FAKE
 from vault_memory.errors import ConfigError
-from vault_memory.filters import NoteFilter, make_filter, parse_when
+from vault_memory.index.calibration import FAKE
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
+from vault_memory.search.filters import NoteFilter, make_filter, parse_when
 
 NOTES = {
     "Travel/Japan 2025.md": "---\ntags: [travel/japan]\ndate: 2025-04-02\n---\nKyoto trip: temples, trains, ramen.\n",
@@ -114,7 +115,7 @@ def test_filters_on_the_vector_store_path(make_memory: MemoryFactory, tmp_path: 
     vault = write_notes(tmp_path / "ann", NOTES)
     mem = make_memory(vault=vault, exact_search_limit=0)
     mem.index()
-    assert not mem.exact_search()
+    assert not internals(mem).exact_search()
     assert {h.path for h in mem.recall("trip", k=5, touch=False, mode="dense", decay=False, tags=["travel"])} == {
         "Travel/Japan 2025.md",
         "Travel/Tokyo tips.md",
@@ -149,7 +150,7 @@ def test_a_tag_query_never_returns_a_template(make_memory: MemoryFactory, tmp_pa
 def test_dates_follow_frontmatter_edits(fmem: Memory) -> None:
     """The catalog's stated time is refreshed on a frontmatter-only change (planner: meta)."""
     rel = "Inbox/trip ideas.md"
-    path = fmem.vault / rel
+    path = internals(fmem).vault / rel
     assert rel not in paths(fmem, before="2020-01-01")
     path.write_text("---\ndate: 2019-05-01\n---\n" + path.read_text())
     fmem.index()

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HAS_FCNTL, REPO, SAMPLE, MemoryFactory, snapshot, write_notes
-from vault_memory import memory as memory_mod
+from vault_memory import indexfolder as memory_mod
 from vault_memory.cli.main import execute
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
 
 EXE = str(Path(sys.executable).parent / "vault-memory")
 #: The README's quick-start query: no word of it is in Coffee.md ("first thing after I get up"),
@@ -92,16 +93,16 @@ def test_the_reader_budget_is_in_tokens_not_texts(make_memory: MemoryFactory, mo
     """Embedding costs tokens: few texts of many tokens are left to `index` as many small ones are."""
     fake = FakeEmbedder()
     mem = make_memory(fake)
-    indexer = mem.indexer()
+    indexer = internals(mem).indexer()
     texts = {c.text_hash: c.text for n in indexer.scan().parsed.values() for c in indexer.chunk_note("x", n)}
     tokens = sum(fake.count_tokens(t) for t in texts.values())
     assert len(texts) < memory_mod.READER_EMBED_BUDGET and tokens < memory_mod.READER_EMBED_TOKENS
     monkeypatch.setattr(memory_mod, "READER_EMBED_TOKENS", tokens - 1)
-    report = mem.ensure_current()
+    report = internals(mem).ensure_current()
     assert report is not None and report.texts_embedded == 0 and fake.texts_embedded == 0
     assert mem.vectors().pending == mem.vectors().chunks > 0
     monkeypatch.setattr(memory_mod, "READER_EMBED_TOKENS", tokens)
-    report = mem.ensure_current()
+    report = internals(mem).ensure_current()
     assert report is not None and report.texts_embedded == len(texts) and mem.vectors().complete
 
 
@@ -280,7 +281,7 @@ def test_superseded_notes_are_marked_in_read_and_related(make_memory: MemoryFact
         "I switched from the Lelit to a Gaggia espresso machine.", title="Espresso machine", supersedes="Coffee"
     )
     mem.close()
-    base = ["--vault", str(vault), "--index-dir", str(mem.index_dir), "--embedder", "fake"]
+    base = ["--vault", str(vault), "--index-dir", str(internals(mem).index_dir), "--embedder", "fake"]
     code, _, err = cli(*base, "read", "Coffee")
     assert code == 0 and "[superseded by [[Espresso machine]]]" in err.splitlines()[-1], err
     code, out, _ = cli(*base, "related", "Espresso machine")

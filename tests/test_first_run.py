@@ -18,18 +18,19 @@ import numpy as np
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory import indexer as indexer_mod
 from vault_memory.doctor import diagnose
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index import indexer as indexer_mod
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.memory import READER_EMBED_BUDGET
 
 
 def rows(mem: Any) -> set[tuple[str, str, str, str]]:
-    return {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()}
+    return {(r.node_id, r.path, r.file_hash, r.body_hash) for r in internals(mem).catalog.notes()}
 
 
 def chunks(mem: Any) -> set[tuple[str, str]]:
-    return {(c, h) for c, h in mem.catalog.db.execute("SELECT chunk_id, text_hash FROM chunks")}
+    return {(c, h) for c, h in internals(mem).catalog.db.execute("SELECT chunk_id, text_hash FROM chunks")}
 
 
 def bulk(vault: Path, n: int, start: int = 0) -> None:
@@ -51,7 +52,7 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
     mem = make_memory(fake)
     report = mem.index(embed_budget=0)  # every note into the catalog, no vector yet
     assert fake.texts_embedded == 0 and report.texts_embedded == 0
-    total = mem.catalog.chunk_count()
+    total = internals(mem).catalog.chunk_count()
     assert report.texts_pending > 0 and mem.vectors().embedded == 0 and mem.vectors().chunks == total
     status = mem.status()
     assert status["recall"] == "lexical-only" and status["vectors"]["pending"] == total
@@ -62,7 +63,7 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
 
     queries = fake.texts_embedded
     assert queries == 0  # no chunk has a vector: no cosine to judge dormancy by, so not even the query
-    step = mem.fill_vectors(limit=10)
+    step = internals(mem).fill_vectors(limit=10)
     assert step.texts_embedded == 10 == fake.texts_embedded - queries
     assert 0 < mem.vectors().embedded < total and not mem.vectors().complete
     rest = mem.index()
@@ -75,7 +76,9 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
     clean = make_memory(index_dir=tmp_path / "rebuilt")
     clean.index(rebuild=True)
     assert rows(clean) == rows(mem) and chunks(clean) == chunks(mem)
-    assert np.array_equal(clean.catalog.all_chunk_vectors()[1], mem.catalog.all_chunk_vectors()[1])
+    assert np.array_equal(
+        internals(clean).catalog.all_chunk_vectors()[1], internals(mem).catalog.all_chunk_vectors()[1]
+    )
     for mode in ("hybrid", "dense", "bm25"):
         assert [h.to_dict() for h in clean.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)] == [
             h.to_dict() for h in mem.recall("sourdough starter", k=5, mode=mode, touch=False, now=NOW)
@@ -92,7 +95,7 @@ def test_catalog_first_commits_notes_while_it_is_still_chunking(
     real = indexer_mod.Indexer.chunk_note
 
     def spy(self: Any, node_id: str, note: Any) -> Any:
-        seen.append(mem.catalog.chunk_count())
+        seen.append(internals(mem).catalog.chunk_count())
         return real(self, node_id, note)
 
     monkeypatch.setattr(indexer_mod, "COMMIT_CHUNKS", 8)
@@ -107,7 +110,7 @@ def test_reader_embeds_a_few_texts_and_leaves_a_first_index_to_the_writer(
     bulk(vault, READER_EMBED_BUDGET)  # more new texts than a reader embeds
     fake = FakeEmbedder()
     mem = make_memory(fake)
-    report = mem.ensure_current()
+    report = internals(mem).ensure_current()
     assert report is not None and report.counts["new"] > READER_EMBED_BUDGET
     assert fake.texts_embedded == 0, "a reader never embeds a first index"
     assert report.texts_pending == mem.vectors().pending > READER_EMBED_BUDGET
@@ -117,7 +120,7 @@ def test_reader_embeds_a_few_texts_and_leaves_a_first_index_to_the_writer(
     before = fake.texts_embedded
     # A few new notes later: embedded on the spot, so recall stays hybrid.
     bulk(vault, 3, start=1000)
-    report = mem.ensure_current()
+    report = internals(mem).ensure_current()
     assert report is not None and report.counts["new"] == 3 and report.texts_pending == 0
     assert 0 < fake.texts_embedded - before <= 3 * 2 + 1
     assert not mem.recall("zebra3 kettle", k=3, touch=False, now=NOW)[0].lexical_only
@@ -141,20 +144,22 @@ def test_an_interrupted_fill_resumes_without_reembedding(make_memory: MemoryFact
     finally:
         monkey.undo()
     # The rows went in first: the vault is searchable by keyword, 20 texts already have vectors.
-    assert mem.catalog.chunk_count() > 20 and mem.vectors().embedded >= 20
-    assert mem.catalog.get_meta("embedding_pending") == "1"
+    assert internals(mem).catalog.chunk_count() > 20 and mem.vectors().embedded >= 20
+    assert internals(mem).catalog.get_meta("embedding_pending") == "1"
     mem.close()
     fresh = FakeEmbedder()
     again = make_memory(fresh)
     report = again.index()
     assert report.counts["unchanged"] == report.notes, "the rows were all written before the embedding"
-    assert report.texts_embedded == fresh.texts_embedded == again.catalog.chunk_count() - 20 - duplicates(again)
-    assert again.vectors().complete and again.catalog.get_meta("embedding_pending") == "0"
+    assert (
+        report.texts_embedded == fresh.texts_embedded == internals(again).catalog.chunk_count() - 20 - duplicates(again)
+    )
+    assert again.vectors().complete and internals(again).catalog.get_meta("embedding_pending") == "0"
 
 
 def duplicates(mem: Any) -> int:
     """Chunks whose text another chunk also has (embedded once for both)."""
-    (n,) = mem.catalog.db.execute("SELECT count(*) - count(DISTINCT text_hash) FROM chunks").fetchone()
+    (n,) = internals(mem).catalog.db.execute("SELECT count(*) - count(DISTINCT text_hash) FROM chunks").fetchone()
     return int(n)
 
 
@@ -166,9 +171,9 @@ def test_recall_answers_within_seconds_while_another_process_embeds(vault: Path,
     bulk(vault, 300)
     slow_index = textwrap.dedent("""
         import sys, time
-        import vault_memory.indexer
-        vault_memory.indexer.INLINE_TEXTS = 100  # the 5,000 chunks of 2,000 notes, in less test time
-        from vault_memory.embedders import FakeEmbedder
+        import vault_memory.index.indexer
+        vault_memory.index.indexer.INLINE_TEXTS = 100  # the 5,000 chunks of 2,000 notes, in less test time
+        from vault_memory.index.embedders import FakeEmbedder
         real = FakeEmbedder.embed
         def slow(self, texts):  # 20 texts a second: minutes for this vault
             time.sleep(0.05 * len(texts))
@@ -278,7 +283,7 @@ def test_unchanged_notes_are_not_read_again(
 
 def paths_found(mem: Any, query: str) -> set[str]:
     """What a reader finds after bringing the index up to date as the CLI does (ensure_current)."""
-    mem.ensure_current()
+    internals(mem).ensure_current()
     return {h.path for h in mem.recall(query, k=10, touch=False, now=NOW, mode="bm25")}
 
 
@@ -294,7 +299,7 @@ def test_trusted_stamps_never_hide_a_change(
     mem.index()
     mem.index()  # every stamp recorded and trusted from here on
     opened = count_reads(monkeypatch)
-    assert mem.ensure_current() is not None and opened == []
+    assert internals(mem).ensure_current() is not None and opened == []
 
     # in place: same size, mtime set back, the folder untouched
     path = vault / "Preferences/Food.md"
@@ -360,17 +365,21 @@ def test_small_local_index_keeps_no_store_until_it_outgrows_exact_search(
 ) -> None:
     mem = make_memory()
     mem.index()
-    assert not mem.keeps_store() and not (index_dir / "chroma").exists()
-    assert mem.exact_search() and mem.catalog.get_meta("store") == "none"
+    assert not internals(mem).keeps_store() and not (index_dir / "chroma").exists()
+    assert internals(mem).exact_search() and internals(mem).catalog.get_meta("store") == "none"
     assert mem.status()["vector_store"]["backend"] == "exact" and diagnose(mem).ok
     mem.close()
     # Past the limit: the store is filled from the catalog's vectors, embedding nothing.
     fake = FakeEmbedder()
     big = make_memory(fake, exact_search_limit=10)
     report = big.index()
-    assert report.store_resynced == big.catalog.chunk_count() and fake.texts_embedded == 0
-    assert big.keeps_store() and big.catalog.get_meta("store") == "live" and not big.exact_search()
-    assert big.store is not None and big.store.ids() == big.catalog.chunk_ids()
+    assert report.store_resynced == internals(big).catalog.chunk_count() and fake.texts_embedded == 0
+    assert (
+        internals(big).keeps_store()
+        and internals(big).catalog.get_meta("store") == "live"
+        and not internals(big).exact_search()
+    )
+    assert internals(big).store is not None and internals(big).store.ids() == internals(big).catalog.chunk_ids()
     assert diagnose(big).ok
     hits = big.recall("sourdough starter", k=3, touch=False, now=NOW)
     assert hits and not hits[0].lexical_only
@@ -387,7 +396,7 @@ def test_a_store_left_by_an_earlier_version_is_removed(make_memory: MemoryFactor
     db.close()
     mem = make_memory()
     mem.index()
-    assert not (index_dir / "chroma").exists() and mem.catalog.get_meta("store") == "none"
+    assert not (index_dir / "chroma").exists() and internals(mem).catalog.get_meta("store") == "none"
     assert diagnose(mem).ok
 
 
@@ -429,8 +438,8 @@ def test_a_query_is_embedded_once_across_processes(make_memory: MemoryFactory) -
     assert second.seen == [], "a one-shot process finds the query and its windows in the index folder"
     b.recall("sourdough starters", k=3, touch=False, now=NOW)
     assert second.seen.count("sourdough starters") == 1
-    other = make_memory(FakeEmbedder(dim=32), index_dir=b.index_dir.parent / "other")
-    assert other.embedder.embed(["sourdough starter"]).shape == (1, 32), "never another model's vector"
+    other = make_memory(FakeEmbedder(dim=32), index_dir=internals(b).index_dir.parent / "other")
+    assert internals(other).embedder.embed(["sourdough starter"]).shape == (1, 32), "never another model's vector"
 
 
 def test_warm_query_embeds_in_the_background_once(make_memory: MemoryFactory) -> None:
@@ -438,7 +447,7 @@ def test_warm_query_embeds_in_the_background_once(make_memory: MemoryFactory) ->
     mem = make_memory(slow)
     mem.index()
     started = time.monotonic()
-    mem.warm_query("agent sandbox write access")
+    internals(mem).warm_query("agent sandbox write access")
     assert time.monotonic() - started < 0.15, "warming does not block"
     hits = mem.recall("agent sandbox write access", k=3, touch=False, now=NOW)
     assert hits and slow.seen.count("agent sandbox write access") == 1
@@ -456,12 +465,12 @@ def test_an_unusable_query_cache_is_only_a_miss(make_memory: MemoryFactory, inde
 def test_batches_pass_through_the_query_cache(make_memory: MemoryFactory) -> None:
     fake = FakeEmbedder()
     mem = make_memory(fake)
-    mem.embedder.embed(["one", "two"])
-    mem.embedder.embed(["one", "two"])
+    internals(mem).embedder.embed(["one", "two"])
+    internals(mem).embedder.embed(["one", "two"])
     assert fake.texts_embedded == 4
     with pytest.raises(TypeError):
-        mem.embedder.embed("one")  # type: ignore[arg-type]
-    shutil.rmtree(mem.index_dir, ignore_errors=True)
+        internals(mem).embedder.embed("one")  # type: ignore[arg-type]
+    shutil.rmtree(internals(mem).index_dir, ignore_errors=True)
 
 
 # -- the settled vault: a no-op reconcile that reads no catalog rows ---------------------------
@@ -474,7 +483,7 @@ def settled(mem: Any, vault: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]
     monkeypatch.setattr(indexer_mod, "RACY_SECONDS", 0.0)
     mem.index()
     mem.index()
-    assert mem.catalog.get_meta(indexer_mod.SETTLED_KEY)
+    assert internals(mem).catalog.get_meta(indexer_mod.SETTLED_KEY)
     scans: list[str] = []
     real = indexer_mod.Indexer.scan
 
@@ -496,7 +505,7 @@ def test_a_settled_vault_is_reconciled_without_a_scan_and_reports_the_same(
     quick = mem.index()
     assert scans == []  # answered from the stamps alone
     assert quick.counts["unchanged"] == quick.notes and sum(quick.counts.values()) == quick.notes
-    mem.catalog.set_meta(indexer_mod.SETTLED_KEY, "")  # the same question, answered by a scan
+    internals(mem).catalog.set_meta(indexer_mod.SETTLED_KEY, "")  # the same question, answered by a scan
     full = mem.index()
     assert scans == ["full"]
     assert (quick.counts, quick.notes, quick.chunks) == (full.counts, full.notes, full.chunks)
@@ -533,20 +542,20 @@ def test_any_change_takes_a_settled_vault_back_to_a_scan(
         mem = make_memory()  # rules are read when a Memory opens
         want = {"sourdough": set()}
     else:  # another process wrote the catalog (a watcher, a rehearsal): the mark no longer holds
-        with mem.catalog.transaction():
-            mem.catalog.upsert_note(mem.catalog.note_by_path("Preferences/Food.md"))  # type: ignore[arg-type]
+        with internals(mem).catalog.transaction():
+            internals(mem).catalog.upsert_note(internals(mem).catalog.note_by_path("Preferences/Food.md"))  # type: ignore[arg-type]
         want = {"sourdough": {"Preferences/Food.md"}}
     for query, paths in want.items():
         assert paths_found(mem, query) == paths
     assert scans[:1] == ["full"]
-    assert mem.catalog.get_meta(indexer_mod.SETTLED_KEY)  # and settled again after that scan
+    assert internals(mem).catalog.get_meta(indexer_mod.SETTLED_KEY)  # and settled again after that scan
     assert diagnose(mem).ok
 
 
 def test_a_vault_with_a_note_too_fresh_to_stamp_is_not_settled(make_memory: MemoryFactory, vault: Path) -> None:
     mem = make_memory()
     mem.index()  # every file was written a moment ago: not stamped, so a later delete must be seen
-    assert not mem.catalog.get_meta(indexer_mod.SETTLED_KEY)
+    assert not internals(mem).catalog.get_meta(indexer_mod.SETTLED_KEY)
     (vault / "Preferences/Food.md").unlink()
     assert paths_found(mem, "sourdough") == set()
 
@@ -555,7 +564,7 @@ def test_a_vault_with_a_note_too_fresh_to_stamp_is_not_settled(make_memory: Memo
 
 
 def test_exact_vectors_file_round_trips_and_refuses_anything_else(tmp_path: Path) -> None:
-    from vault_memory import exactfile
+    from vault_memory.index import exactfile
 
     path = tmp_path / exactfile.FILE_NAME
     ids = [f"n{i}#0" for i in range(exactfile.MIN_ROWS)]
@@ -576,16 +585,16 @@ def test_exact_vectors_file_round_trips_and_refuses_anything_else(tmp_path: Path
 def test_a_new_process_reads_the_exact_vectors_from_the_file_while_they_are_current(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_memory import exactfile
+    from vault_memory.index import exactfile
 
     monkeypatch.setattr(exactfile, "MIN_ROWS", 1)
     bulk(vault, 30)
     mem = make_memory()
     mem.index()
     want = {h.path for h in mem.recall("zebra3 kettle", k=5, touch=False, now=NOW)}
-    assert (mem.index_dir / exactfile.FILE_NAME).is_file()
+    assert (internals(mem).index_dir / exactfile.FILE_NAME).is_file()
     mem.close()
-    from vault_memory import catalog as catalog_mod
+    from vault_memory.index import catalog as catalog_mod
 
     loads: list[int] = []
     real = catalog_mod.Catalog.all_chunk_vectors

@@ -14,13 +14,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import MemoryFactory
-from vault_memory.calibration import MINILM
-from vault_memory.catalog import ChunkRow
 from vault_memory.cli import app
-from vault_memory.decay import state_from_meta
-from vault_memory.embedders import FakeEmbedder
-from vault_memory.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
-from vault_memory.windows import WindowCache, pick_windows, picks, split_windows, window_terms
+from vault_memory.index.calibration import MINILM
+from vault_memory.index.catalog import ChunkRow
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
+from vault_memory.search.decay import state_from_meta
+from vault_memory.search.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
+from vault_memory.search.windows import WindowCache, pick_windows, picks, split_windows, window_terms
 
 NOW = dt.datetime(2024, 12, 1, 18, 0, tzinfo=dt.UTC)
 
@@ -77,7 +78,7 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     assert plain[:2] == ["older.md", "newer.md"]  # relevance alone: the older first
     # with decay off the sentence that answers still counts for relevance (SciFact dense 0.687, 0.659 without)
     assert plain_hits[1].explain is not None and plain_hits[1].explain["window"] is not None
-    whole = mem.embedder.embed([(vault / "older.md").read_text(), (vault / "newer.md").read_text()])
+    whole = internals(mem).embedder.embed([(vault / "older.md").read_text(), (vault / "newer.md").read_text()])
     assert float(whole[0] @ whole[1]) < 0.5  # the old chunk-to-chunk rule would not group them
     hits = mem.recall(query, k=3, now=NOW, touch=False, explain=True)
     assert [h.path for h in hits[:2]] == ["newer.md", "older.md"]

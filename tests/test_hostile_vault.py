@@ -13,7 +13,8 @@ import pytest
 from tests.conftest import MemoryFactory
 from vault_memory.doctor import diagnose
 from vault_memory.errors import NoteParseError
-from vault_memory.notefile import parse_note
+from vault_memory.internals import internals
+from vault_memory.vault.notefile import parse_note
 
 EXE = str(Path(sys.executable).parent / "vault-memory")
 
@@ -37,7 +38,7 @@ def test_a_yaml_alias_bomb_is_skipped_in_milliseconds(make_memory: MemoryFactory
     assert time.perf_counter() - started < 0.5  # milliseconds in fact; generous for a loaded CI machine
     mem = make_memory(vault=vault)
     report = mem.index()
-    assert "aliases" in report.failures["bomb.md"] and "bomb.md" not in {r.path for r in mem.catalog.notes()}
+    assert "aliases" in report.failures["bomb.md"] and "bomb.md" not in {r.path for r in internals(mem).catalog.notes()}
     assert [h.path for h in mem.recall("rest of the vault", touch=False)] == ["fine.md"]
 
 
@@ -54,7 +55,7 @@ def test_symlink_loops_and_links_to_notes_are_reported_once_and_settle(
     os.symlink(vault, vault / "loop-folder")
     mem = make_memory(vault=vault)
     first = mem.index()
-    assert {r.path for r in mem.catalog.notes()} == {"real.md"}
+    assert {r.path for r in internals(mem).catalog.notes()} == {"real.md"}
     assert set(first.passed) == {"a.md", "b.md", "self.md", "alias.md"}
     assert "loops" in first.passed["self.md"] and "real.md" in first.passed["alias.md"]
     again = mem.index()
@@ -63,7 +64,7 @@ def test_symlink_loops_and_links_to_notes_are_reported_once_and_settle(
     assert diagnose(mem).ok
     assert [h.path for h in mem.recall("lighthouses", touch=False)] == ["real.md"]
     assert set(mem.status()["passed_over"]) == {"a.md", "b.md", "self.md", "alias.md"}
-    mem.sync_paths(["a.md", "self.md", "alias.md"])  # the watcher's path: same rule, no crash
+    internals(mem).sync_paths(["a.md", "self.md", "alias.md"])  # the watcher's path: same rule, no crash
 
 
 @pytest.mark.slow  # spawns a process or takes over 2 s

@@ -12,19 +12,20 @@ import numpy as np
 import pytest
 
 from tests.conftest import MemoryFactory, snapshot
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import EmbedderMismatchError, LockHeldError
-from vault_memory.notefile import read_note
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
+from vault_memory.vault.notefile import read_note
 
 
 def index_state(mem: object) -> dict[str, tuple[str, str]]:
     """node_id -> (path, body_hash) as the index has it."""
-    return {r.node_id: (r.path, r.body_hash) for r in mem.catalog.notes()}  # type: ignore[attr-defined]
+    return {r.node_id: (r.path, r.body_hash) for r in internals(mem).catalog.notes()}  # type: ignore[attr-defined]
 
 
 def vault_state(vault: Path, mem: object) -> dict[str, tuple[str, str]]:
     out = {}
-    for rel in mem.indexer().scan().entries:  # type: ignore[attr-defined]
+    for rel in internals(mem).indexer().scan().entries:  # type: ignore[attr-defined]
         out[rel.node_id] = (rel.path, rel.body_hash)
     return out
 
@@ -39,7 +40,7 @@ def test_first_index_writes_nothing_and_second_is_noop(make_memory: MemoryFactor
     assert first.texts_embedded > 0
     assert snapshot(vault) == files and {p: p.stat().st_mtime_ns for p in vault.rglob("*.md")} == times
     # a note with no node_id of its own is identified by its path until we have state to keep in it
-    rows = {r.path: r for r in mem.catalog.notes()}
+    rows = {r.path: r for r in internals(mem).catalog.notes()}
     assert rows["Inbox/agent runbook.md"].node_id == "path:Inbox/agent runbook.md"
     assert rows["Memory/answer-style.md"].id_in_file
     before = fake.texts_embedded
@@ -69,7 +70,7 @@ def test_frontmatter_only_change_embeds_nothing(make_memory: MemoryFactory, vaul
     report = mem.index()
     assert report.counts["meta"] == 1
     assert fake.texts_embedded == before
-    assert mem.catalog.note_by_path(rel).meta["reviewed_by"] == "maya"  # type: ignore[union-attr]
+    assert internals(mem).catalog.note_by_path(rel).meta["reviewed_by"] == "maya"  # type: ignore[union-attr]
     assert note.body_hash == read_note(vault, rel).body_hash
 
 
@@ -103,14 +104,14 @@ def test_rename_and_move_keep_id_and_vectors(make_memory: MemoryFactory, vault: 
     report = mem.index()
     assert report.counts["moved"] == 1 and report.counts["deleted"] == 0
     assert fake.texts_embedded == before
-    row = mem.catalog.note_by_id(str(nid))
+    row = internals(mem).catalog.note_by_id(str(nid))
     assert row is not None and row.path == "Archive/answer style renamed.md"
     # a note without one is known by its path: a rename re-indexes it from the vector cache
     (vault / "Inbox/ollama keep-alive.md").rename(vault / "Archive/keep alive renamed.md")
     report = mem.index()
     assert report.counts["new"] == 1 and report.counts["deleted"] == 1
     assert fake.texts_embedded == before, "a renamed note's text is never embedded again"
-    assert mem.catalog.note_by_id("path:Archive/keep alive renamed.md") is not None
+    assert internals(mem).catalog.note_by_id("path:Archive/keep alive renamed.md") is not None
 
 
 def test_copied_note_is_known_by_path_until_a_write_gives_it_an_id(
@@ -127,11 +128,11 @@ def test_copied_note_is_known_by_path_until_a_write_gives_it_an_id(
     with caplog.at_level(logging.WARNING):
         report = mem.index()
     assert "carried by" in caplog.text and snapshot(vault) == files  # said, not written
-    rows = {r.path: r.node_id for r in mem.catalog.notes()}
+    rows = {r.path: r.node_id for r in internals(mem).catalog.notes()}
     assert rows["Memory/answer-style.md"] == "path:Memory/answer-style.md"  # neither owns the id alone
     assert rows["Memory/answer-style copy.md"] == "path:Memory/answer-style copy.md"
     assert fake.texts_embedded == before, "identical text is never embedded twice"
-    assert len(mem.catalog.notes()) == report.notes
+    assert len(internals(mem).catalog.notes()) == report.notes
     caplog.clear()
     with caplog.at_level(logging.WARNING):
         mem.index()
@@ -139,7 +140,7 @@ def test_copied_note_is_known_by_path_until_a_write_gives_it_an_id(
     mem.pin("Memory/answer-style copy.md")  # our first write into the copy gives it an id of its own
     copy_id = read_note(vault, "Memory/answer-style copy.md").meta["node_id"]
     assert copy_id != nid
-    rows = {r.path: r.node_id for r in mem.catalog.notes()}
+    rows = {r.path: r.node_id for r in internals(mem).catalog.notes()}
     assert rows == {**rows, "Memory/answer-style.md": nid, "Memory/answer-style copy.md": copy_id}
 
 
@@ -148,13 +149,13 @@ def test_delete_removes_rows_from_both_indexes(make_memory: MemoryFactory, vault
     mem.index()
     rel = "Inbox/ollama keep-alive.md"
     nid = f"path:{rel}"
-    assert mem.catalog.note_by_id(nid) is not None
+    assert internals(mem).catalog.note_by_id(nid) is not None
     (vault / rel).unlink()
     report = mem.index()
     assert report.counts["deleted"] == 1
-    assert mem.catalog.note_by_id(nid) is None
-    assert not any(cid.startswith(nid) for cid in mem.store.ids())  # type: ignore[union-attr]
-    assert mem.store.ids() == mem.catalog.chunk_ids()  # type: ignore[union-attr]
+    assert internals(mem).catalog.note_by_id(nid) is None
+    assert not any(cid.startswith(nid) for cid in internals(mem).store.ids())  # type: ignore[union-attr]
+    assert internals(mem).store.ids() == internals(mem).catalog.chunk_ids()  # type: ignore[union-attr]
 
 
 def test_ignored_paths(make_memory: MemoryFactory, vault: Path) -> None:
@@ -164,7 +165,7 @@ def test_ignored_paths(make_memory: MemoryFactory, vault: Path) -> None:
     (vault / ".vaultmemoryignore").write_text("Private/\ndrafts-*.md\n", encoding="utf-8")
     mem = make_memory()
     mem.index()
-    paths = {r.path for r in mem.catalog.notes()}
+    paths = {r.path for r in internals(mem).catalog.notes()}
     assert not any(p.startswith((".obsidian", ".trash", "Private/")) or p == "drafts-1.md" for p in paths)
     assert "Inbox/agent runbook.md" in paths
 
@@ -176,7 +177,7 @@ def test_read_only_mode_never_writes(make_memory: MemoryFactory, vault: Path) ->
     mem.recall("agent runbook", k=3)
     assert snapshot(vault) == before
     assert report.notes > 40
-    assert all(r.node_id.startswith("path:") or r.id_in_file for r in mem.catalog.notes())
+    assert all(r.node_id.startswith("path:") or r.id_in_file for r in internals(mem).catalog.notes())
 
 
 def edit_history(vault: Path) -> None:
@@ -226,7 +227,7 @@ class FailingEmbedder(FakeEmbedder):
 def test_interrupted_index_resumes_without_reembedding(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     monkeypatch.setattr(indexer, "EMBED_SLICE", 8)
     monkeypatch.setattr(indexer, "WAVE_CHUNKS", 16)
@@ -240,43 +241,43 @@ def test_interrupted_index_resumes_without_reembedding(
     fresh = FakeEmbedder()
     mem2 = make_memory(fresh, exact_search_limit=0)
     report = mem2.index()
-    total = mem2.catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    total = internals(mem2).catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
     assert done_first < total
     assert fresh.texts_embedded == total - done_first, "work done before the crash is not redone"
-    assert mem2.store.ids() == mem2.catalog.chunk_ids()  # type: ignore[union-attr]
+    assert internals(mem2).store.ids() == internals(mem2).catalog.chunk_ids()  # type: ignore[union-attr]
     assert report.counts["new"] + report.counts["unchanged"] == report.notes
 
 
 def store_vectors(mem: Any, ids: list[str]) -> dict[str, np.ndarray]:
-    got = mem.store.collection.get(ids=ids, include=["embeddings"])
+    got = internals(mem).store.collection.get(ids=ids, include=["embeddings"])
     return {cid: np.asarray(v, dtype=np.float32) for cid, v in zip(got["ids"], got["embeddings"], strict=True)}
 
 
 def test_edit_writes_only_changed_chunks_and_a_crash_cannot_leave_an_old_vector(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     mem = make_memory(exact_search_limit=0)  # the store is opened and written as on a large vault
     mem.index()
     note = vault / "Inbox/agent runbook.md"
-    node = mem.catalog.note_by_path("Inbox/agent runbook.md")
+    node = internals(mem).catalog.note_by_path("Inbox/agent runbook.md")
     assert node is not None
-    before = mem.catalog.chunk_hashes_of(node.node_id)
+    before = internals(mem).catalog.chunk_hashes_of(node.node_id)
     assert len(before) > 1
     text = note.read_text(encoding="utf-8")
-    first = mem.catalog.chunks_of(node.node_id)[0].text.split("\n")[-1].strip()
+    first = internals(mem).catalog.chunks_of(node.node_id)[0].text.split("\n")[-1].strip()
     note.write_text(text.replace(first, first + " Edited once."), encoding="utf-8")
     written: list[str] = []
-    real_upsert = mem.store.upsert  # type: ignore[union-attr]
+    real_upsert = internals(mem).store.upsert  # type: ignore[union-attr]
 
     def spy(ids: Any, vectors: Any) -> None:
         written.extend(ids)
         real_upsert(ids, vectors)
 
-    monkeypatch.setattr(mem.store, "upsert", spy)
+    monkeypatch.setattr(internals(mem).store, "upsert", spy)
     mem.index()
-    after = mem.catalog.chunk_hashes_of(node.node_id)
+    after = internals(mem).catalog.chunk_hashes_of(node.node_id)
     changed = sorted(c for c in after if before.get(c) != after[c])
     assert written == changed and 0 < len(changed) < len(after)
     # Now the process dies after the catalog took the new text but before Chroma did.
@@ -293,11 +294,11 @@ def test_edit_writes_only_changed_chunks_and_a_crash_cannot_leave_an_old_vector(
     mem.close()
     again = make_memory(exact_search_limit=0)
     report = again.index()
-    assert report.store_resynced >= 1 and again.catalog.get_meta("store_dirty") == "0"
-    assert not again.catalog.store_pending()
-    ids = sorted(again.catalog.chunk_hashes_of(node.node_id))
-    rows = again.catalog.chunks_by_ids(ids)
-    want = again.catalog.get_vectors([rows[c].text_hash for c in ids])
+    assert report.store_resynced >= 1 and internals(again).catalog.get_meta("store_dirty") == "0"
+    assert not internals(again).catalog.store_pending()
+    ids = sorted(internals(again).catalog.chunk_hashes_of(node.node_id))
+    rows = internals(again).catalog.chunks_by_ids(ids)
+    want = internals(again).catalog.get_vectors([rows[c].text_hash for c in ids])
     have = store_vectors(again, ids)
     for c in ids:
         assert np.allclose(have[c], want[rows[c].text_hash], atol=1e-6), f"{c} kept a stale vector in Chroma"
@@ -326,7 +327,7 @@ def test_corrupt_catalog_is_rebuilt(make_memory: MemoryFactory, index_dir: Path)
 def test_second_writer_gets_clear_message(make_memory: MemoryFactory) -> None:
     a = make_memory()
     a.index()
-    a.hold_writer_lock()  # as `watch` and the MCP server do
+    internals(a).hold_writer_lock()  # as `watch` and the MCP server do
     b = make_memory()
     with pytest.raises(LockHeldError) as err:
         b.index(wait=0.2)
@@ -336,7 +337,7 @@ def test_second_writer_gets_clear_message(make_memory: MemoryFactory) -> None:
 
 
 def test_vault_bytes_change_only_in_owned_keys(make_memory: MemoryFactory, vault: Path) -> None:
-    from vault_memory.notefile import OWNED_KEYS
+    from vault_memory.vault.notefile import OWNED_KEYS
 
     before = snapshot(vault)
     mem = make_memory()
@@ -366,7 +367,7 @@ def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory,
     (vault / "Inbox/weekly review.md").unlink()
     (vault / "fresh.md").write_text("# Fresh\n\nSourdough starter feeding schedule.\n", encoding="utf-8")
     (vault / "copy.md").write_bytes((vault / "Inbox/agent runbook.md").read_bytes())
-    report = mem.sync_paths(
+    report = internals(mem).sync_paths(
         [
             "Inbox/ollama keep-alive.md",
             "Inbox/keepalive.md",
@@ -378,20 +379,20 @@ def test_partial_sync_of_paths_equals_full_reconcile(make_memory: MemoryFactory,
     )
     # the id-less rename is new + deleted; the copy of an id-less note is simply new
     assert report.counts["deleted"] == 2 and report.counts["new"] == 3
-    partial = {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()}
+    partial = {(r.node_id, r.path, r.file_hash, r.body_hash) for r in internals(mem).catalog.notes()}
     assert mem.index().counts["unchanged"] == len(partial), "a full reconcile finds nothing left to do"
-    assert {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()} == partial
+    assert {(r.node_id, r.path, r.file_hash, r.body_hash) for r in internals(mem).catalog.notes()} == partial
 
 
 def test_changed_chunking_rules_rechunk_without_reembedding_known_text(
     make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     fake = FakeEmbedder()
     mem = make_memory(fake)
     mem.index()
-    chunks_before = mem.catalog.chunk_count()
+    chunks_before = internals(mem).catalog.chunk_count()
     monkeypatch.setattr(indexer, "CHUNKER_VERSION", "test-2")
     original = indexer.chunk_body
     monkeypatch.setattr(
@@ -400,8 +401,8 @@ def test_changed_chunking_rules_rechunk_without_reembedding_known_text(
     before = fake.texts_embedded
     report = mem.index()
     assert report.counts["modified"] == report.notes  # every note re-chunked
-    assert mem.catalog.chunk_count() > chunks_before
-    assert fake.texts_embedded - before == report.texts_embedded <= mem.catalog.chunk_count()
+    assert internals(mem).catalog.chunk_count() > chunks_before
+    assert fake.texts_embedded - before == report.texts_embedded <= internals(mem).catalog.chunk_count()
     assert mem.index().counts["unchanged"] == report.notes  # and then it is settled
 
 
@@ -409,15 +410,15 @@ def test_old_schema_is_upgraded_keeping_cached_vectors(make_memory: MemoryFactor
     fake = FakeEmbedder()
     mem = make_memory(fake, exact_search_limit=0)
     mem.index()
-    with mem.catalog.transaction():
-        mem.catalog.set_meta("schema", "0-old")
+    with internals(mem).catalog.transaction():
+        internals(mem).catalog.set_meta("schema", "0-old")
     mem.close()
     fresh = FakeEmbedder()
     again = make_memory(fresh, exact_search_limit=0)
     report = again.index()
     assert report.counts["new"] == report.notes  # rebuilt from the vault ...
     assert fresh.texts_embedded == 0  # ... without embedding anything again
-    assert again.store.ids() == again.catalog.chunk_ids()  # type: ignore[union-attr]
+    assert internals(again).store.ids() == internals(again).catalog.chunk_ids()  # type: ignore[union-attr]
     assert again.recall("ollama keep alive", k=1, touch=False)[0].path == "Inbox/ollama keep-alive.md"
 
 
@@ -431,7 +432,7 @@ def test_an_edit_prunes_the_vectors_of_the_texts_it_replaced_and_no_other(
     (vault / "C.md").write_text("# C\n\nA sentence only C has, about herons.\n", encoding="utf-8")
     mem = make_memory()
     mem.index()
-    cat = mem.catalog
+    cat = internals(mem).catalog
 
     def hashes(path: str) -> set[str]:
         row = cat.note_by_path(path)
@@ -447,7 +448,7 @@ def test_an_edit_prunes_the_vectors_of_the_texts_it_replaced_and_no_other(
     assert not set(cat.get_vectors(sorted(only_c)))  # nobody does
     # an orphan the targeted prune cannot know of (e.g. left by a crash): only the full prune finds it
     with cat.transaction():
-        cat.put_vectors(["0" * 64], np.zeros((1, mem.embedder.dim), dtype=np.float32))
+        cat.put_vectors(["0" * 64], np.zeros((1, internals(mem).embedder.dim), dtype=np.float32))
     with cat.transaction():
         assert cat.prune_vectors() == 0
         assert cat.prune_vectors(everything=True) == 1

@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from vault_memory.config import Config
-from vault_memory.edits import edit_note
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
+from vault_memory.lifecycle.edits import edit_note
 from vault_memory.memory import Memory
-from vault_memory.notefile import parse_note
+from vault_memory.vault.notefile import parse_note
 
 WORDS = st.sampled_from("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split())
 TEXT = st.lists(WORDS, min_size=1, max_size=12).map(" ".join)
@@ -26,7 +27,7 @@ NAMES = st.sampled_from([f"n{i}.md" for i in range(8)] + [f"sub/m{i}.md" for i i
 
 
 def index_rows(mem: Memory) -> set[tuple[str, str, str, str]]:
-    return {(r.node_id, r.path, r.file_hash, r.body_hash) for r in mem.catalog.notes()}
+    return {(r.node_id, r.path, r.file_hash, r.body_hash) for r in internals(mem).catalog.notes()}
 
 
 class VaultMachine(RuleBasedStateMachine):
@@ -99,8 +100,8 @@ class VaultMachine(RuleBasedStateMachine):
     def first_write(self, data: st.DataObject) -> None:
         """Our first write of state kept about a note gives it a node_id, or a fresh one if a copy shares its id."""
         rel = data.draw(st.sampled_from(self.files()))
-        edit_note(self.mem, rel, lambda note: ({"tier": "long"}, []))
-        self.mem.index_paths([rel])
+        edit_note(internals(self.mem), rel, lambda note: ({"tier": "long"}, []))
+        internals(self.mem).index_paths([rel])
 
     @precondition(lambda self: bool(self.files()))
     @rule(data=st.data(), unpin=st.booleans())
@@ -117,18 +118,18 @@ class VaultMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def partial_sync(self, data: st.DataObject) -> None:
-        known = [r.path for r in self.mem.catalog.notes()]
+        known = [r.path for r in internals(self.mem).catalog.notes()]
         pool = sorted(set(known) | set(self.files()))
         if pool:
-            self.mem.sync_paths(data.draw(st.lists(st.sampled_from(pool), max_size=4)))
+            internals(self.mem).sync_paths(data.draw(st.lists(st.sampled_from(pool), max_size=4)))
 
     @invariant()
     def index_rows_point_at_real_notes(self) -> None:
         # Whatever has been indexed so far still names real hashes of those notes or is stale-but-consistent:
         # chroma and the catalog always agree on chunk ids.
-        store = self.mem.store
+        store = internals(self.mem).store
         assert store is not None
-        assert store.ids() == self.mem.catalog.chunk_ids()
+        assert store.ids() == internals(self.mem).catalog.chunk_ids()
 
     def check_equal_to_vault(self) -> None:
         self.mem.index()
@@ -148,14 +149,20 @@ class VaultMachine(RuleBasedStateMachine):
             vault_rows.add((identity, rel, hashlib.sha256(raw).hexdigest(), note.body_hash))
         assert index_rows(self.mem) == vault_rows
         # and a rebuild from nothing gives the same rows and chunks
-        chunks = {(c, self.mem.catalog.chunks_by_ids([c])[c].text_hash) for c in self.mem.catalog.chunk_ids()}
+        chunks = {
+            (c, internals(self.mem).catalog.chunks_by_ids([c])[c].text_hash)
+            for c in internals(self.mem).catalog.chunk_ids()
+        }
         other = Memory(
             Config(vault=self.vault, index_dir=self.root / "index2", embedder="fake"), embedder=FakeEmbedder()
         )
         try:
             other.index(rebuild=True)
             assert index_rows(other) == vault_rows
-            assert {(c, other.catalog.chunks_by_ids([c])[c].text_hash) for c in other.catalog.chunk_ids()} == chunks
+            assert {
+                (c, internals(other).catalog.chunks_by_ids([c])[c].text_hash)
+                for c in internals(other).catalog.chunk_ids()
+            } == chunks
         finally:
             other.close()
             shutil.rmtree(self.root / "index2", ignore_errors=True)

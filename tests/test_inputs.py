@@ -15,8 +15,9 @@ from tests.faults import cli, no_traceback
 from vault_memory.cli import execute
 from vault_memory.cli.output import clean
 from vault_memory.config import RANGES, Config, check_setting, resolve_config
-from vault_memory.embedders import FakeEmbedder, embed_query, query_windows
 from vault_memory.errors import ConfigError
+from vault_memory.index.embedders import FakeEmbedder, embed_query, query_windows
+from vault_memory.internals import internals
 
 # -- config numbers with ranges -------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ def test_pinned_and_private_read_the_same_whatever_the_spelling(make_memory: Mem
     hits = {h.path: h for h in mem.recall("lighthouse keeper", k=50, touch=False)}
     for i, want in enumerate(FLAGS.values()):
         assert hits[f"p{i}.md"].pinned is want, list(FLAGS)[i]
-    indexed = {r.path for r in mem.catalog.notes()}
+    indexed = {r.path for r in internals(mem).catalog.notes()}
     for i, private in enumerate(FLAGS.values()):
         assert (f"s{i}.md" in indexed) is not private, list(FLAGS)[i]
 

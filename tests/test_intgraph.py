@@ -11,9 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vault_memory import Config, Memory, intgraph
-from vault_memory.embedders import INTEGER_IDENTITY, SHIPPED_IDENTITY, MiniLMEmbedder, make_embedder
+from vault_memory import Config, Memory
 from vault_memory.errors import EmbedderError, EmbedderMismatchError
+from vault_memory.index import intgraph
+from vault_memory.index.embedders import INTEGER_IDENTITY, SHIPPED_IDENTITY, MiniLMEmbedder, make_embedder
+from vault_memory.internals import internals
 
 TEXTS = [
     "What did we decide about the database migration?",
@@ -130,7 +132,7 @@ def test_build_caches_and_checks_the_graph_by_hash(
     data = bytearray(graph_path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     graph_path.write_bytes(bytes(data))
-    caplog.set_level(logging.WARNING, logger="vault_memory.embedders")
+    caplog.set_level(logging.WARNING, logger="vault_memory.index.embedders")
     again = MiniLMEmbedder(cache_dir=tmp_path)
     assert again.identity == INTEGER_IDENTITY  # from the manifest, before anything is read
     np.testing.assert_array_equal(again.embed(TEXTS), before)
@@ -142,7 +144,7 @@ def test_build_caches_and_checks_the_graph_by_hash(
     (key,) = manifest["verdicts"]
     manifest["verdicts"][key]["onnxruntime"] = "0.0.1"
     manifest_path.write_text(json.dumps(manifest))
-    caplog.set_level(logging.INFO, logger="vault_memory.embedders")
+    caplog.set_level(logging.INFO, logger="vault_memory.index.embedders")
     np.testing.assert_array_equal(MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS), before)
     assert "onnxruntime changed" in caplog.text
     assert json.loads(manifest_path.read_text())["verdicts"][key]["onnxruntime"] == onnxruntime.__version__
@@ -169,7 +171,7 @@ def test_drift_beyond_the_bound_falls_back_to_the_shipped_graph(
         return bytes(model.SerializeToString())
 
     monkeypatch.setattr(intgraph, "derive", broken)
-    caplog.set_level(logging.INFO, logger="vault_memory.embedders")
+    caplog.set_level(logging.INFO, logger="vault_memory.index.embedders")
     e = MiniLMEmbedder(cache_dir=tmp_path)
     assert e.identity == SHIPPED_IDENTITY and e.graph_note is not None and "drifts" in e.graph_note
     np.testing.assert_array_equal(e.embed(TEXTS), shipped_vectors)
@@ -198,7 +200,7 @@ def test_no_onnx_means_the_shipped_graph(
         raise EmbedderError("building the integer graph needs the onnx package (No module named 'onnx')")
 
     monkeypatch.setattr(intgraph, "derive", no_onnx)
-    caplog.set_level(logging.WARNING, logger="vault_memory.embedders")
+    caplog.set_level(logging.WARNING, logger="vault_memory.index.embedders")
     e = MiniLMEmbedder(cache_dir=tmp_path)
     assert e.identity == SHIPPED_IDENTITY and "onnx" in caplog.text
     with pytest.raises(EmbedderError, match="onnx"):
@@ -247,12 +249,12 @@ def test_an_index_never_mixes_the_two_graphs(vault: Path, index_dir: Path) -> No
     # The default spec keeps an index the shipped graph embedded on that graph (no refusal, no mixing) ...
     with Memory(cfg) as mem:
         mem.index()
-        assert mem.model.identity == SHIPPED_IDENTITY
+        assert internals(mem).model.identity == SHIPPED_IDENTITY
         assert mem.recall("meeting", k=3)
         # ... until it is rebuilt, which embeds it with the integer graph.
         mem.index(rebuild=True)
-        assert mem.model.identity == INTEGER_IDENTITY
-        assert mem.catalog.get_meta("embedder") == INTEGER_IDENTITY
+        assert internals(mem).model.identity == INTEGER_IDENTITY
+        assert internals(mem).catalog.get_meta("embedder") == INTEGER_IDENTITY
     with Memory(cfg, embedder=MiniLMEmbedder(graph="shipped")) as mem, pytest.raises(EmbedderMismatchError):
         mem.index()
 

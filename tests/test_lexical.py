@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from vault_memory import lexical
-from vault_memory.catalog import Catalog, ChunkRow, NoteRow
+from vault_memory.index import lexical
+from vault_memory.index.catalog import Catalog, ChunkRow, NoteRow
 
 WORDS = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima running runs ran "

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory.linking import Mention, NameRow, link_mentions, mentions_from_rows
-from vault_memory.notefile import read_note
+from vault_memory.internals import internals
+from vault_memory.lifecycle.linking import Mention, NameRow, link_mentions, mentions_from_rows
+from vault_memory.vault.notefile import read_note
 
 
 def row(path: str, title: str = "", aliases: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> NameRow:
@@ -94,7 +95,7 @@ def test_remember_links_the_person_note_it_names(make_memory: MemoryFactory, vau
     body = read_note(vault, done.path).body
     assert body == "[[Ines Okafor|Ines]] prefers the night train; [[Ruth Brandt]] hates surprises.\n"
     # a real backlink: the index sees it; and the text still reads the same for a retry
-    row = mem.catalog.note_by_path(done.path)
+    row = internals(mem).catalog.note_by_path(done.path)
     assert row is not None and {"Ines Okafor", "Ruth Brandt"} <= set(row.links)
     again = mem.remember("Ines prefers the night train; Ruth Brandt hates surprises.", now=NOW)
     assert again.existing and again.node_id == done.node_id

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import HAS_FCNTL, REPO
 from vault_memory.errors import LockHeldError
-from vault_memory.lock import LOCK_NAME, WriterLock
+from vault_memory.index.lock import LOCK_NAME, WriterLock
 
 
 def test_one_holder_and_its_pid(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_probe_reports_the_pid_a_dead_holder_left(tmp_path: Path) -> None:
 HOLDER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from vault_memory.lock import BACKEND, WriterLock
+    from vault_memory.index.lock import BACKEND, WriterLock
     lock = WriterLock(Path(sys.argv[1]))
     assert lock.try_acquire()
     print(BACKEND.name, flush=True)
@@ -124,7 +124,7 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
             + textwrap.dedent("""
             import sys
             from pathlib import Path
-            from vault_memory.lock import BACKEND, WriterLock
+            from vault_memory.index.lock import BACKEND, WriterLock
             lock = WriterLock(Path(sys.argv[1]))
             probe = lock.probe()
             print(BACKEND.name, lock.try_acquire(), probe.held, probe.pid, lock.holder_pid())
@@ -150,7 +150,7 @@ def test_windows_path_one_writer_and_readable_pid(tmp_path: Path) -> None:
         + textwrap.dedent("""
         import sys
         from pathlib import Path
-        from vault_memory.lock import WriterLock
+        from vault_memory.index.lock import WriterLock
         lock = WriterLock(Path(sys.argv[1]))
         stale = lock.probe().stale_pid
         with lock:
@@ -174,7 +174,7 @@ def test_package_and_cli_import_without_fcntl_or_msvcrt(tmp_path: Path) -> None:
         from pathlib import Path
         import vault_memory, vault_memory.doctor, vault_memory.cli.main
         from vault_memory.errors import IndexStateError
-        from vault_memory.lock import BACKEND, WriterLock
+        from vault_memory.index.lock import BACKEND, WriterLock
         lock = WriterLock(Path(sys.argv[1]))
         try:
             lock.try_acquire()

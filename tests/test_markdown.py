@@ -1,4 +1,4 @@
-"""Tests for vault_memory.markdown: note info extraction and chunking."""
+"""Tests for vault_memory.vault.markdown: note info extraction and chunking."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from vault_memory.errors import ConfigError
-from vault_memory.markdown import Chunk, NoteInfo, approx_tokens, chunk_body, extract_info, strip_comments
+from vault_memory.vault.markdown import Chunk, NoteInfo, approx_tokens, chunk_body, extract_info, strip_comments
 
 # --------------------------------------------------------------------------- #
 # extract_info: title

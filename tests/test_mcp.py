@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.conftest import SAMPLE, snapshot
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.mcp_server import Service, build_server
 
 TOOLS = {

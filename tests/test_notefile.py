@@ -1,4 +1,4 @@
-"""Tests for vault_memory.notefile: parsing edge cases, byte-exact edits, CAS, paths, moves."""
+"""Tests for vault_memory.vault.notefile: parsing edge cases, byte-exact edits, CAS, paths, moves."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from vault_memory import atomic
-from vault_memory.atomic import TMP_PREFIX
 from vault_memory.errors import (
     ConcurrentEditError,
     NoteError,
@@ -26,7 +24,9 @@ from vault_memory.errors import (
     NoteWriteError,
     UnsafePathError,
 )
-from vault_memory.notefile import (
+from vault_memory.vault import atomic
+from vault_memory.vault.atomic import TMP_PREFIX
+from vault_memory.vault.notefile import (
     OWNED_KEYS,
     ParsedNote,
     move_note,

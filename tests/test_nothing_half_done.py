@@ -29,16 +29,18 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from tests.conftest import NOW, MemoryFactory, snapshot
-from vault_memory import atomic, requests
-from vault_memory.calibration import FAKE
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose, fix
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import ConcurrentEditError, NoteNotFoundError
+from vault_memory.index import requests
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.mcp_server import Service, build_server
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
 from vault_memory.text import note_name, safe_file_name
+from vault_memory.vault import atomic
+from vault_memory.vault.notefile import read_note
 
 #: every hit counts as used (rehearsed), whatever its cosine
 EVERY_HIT_USED = replace(FAKE, strong=-1.0)
@@ -93,11 +95,11 @@ def test_a_remember_that_fails_after_staging_takes_its_draft_back(
 ) -> None:
     """The supersedes target resolves, but linking it fails (a person is saving it): the draft the call
     staged is removed again, so the vault is as it was, and commit_all finds nothing."""
-    from vault_memory import staging
+    from vault_memory.lifecycle import staging
 
     mem = make_memory()
     mem.index()
-    target = next(r.path for r in mem.catalog.notes() if not r.path.startswith("Memory/"))
+    target = next(r.path for r in internals(mem).catalog.notes() if not r.path.startswith("Memory/"))
     before = vault_files(vault)
 
     def busy(*a: object, **k: object) -> object:
@@ -116,9 +118,9 @@ def test_commit_all_leaves_a_failed_remembers_leftover(make_memory: MemoryFactor
     says so (`staged_by: remember`): commit_all never commits it; naming it commits it."""
     mem = make_memory()
     mem.index()
-    from vault_memory import staging
+    from vault_memory.lifecycle import staging
 
-    sm = staging._stage(mem, ROUTER, "Router", False, [], NOW, [], made_by="remember")
+    sm = staging._stage(internals(mem), ROUTER, "Router", False, [], NOW, [], made_by="remember")
     report = mem.commit_all()
     assert report.committed == []
     assert [x.reason for x in report.left if x.node_id == sm.node_id][0].startswith("left: staged by a `remember`")
@@ -229,7 +231,7 @@ def test_an_8gb_sparse_note_is_skipped_in_milliseconds(
     said = [r for r in caplog.records if r.getMessage().startswith("export.md")]
     assert len(said) == 1, [r.getMessage() for r in said]  # one warning, not one per command
     with pytest.raises(Exception, match="max_note_bytes"):
-        read_note(mem.vault, "export.md")
+        read_note(internals(mem).vault, "export.md")
 
 
 def test_max_note_bytes_is_settable(make_memory: MemoryFactory, vault: Path) -> None:
@@ -319,7 +321,7 @@ def test_a_sync_conflict_copy_never_takes_the_notes_id(make_memory: MemoryFactor
     os.utime(copy, (old, old))  # the copy is the older file
     mem = make_memory()
     mem.index()
-    row = mem.catalog.note_by_id("7f3e9a0112345678")
+    row = internals(mem).catalog.note_by_id("7f3e9a0112345678")
     assert row is not None and row.path == "Router.md"
     report = diagnose(mem)
     assert copy_name in report.conflict_copies and "Router.md" in report.conflict_copies[copy_name]

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from vault_memory import atomic, oscalls
+from vault_memory import oscalls
 from vault_memory.errors import ConcurrentEditError
-from vault_memory.notefile import read_note, write_note
+from vault_memory.vault import atomic
+from vault_memory.vault.notefile import read_note, write_note
 
 pytestmark = pytest.mark.save_race
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vault_memory.planner import Entry, Kind, plan_changes
+from vault_memory.index.planner import Entry, Kind, plan_changes
 
 
 def e(nid: str, path: str, fh: str = "f", bh: str = "b") -> Entry:

@@ -13,13 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import NOW, MemoryFactory, snapshot
-from vault_memory.calibration import FAKE
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
+from vault_memory.lifecycle.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
+from vault_memory.lifecycle.staging import is_pointer
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
-from vault_memory.staging import is_pointer
+from vault_memory.vault.notefile import read_note
 
 DAY = dt.timedelta(days=1)
 
@@ -125,6 +126,27 @@ def test_block_content_for_a_known_vault(make_memory: MemoryFactory, mini: Path,
     assert len(lines) == 2 + len(result.entries)
     coffee = next(e for e in result.entries if e.path == "Memory/coffee.md")
     assert coffee.date == "2026-11-20" and coffee.node_id == "coffee01"
+
+
+def test_prefetch_asks_one_search_per_turn(
+    make_memory: MemoryFactory, mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: one search a turn, ranked with recall's rule (recall.rank_query), the turn
+    embedded once; no second search or ranking per admitted fact."""
+    from vault_memory.search.search import Searcher
+
+    mem = make_memory(vault=mini, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.3))
+    mem.index()
+    searches: list[str] = []
+    real = Searcher.search
+
+    def counted(self: Searcher, query: str, **kw: Any) -> Any:
+        searches.append(query)
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(Searcher, "search", counted)
+    result = mem.prefetch("how do I take my espresso in the morning?", now=NOW)
+    assert len(result.entries) >= 2 and len(searches) == 1, searches
 
 
 def test_unrelated_turn_gives_no_block(make_memory: MemoryFactory, mini: Path, tmp_path: Path) -> None:
@@ -400,7 +422,7 @@ def test_staged_memory_mentioned_by_paraphrase_is_refreshed(make_memory: MemoryF
     assert len(changed) == 1 and changed[0][1].startswith("expires: ")  # only the expiry line moved
     assert (vault / "Memory/Staged/nas-backup.md").read_bytes() == nas_before  # unrelated: untouched
     # the index follows the write (this process may write it)
-    row = mem.catalog.note_by_path("Memory/Staged/espresso-order.md")
+    row = internals(mem).catalog.note_by_path("Memory/Staged/espresso-order.md")
     assert row is not None and row.file_hash == note.file_hash
     # refreshing again at the same instant changes nothing; it never shortens an expiry
     assert mem.prefetch("a ristretto order", now=NOW).refreshed == []
@@ -470,7 +492,7 @@ def test_pointer_turns(turn: str, pointing: bool) -> None:
 
 @pytest.mark.model
 def test_true_synonym_refreshes_with_minilm(make_memory: MemoryFactory, tmp_path: Path) -> None:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     v = tmp_path / "syn"
     put(

@@ -8,8 +8,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_memory import ranking
-from vault_memory.ranking import coverage, is_full_cue, query_terms
+from vault_memory.search import ranking
+from vault_memory.search.ranking import coverage, is_full_cue, query_terms
 
 _WORD = re.compile(r"\w+")
 

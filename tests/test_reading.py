@@ -9,8 +9,9 @@ import pytest
 
 from tests.conftest import NOW, MemoryFactory, snapshot, write_notes
 from vault_memory.errors import ConfigError, NoteError, NoteNotFoundError, UnsafePathError
+from vault_memory.internals import internals
+from vault_memory.lifecycle.reading import parse_lines
 from vault_memory.memory import Memory
-from vault_memory.reading import parse_lines
 
 LONG = "\n".join(f"Line {i} of the long log." for i in range(1, 501))
 NOTES = {
@@ -102,10 +103,10 @@ def test_read_refuses_private_notes_and_non_notes(rmem: Memory) -> None:
 
 
 def test_read_writes_nothing(rmem: Memory) -> None:
-    before = snapshot(rmem.vault)
+    before = snapshot(internals(rmem).vault)
     rmem.read("Maya")
     rmem.read("[[Maya Chen#Family]]")
-    assert snapshot(rmem.vault) == before
+    assert snapshot(internals(rmem).vault) == before
 
 
 # -- related --------------------------------------------------------------------------------
@@ -187,14 +188,14 @@ def test_recent_reads_activity_from_frontmatter(make_memory: MemoryFactory, tmp_
 def test_names_are_kept_until_a_name_changes(rmem: Memory) -> None:
     """Memory keeps the resolver's table of names (costly at 10k notes) until a path, title or alias changes."""
     assert rmem.read("MC").path == "People/Maya Chen.md"
-    kept = rmem.note_names()
+    kept = internals(rmem).note_names()
     rmem.recall("kafka", touch=True)  # rehearsal: frontmatter only, names unchanged
     rmem.index()
-    assert rmem.note_names() is kept
-    path = rmem.vault / "People/Maya Chen.md"
+    assert internals(rmem).note_names() is kept
+    path = internals(rmem).vault / "People/Maya Chen.md"
     path.write_text(path.read_text(encoding="utf-8").replace("aliases: [Maya, MC]", "aliases: [Maya C]"))
     rmem.index()
-    assert rmem.note_names() is not kept
+    assert internals(rmem).note_names() is not kept
     assert rmem.read("Maya C").path == "People/Maya Chen.md"
     with pytest.raises(NoteNotFoundError):
         rmem.read("MC")

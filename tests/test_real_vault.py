@@ -21,12 +21,12 @@ import pytest
 
 from bench.data import realvault as rv
 from tests.conftest import MemoryFactory, snapshot, write_notes
-from vault_memory.calibration import FAKE, MINILM, Calibration, calibrate, load, resolve
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import NoteNotFoundError
+from vault_memory.index.calibration import FAKE, MINILM, Calibration, calibrate, load, resolve
+from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.memory import Memory
-from vault_memory.notefile import OWNED_KEYS, read_note
+from vault_memory.vault.notefile import OWNED_KEYS, read_note
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = rv.vault_sources(REPO)
@@ -298,7 +298,7 @@ PERSON = {
 @pytest.mark.model
 @pytest.mark.slow
 def test_the_issues_questions_answer_right_on_a_clone(tmp_path: Path) -> None:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     vault = rv.copy_vault(write_notes(tmp_path / "src", PERSON), tmp_path / "clone", "now")
     with Memory(
@@ -327,7 +327,7 @@ def test_the_issues_questions_answer_right_on_a_clone(tmp_path: Path) -> None:
 def test_recall_rehearses_its_answer_not_the_note_below_it(tmp_path: Path) -> None:
     """On a person's vault, "when is the boiler service" is answered by Boiler.md (undated: nothing to
     rehearse); the daily note at #2 about the plumber clears the clear-match bar but nobody used it."""
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     if not SOURCES[rv.OBSIDIAN].is_dir():
         pytest.skip(f"{SOURCES[rv.OBSIDIAN]} is not here")

@@ -9,9 +9,11 @@ import pytest
 import yaml
 
 from tests.conftest import NOW, MemoryFactory
+from vault_memory.internals import internals
+from vault_memory.lifecycle.linking import link_names, link_text, stems
+from vault_memory.lifecycle.relations import relation_values
 from vault_memory.memory import Memory
-from vault_memory.notefile import parse_note, read_note
-from vault_memory.relations import link_names, link_text, relation_values, stems
+from vault_memory.vault.notefile import parse_note, read_note
 
 DAY = dt.timedelta(days=1)
 SLACK = "We use Slack for the team chat."
@@ -92,7 +94,7 @@ def _fresh_old_pair(vault: Path, old_rel: str, new_rel: str, old_rel_value: str,
     ],
 )
 def test_a_superseded_note_ranks_below_its_successor(mem: Memory, old_value: str, new_value: str) -> None:
-    _fresh_old_pair(mem.vault, "Notes/team chat.md", "Memory/Team chat now.md", old_value, new_value)
+    _fresh_old_pair(internals(mem).vault, "Notes/team chat.md", "Memory/Team chat now.md", old_value, new_value)
     mem.index()
     hits = mem.recall(SLACK, now=NOW, touch=False)
     assert [h.node_id for h in hits[:2]] == ["5b1f0c0e9a2d4c7e", "3e9a0b7c1d2f4a55"]
@@ -101,14 +103,14 @@ def test_a_superseded_note_ranks_below_its_successor(mem: Memory, old_value: str
 
 
 def test_control_without_a_relation_the_old_note_wins(mem: Memory) -> None:
-    _fresh_old_pair(mem.vault, "Notes/team chat.md", "Memory/Team chat now.md", "[]", "[]")
+    _fresh_old_pair(internals(mem).vault, "Notes/team chat.md", "Memory/Team chat now.md", "[]", "[]")
     mem.index()
     assert mem.recall(SLACK, now=NOW, touch=False)[0].node_id == "3e9a0b7c1d2f4a55"
 
 
 def test_an_old_vault_with_hex_ids_keeps_working_and_gains_links(mem: Memory) -> None:
     """A note linked by id before: a new supersession adds a link beside the id, never rewrites it."""
-    vault = mem.vault
+    vault = internals(mem).vault
     _fresh_old_pair(vault, "Notes/team chat.md", "Memory/Team chat now.md", "[5b1f0c0e9a2d4c7e]", "[3e9a0b7c1d2f4a55]")
     mem.index()
     # the old ids still resolve wherever a note is named
@@ -128,13 +130,13 @@ def test_an_old_vault_with_hex_ids_keeps_working_and_gains_links(mem: Memory) ->
 
 
 def test_commit_supersedes_writes_clickable_links_on_both_sides(mem: Memory) -> None:
-    put(mem.vault, "Notes/Standup.md", "---\ncreated: 2026-10-01\n---\nStandups are at 9:30.\n")
+    put(internals(mem).vault, "Notes/Standup.md", "---\ncreated: 2026-10-01\n---\nStandups are at 9:30.\n")
     mem.index()
     sm = mem.stage("Standups moved to ten o'clock from December.", now=NOW)
     [done] = mem.commit([sm.node_id], supersedes="Standup", now=NOW).committed
-    new = parse_note(done.path, (mem.vault / done.path).read_bytes())
+    new = parse_note(done.path, (internals(mem).vault / done.path).read_bytes())
     assert new.meta["supersedes"] == ["[[Standup]]"]
-    raw_old = (mem.vault / "Notes/Standup.md").read_text(encoding="utf-8")
+    raw_old = (internals(mem).vault / "Notes/Standup.md").read_text(encoding="utf-8")
     assert "superseded_by: ['[[Standups moved to ten o''clock from December]]']\n" in raw_old
     assert raw_old.endswith("Standups are at 9:30.\n")  # the person's body is untouched
     assert done.path == "Memory/Standups moved to ten o'clock from December.md"

@@ -31,10 +31,8 @@ from tests.faults import (
     scribble,
     tmpfs,
 )
-from vault_memory import atomic
+from vault_memory import indexfolder
 from vault_memory import memory as memory_module
-from vault_memory.calibration import FAKE
-from vault_memory.catalog import Catalog
 from vault_memory.doctor import diagnose, fix
 from vault_memory.errors import (
     IndexNotWritableError,
@@ -43,7 +41,11 @@ from vault_memory.errors import (
     StorageError,
     VaultNotWritableError,
 )
-from vault_memory.lock import WriterLock
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.catalog import Catalog
+from vault_memory.index.lock import WriterLock
+from vault_memory.internals import internals
+from vault_memory.vault import atomic
 from vault_memory.watch import Watcher
 
 pytestmark = pytest.mark.posix
@@ -92,15 +94,15 @@ def test_read_only_vault_reads_and_refuses_writes_with_one_warning(vault: Path, 
 def test_unwritable_vault_is_served_read_only(
     make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    real = memory_module.unwritable_reason
+    real = indexfolder.unwritable_reason
     monkeypatch.setattr(
-        memory_module,
+        indexfolder,
         "unwritable_reason",
         lambda folder: "read-only file system" if folder.name == "vault" else real(folder),
     )
     with caplog.at_level(logging.WARNING):
         mem = make_memory()
-    assert mem.config.read_only and mem.vault_problem == "read-only file system"
+    assert internals(mem).config.read_only and internals(mem).vault_problem == "read-only file system"
     assert [r for r in caplog.records if "cannot be written" in r.getMessage()].__len__() == 1
     mem.index()
     hits = mem.recall("coffee", k=1)
@@ -420,7 +422,7 @@ def test_a_holder_notices_its_lock_file_replaced(tmp_path: Path) -> None:
 
 
 def test_an_acquirer_retries_when_the_file_is_replaced_while_it_locks(tmp_path: Path) -> None:
-    from vault_memory.lock import BACKEND
+    from vault_memory.index.lock import BACKEND
 
     class Replacing:
         name = BACKEND.name
@@ -449,7 +451,7 @@ def test_an_unlistable_folder_keeps_its_notes_and_an_unlistable_vault_is_an_erro
 ) -> None:
     mem = make_memory()
     mem.index()
-    before = {r.path for r in mem.catalog.notes()}
+    before = {r.path for r in internals(mem).catalog.notes()}
     real = os.scandir
     blocked = {str(vault.resolve() / "People")}
 
@@ -460,10 +462,10 @@ def test_an_unlistable_folder_keeps_its_notes_and_an_unlistable_vault_is_an_erro
 
     monkeypatch.setattr(os, "scandir", scandir)
     report = mem.index()
-    assert {r.path for r in mem.catalog.notes()} == before  # nothing dropped
+    assert {r.path for r in internals(mem).catalog.notes()} == before  # nothing dropped
     assert any("People/" in p and "cannot list" in why for p, why in report.failures.items())
     blocked.add(str(vault.resolve()))
     with pytest.raises(StorageError, match="cannot list the vault folder") as err:
         mem.index()
     assert err.value.exit_code == 8
-    assert {r.path for r in mem.catalog.notes()} == before
+    assert {r.path for r in internals(mem).catalog.notes()} == before

@@ -8,8 +8,9 @@ import pytest
 
 from tests.conftest import MemoryFactory, write_notes
 from vault_memory.errors import NoteNotFoundError, UnsafePathError
+from vault_memory.internals import internals
+from vault_memory.lifecycle.resolve import AmbiguousTargetError, resolve_target, split_link
 from vault_memory.memory import Memory
-from vault_memory.resolve import AmbiguousTargetError, resolve_target, split_link
 
 NOTES = {
     "People/Maya Chen.md": "---\naliases: [Maya, MC]\nnode_id: maya0001\n---\n# Maya Chen\n\n## Projects\nAtlas.\n",
@@ -42,18 +43,18 @@ def rmem(make_memory: MemoryFactory, tmp_path: Path) -> Memory:
     ("[[People/Mum]]", "People/Mum.md", "", "path"),
 ])  # fmt: skip
 def test_resolves_like_obsidian(rmem: Memory, target: str, path: str, heading: str, how: str) -> None:
-    got = resolve_target(rmem, target)
+    got = resolve_target(internals(rmem), target)
     assert (got.path, got.heading, got.how) == (path, heading, how)
 
 
 def test_ambiguous_and_unknown_names_say_what_to_do(rmem: Memory) -> None:
     with pytest.raises(AmbiguousTargetError, match="Archive/Mum.md, People/Mum.md") as amb:
-        resolve_target(rmem, "Mum")
+        resolve_target(internals(rmem), "Mum")
     assert amb.value.exit_code == 2
     with pytest.raises(NoteNotFoundError, match="near matches: People/Maya Chen.md"):
-        resolve_target(rmem, "Maya Chenn")
+        resolve_target(internals(rmem), "Maya Chenn")
     with pytest.raises(UnsafePathError):
-        resolve_target(rmem, "../outside.md")
+        resolve_target(internals(rmem), "../outside.md")
 
 
 def test_pin_takes_names_and_links(rmem: Memory) -> None:

@@ -18,14 +18,15 @@ from typer.testing import CliRunner
 
 from tests.conftest import NOW, MemoryFactory
 from vault_memory import watch
-from vault_memory.calibration import FAKE
 from vault_memory.cli import app
 from vault_memory.config import Config
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
+from vault_memory.lifecycle.resolve import resolve_target
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.resolve import resolve_target
-from vault_memory.review import content_hash
+from vault_memory.review.review import content_hash
+from vault_memory.vault.notefile import read_note
 
 DAY = dt.timedelta(days=1)
 COFFEE = (
@@ -152,14 +153,14 @@ def test_review_note_lists_drafts_conflicts_faded_and_a_chart(reviewed: tuple[Me
     links = links_in(md)
     assert len(links) >= 5
     for link in links:
-        assert (vault / resolve_target(mem, link).path).is_file(), link
+        assert (vault / resolve_target(internals(mem), link).path).is_file(), link
 
 
 def test_review_note_is_never_a_memory(reviewed: tuple[Memory, Path]) -> None:
     mem, vault = reviewed
     mem.review(NOW)
     report = mem.index()
-    assert mem.catalog.note_by_path("Memory/Review.md") is None
+    assert internals(mem).catalog.note_by_path("Memory/Review.md") is None
     assert "Memory/Review.md" not in report.passed  # ignored outright: not even read
     hits = mem.recall("drafts awaiting commit fading dormant", now=NOW, touch=False)
     assert all(h.path != "Memory/Review.md" for h in hits)
@@ -188,7 +189,7 @@ def test_a_persons_edit_is_kept_never_lost(reviewed: tuple[Memory, Path]) -> Non
     assert r3.written and r3.kept_edit is None
     # kept copies keep `generated_by`, so they are not indexed either (remove it to make one yours)
     report = mem.index()
-    assert r.kept_edit in report.passed and mem.catalog.note_by_path(r.kept_edit) is None
+    assert r.kept_edit in report.passed and internals(mem).catalog.note_by_path(r.kept_edit) is None
     # broken YAML is an edit as well
     path.write_text("---\ngenerated_by: [oops\n---\nhand written\n", encoding="utf-8")
     r4 = mem.review(NOW + 2 * DAY)

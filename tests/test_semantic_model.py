@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, MemoryFactory
-from vault_memory.embedders import make_embedder
+from vault_memory.index.embedders import make_embedder
 
 pytestmark = pytest.mark.model
 

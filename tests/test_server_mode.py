@@ -39,9 +39,11 @@ from tests.test_index import (  # noqa: F401  (collected again, here against the
     test_rename_and_move_keep_id_and_vectors,
     test_second_writer_gets_clear_message,
 )
-from vault_memory import Hit, vectorstore
-from vault_memory.embedders import FakeEmbedder
+from vault_memory import Hit
 from vault_memory.errors import ConfigError, VectorStoreUnavailableError
+from vault_memory.index import vectorstore
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
 
 # A Chroma server process per module, and the index tests run again against it: the full suite only.
@@ -95,8 +97,8 @@ def recall_json(mem: Memory, modes: tuple[str, ...] = ("hybrid", "dense", "bm25"
 
 
 def in_sync(mem: Memory) -> bool:
-    assert mem.store is not None
-    return mem.store.ids() == mem.catalog.chunk_ids()
+    assert internals(mem).store is not None
+    return internals(mem).store.ids() == internals(mem).catalog.chunk_ids()
 
 
 # --------------------------------------------------------------------------- equivalence
@@ -110,9 +112,9 @@ def test_rebuild_equals_incremental_on_the_server(make_memory: MemoryFactory, va
     rebuilt = make_memory(index_dir=tmp_path / "index2")
     rebuilt.index(rebuild=True)
     assert in_sync(mem) and in_sync(rebuilt)
-    assert mem.catalog.chunk_ids() == rebuilt.catalog.chunk_ids()
-    ids = sorted(mem.catalog.chunk_ids())
-    mine, theirs = mem.catalog.chunks_by_ids(ids), rebuilt.catalog.chunks_by_ids(ids)
+    assert internals(mem).catalog.chunk_ids() == internals(rebuilt).catalog.chunk_ids()
+    ids = sorted(internals(mem).catalog.chunk_ids())
+    mine, theirs = internals(mem).catalog.chunks_by_ids(ids), internals(rebuilt).catalog.chunks_by_ids(ids)
     assert all(mine[c].text_hash == theirs[c].text_hash for c in ids)
     # lexical recall does not depend on the ANN graph: equal byte for byte
     assert recall_json(mem, ("bm25",)) == recall_json(rebuilt, ("bm25",))
@@ -141,10 +143,10 @@ def test_server_index_and_recall_equal_embedded(make_memory: MemoryFactory, tmp_
     embedded.index()
     server = make_memory(index_dir=tmp_path / "server")
     report = server.index()
-    assert server.store is not None and embedded.store is not None
-    assert server.store.describe()["backend"] == "chroma-http"
-    assert embedded.store.describe()["backend"] == "chroma-embedded"
-    assert report.chunks == embedded.catalog.chunk_count() and in_sync(server)
+    assert internals(server).store is not None and internals(embedded).store is not None
+    assert internals(server).store.describe()["backend"] == "chroma-http"
+    assert internals(embedded).store.describe()["backend"] == "chroma-embedded"
+    assert report.chunks == internals(embedded).catalog.chunk_count() and in_sync(server)
     reference = recall_json(embedded)
     assert recall_json(server) == reference
     server.index(rebuild=True)
@@ -155,14 +157,14 @@ def test_server_index_and_recall_equal_embedded(make_memory: MemoryFactory, tmp_
 def test_rebuild_drops_the_server_collection(make_memory: MemoryFactory) -> None:
     mem = make_memory()
     mem.index()
-    assert mem.store is not None
-    old_id = mem.store.collection.id
-    mem.store.upsert(["stray#0"], np.ones((1, mem.embedder.dim), dtype=np.float32))
+    assert internals(mem).store is not None
+    old_id = internals(mem).store.collection.id
+    internals(mem).store.upsert(["stray#0"], np.ones((1, internals(mem).embedder.dim), dtype=np.float32))
     report = mem.index(rebuild=True)
-    assert report.rebuilt and mem.store.collection.id != old_id
-    assert "stray#0" not in mem.store.ids() and in_sync(mem)
-    names = [c.name for c in mem.store.client.list_collections()]
-    assert names.count(mem.store.name) == 1
+    assert report.rebuilt and internals(mem).store.collection.id != old_id
+    assert "stray#0" not in internals(mem).store.ids() and in_sync(mem)
+    names = [c.name for c in internals(mem).store.client.list_collections()]
+    assert names.count(internals(mem).store.name) == 1
 
 
 def test_existing_index_moves_to_a_server_without_reembedding(make_memory: MemoryFactory) -> None:
@@ -174,7 +176,7 @@ def test_existing_index_moves_to_a_server_without_reembedding(make_memory: Memor
     before = fake.texts_embedded
     server = make_memory(fake)  # same index folder, now with --chroma-url
     report = server.index()
-    assert report.store_resynced == server.catalog.chunk_count() > 0
+    assert report.store_resynced == internals(server).catalog.chunk_count() > 0
     assert fake.texts_embedded == before, "the catalog's vector cache fills the server"
     assert in_sync(server)
     assert recall_json(server, ("hybrid",)) == reference
@@ -191,26 +193,26 @@ def test_two_vaults_and_two_index_folders_share_one_server(
     b = make_memory(vault=other, index_dir=tmp_path / "index-other")
     a.index()
     b.index()
-    assert a.store is not None and b.store is not None
-    assert a.store.name != b.store.name
-    assert a.store.name.startswith("vm-vault-") and b.store.name.startswith("vm-other-vault-")
-    assert "fake" in a.store.name
+    assert internals(a).store is not None and internals(b).store is not None
+    assert internals(a).store.name != internals(b).store.name
+    assert internals(a).store.name.startswith("vm-vault-") and internals(b).store.name.startswith("vm-other-vault-")
+    assert "fake" in internals(a).store.name
     assert in_sync(a) and in_sync(b)
-    assert not a.store.ids() & b.store.ids()
-    a_count = a.store.count()
+    assert not internals(a).store.ids() & internals(b).store.ids()
+    a_count = internals(a).store.count()
     hits = b.recall("agent runbook", k=5, touch=False)
     assert hits and all((other / h.path).is_file() for h in hits)
     b.index(rebuild=True)
-    assert a.store.count() == a_count and in_sync(a)
+    assert internals(a).store.count() == a_count and in_sync(a)
     # The same vault indexed into a second folder (another machine, another user) gets its own collection.
     c = make_memory(index_dir=tmp_path / "index-second")
     c.index()
-    assert c.store is not None and c.store.name != a.store.name
+    assert internals(c).store is not None and internals(c).store.name != internals(a).store.name
     c.index(rebuild=True)
-    assert a.store.count() == a_count and in_sync(a) and in_sync(c)
+    assert internals(a).store.count() == a_count and in_sync(a) and in_sync(c)
     # The collection a folder uses is stable across processes.
     a2 = make_memory()
-    assert a2.store is not None and a2.store.name == a.store.name
+    assert internals(a2).store is not None and internals(a2).store.name == internals(a).store.name
 
 
 def test_doctor_shows_the_server_and_repairs_its_collection(make_memory: MemoryFactory, chroma: ChromaServer) -> None:
@@ -218,12 +220,14 @@ def test_doctor_shows_the_server_and_repairs_its_collection(make_memory: MemoryF
 
     mem = make_memory()
     mem.index()
-    assert mem.store is not None
+    assert internals(mem).store is not None
     report = diagnose(mem)
-    assert report.ok and report.vector_store == {k: v for k, v in mem.store.describe().items() if k != "hnsw"}
+    assert report.ok and report.vector_store == {
+        k: v for k, v in internals(mem).store.describe().items() if k != "hnsw"
+    }
     assert report.vector_store["url"] == chroma.url
-    lost = sorted(mem.store.ids())[:3]
-    mem.store.delete(lost)  # someone else's mistake on the shared server
+    lost = sorted(internals(mem).store.ids())[:3]
+    internals(mem).store.delete(lost)  # someone else's mistake on the shared server
     report = diagnose(mem)
     assert not report.ok and report.vectors_missing == 3
     assert fix(mem).ok and in_sync(mem)
@@ -278,7 +282,7 @@ def test_server_stopped_mid_run(
     with pytest.raises(VectorStoreUnavailableError):
         fresh.index(rebuild=True)
     assert snapshot(vault) == before, "a server failure never touches the vault"
-    assert fresh.catalog.chunk_count() > 0, "a failed rebuild leaves the index as it was"
+    assert internals(fresh).catalog.chunk_count() > 0, "a failed rebuild leaves the index as it was"
 
     # Lexical fallback, mid-run (same object) and at open (new object): BM25 results plus a warning.
     with caplog.at_level(logging.WARNING):
@@ -298,14 +302,14 @@ def test_server_stopped_mid_run(
     # Indexing with fallback keeps the catalog current and marks the store for a resync.
     (vault / "outage note.md").write_text("# Outage\n\nWritten while the zeppelin server was down.\n", encoding="utf-8")
     fallback.index()
-    assert fallback.catalog.get_meta("store_dirty") == "1"
+    assert internals(fallback).catalog.get_meta("store_dirty") == "1"
     assert fallback.recall("zeppelin", k=1, touch=False)[0].path == "outage note.md"
 
     # The server comes back: the same objects recover (the fallback one after its retry interval).
     own_server.start()
-    monkeypatch.setattr("vault_memory.memory.STORE_RETRY_SECONDS", 0.0)
+    monkeypatch.setattr("vault_memory.indexfolder.STORE_RETRY_SECONDS", 0.0)
     report = fallback.index()
-    assert report.store_resynced > 0 and fallback.catalog.get_meta("store_dirty") == "0"
+    assert report.store_resynced > 0 and internals(fallback).catalog.get_meta("store_dirty") == "0"
     assert in_sync(fallback)
     assert fallback.recall("zeppelin", k=1, touch=False, mode="dense")[0].path == "outage note.md"
     assert mem.recall("zeppelin", k=1, touch=False)[0].path == "outage note.md"
@@ -329,7 +333,7 @@ class StopsServer(FakeEmbedder):
 def test_server_dies_during_index_then_catches_up(
     make_memory: MemoryFactory, vault: Path, tmp_path: Path, own_server: ChromaServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
 
     reference_mem = make_memory(chroma_url=None, index_dir=tmp_path / "reference")
     reference_mem.index()  # assigns node_ids, so the outage run below writes nothing to the vault
@@ -344,17 +348,17 @@ def test_server_dies_during_index_then_catches_up(
     assert snapshot(vault) == before
     embedded_before = dying.texts_embedded
     assert embedded_before > 0
-    assert mem.catalog.get_meta("store_dirty") == "1", "the catalog knows the store is behind"
-    assert 0 < mem.catalog.chunk_count() < reference_mem.catalog.chunk_count()
+    assert internals(mem).catalog.get_meta("store_dirty") == "1", "the catalog knows the store is behind"
+    assert 0 < internals(mem).catalog.chunk_count() < internals(reference_mem).catalog.chunk_count()
     mem.close()
 
     own_server.start()
     fresh = FakeEmbedder()
     again = make_memory(fresh, chroma_url=own_server.url)
     report = again.index()
-    total = again.catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    total = internals(again).catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
     assert fresh.texts_embedded == total - embedded_before, "nothing embedded before the outage is redone"
-    assert again.catalog.get_meta("store_dirty") == "0" and in_sync(again)
+    assert internals(again).catalog.get_meta("store_dirty") == "0" and in_sync(again)
     assert report.counts["new"] + report.counts["unchanged"] == report.notes
     assert recall_json(again) == reference
 
@@ -404,8 +408,8 @@ def test_credentials_come_from_the_environment_only(
     monkeypatch.setenv("VAULT_MEMORY_CHROMA_HEADERS", '{"X-Chroma-Token": "sekrit-token"}')
     mem = make_memory()
     mem.index()
-    assert mem.store is not None
-    sent = mem.store.client._server._session.headers
+    assert internals(mem).store is not None
+    sent = internals(mem).store.client._server._session.headers
     assert sent["authorization"] == "Bearer sekrit-token" and sent["x-chroma-token"] == "sekrit-token"
     status = json.dumps(mem.status())
     assert "sekrit" not in status

@@ -22,12 +22,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import NOW, MemoryFactory, snapshot
-from vault_memory import notefile
-from vault_memory.calibration import FAKE
-from vault_memory.calibration import save as save_calibration
 from vault_memory.cli import app
-from vault_memory.decay import state_from_meta
-from vault_memory.embedders import FakeEmbedder
 from vault_memory.errors import (
     ConcurrentEditError,
     ConfigError,
@@ -35,9 +30,15 @@ from vault_memory.errors import (
     NoteNotFoundError,
     UnsafePathError,
 )
-from vault_memory.fields import parse_time
+from vault_memory.index.calibration import FAKE
+from vault_memory.index.calibration import save as save_calibration
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import parse_note, read_note
+from vault_memory.search.decay import state_from_meta
+from vault_memory.vault import notefile
+from vault_memory.vault.fields import parse_time
+from vault_memory.vault.notefile import parse_note, read_note
 
 REPO = Path(__file__).resolve().parent.parent
 DAY = dt.timedelta(days=1)
@@ -137,7 +138,7 @@ def test_stage_writes_a_staged_note_that_recall_skips(mem: Memory, empty_vault: 
     assert not sm.needs_review and sm.conflicts == []
     assert sm.expires == NOW + 7 * DAY
     # indexed right away, but out of normal recall
-    row = mem.catalog.note_by_id(sm.node_id)
+    row = internals(mem).catalog.note_by_id(sm.node_id)
     assert row is not None and row.path == sm.path
     assert mem.recall("standup length minutes", now=NOW, touch=False) == []
     assert [h.node_id for h in mem.recall("standup length minutes", now=NOW, touch=False, include_staged=True)] == [
@@ -191,12 +192,12 @@ def test_stage_same_text_twice_is_one_memory(mem: Memory, empty_vault: Path) -> 
 def test_stage_flags_conflict_with_a_committed_note(mem: Memory, empty_vault: Path) -> None:
     note(empty_vault, "Notes/team chat.md", f"# Team chat\n\n{SLACK}\n", created="2026-10-01")
     mem.index()
-    old = mem.catalog.note_by_path("Notes/team chat.md")
+    old = internals(mem).catalog.note_by_path("Notes/team chat.md")
     assert old is not None
     sm = mem.stage(DISCORD, title="Team chat", now=NOW)
     assert sm.needs_review
     assert sm.conflicts_with == [old.node_id]
-    assert sm.conflicts[0].similarity is not None and sm.conflicts[0].similarity >= mem.calibration.conflict
+    assert sm.conflicts[0].similarity is not None and sm.conflicts[0].similarity >= internals(mem).calibration.conflict
     assert sm.conflicts[0].title == "Team chat" and sm.conflicts[0].path == "Notes/team chat.md"
     meta = meta_of(empty_vault, sm.path)
     # a link Obsidian's graph and backlinks read, and the file name does not clash with the old note's
@@ -254,7 +255,7 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
         "---\n"
         "The VPN needs the hardware key since March.\n\nAdded by hand.\n"
     )
-    row = mem.catalog.note_by_id(sm.node_id)
+    row = internals(mem).catalog.note_by_id(sm.node_id)
     assert row is not None and row.path == done.path  # the index followed the move (same identity)
     hits = mem.recall("VPN hardware key", now=NOW, touch=False)
     assert [h.node_id for h in hits] == [sm.node_id]
@@ -357,7 +358,7 @@ def test_commit_all_commits_everything_not_flagged_and_says_why(mem: Memory, emp
 
     left = {x.path: x for x in report.left}
     assert left[flagged.path].code == "needs_review"
-    old_id = mem.catalog.note_by_path("team chat.md").node_id  # type: ignore[union-attr]
+    old_id = internals(mem).catalog.note_by_path("team chat.md").node_id  # type: ignore[union-attr]
     assert left[flagged.path].reason == f"needs_review: conflicts with {old_id} (Team chat)"
     [exp] = [x for x in report.left if x.code == "expired"]
     assert exp.node_id == expired.node_id and exp.path.startswith(".trash/") and "expired" in exp.reason
@@ -388,7 +389,7 @@ def test_commit_all_leaves_a_note_being_edited(mem: Memory, empty_vault: Path, m
             p.write_text(p.read_text(encoding="utf-8") + "human typing\n", encoding="utf-8")
         return real(vault, rel, **kw)
 
-    monkeypatch.setattr("vault_memory.staging.write_note", racing)
+    monkeypatch.setattr("vault_memory.lifecycle.staging.write_note", racing)
     report = mem.commit_all(now=NOW)
     assert [c.node_id for c in report.committed] == [b.node_id]
     [left] = report.left
@@ -403,7 +404,7 @@ def test_supersedes_links_both_and_successor_ranks_first(mem: Memory, empty_vaul
     # The old note matches the query verbatim and is fresh: without the link it ranks first.
     note(empty_vault, "team chat.md", f"# Team chat\n\n{SLACK}\n", created=iso(NOW - DAY))
     mem.index()
-    old = mem.catalog.note_by_path("team chat.md")
+    old = internals(mem).catalog.note_by_path("team chat.md")
     assert old is not None
     sm = mem.stage(DISCORD, title="Team chat", now=NOW - DAY)
     query = "We use Slack for the team chat"
@@ -464,9 +465,9 @@ def test_supersedes_is_undone_when_the_new_one_cannot_be_committed(
     def busy(*a: Any, **kw: Any) -> Any:
         raise ConcurrentEditError(sm.path, "changed on disk")
 
-    monkeypatch.setattr("vault_memory.staging.move_note", busy)
+    monkeypatch.setattr("vault_memory.lifecycle.staging.move_note", busy)
     report = mem.commit([sm.node_id], supersedes="old.md", now=NOW)
-    monkeypatch.setattr("vault_memory.staging.move_note", real)
+    monkeypatch.setattr("vault_memory.lifecycle.staging.move_note", real)
     assert report.committed == [] and report.left[0].code == "busy"
     assert "superseded_by" not in meta_of(empty_vault, "old.md")
     assert staged_files(empty_vault) == [sm.path]
@@ -483,7 +484,7 @@ def test_discard_moves_to_trash(mem: Memory, empty_vault: Path) -> None:
     assert not (empty_vault / sm.path).exists()
     trashed = read_note(empty_vault, where)
     assert trashed.meta["status"] == "discarded" and trashed.body == parse_note("x", raw).body
-    assert mem.catalog.note_by_id(sm.node_id) is None  # gone from the index, not from the disk
+    assert internals(mem).catalog.note_by_id(sm.node_id) is None  # gone from the index, not from the disk
     with pytest.raises(NoteNotFoundError):
         mem.discard(sm.node_id)
     # same name again: the trash never overwrites
@@ -502,7 +503,7 @@ def test_expired_staged_memories_go_to_trash_pinned_ones_stay(mem: Memory, empty
     assert listed[0].pinned and listed[0].expires is None
     trashed = empty_vault / ".trash" / Path(old.path).name
     assert trashed.is_file() and meta_of(empty_vault, f".trash/{trashed.name}")["status"] == "expired"
-    assert mem.catalog.note_by_id(old.node_id) is None
+    assert internals(mem).catalog.note_by_id(old.node_id) is None
     # exactly at the expiry instant it is expired; one second before it is not
     edge = mem.stage("Edge fact about the attic.", now=NOW - 7 * DAY + dt.timedelta(seconds=1))
     assert edge.node_id in [s.node_id for s in mem.staged(now=NOW)]
@@ -535,7 +536,7 @@ def test_remember_commits_in_one_step(mem: Memory, empty_vault: Path) -> None:
 def test_remember_commits_a_conflict_and_reports_it(mem: Memory, empty_vault: Path) -> None:
     note(empty_vault, "team chat.md", f"# Team chat\n\n{SLACK}\n")
     mem.index()
-    old = mem.catalog.note_by_path("team chat.md")
+    old = internals(mem).catalog.note_by_path("team chat.md")
     assert old is not None
     done = mem.remember(DISCORD, title="Team chat", now=NOW)
     assert not done.existing
@@ -570,7 +571,7 @@ def test_pin_and_unpin_by_id_and_path_touch_one_line(mem: Memory, empty_vault: P
     )
     assert not mem.pin("House/fuse box.md").changed
     assert not mem.pin("House/fuse box").changed  # .md may be left out
-    row = mem.catalog.note_by_id("abc123")
+    row = internals(mem).catalog.note_by_id("abc123")
     assert row is not None and state_from_meta(row.meta).pinned  # the index followed
     assert mem.unpin("House/fuse box.md").changed
     assert (empty_vault / "House/fuse box.md").read_text(encoding="utf-8") == original  # back to its bytes
@@ -614,10 +615,10 @@ def test_pin_refuses_symlink_out_and_non_notes(mem: Memory, empty_vault: Path) -
 
 def test_pin_finds_a_memory_the_index_has_not_seen(make_memory: MemoryFactory, empty_vault: Path) -> None:
     holder = make_memory(vault=empty_vault)
-    holder.hold_writer_lock()  # e.g. a watcher in another process
+    internals(holder).hold_writer_lock()  # e.g. a watcher in another process
     other = make_memory(vault=empty_vault)
     done = other.remember("The plumber's number is in the blue folder.", now=NOW)
-    assert other.catalog.note_by_id(done.node_id) is None  # not indexed: the lock holder will do it
+    assert internals(other).catalog.note_by_id(done.node_id) is None  # not indexed: the lock holder will do it
     assert other.pin(done.node_id).path == done.path
     holder.close()
 
@@ -637,7 +638,7 @@ def test_log_creates_and_appends_todays_note(mem: Memory, empty_vault: Path) -> 
     )
     assert mem.log("Next day", now=t + DAY) == "Memory/Episodes/2026-11-30.md"
     # indexed as an ordinary note (dated by its `date:`)
-    row = mem.catalog.note_by_path(rel)
+    row = internals(mem).catalog.note_by_path(rel)
     assert row is not None and state_from_meta(row.meta).anchor_source == "property:date"
 
 
@@ -656,7 +657,7 @@ def test_log_keeps_human_content_and_retries_a_race(
             p.write_text(p.read_text(encoding="utf-8") + "\n- 11:59 typed by the human\n", encoding="utf-8")
         return real(vault, path, **kw)
 
-    monkeypatch.setattr("vault_memory.edits.write_note", racing)
+    monkeypatch.setattr("vault_memory.lifecycle.edits.write_note", racing)
     mem.log("agent entry", now=NOW)
     assert calls["n"] == 2
     raw = (empty_vault / rel).read_bytes()  # (indexing then gave the note a node_id)
@@ -694,7 +695,7 @@ def test_read_only_refuses_every_write(make_memory: MemoryFactory, empty_vault: 
 
 def test_writes_while_another_process_holds_the_lock(make_memory: MemoryFactory, empty_vault: Path) -> None:
     holder = make_memory(vault=empty_vault)
-    holder.hold_writer_lock()
+    internals(holder).hold_writer_lock()
     agent = make_memory(vault=empty_vault)
     sm = agent.stage("Written while a watcher runs.", now=NOW)
     assert (empty_vault / sm.path).is_file()  # the vault is the truth; the index catches up
@@ -702,7 +703,7 @@ def test_writes_while_another_process_holds_the_lock(make_memory: MemoryFactory,
     report = agent.commit_all(now=NOW)
     assert [c.node_id for c in report.committed] == [sm.node_id]
     holder.index()  # what the watcher would do
-    row = holder.catalog.note_by_id(sm.node_id)
+    row = internals(holder).catalog.note_by_id(sm.node_id)
     assert row is not None and row.path == report.committed[0].path
     holder.close()
 
@@ -768,7 +769,7 @@ def test_human_edit_between_read_and_write_is_never_lost(
         (vault / rel).write_bytes(human)
         return parsed
 
-    monkeypatch.setattr("vault_memory.edits.read_note", read_then_human_saves)
+    monkeypatch.setattr("vault_memory.lifecycle.edits.read_note", read_then_human_saves)
     hits = mem.recall("boiler service", now=NOW)
     assert [h.path for h in hits] == ["a.md"]
     raw = (empty_vault / "a.md").read_bytes()
@@ -787,7 +788,9 @@ def test_index_rebuild_keeps_every_strength(make_memory: MemoryFactory, empty_va
     mem.recall("boiler valve", k=2, now=NOW - DAY)  # some rehearsal state in the files
 
     def strengths() -> dict[str, float]:
-        return {r.path: mem.decay.strength(state_from_meta(r.meta), NOW) for r in mem.catalog.notes()}
+        return {
+            r.path: internals(mem).decay.strength(state_from_meta(r.meta), NOW) for r in internals(mem).catalog.notes()
+        }
 
     def recalled() -> dict[str, tuple[float, bool]]:
         return {h.path: (h.strength, h.dormant) for h in mem.recall("boiler", k=10, now=NOW, touch=False)}
@@ -800,7 +803,9 @@ def test_index_rebuild_keeps_every_strength(make_memory: MemoryFactory, empty_va
     # and from nothing at all (a new index folder, as after deleting the old one)
     fresh = make_memory(vault=empty_vault, index_dir=empty_vault.parent / "new-index")
     fresh.index()
-    assert {r.path: fresh.decay.strength(state_from_meta(r.meta), NOW) for r in fresh.catalog.notes()} == before
+    assert {
+        r.path: internals(fresh).decay.strength(state_from_meta(r.meta), NOW) for r in internals(fresh).catalog.notes()
+    } == before
 
 
 # -- the CLI, end to end, with --now ------------------------------------------------------
@@ -1067,3 +1072,39 @@ def test_cli_exit_codes_through_the_entry_point(empty_vault: Path, tmp_path: Pat
     assert ok.returncode == 0 and len(ok.stdout.strip()) == 16
     data = yaml.safe_load(run("staged", "--json", "--now", at(NOW)).stdout)
     assert data["staged"][0]["node_id"] == ok.stdout.strip() and data["count"] == 1
+
+
+@pytest.mark.parametrize("supersedes", [None, "Editor"])
+def test_remember_writes_its_note_once_as_stage_then_commit_would_leave_it(
+    make_memory: MemoryFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, supersedes: str | None
+) -> None:
+    """Issue 25: remember writes the new note once, into place (no draft in the staging folder to
+    move and rewrite), and the file is byte for byte what stage then commit leave."""
+    from vault_memory.lifecycle import staging
+
+    made: dict[str, str] = {}
+    calls: list[str] = []
+    real_write, real_move = staging.write_note, staging.move_note
+    monkeypatch.setattr(staging, "new_node_id", lambda: "feedc0de00000001")
+    monkeypatch.setattr(staging, "write_note", lambda *a, **k: calls.append("write") or real_write(*a, **k))
+    monkeypatch.setattr(staging, "move_note", lambda *a, **k: calls.append("move") or real_move(*a, **k))
+    for name in ("once", "twice"):
+        vault = tmp_path / name
+        (vault / "Notes").mkdir(parents=True)
+        (vault / "Notes" / "Editor.md").write_text("---\nnode_id: ed1tor0000000001\n---\nI use Vim.\n")
+        mem = make_memory(vault=vault, index_dir=tmp_path / f"{name}-index")
+        mem.index()
+        calls.clear()
+        text = "The user switched to Helix in November."
+        if name == "once":
+            done = mem.remember(text, supersedes=supersedes, now=NOW)
+            assert calls == ["write"], calls  # the old note's link is written by edits, not here
+            assert done.staged_path == "" and done.path.startswith("Memory/") and done.tier == "short"
+        else:
+            sm = mem.stage(text, now=NOW)
+            done = mem.commit([sm.node_id], supersedes=supersedes, now=NOW).committed[0]
+            assert calls == ["write", "write", "move"], calls
+        assert not list((vault / "Memory" / "Staged").glob("*.md"))
+        assert done.supersedes == (["ed1tor0000000001"] if supersedes else [])
+        made[name] = (vault / done.path).read_text() + (vault / "Notes" / "Editor.md").read_text()
+    assert made["once"] == made["twice"]

@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MemoryFactory
-from vault_memory.fields import parse_time, stated_time
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.obsidian import date_from_name, read_settings
-from vault_memory.vault import IgnoreRules
+from vault_memory.vault.fields import parse_time, stated_time
+from vault_memory.vault.notefile import read_note
+from vault_memory.vault.obsidian import date_from_name, read_settings
+from vault_memory.vault.walk import IgnoreRules
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 EXE = str(Path(sys.executable).parent / "vault-memory")
@@ -92,7 +93,7 @@ def changed(vault: Path) -> list[str]:
 def test_index_writes_nothing_and_respects_obsidian(omem: Memory, ovault: Path) -> None:
     report = omem.index()
     assert changed(ovault) == []  # not one byte, not one mtime: git status is clean
-    paths = {r.path for r in omem.catalog.notes()}
+    paths = {r.path for r in internals(omem).catalog.notes()}
     assert "People/Maya Chen.md" in paths and "Daily Notes/2026-11-02.md" in paths
     for gone in (
         "Templates/Daily.md",

@@ -23,13 +23,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_notes
-from vault_memory.calibration import FAKE, Calibration
 from vault_memory.config import Config
 from vault_memory.doctor import diagnose
-from vault_memory.embedders import FakeEmbedder
+from vault_memory.index.calibration import FAKE, Calibration
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.internals import internals
 from vault_memory.memory import Memory
-from vault_memory.notefile import read_note
-from vault_memory.vault import IgnoreRules, iter_note_paths
+from vault_memory.vault.notefile import read_note
+from vault_memory.vault.walk import IgnoreRules, iter_note_paths
 from vault_memory.watch import BatchResult, Watcher
 
 NOTES = {  # with node_ids, as notes the memory has written into before (moves keep them)
@@ -95,8 +96,8 @@ class Running:
         for rel in iter_note_paths(self.vault, rules):
             raw = (self.vault / rel).read_bytes()
             on_disk[rel] = hashlib.sha256(raw).hexdigest()
-        failures = self.reader.catalog.failures()
-        indexed = {r.path: r.file_hash for r in self.reader.catalog.notes()}
+        failures = internals(self.reader).catalog.failures()
+        indexed = {r.path: r.file_hash for r in internals(self.reader).catalog.notes()}
         expected = {p: h for p, h in on_disk.items() if p not in failures}
         return indexed == expected and diagnose(self.reader).ok
 
@@ -166,7 +167,7 @@ def test_create_edit_atomic_save_rename_delete(running: Callable[..., Running]) 
     atomic_save(q, q.read_text(encoding="utf-8").replace("telescope mount", "equatorial wedge"))
     r.settle()
     assert r.paths_for("equatorial wedge")[0] == "zeta.md"
-    row = r.reader.catalog.note_by_path("zeta.md")
+    row = internals(r.reader).catalog.note_by_path("zeta.md")
     assert row is not None and row.node_id == node_id, "an atomic save is an edit, not delete + create"
     assert not list(vault.glob(".*.swp"))
 
@@ -177,7 +178,7 @@ def test_create_edit_atomic_save_rename_delete(running: Callable[..., Running]) 
     (vault / "Inbox/beta.md").unlink()
     r.settle()
     assert "Inbox/beta.md" not in r.paths_for("puffins nest cliffs", k=10)
-    assert r.reader.catalog.note_by_path("Inbox/beta.md") is None
+    assert internals(r.reader).catalog.note_by_path("Inbox/beta.md") is None
 
 
 @pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")  # watchdog re-watching a re-created folder
@@ -188,7 +189,7 @@ def test_folder_moves_in_out_and_to_trash(running: Callable[..., Running], base:
     (vault / "Projects/deep").rename(vault / "Archive")
     r.settle()
     assert r.paths_for("sourdough hydration")[0] == "Archive/delta.md"
-    rows = {row.path: row.node_id for row in r.reader.catalog.notes()}
+    rows = {row.path: row.node_id for row in internals(r.reader).catalog.notes()}
     assert rows["Archive/delta.md"] == ids["Projects/deep/delta.md"], "a moved folder keeps its notes' ids"
     assert rows["Archive/epsilon.md"] == ids["Projects/deep/epsilon.md"]
 
@@ -205,7 +206,7 @@ def test_folder_moves_in_out_and_to_trash(running: Callable[..., Running], base:
     assert r.paths_for("kiwi birds")[0] == "Imported/sub/kiwi.md"
     (vault / "Imported").rename(base / "gone")  # and moved out again
     r.settle()
-    assert r.reader.catalog.note_by_path("Imported/sub/kiwi.md") is None
+    assert internals(r.reader).catalog.note_by_path("Imported/sub/kiwi.md") is None
 
 
 @pytest.mark.slow
@@ -217,7 +218,7 @@ def test_burst_of_500_files_is_coalesced(running: Callable[..., Running]) -> Non
     for i in range(500):
         (folder / f"b{i:03}.md").write_text(f"# Burst {i}\n\nItem number {i} of the synced drop.\n", encoding="utf-8")
     r.settle(timeout=45)
-    assert len([row for row in r.reader.catalog.notes() if row.path.startswith("Burst/")]) == 500
+    assert len([row for row in internals(r.reader).catalog.notes() if row.path.startswith("Burst/")]) == 500
     assert r.watcher.batches - before < 60, "events are debounced and coalesced into a few batches"
     assert r.paths_for("Burst 417")[0] == "Burst/b417.md"
 
@@ -235,7 +236,7 @@ def test_binary_note_and_symlinks_out_of_the_vault(running: Callable[..., Runnin
     report = diagnose(r.reader)
     assert report.ok
     assert "binary" in report.unreadable["blob.md"] or "UTF-8" in report.unreadable["blob.md"]
-    paths = {row.path for row in r.reader.catalog.notes()}
+    paths = {row.path for row in internals(r.reader).catalog.notes()}
     assert "blob.md" not in paths and "link-out.md" not in paths
     assert not any(p.startswith("linked-folder/") for p in paths)
     assert "link-out.md" not in r.paths_for("swordfish password", k=10)
@@ -260,7 +261,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     # Start-up assigned node_ids (writes), whose events came back as syncs: all must be quiet now.
     time.sleep(0.5)
     batches, snap = r.watcher.batches, snapshot_notes(wvault)
-    embedded = r.mem.embedder.texts_embedded  # type: ignore[attr-defined]
+    embedded = internals(r.mem).embedder.texts_embedded  # type: ignore[attr-defined]
     time.sleep(1.0)
     assert r.watcher.batches == batches and snapshot_notes(wvault) == snap
 
@@ -291,10 +292,10 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
         agent.close()
     meta = read_note(wvault, "fresh.md").meta
     assert "revision" not in meta and meta["node_id"] and "stated" not in meta
-    assert r.mem.embedder.texts_embedded == embedded + 1  # type: ignore[attr-defined]  # only fresh.md's text
+    assert internals(r.mem).embedder.texts_embedded == embedded + 1  # type: ignore[attr-defined]  # only fresh.md's text
     meta_syncs = [b for b in r.results if b.report and b.report.counts.get("meta")]
     assert meta_syncs, "the second rehearsal write was applied as a META sync"
-    assert r.reader.catalog.note_by_path("fresh.md").meta.get("access_count") == 2  # type: ignore[union-attr]
+    assert internals(r.reader).catalog.note_by_path("fresh.md").meta.get("access_count") == 2  # type: ignore[union-attr]
 
 
 @pytest.mark.slow
@@ -435,7 +436,7 @@ def test_watch_cli_lock_readers_and_sigterm(wvault: Path, base: Path) -> None:
 
 KILL_SCRIPT = textwrap.dedent("""
     import sys, time
-    import vault_memory.indexer as indexer
+    import vault_memory.index.indexer as indexer
     real = indexer.Indexer._write_note
     def slow(self, *a, **kw):  # a bigger vault, in less test time: each note's write takes a while
         time.sleep(0.02)
@@ -516,9 +517,9 @@ def test_sigkill_mid_index_then_restart_converges(wvault: Path, base: Path, monk
     killed_mem = memory(wvault, base / "index", read_only=True, exact_search_limit=0)
     clean_mem = memory(wvault, rebuilt, read_only=True, exact_search_limit=0)
     try:
-        assert killed_mem.catalog.chunk_ids() == clean_mem.catalog.chunk_ids()
-        assert killed_mem.store.ids() == killed_mem.catalog.chunk_ids()  # type: ignore[union-attr]
-        assert clean_mem.store.ids() == clean_mem.catalog.chunk_ids()  # type: ignore[union-attr]
+        assert internals(killed_mem).catalog.chunk_ids() == internals(clean_mem).catalog.chunk_ids()
+        assert internals(killed_mem).store.ids() == internals(killed_mem).catalog.chunk_ids()  # type: ignore[union-attr]
+        assert internals(clean_mem).store.ids() == internals(clean_mem).catalog.chunk_ids()  # type: ignore[union-attr]
         assert diagnose(killed_mem).ok
     finally:
         killed_mem.close()
@@ -546,9 +547,9 @@ def test_two_writers_in_one_process_tree(wvault: Path, base: Path) -> None:
         reader = memory(wvault, base / "index", read_only=True)
         try:
             deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and not reader.catalog.note_by_path("kea.md"):
+            while time.monotonic() < deadline and not internals(reader).catalog.note_by_path("kea.md"):
                 time.sleep(0.05)
-            assert reader.catalog.note_by_path("kea.md") is not None
+            assert internals(reader).catalog.note_by_path("kea.md") is not None
             report = diagnose(reader)  # the watcher may still be flushing the note's vectors: wait for it
             while time.monotonic() < deadline + 10 and not report.ok:
                 time.sleep(0.1)
@@ -590,8 +591,8 @@ def test_sigkill_watcher_mid_burst_then_restart_converges(
         mem.index(wait=0)
         report = diagnose(mem)
         assert report.ok, report.problems()
-        assert len(mem.catalog.notes()) == len(NOTES) + 150
-        assert mem.store.ids() == mem.catalog.chunk_ids()  # type: ignore[union-attr]
+        assert len(internals(mem).catalog.notes()) == len(NOTES) + 150
+        assert internals(mem).store.ids() == internals(mem).catalog.chunk_ids()  # type: ignore[union-attr]
 
 
 # -- the vault folder goes away and comes back (issue 22 item 6) -----------------------------------

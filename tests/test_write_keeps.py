@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NOW, MemoryFactory
-from vault_memory import atomic
-from vault_memory.calibration import FAKE
 from vault_memory.errors import NoteProtectedError
-from vault_memory.notefile import read_note, write_note
+from vault_memory.index.calibration import FAKE
+from vault_memory.vault import atomic
+from vault_memory.vault.notefile import read_note, write_note
 
 #: every hit counts as used (rehearsed), whatever its cosine
 EVERY_HIT_USED = replace(FAKE, strong=-1.0)
@@ -114,7 +114,7 @@ def test_a_writer_that_cannot_keep_the_owner_leaves_the_note(tmp_path: Path) -> 
     code = (
         "import os, sys\n"
         "from pathlib import Path\n"
-        "from vault_memory.notefile import read_note, write_note\n"
+        "from vault_memory.vault.notefile import read_note, write_note\n"
         "from vault_memory.errors import NoteProtectedError\n"
         "os.setgid(1000); os.setuid(1000)\n"
         "v = Path(sys.argv[1])\n"

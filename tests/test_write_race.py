@@ -1,6 +1,6 @@
 """Never lose a human's byte: the write path against editors that save in place (issue 12).
 
-The guard is described in vault_memory/atomic.py. Each step gets a deterministic test here
+The guard is described in vault_memory/vault/atomic.py. Each step gets a deterministic test here
 (a half-saved note, a save landing between our check and our swap, a save after the swap),
 and a small real race runs editors and recall processes against each other.
 """
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import atomic, oscalls
+from vault_memory import oscalls
 from vault_memory.errors import ConcurrentEditError, NoteParseError
 from vault_memory.hashing import sha256_hex
-from vault_memory.notefile import read_note, write_note
+from vault_memory.vault import atomic
+from vault_memory.vault.notefile import read_note, write_note
 
 pytestmark = pytest.mark.save_race
 

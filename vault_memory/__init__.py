@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config, resolve_config
 from .errors import VaultMemoryError
+from .lifecycle.recall import Hit
 from .memory import Memory, open_memory
-from .recall import Hit
 
 if TYPE_CHECKING:
-    from .prefetch import PrefetchEntry, PrefetchResult
+    from .lifecycle.prefetch import PrefetchEntry, PrefetchResult
     from .records import CommitReport, Committed, Left, PinResult, StagedMemory
 
 # The records of the other verbs are imported on first use (PEP 562), so `import vault_memory`
 # for a recall does not load the write path and prefetch (bench `cold`).
 _LAZY = {
-    "PrefetchEntry": "prefetch",
-    "PrefetchResult": "prefetch",
+    "PrefetchEntry": "lifecycle.prefetch",
+    "PrefetchResult": "lifecycle.prefetch",
     "CommitReport": "records",
     "Committed": "records",
     "Left": "records",

@@ -23,17 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from .atomic import TMP_PREFIX
-from .edits import PATIENCE, staging_folder
 from .errors import CatalogCorruptError, VaultMemoryError
-from .indexer import Indexer
+from .index.indexer import Indexer
+from .index.planner import Kind
+from .index.storecheck import changed_behind_our_back, check_store
+from .index.vectorstore import STORE_FOLDER, describe_target
+from .internals import internals
+from .lifecycle.edits import PATIENCE, staging_folder
 from .memory import Memory
-from .notefile import move_note, new_node_id, read_note, write_note
-from .planner import Kind
-from .storecheck import changed_behind_our_back, check_store
-from .synccopies import conflict_copy
 from .text import note_name
-from .vectorstore import STORE_FOLDER, describe_target
+from .vault.atomic import TMP_PREFIX
+from .vault.notefile import move_note, new_node_id, read_note, write_note
+from .vault.synccopies import conflict_copy
 
 log = logging.getLogger(__name__)
 
@@ -179,25 +180,25 @@ class DoctorReport:
 
 def diagnose(mem: Memory) -> DoctorReport:
     """Compare vault and index without writing to either; first check the index files are sound."""
-    report = DoctorReport(embedder_configured=mem.embedder.identity)
+    report = DoctorReport(embedder_configured=internals(mem).embedder.identity)
     # before anything here opens the store; this very process having it open is not "behind our back"
-    changed = changed_behind_our_back(mem.index_dir, open_here_counts=True)
+    changed = changed_behind_our_back(internals(mem).index_dir, open_here_counts=True)
     report.stale_lock_pid, report.writer_pid = _probe_lock(mem)
     report.temp_files = _leftover_temp_files(mem)
     try:
-        with mem.inspecting():
-            cat = mem.catalog
+        with internals(mem).inspecting():
+            cat = internals(mem).catalog
         integrity = cat.check()
-        report.index_read_only = mem.index_problem
+        report.index_read_only = internals(mem).index_problem
         report.checks_cut_short = integrity.partial
         report.catalog_damage = integrity.problems
         if not report.catalog_damage:
             _compare(mem, report)
-        if changed and report.store_damage is None and (mem.index_dir / STORE_FOLDER).exists():
+        if changed and report.store_damage is None and (internals(mem).index_dir / STORE_FOLDER).exists():
             # Chroma's HNSW files carry no checksums: random bytes in them may answer every sampled
             # query and still be damage. Rebuilding from the catalog's vectors embeds nothing.
             report.store_damage = (
-                f"the vector store {mem.index_dir / STORE_FOLDER} changed while no process had it "
+                f"the vector store {internals(mem).index_dir / STORE_FOLDER} changed while no process had it "
                 "open (restored, copied or damaged)"
             )
     except CatalogCorruptError as exc:
@@ -208,9 +209,9 @@ def diagnose(mem: Memory) -> DoctorReport:
 
 
 def _compare(mem: Memory, report: DoctorReport) -> None:
-    cat = mem.catalog
+    cat = internals(mem).catalog
     report.embedder_index = cat.get_meta("embedder")
-    indexer = Indexer(mem.vault, cat, None, mem.model, mem.rules)
+    indexer = Indexer(internals(mem).vault, cat, None, internals(mem).model, internals(mem).rules)
     scan = indexer.scan(verify=True)  # every file read: no stat stamp taken on trust
     plan = indexer.plan(scan)
     rows = cat.notes()
@@ -236,26 +237,29 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
     report.unaccounted = _unaccounted_staged(mem)
     report.store_dirty = cat.get_meta("store_dirty") == "1"
     report.vector_store = describe_target(
-        vault=mem.vault, index_dir=mem.index_dir, embedder_identity=mem.embedder.identity, url=mem.config.chroma_url
+        vault=internals(mem).vault,
+        index_dir=internals(mem).index_dir,
+        embedder_identity=internals(mem).embedder.identity,
+        url=internals(mem).config.chroma_url,
     )
     report.vectors_pending = mem.vectors().pending
     if report.embedder_mismatch:
         return
-    if not mem.keeps_store():
+    if not internals(mem).keeps_store():
         # No store on purpose (a local index within exact_search_limit): dense search reads the
         # catalog's vectors, so what needs checking is that every chunk has one (vectors_pending).
         report.vector_store = {"backend": "exact", "url": None, "path": None, "collection": None}
         return
-    if mem.config.chroma_url is None:
-        if mem.index_problem is None:  # Chroma cannot open a folder it cannot write
+    if internals(mem).config.chroma_url is None:
+        if internals(mem).index_problem is None:  # Chroma cannot open a folder it cannot write
             _check_embedded_store(mem, report)
         return
     try:
-        store = mem.store
+        store = internals(mem).store
     except VaultMemoryError as exc:
         store, report.store_error = None, str(exc)
     if store is None and report.store_error is None:
-        report.store_error = mem.store_error  # lexical fallback is serving: still say the server is down
+        report.store_error = internals(mem).store_error  # lexical fallback is serving: still say the server is down
     if store is not None:
         want, have = cat.embedded_chunk_ids(), store.ids()  # a chunk waiting for its vector is not in it
         report.vectors_orphaned = len(have - want)
@@ -264,9 +268,9 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
 
 def _check_embedded_store(mem: Memory, report: DoctorReport) -> None:
     """The embedded store, checked in a child process (vectorstore.check_store)."""
-    cat = mem.catalog
+    cat = internals(mem).catalog
     want = sorted(cat.embedded_chunk_ids())  # a chunk waiting for its vector is not in it
-    folder = mem.index_dir / STORE_FOLDER
+    folder = internals(mem).index_dir / STORE_FOLDER
     if not folder.exists():
         report.vectors_missing = len(want)
         return
@@ -286,9 +290,9 @@ def _check_embedded_store(mem: Memory, report: DoctorReport) -> None:
 
 def _probe_lock(mem: Memory) -> tuple[int | None, int | None]:
     """(stale pid, live writer pid). Probes the lock without taking ownership of the file."""
-    if mem.lock.held:
+    if internals(mem).lock.held:
         return None, None
-    probe = mem.lock.probe()
+    probe = internals(mem).lock.probe()
     if probe.held:
         return None, probe.pid  # someone holds it: a live writer
     return probe.stale_pid, None  # nobody holds it, yet a pid was left behind: that process died
@@ -297,14 +301,14 @@ def _probe_lock(mem: Memory) -> tuple[int | None, int | None]:
 def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[str]:
     now = time.time()
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(mem.vault, followlinks=False):
+    for dirpath, dirnames, filenames in os.walk(internals(mem).vault, followlinks=False):
         dirnames[:] = [d for d in dirnames if d not in (".git", ".obsidian", ".trash")]
         for name in filenames:
             if name.startswith(TMP_PREFIX):
                 full = os.path.join(dirpath, name)
                 try:
                     if now - os.lstat(full).st_mtime >= grace:
-                        out.append(os.path.relpath(full, mem.vault).replace(os.sep, "/"))
+                        out.append(os.path.relpath(full, internals(mem).vault).replace(os.sep, "/"))
                 except OSError:
                     continue
     return sorted(out)
@@ -312,14 +316,14 @@ def _leftover_temp_files(mem: Memory, grace: float = TMP_GRACE_SECONDS) -> list[
 
 def _unaccounted_staged(mem: Memory) -> list[str]:
     """Markdown files in the staging folder that the scan never sees (hidden names), temp files aside."""
-    folder = staging_folder(mem)
-    root = mem.vault / folder
+    folder = staging_folder(internals(mem))
+    root = internals(mem).vault / folder
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for name in filenames:
             if name.startswith(".") and not name.startswith(TMP_PREFIX) and name.lower().endswith(".md"):
-                out.append(os.path.relpath(os.path.join(dirpath, name), mem.vault).replace(os.sep, "/"))
+                out.append(os.path.relpath(os.path.join(dirpath, name), internals(mem).vault).replace(os.sep, "/"))
     return sorted(out)
 
 
@@ -329,7 +333,7 @@ def _show_unaccounted(mem: Memory, paths: list[str]) -> None:
         pure = PurePosixPath(rel)
         visible = f"{pure.parent}/{note_name(pure.stem)}{pure.suffix}"
         try:
-            where = move_note(mem.vault, rel, visible, expected_hash=None)
+            where = move_note(internals(mem).vault, rel, visible, expected_hash=None)
             log.warning("%s was hidden from every scan; it is now %s", rel, where)
         except (VaultMemoryError, OSError) as exc:
             log.warning("%s: could not give it a visible name (%s); rename it by hand", rel, exc)
@@ -344,15 +348,19 @@ def _give_copies_their_own_ids(mem: Memory, duplicates: dict[str, list[str]]) ->
         def age(rel: str, paths: list[str] = paths) -> tuple[bool, float, str]:
             copy = conflict_copy(rel, paths) is not None  # a sync client's copy never keeps the id, old or not
             try:
-                return (copy, os.stat(mem.vault / rel).st_mtime, rel)
+                return (copy, os.stat(internals(mem).vault / rel).st_mtime, rel)
             except OSError:
                 return (copy, float("inf"), rel)
 
         for rel in sorted(paths, key=age)[1:]:
             try:
-                note = read_note(mem.vault, rel)
+                note = read_note(internals(mem).vault, rel)
                 write_note(
-                    mem.vault, rel, expected_hash=note.file_hash, set_fields={"node_id": new_node_id()}, wait=PATIENCE
+                    internals(mem).vault,
+                    rel,
+                    expected_hash=note.file_hash,
+                    set_fields={"node_id": new_node_id()},
+                    wait=PATIENCE,
                 )
             except (VaultMemoryError, ValueError, OSError) as exc:
                 log.warning("%s: could not give it a node_id of its own (%s); edit it by hand", rel, exc)
@@ -364,19 +372,19 @@ def fix(mem: Memory, before: DoctorReport | None = None) -> DoctorReport:
     The one write into the vault it may make: copies that carry another note's node_id get their own.
     A damaged catalog or vector store (`before`, diagnosed again if not given) is set aside and rebuilt first."""
     before = before if before is not None else diagnose(mem)
-    with mem.writing():
+    with internals(mem).writing():
         if before.catalog_damage:
-            mem.set_aside_catalog("; ".join(before.catalog_damage[:3]))
+            internals(mem).set_aside_catalog("; ".join(before.catalog_damage[:3]))
         elif before.store_damage:
-            mem.set_aside_store(before.store_damage)
+            internals(mem).set_aside_store(before.store_damage)
         mem.index(verify=True)
-        if not mem.config.read_only:
+        if not internals(mem).config.read_only:
             _show_unaccounted(mem, _unaccounted_staged(mem))
-            _give_copies_their_own_ids(mem, mem.indexer().scan().duplicates)
+            _give_copies_their_own_ids(mem, internals(mem).indexer().scan().duplicates)
             mem.index(verify=True)
-        mem.resync_store()
+        internals(mem).resync_store()
         for rel in _leftover_temp_files(mem):
-            (mem.vault / rel).unlink(missing_ok=True)
+            (internals(mem).vault / rel).unlink(missing_ok=True)
         # Holding the lock rewrote the pid file; releasing it (below) clears a stale pid.
     return diagnose(mem)
 

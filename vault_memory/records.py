@@ -76,7 +76,7 @@ class Committed:
     node_id: str
     path: str
     title: str
-    staged_path: str  # where it was staged ("" when remember found it already committed)
+    staged_path: str  # where it was staged ("" when remember wrote it into place or found it already committed)
     tier: str
     supersedes: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)

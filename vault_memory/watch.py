@@ -6,7 +6,7 @@ Events arrive on watchdog's thread and only become vault-relative paths in a pen
 set; everything that touches the index runs in the thread that calls `run()`. A batch
 is applied once no event has come for `debounce` seconds (but at most `max_wait` after
 its first event, so a continuous stream still makes progress), through
-`Memory.sync_paths`. Our own writes (node ids, rehearsal, the edit record below) are
+`IndexFolder.sync_paths`. Our own writes (node ids, rehearsal, the edit record below) are
 frontmatter-only, so their echo is a META sync that writes nothing: no loop.
 
 "A human edit is a rehearsal": when a sync sees a note's *body* change (content hash,
@@ -14,7 +14,7 @@ never mtime) and the file then stays quiet for `quiet` seconds, the edit is reco
 frontmatter (`revision` + 1, `last_accessed`) with a compare-and-swap write.
 
 The index going away: every second (and before each batch) the watcher asks
-`Memory.check_index` whether its `writer.lock` and catalog are still the files at their paths.
+`IndexFolder.check_index` whether its `writer.lock` and catalog are still the files at their paths.
 If the index folder was deleted or recreated, it takes the lock on the new folder and rebuilds
 the index there from the vault (nothing is lost: it is derived); if another writer took the new
 lock first, `run()` stops with LockHeldError (exit 6) rather than write beside it.
@@ -41,13 +41,14 @@ from types import FrameType
 from typing import Any
 
 from .config import IGNORE_FILE_NAME
-from .edits import first_write_fields, retired_fields
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
-from .fields import local_zone, parse_int
-from .indexer import INLINE_TEXTS, IndexReport
+from .index.indexer import INLINE_TEXTS, IndexReport
+from .internals import internals
+from .lifecycle.edits import first_write_fields, retired_fields
 from .memory import READER_EMBED_BUDGET, READER_EMBED_TOKENS, Memory
-from .notefile import read_note, write_note
-from .vault import IgnoreRules, walk_notes
+from .vault.fields import local_zone, parse_int
+from .vault.notefile import read_note, write_note
+from .vault.walk import IgnoreRules, walk_notes
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ class _Handler:
 
     def __init__(self, watcher: Watcher) -> None:
         self.w = watcher
-        self.root = str(watcher.mem.vault)
+        self.root = str(internals(watcher.mem).vault)
 
     def _rel(self, raw: bytes | str) -> str | None:
         path = os.fsdecode(raw)
@@ -174,10 +175,10 @@ class Watcher:
         """`on_batch` hears of every applied batch; `on_fill(done, total)` of every step of
         embedding what a first index (or a large batch) wrote to the catalog first."""
         self.mem = mem
-        self.debounce = mem.config.debounce_seconds if debounce is None else debounce
-        self.quiet = mem.config.quiet_seconds if quiet is None else quiet
+        self.debounce = internals(mem).config.debounce_seconds if debounce is None else debounce
+        self.quiet = internals(mem).config.quiet_seconds if quiet is None else quiet
         self.max_wait = max(max_wait, self.debounce)
-        self.rehearse_edits = rehearse_edits and not mem.config.read_only
+        self.rehearse_edits = rehearse_edits and not internals(mem).config.read_only
         self.rehearse_max_batch = rehearse_max_batch
         self.on_batch = on_batch
         self.on_fill = on_fill
@@ -206,7 +207,7 @@ class Watcher:
 
     @property
     def rules(self) -> IgnoreRules:
-        return self.mem.rules
+        return internals(self.mem).rules
 
     # -- lifecycle ------------------------------------------------------------
     def start(self, wait: float = 3.0) -> IndexReport:
@@ -214,7 +215,7 @@ class Watcher:
 
         Returns once every note is in the catalog (keyword search serves): on a new vault the
         vectors are embedded afterwards, by `run()`, between batches of events."""
-        self.mem.hold_writer_lock(wait)
+        internals(self.mem).hold_writer_lock(wait)
         self._start_observer()
         # Observing first: a change made during the initial reconcile is not lost.
         report = self.mem.index(embed_budget=READER_EMBED_BUDGET, embed_tokens=READER_EMBED_TOKENS)
@@ -253,7 +254,7 @@ class Watcher:
         self._watched = self._vault_identity()
         observer.schedule(
             _Handler(self),  # type: ignore[arg-type]
-            str(self.mem.vault),
+            str(internals(self.mem).vault),
             recursive=True,
             event_filter=kinds,
             follow_symlink=False,
@@ -263,7 +264,8 @@ class Watcher:
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EMFILE):
                 raise VaultMemoryError(
-                    f"cannot watch {self.mem.vault}: the system limit on watched folders is reached ({exc}); "
+                    f"cannot watch {internals(self.mem).vault}: the system limit on watched folders is reached "
+                    f"({exc}); "
                     "raise it, e.g. `sudo sysctl fs.inotify.max_user_watches=524288`"
                 ) from exc
             raise
@@ -330,7 +332,7 @@ class Watcher:
                 if self._check_vault():
                     self._check_index()
                     # Notes other processes wrote but could not index (we hold the lock): as if seen.
-                    self._push(files=[p for p in self.mem.take_requests() if self.rules.is_note(p)])
+                    self._push(files=[p for p in internals(self.mem).take_requests() if self.rules.is_note(p)])
             if self._vault_gone:  # nothing to sync until it is back (events meanwhile name paths that are not there)
                 self._stop.wait(INDEX_CHECK_SECONDS / 4)
                 continue
@@ -349,7 +351,7 @@ class Watcher:
     def _fill_step(self) -> None:
         """Embed the next FILL_STEP texts that were written to the catalog before their vectors."""
         try:
-            report = self.mem.fill_vectors(limit=FILL_STEP)
+            report = internals(self.mem).fill_vectors(limit=FILL_STEP)
         except (VaultMemoryError, OSError) as exc:
             delay = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
             self._failures += 1
@@ -364,10 +366,10 @@ class Watcher:
 
     def _vault_identity(self) -> tuple[int, int] | None:
         try:
-            st = os.stat(self.mem.vault)
+            st = os.stat(internals(self.mem).vault)
         except OSError:
             return None
-        return (st.st_dev, st.st_ino) if os.path.isdir(self.mem.vault) else None
+        return (st.st_dev, st.st_ino) if os.path.isdir(internals(self.mem).vault) else None
 
     def _check_vault(self) -> bool:
         """Whether the vault folder is there to watch. When it went away (moved, unmounted, a sync
@@ -379,7 +381,7 @@ class Watcher:
                 self._vault_gone = True
                 log.warning(
                     "the vault folder %s is gone (moved, deleted or unmounted); waiting for it to come back",
-                    self.mem.vault,
+                    internals(self.mem).vault,
                 )
             return False
         observer = self._observer
@@ -389,7 +391,9 @@ class Watcher:
         how = (
             "came back" if self._vault_gone else ("was replaced" if here != self._watched else "stopped being watched")
         )
-        log.warning("the vault folder %s %s: watching it again and reconciling everything", self.mem.vault, how)
+        log.warning(
+            "the vault folder %s %s: watching it again and reconciling everything", internals(self.mem).vault, how
+        )
         self._vault_gone = False
         if observer is not None:
             observer.stop()
@@ -404,9 +408,13 @@ class Watcher:
     def _check_index(self) -> None:
         """Rebuild the index if its folder went away (LockHeldError if another writer now has it)."""
         started = time.perf_counter()
-        if self.mem.check_index():
+        if internals(self.mem).check_index():
             return
-        log.info("rebuilt the index in %s (%d chunks)", self.mem.index_dir, self.mem.catalog.chunk_count())
+        log.info(
+            "rebuilt the index in %s (%d chunks)",
+            internals(self.mem).index_dir,
+            internals(self.mem).catalog.chunk_count(),
+        )
         if self.on_batch is not None:
             self.on_batch(BatchResult(paths=0, full=True, seconds=time.perf_counter() - started, rebuilt=True))
 
@@ -434,8 +442,8 @@ class Watcher:
     def _expand(self, folder: str) -> set[str]:
         """Notes under a folder: as the catalog knows them (old path) and as the disk has them (new path)."""
         prefix = folder + "/"
-        found = {p for p in self.mem.catalog.path_hashes() if p.startswith(prefix)}
-        found.update(walk_notes(self.mem.vault, self.rules, folder).notes)
+        found = {p for p in internals(self.mem).catalog.path_hashes() if p.startswith(prefix)}
+        found.update(walk_notes(internals(self.mem).vault, self.rules, folder).notes)
         return found
 
     def _apply(self, files: set[str], dirs: set[str], full: bool) -> BatchResult:
@@ -448,11 +456,11 @@ class Watcher:
             # More new texts than INLINE_TEXTS (a pull of many notes): written to the catalog
             # first and embedded step by step, as at start-up.
             if full:
-                self.mem.reload_rules()
+                internals(self.mem).reload_rules()
                 result.report = self.mem.index(embed_budget=INLINE_TEXTS)
             elif paths:
                 before = self._bodies(paths)
-                result.report = self.mem.sync_paths(sorted(paths), embed_budget=INLINE_TEXTS)
+                result.report = internals(self.mem).sync_paths(sorted(paths), embed_budget=INLINE_TEXTS)
                 result.edits_seen = self._note_edits(paths, before, result.report)
         except (VaultMemoryError, OSError) as exc:
             # Keep the paths and retry later; the index is crash-safe, so a half-applied batch is fine.
@@ -485,7 +493,7 @@ class Watcher:
         if not self.rehearse_edits:
             return out
         for p in paths:
-            row = self.mem.catalog.note_by_path(p)
+            row = internals(self.mem).catalog.note_by_path(p)
             if row is not None:
                 out[row.node_id] = (row.body_hash, parse_int(row.meta.get("revision")))
         return out
@@ -495,7 +503,7 @@ class Watcher:
             return []
         edited: list[tuple[str, str, str]] = []
         for p in sorted(paths):
-            row = self.mem.catalog.note_by_path(p)
+            row = internals(self.mem).catalog.note_by_path(p)
             if row is None or not row.id_in_file or row.node_id not in before:
                 continue
             old_body, old_rev = before[row.node_id]
@@ -521,7 +529,7 @@ class Watcher:
         for node_id, edit in list(self._edits.items()):
             if now - edit.seen < self.quiet:
                 continue
-            row = self.mem.catalog.note_by_id(node_id)
+            row = internals(self.mem).catalog.note_by_id(node_id)
             if row is None:
                 del self._edits[node_id]
                 continue
@@ -532,7 +540,7 @@ class Watcher:
             if now - touched < self.quiet:
                 continue  # still being written
             try:
-                note = read_note(self.mem.vault, row.path)
+                note = read_note(internals(self.mem).vault, row.path)
             except (NoteError, OSError):
                 del self._edits[node_id]
                 continue
@@ -545,15 +553,15 @@ class Watcher:
             del self._edits[node_id]
             if not note.body.strip():
                 continue  # an emptied note (or a Ctrl-N in progress) records nothing
-            when = self.mem.clock()
+            when = internals(self.mem).clock()
             fields = {
-                **first_write_fields(self.mem, note),
+                **first_write_fields(internals(self.mem), note),
                 "revision": parse_int(note.meta.get("revision"), 1) + 1,
                 "last_accessed": when,  # witnessed: we saw the edit land
             }
             try:
                 write_note(
-                    self.mem.vault,
+                    internals(self.mem).vault,
                     row.path,
                     expected_hash=note.file_hash,
                     set_fields=fields,
@@ -583,7 +591,7 @@ class Watcher:
         and a kept copy of an edited one is passed over by the indexer, which changes nothing.
         """
         now = time.monotonic()
-        today = self.mem.clock().astimezone(local_zone()).date()
+        today = internals(self.mem).clock().astimezone(local_zone()).date()
         if self._review_due is None and self._review_day == today:
             return
         if (self._review_due is not None and now < self._review_due) or self.pending():

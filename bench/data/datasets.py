@@ -205,7 +205,7 @@ def _turn_line(turn: dict[str, Any]) -> str:
 def session_note(date: dt.datetime, turns: Sequence[dict[str, Any]]) -> str:
     body = "\n".join(_turn_line(t) for t in turns)
     # A transcript is an episodic record: recall keeps newer sessions from displacing older ones
-    # that answer the question (vault_memory.decay.is_episodic; docs/ranking.md).
+    # that answer the question (vault_memory.search.decay.is_episodic; docs/ranking.md).
     return f"---\ndate: {iso(date)}\ntype: conversation\n---\n{body}\n"
 
 

@@ -20,7 +20,7 @@ The index folder keeps the vectors of queries asked before (`query-vectors.sqlit
 same question asked again loads no model. Both are timed: the CLI with the query's vector
 cached (a repeated question) and with the cache file removed before each run (a new
 question: the model loads, on a thread while the vault is checked). The phase worker times
-the model load with the bare embedder (`Memory.model`), which the cache does not wrap.
+the model load with the bare embedder (`IndexFolder.model`), which the cache does not wrap.
 `--baseline COMMIT` also times the CLI of that commit's tree (`git archive`, as first_run)
 on the same index copy, in the same repeats: a before/after from one run.
 """
@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..harness import REPO, Result, RunOptions, compile_tree, log, table
 from .first_run import baseline_tree
@@ -46,7 +48,7 @@ from .first_run import baseline_tree
 QUERY = "does vitamin D supplementation reduce the risk of fractures"
 PY = sys.executable
 MINILM_IDENTITY = "minilm-l6-v2-int8/384"  # what a MiniLM-built catalog records as its embedder
-QUERY_CACHE = "query-vectors.sqlite"  # vault_memory.queryvectors.FILE_NAME, in the index folder
+QUERY_CACHE = "query-vectors.sqlite"  # vault_memory.index.queryvectors.FILE_NAME, in the index folder
 NEW_QUERY = "CLI recall, new query (vector not cached: model loads)"
 
 
@@ -90,9 +92,9 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     t = time.perf_counter()
     cfg = resolve_config({"vault": Path(vault), "index_dir": Path(index_dir), "embedder": embedder, "read_only": True})
     mem = Memory(cfg)
-    _ = mem.catalog
+    _ = internals(mem).catalog
     out["import_core_open_catalog"] = time.perf_counter() - t
-    model = getattr(mem, "model", None) or mem.embedder  # the bare embedder: no query-vector cache
+    model = getattr(mem, "model", None) or internals(mem).embedder  # the bare embedder: no query-vector cache
     t = time.perf_counter()
     model.embed([query])
     out["model_load_and_first_embed"] = time.perf_counter() - t
@@ -100,7 +102,7 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     model.embed([query + " again"])
     out["second_embed"] = time.perf_counter() - t
     t = time.perf_counter()
-    rep = mem.ensure_current(None)
+    rep = internals(mem).ensure_current(None)
     out["reconcile_noop"] = time.perf_counter() - t
     out["reconcile_texts_embedded"] = float(getattr(rep, "texts_embedded", -1) if rep else -1)
     t = time.perf_counter()
@@ -109,7 +111,7 @@ def _phase_worker(vault: str, index_dir: str, embedder: str, query: str, now: st
     hits = mem.recall(query, k=5, touch=False, now=dt.datetime.fromisoformat(now) if now else None)
     out["recall"] = time.perf_counter() - t
     out["hits"] = float(len(hits))
-    out["exact_search"] = float(mem.exact_search())
+    out["exact_search"] = float(internals(mem).exact_search())
     out["chromadb_imported_by_recall"] = float("chromadb" in sys.modules)
     t = time.perf_counter()
     mem.close()

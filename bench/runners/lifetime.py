@@ -10,7 +10,7 @@ variant replays the same world on a vault and index of its own, through the publ
 - each turn: `prefetch(text, now=)` (the block an agent puts in its prompt), and for a turn
   that asks for something (not off-topic talk) `recall(text, k=5, now=)`, which rehearses
   what clearly answered (the library's rule, `rehearse*` settings);
-- at the end of every 30-day month: every memory's strength and dormancy (`Memory.decay` on
+- at the end of every 30-day month: every memory's strength and dormancy (`IndexFolder.decay` on
   the catalog's frontmatter), and every day the files the vault rewrote (what a daily git
   commit of the vault would show).
 
@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from vault_memory.internals import internals
 
 from ..data.lifetime import Sizes, Sources, World, generate_world, load_sources
 from ..harness import Result, RunOptions, cache_key, log, table
@@ -414,16 +416,16 @@ class FileTimes:
 
 def _strengths(mem: Any, now: dt.datetime, memory_of: Mapping[str, str]) -> dict[str, Any]:
     """Strength and dormancy of every memory the agent wrote, at `now` (the variant's own model)."""
-    rows = [r for r in mem.catalog.notes() if r.node_id in memory_of]
+    rows = [r for r in internals(mem).catalog.notes() if r.node_id in memory_of]
     strengths, dormant, pinned = [], 0, 0
     for r in rows:
-        st = mem.decay.state(r.meta, r.path)
-        s = mem.decay.strength(st, now)
+        st = internals(mem).decay.state(r.meta, r.path)
+        s = internals(mem).decay.strength(st, now)
         if st.pinned:
             pinned += 1
         else:
             strengths.append(s)
-        dormant += int(mem.decay.dormant(st, now))
+        dormant += int(internals(mem).decay.dormant(st, now))
     return {
         "memories": len(rows),
         "active": len(rows) - dormant,
@@ -454,7 +456,7 @@ def simulate(
     if variant.calibration:
         from dataclasses import replace
 
-        from vault_memory.calibration import resolve
+        from vault_memory.index.calibration import resolve
 
         cal = replace(resolve(embedder.identity), **variant.calibration)
     node_of: dict[str, str] = {}
@@ -518,9 +520,11 @@ def simulate(
                 rehearsed = 0
                 target_dormant = target_rehearsed = None
                 if t.kind in ASKING:
-                    row = mem.catalog.note_by_id(node_of[target]) if target in node_of else None
+                    row = internals(mem).catalog.note_by_id(node_of[target]) if target in node_of else None
                     if row is not None:
-                        target_dormant = mem.decay.dormant(mem.decay.state(row.meta, row.path), at)
+                        target_dormant = internals(mem).decay.dormant(
+                            internals(mem).decay.state(row.meta, row.path), at
+                        )
                     got = mem.recall(t.text, k=K, now=at + dt.timedelta(seconds=30), decay=variant.recall_decay)
                     hits = [memory_of.get(h.node_id, "?") for h in got]
                     rehearsed = sum(h.rehearsed for h in got)
@@ -596,7 +600,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _embedder(opts: RunOptions) -> Any:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     inner = make_embedder(opts.embedder_name)
     path = opts.cache / "lifetime" / f"{cache_key('vectors', opts.embedder_name)}.npz"

@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..data.synth import build_synth
 from ..harness import Result, RunOptions, cache_key, index_report, log, table
@@ -77,7 +79,7 @@ def _load() -> list[float] | None:
 
 
 def _wipe(index_dir: Path) -> None:
-    from vault_memory.vectorstore import VectorStore
+    from vault_memory.index.vectorstore import VectorStore
 
     VectorStore.destroy(index_dir / "chroma")  # also forgets Chroma's cached client for the folder
     shutil.rmtree(index_dir, ignore_errors=True)
@@ -99,8 +101,8 @@ def pipeline_once(
         t1 = time.perf_counter()
         rep = mem.index(progress=None)
         t2 = time.perf_counter()
-        chunks = mem.catalog.chunk_count()
-        stored = mem.store.count() if mem.store is not None else None
+        chunks = internals(mem).catalog.chunk_count()
+        stored = internals(mem).store.count() if internals(mem).store is not None else None
     t3 = time.perf_counter()
     if profile is not None:
         profile.disable()
@@ -120,9 +122,9 @@ def pipeline_once(
 
 def independent_chunk_texts(vault: Path, embedder: Any) -> list[str]:
     """Every chunk text of the vault, chunked as Indexer.chunk_note does, without the indexer."""
-    from vault_memory.markdown import chunk_body
-    from vault_memory.notefile import parse_note
-    from vault_memory.vault import IgnoreRules, iter_note_paths
+    from vault_memory.vault.markdown import chunk_body
+    from vault_memory.vault.notefile import parse_note
+    from vault_memory.vault.walk import IgnoreRules, iter_note_paths
 
     texts: list[str] = []
     for rel in iter_note_paths(vault, IgnoreRules.for_vault(vault)):
@@ -179,8 +181,8 @@ def profile_phases(prof: cProfile.Profile, top: int = 15) -> dict[str, Any]:
 
 
 def run(opts: RunOptions) -> Result:
-    from vault_memory.embedders import MINILM_MAX_BATCH_TOKENS, make_embedder
-    from vault_memory.indexer import EMBED_SLICE, WAVE_CHUNKS
+    from vault_memory.index.embedders import MINILM_MAX_BATCH_TOKENS, make_embedder
+    from vault_memory.index.indexer import EMBED_SLICE, WAVE_CHUNKS
 
     opts = dataclasses.replace(opts, embedder=opts.embedder_name)
     res = Result("pipeline", opts)

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..data.synth import build_synth, edit_notes, sample_queries
 from ..harness import BENCH, REPO, Result, RunOptions, cache_key, index_report, log, table
@@ -105,8 +107,8 @@ class Stopwatch:
 
 def worker_index(vault: Path, index_dir: Path, embedder: str, repeats: int) -> dict[str, Any]:
     """First index from nothing, no-op reconciles, and a reconcile after editing 1% of notes."""
-    from vault_memory import catalog, indexer, vectorstore
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index import catalog, indexer, vectorstore
+    from vault_memory.index.embedders import make_embedder
 
     # Where a first index's time goes, as the vault grows: the vector store's writes (Chroma's
     # HNSW inserts), the embedder's calls and the lexical segment's sort, beside the total.
@@ -121,8 +123,8 @@ def worker_index(vault: Path, index_dir: Path, embedder: str, repeats: int) -> d
     with open_index(vault, index_dir, embedder) as mem:
         rep = mem.index(progress=None)
         out["first_index"] = index_report(rep)
-        out["chunks"] = mem.catalog.chunk_count()
-        out["notes"] = len(mem.catalog.notes())
+        out["chunks"] = internals(mem).catalog.chunk_count()
+        out["notes"] = len(internals(mem).catalog.notes())
     out["first_index_seconds"] = round(time.perf_counter() - t, 2)
     out["first_index_cpu_ms_per_chunk"] = round((time.process_time() - cpu) * 1000 / max(1, out["chunks"]), 3)
     out["first_index_ms_per_chunk"] = round(out["first_index_seconds"] * 1000 / max(1, out["chunks"]), 3)
@@ -148,16 +150,16 @@ def worker_index(vault: Path, index_dir: Path, embedder: str, repeats: int) -> d
 
     rec = Recording(make_embedder(embedder))
     with open_index(vault, index_dir, rec) as mem:
-        before_cached = {h for (h,) in mem.catalog.db.execute("SELECT text_hash FROM vectors")}
+        before_cached = {h for (h,) in internals(mem).catalog.db.execute("SELECT text_hash FROM vectors")}
         edited = edit_notes(vault, 0.01, seed=1)
         t = time.perf_counter()
         rep = index_report(mem.index(progress=None))
         out["edit_reconcile_seconds"] = round(time.perf_counter() - t, 3)
         want: list[str] = []
         for rel in edited:
-            row = mem.catalog.note_by_path(rel)
+            row = internals(mem).catalog.note_by_path(rel)
             assert row is not None, rel
-            want += [c.text for c in mem.catalog.chunks_of(row.node_id) if c.text_hash not in before_cached]
+            want += [c.text for c in internals(mem).catalog.chunks_of(row.node_id) if c.text_hash not in before_cached]
     # duplicates within one call are embedded once, so compare as sets and count
     out["edit_reconcile"] = rep
     out["edited_notes"] = len(edited)
@@ -181,7 +183,7 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
             mem.recall(queries[-1], k=10, mode=mode, decay=True, now=NOW, touch=False)
         # The embedder's own time inside each recall (a new question's vector and its answer
         # windows): the model's work, which fake vectors only stand in for; reported beside it.
-        from vault_memory import embedders
+        from vault_memory.index import embedders
 
         inside = [0.0]
         for cls in (embedders.FakeEmbedder, embedders.MiniLMEmbedder):
@@ -216,14 +218,14 @@ def worker_serve(vault: Path, index_dir: Path, embedder: str, n_queries: int) ->
         }
         out["rss_serving_mb"] = _rss_now_mb()
         out["peak_rss_serve_mb"] = _rss_peak_mb()
-        out["exact_search"] = mem.exact_search()
+        out["exact_search"] = internals(mem).exact_search()
         # The other dense backend on the same index, interleaved query by query: exact search
         # over the catalog's vectors vs Chroma's HNSW (exact_search_limit=0).
         from dataclasses import replace
 
         from vault_memory import Memory
 
-        with Memory(replace(mem.config, exact_search_limit=0), embedder=mem.embedder) as ann:
+        with Memory(replace(internals(mem).config, exact_search_limit=0), embedder=internals(mem).embedder) as ann:
             for m in (mem, ann):
                 m.recall(queries[-1], k=10, mode="hybrid", decay=True, now=NOW, touch=False)
             both: dict[str, list[float]] = {

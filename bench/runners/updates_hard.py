@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..data.updates_hard import STYLES, HardBench, Question, build_updates_hard
 from ..harness import (
@@ -65,8 +67,8 @@ def _shown_order(paths: Sequence[str], statements: Sequence[str]) -> dict[str, b
 def _cosines(mem: Any, chunk_ids: Sequence[str | None]) -> list[list[float | None]]:
     """Pairwise cosine between chunks (None where a chunk is unknown)."""
     known = [c for c in chunk_ids if c]
-    rows = mem.catalog.chunks_by_ids(known)
-    vecs = mem.catalog.get_vectors([r.text_hash for r in rows.values()])
+    rows = internals(mem).catalog.chunks_by_ids(known)
+    vecs = internals(mem).catalog.get_vectors([r.text_hash for r in rows.values()])
     vec = {c: vecs.get(rows[c].text_hash) if c in rows else None for c in known}
     out: list[list[float | None]] = []
     for a in chunk_ids:
@@ -89,8 +91,8 @@ def evaluate(
     Returns {"summary": {setting: {column: share}}, "questions": [per-question detail]}; the
     settings are "hybrid+decay", "hybrid" (decay off) and "prefetch". Nothing is written.
     """
-    qvecs = mem.embedder.embed([q.query for q in questions])
-    svecs = mem.embedder.embed([s for q in questions for s in q.fact.sentences])
+    qvecs = internals(mem).embedder.embed([q.query for q in questions])
+    svecs = internals(mem).embedder.embed([s for q in questions for s in q.fact.sentences])
     rows: list[dict[str, Any]] = []
     cols: dict[str, list[dict[str, bool]]] = {label: [] for label, _ in SETTINGS} | {"prefetch": []}
     s_at = 0

@@ -4,7 +4,7 @@ Full mode, on the real MiniLM vectors of the SciFact index the scifact runner bu
 (bench/.cache/index/scifact-full-minilm; nothing is indexed here): 300 SciFact test queries are
 embedded with the index's own embedder and searched
 
-* in the live index (`mem.store.query`, our HNSW settings, built incrementally by the indexer),
+* in the live index (`internals(mem).store.query`, our HNSW settings, built incrementally by the indexer),
 * in a temporary Chroma collection with Chroma's default HNSW settings (space cosine, M=16,
   ef_construction=100, ef_search=100) holding the same vectors,
 * in a temporary collection with our settings built the same way (separates settings from
@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from vault_memory.internals import internals
 
 from .. import metrics
 from ..harness import Result, RunOptions, log, table
@@ -175,16 +177,16 @@ def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any
     cfg = Config(vault=vault, index_dir=index_dir, embedder="minilm", read_only=True, assign_ids=False)
     with Memory(cfg) as mem:
         t = time.perf_counter()
-        ids, mat = mem.catalog.all_chunk_vectors()
+        ids, mat = internals(mem).catalog.all_chunk_vectors()
         load_s = time.perf_counter() - t  # what an exact (numpy) dense search would pay once per process
-        store = mem.store
+        store = internals(mem).store
         assert store is not None
         live_count = store.count()
         qrels = load_scifact_qrels(opts.data)
         texts = {q["_id"]: q["text"] for q in read_jsonl(opts.data / "scifact" / "queries.jsonl")}
         qtexts = [texts[qid] for qid in sorted(qrels, key=int) if qid in texts][:n_queries]
         t = time.perf_counter()
-        queries = np.asarray(mem.embedder.embed(qtexts), dtype=np.float32)
+        queries = np.asarray(internals(mem).embedder.embed(qtexts), dtype=np.float32)
         embed_s = time.perf_counter() - t
         log(
             f"ann: scifact {len(ids)} chunk vectors ({live_count} in Chroma), {len(qtexts)} queries "

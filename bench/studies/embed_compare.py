@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from vault_memory.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MiniLMEmbedder
+from vault_memory.index.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MiniLMEmbedder
 
 from ..harness import REPO, Result, RunOptions, log, table
 

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from vault_memory import intgraph
-from vault_memory.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MINILM_WORKERS, MiniLMEmbedder
+from vault_memory.index import intgraph
+from vault_memory.index.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MINILM_WORKERS, MiniLMEmbedder
 
 from ..harness import Result, RunOptions, load_average, log, table
 from .embed_compare import make_chunks

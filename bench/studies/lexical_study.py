@@ -26,8 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vault_memory import lexical
-from vault_memory.catalog import Catalog, fts_query
+from vault_memory.index import lexical
+from vault_memory.index.catalog import Catalog, fts_query
+from vault_memory.internals import internals
 
 from .. import metrics
 from ..data.synth import build_synth, sample_queries
@@ -70,7 +71,7 @@ def study(n: int, n_queries: int, cache: Path, minilm: Any) -> dict[str, Any]:
         rep = mem.index(progress=None)
         out["reconcile_seconds"] = round(time.perf_counter() - t, 2)
         out["reconcile_counts"] = rep.counts
-        cat: Catalog = mem.catalog
+        cat: Catalog = internals(mem).catalog
         out["chunks"] = cat.chunk_count()
         queries = sample_queries(n_queries)
         matches = [
@@ -154,7 +155,7 @@ def run(opts: RunOptions) -> Result:
     res.params.update(notes=sizes, queries=args.queries, wide=WIDE, merge_at=lexical.MERGE_AT)
     minilm = None
     if args.minilm:
-        from vault_memory.embedders import make_embedder
+        from vault_memory.index.embedders import make_embedder
 
         minilm = make_embedder("minilm")
         minilm.embed(["warm up"])

@@ -146,7 +146,7 @@ def measure_prefetch(vault: Path, index: Path, embedder: str, bodies: list[str],
 
 
 def measure_minilm_query(bodies: list[str], n: int = 100) -> dict[str, Any]:
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.embedders import make_embedder
 
     emb = make_embedder("minilm")
     qs = [q for _, q in turns(bodies, n, seed=5)]

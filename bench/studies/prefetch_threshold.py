@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from vault_memory.embedders import make_embedder
+from vault_memory.index.embedders import make_embedder
 
 from ..harness import Result, RunOptions, log, table
 

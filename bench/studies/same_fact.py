@@ -20,7 +20,16 @@ import itertools
 import shutil
 from typing import Any
 
-from vault_memory.ranking import HEAD, RELEVANCE_BAND, answer_vector, freshness, rank, refill, same_fact_groups
+from vault_memory.internals import internals
+from vault_memory.search.ranking import (
+    HEAD,
+    RELEVANCE_BAND,
+    answer_vector,
+    freshness,
+    rank,
+    refill,
+    same_fact_groups,
+)
 
 from .. import metrics
 from ..data import realvault as rv
@@ -36,11 +45,20 @@ CHOSEN = {"alike": 0.35, "band": RELEVANCE_BAND, "head": HEAD, "same_folder": Tr
 
 def _collect(mem: Any, query: str, now: Any, truth: Any) -> dict[str, Any]:
     """Recall's gated relevance order for one question (no freshness), with what the rule reads."""
-    searcher = mem.searcher()
-    cands = searcher.search(query, candidates=100, windows=mem.window_scorer())
-    notes = mem.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
+    searcher = internals(mem).searcher()
+    cands = searcher.search(query, candidates=100, windows=internals(mem).window_scorer())
+    notes = internals(mem).catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]
-    items = rank(cands, notes, model=mem.decay, now=now, decay=True, k=max(HEADS), vectors=None, cal=mem.calibration)
+    items = rank(
+        cands,
+        notes,
+        model=internals(mem).decay,
+        now=now,
+        decay=True,
+        k=max(HEADS),
+        vectors=None,
+        cal=internals(mem).calibration,
+    )
     vecs = searcher.vectors_of([r.cand.chunk for r in items])
     return {"items": items, "answers": [answer_vector(r, vecs) for r in items], "truth": truth}
 
@@ -118,7 +136,7 @@ def run(opts: RunOptions) -> Result:
         shutil.rmtree(index, ignore_errors=True)
         with open_memory(vault, index, opts.embedder_name) as mem:
             mem.index()
-            cal = mem.calibration
+            cal = internals(mem).calibration
             real += [_collect(mem, c.query, rv.NOW, c) for c in rv.cases(name)[: 8 if opts.quick else None]]
     hard_root = opts.cache / "vaults" / cache_key("updates_hard", opts.suffix, "frontmatter")
     hard_index = opts.cache / "index" / cache_key("updates_hard", opts.suffix, "frontmatter", opts.embedder_name)
@@ -133,7 +151,7 @@ def run(opts: RunOptions) -> Result:
     ub = build_updates(easy_vault, quick=opts.quick)
     with open_memory(easy_vault, easy_index, opts.embedder_name) as mem:
         mem.index()
-        cal = cal or mem.calibration
+        cal = cal or internals(mem).calibration
         easy = [_collect(mem, c.query, ub.now, list(c.statements)) for c in ub.cases]
     log(f"same_fact: {len(real)} real-vault, {len(hard)} updates_hard, {len(easy)} updates questions collected")
     assert cal is not None

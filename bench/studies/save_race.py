@@ -10,7 +10,7 @@ still there (its marker line, the human frontmatter line, the whole body). Meanw
 every recall wants to rehearse it (write `last_accessed` back), and optionally a
 `vault-memory watch` process records the edits. Counts: saves, rehearsals written, saves
 lost, human bytes changed. The guard that makes the answer 0 is described in
-vault_memory/atomic.py ("the in-place-save guard"). Three races: fast (mostly whole in-place
+vault_memory/vault/atomic.py ("the in-place-save guard"). Three races: fast (mostly whole in-place
 saves), slow (in place in two halves with a pause of 50-400 ms), rename (every save by temp
 file + rename). `--portable` runs each race a second time with every call the guard can lean
 on hidden (read lease, renameat2; as on a system without them: tests/portable), side by side.
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vault_memory import atomic
+from vault_memory.vault import atomic
 
 from ..harness import Result, RunOptions, log, table
 
@@ -93,8 +93,9 @@ _RECALLER = textwrap.dedent("""
     import datetime as dt, sys, json
     from pathlib import Path
     from dataclasses import replace
-    from vault_memory import Memory, atomic
-    from vault_memory.calibration import FAKE
+    from vault_memory import Memory
+    from vault_memory.vault import atomic
+    from vault_memory.index.calibration import FAKE
     from vault_memory.config import Config
     vault, index, stop, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
     if sys.argv[6] == "1":  # --no-quiet: drop step 1's quiet period, to see what the other steps hold

@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from .. import metrics
 from ..data.synth import build_synth, sample_queries
 from ..harness import REPO, Result, RunOptions, log, table
@@ -50,7 +52,7 @@ def _ms(values: list[float]) -> dict[str, float]:
 def _timed_store_writes(mem: Any) -> Iterator[dict[str, float]]:
     """Add up the seconds spent in the store's upsert/delete while the block runs."""
     acc = {"seconds": 0.0, "rows": 0.0}
-    store = mem.store
+    store = internals(mem).store
     originals: dict[str, Callable[..., Any]] = {"upsert": store.upsert, "delete": store.delete}
 
     def wrap(name: str) -> Callable[..., Any]:
@@ -76,7 +78,7 @@ def _timed_store_writes(mem: Any) -> Iterator[dict[str, float]]:
 
 def open_backend(vault: Path, index_dir: Path, url: str | None) -> Any:
     from vault_memory import Config, Memory
-    from vault_memory.embedders import FakeEmbedder
+    from vault_memory.index.embedders import FakeEmbedder
 
     shutil.rmtree(index_dir, ignore_errors=True)
     cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", chroma_url=url, assign_ids=False, read_only=True)
@@ -86,7 +88,7 @@ def open_backend(vault: Path, index_dir: Path, url: str | None) -> Any:
 def measure_indexing(label: str, mem: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": label}
     t = time.perf_counter()
-    store = mem.store
+    store = internals(mem).store
     out["open_seconds"] = round(time.perf_counter() - t, 3)
     out["collection"] = store.name
     with _timed_store_writes(mem) as writes:
@@ -107,10 +109,10 @@ def measure_indexing(label: str, mem: Any) -> dict[str, Any]:
 
     store.drop()
     t = time.perf_counter()
-    mem.resync_store()  # an Indexer re-syncs a store that lost rows as it opens it; either way all come back
+    internals(mem).resync_store()  # an Indexer re-syncs a store that lost rows as it opens it; either way all come back
     refill = time.perf_counter() - t
     fixed = store.count()
-    assert fixed == mem.catalog.chunk_count()
+    assert fixed == internals(mem).catalog.chunk_count()
     out["store_refill"] = {"chunks": fixed, "seconds": round(refill, 2), "chunks_per_s": round(fixed / refill, 1)}
     log(f"  {label}: store refill {out['store_refill']}")
 
@@ -149,9 +151,9 @@ def measure_latency(mems: dict[str, Any], queries: list[str]) -> dict[str, dict[
 
 def measure_minilm(vault: Path, sample: int, queries: list[str]) -> dict[str, Any]:
     """MiniLM embedding throughput on chunks of the same vault, chunked for MiniLM's 256-token window."""
-    from vault_memory.embedders import make_embedder
-    from vault_memory.markdown import chunk_body
-    from vault_memory.notefile import parse_note
+    from vault_memory.index.embedders import make_embedder
+    from vault_memory.vault.markdown import chunk_body
+    from vault_memory.vault.notefile import parse_note
 
     try:
         emb = make_embedder("minilm")

@@ -163,7 +163,7 @@ class Soak:
     def human(self) -> dict[str, str]:
         """What the vault's people own: per note, the body and the frontmatter keys we do not own."""
         from vault_memory.errors import NoteError
-        from vault_memory.notefile import OWNED_KEYS, parse_note
+        from vault_memory.vault.notefile import OWNED_KEYS, parse_note
 
         out: dict[str, str] = {}
         for path in sorted(self.vault.rglob("*.md")):
@@ -520,7 +520,7 @@ class Soak:
 
     def sync_conflict_copy(self) -> None:
         """A sync client's conflict copy with the older mtime: the live note keeps its node_id."""
-        from vault_memory.notefile import file_node_id, read_note
+        from vault_memory.vault.notefile import file_node_id, read_note
 
         gen = sorted((self.vault / "Generated").glob("n*.md"))
         live = self.rng.choice(gen)

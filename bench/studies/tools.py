@@ -37,6 +37,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from vault_memory.internals import internals
+
 from ..harness import CACHE as BENCH_CACHE
 from ..harness import Result, RunOptions, table
 
@@ -214,10 +216,10 @@ def run_conflicts() -> dict[str, Any]:
 
     import numpy as np
 
-    from vault_memory import conflicts
-    from vault_memory.calibration import MINILM
     from vault_memory.config import Config
-    from vault_memory.embedders import make_embedder
+    from vault_memory.index.calibration import MINILM
+    from vault_memory.index.embedders import make_embedder
+    from vault_memory.lifecycle import conflicts
     from vault_memory.memory import Memory
 
     embedder = make_embedder("minilm")
@@ -231,12 +233,14 @@ def run_conflicts() -> dict[str, Any]:
             mem.index()
             for note, memory, label in CASES:
                 started = time.perf_counter()
-                found = conflicts.check(mem, "", memory, threshold=0.0)
+                found = conflicts.check(internals(mem), "", memory, threshold=0.0)
                 seconds = time.perf_counter() - started
                 mine = [c for c in found if c.path == note]
-                row = mem.catalog.note_by_path(note)
+                row = internals(mem).catalog.note_by_path(note)
                 assert row is not None
-                chunk_vecs = mem.catalog.get_vectors([c.text_hash for c in mem.catalog.chunks_of(row.node_id)])
+                chunk_vecs = internals(mem).catalog.get_vectors(
+                    [c.text_hash for c in internals(mem).catalog.chunks_of(row.node_id)]
+                )
                 mvec = embedder.embed([memory])[0]
                 chunk_cos = max(float(np.asarray(v) @ mvec) for v in chunk_vecs.values())
                 best = mine[0] if mine else None
@@ -337,8 +341,8 @@ def _summary(seconds: list[float]) -> dict[str, float]:
 def run_filters(n: int, k: int = 5) -> dict[str, Any]:
     """A filtered recall with the allowlist against a predicate on a widened candidate pool."""
     from vault_memory.config import Config
-    from vault_memory.filters import eligible, make_filter
     from vault_memory.memory import Memory
+    from vault_memory.search.filters import eligible, make_filter
 
     from .synth import sample_queries
 
@@ -346,8 +350,8 @@ def run_filters(n: int, k: int = 5) -> dict[str, Any]:
     queries = sample_queries(30)
     result: dict[str, Any] = {"notes": n, "k": k, "filters": []}
     with Memory(Config(vault=vault, index_dir=index, embedder="fake", read_only=True), clock=lambda: NOW) as mem:
-        tags = sorted({t for row in mem.catalog.notes() for t in row.tags})
-        folders = sorted({r.path.split("/", 1)[0] for r in mem.catalog.notes() if "/" in r.path})
+        tags = sorted({t for row in internals(mem).catalog.notes() for t in row.tags})
+        folders = sorted({r.path.split("/", 1)[0] for r in internals(mem).catalog.notes() if "/" in r.path})
         specs = {
             "none": {},
             f"folder {folders[0]}": {"folder": folders[0]},
@@ -363,19 +367,19 @@ def run_filters(n: int, k: int = 5) -> dict[str, Any]:
             recall_t: list[float] = []
             for q in queries:
                 started = time.perf_counter()
-                allow = eligible(mem, flt)
+                allow = eligible(internals(mem), flt)
                 allow_t.append(time.perf_counter() - started)
-                mem.searcher().search(q, candidates=100, allow=allow)
+                internals(mem).searcher().search(q, candidates=100, allow=allow)
                 search_t.append(time.perf_counter() - started)
                 started = time.perf_counter()
                 mem.recall(q, k=k, touch=False, **spec)
                 recall_t.append(time.perf_counter() - started)
-            allowed = len(eligible(mem, flt) or []) if flt else len(mem.catalog.notes())
+            allowed = len(eligible(internals(mem), flt) or []) if flt else len(internals(mem).catalog.notes())
             # the alternative: search unfiltered, keep eligible candidates, widen the pool until k remain
             pred_t: list[float] = []
             pools: list[int] = []
-            allow_set = eligible(mem, flt)
-            searcher = mem.searcher()
+            allow_set = eligible(internals(mem), flt)
+            searcher = internals(mem).searcher()
             for q in queries:
                 started = time.perf_counter()
                 pool = 100
@@ -413,7 +417,7 @@ def run_mcp(n: int, calls: int = 40) -> dict[str, Any]:
     from vault_memory.memory import Memory
 
     with Memory(Config(vault=vault, index_dir=index, embedder="fake", read_only=True)) as mem:
-        rows = mem.catalog.notes()
+        rows = internals(mem).catalog.notes()
         titled = [r for r in rows if r.links][:calls]
         tag = sorted({t for r in rows for t in r.tags})[0]
     from .synth import sample_queries

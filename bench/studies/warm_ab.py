@@ -38,7 +38,7 @@ WORKER = r"""
 import json, sys, time, datetime as dt
 from pathlib import Path
 from vault_memory import Config, Memory
-from vault_memory import embedders
+from vault_memory.index import embedders
 args = json.loads(sys.stdin.read())
 spent = [0.0]
 real = embedders.FakeEmbedder.embed

@@ -88,7 +88,7 @@ def run(opts: RunOptions) -> Result:
     import psutil
 
     from vault_memory import Config, Memory
-    from vault_memory.catalog import Catalog
+    from vault_memory.index.catalog import Catalog
 
     res = Result("watch_latency", opts)
     n_notes = int(opts.extra.get("notes") or (100 if opts.quick else 1000))

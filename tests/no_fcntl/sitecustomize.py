@@ -3,7 +3,7 @@
     PYTHONPATH=tests/no_fcntl .venv/bin/python -m pytest -m "not slow"
 
 Loaded at start-up by every interpreter that has this folder on PYTHONPATH (the test run and
-every subprocess it starts). fcntl cannot be imported by anyone; vault_memory.lock, which then
+every subprocess it starts). fcntl cannot be imported by anyone; vault_memory.index.lock, which then
 finds neither fcntl nor msvcrt, is given its msvcrt backend over a stand-in built on Linux
 open-file-description locks (byte-range and per open file, as msvcrt.locking is). msvcrt itself
 is not faked: the standard library (subprocess) takes its presence to mean Windows.
@@ -42,10 +42,10 @@ msvcrt.locking = locking
 
 
 class _GiveTheLockMsvcrt:
-    """After vault_memory.lock is executed, swap its backend (it found no locking module) for msvcrt's."""
+    """After vault_memory.index.lock is executed, swap its backend (it found no locking module) for msvcrt's."""
 
     def find_spec(self, name: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
-        if name != "vault_memory.lock" or ("msvcrt" in sys.modules and sys.modules["msvcrt"] is None):
+        if name != "vault_memory.index.lock" or ("msvcrt" in sys.modules and sys.modules["msvcrt"] is None):
             return None  # not the lock, or a test hiding msvcrt too
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:

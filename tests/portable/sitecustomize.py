@@ -4,7 +4,7 @@
 
 Loaded at start-up by every interpreter that has this folder on PYTHONPATH (the test run and
 every subprocess it starts: recall processes, `vault-memory watch`). Right after
-vault_memory.atomic is executed, its KERNEL becomes oscalls.PORTABLE: no read lease, no
+vault_memory.vault.atomic is executed, its KERNEL becomes oscalls.PORTABLE: no read lease, no
 renameat2 exchange, no ReplaceFileW, no share-mode probe, no fcopyfile; only the portable
 steps of atomic.py's guard are left, as on a system that has none of them.
 """
@@ -23,10 +23,10 @@ os.environ["VM_PORTABLE_LANE"] = "1"  # lets tests see that the lane is on (and 
 
 
 class _Portable:
-    """After vault_memory.atomic is executed, switch it to the portable steps."""
+    """After vault_memory.vault.atomic is executed, switch it to the portable steps."""
 
     def find_spec(self, name: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
-        if name != "vault_memory.atomic":
+        if name != "vault_memory.vault.atomic":
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:

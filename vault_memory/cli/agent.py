@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..internals import internals
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
 from .output import emit_json, note, say
 
@@ -41,7 +42,7 @@ def prefetch(
     """The [RELEVANT_LEARNED_MEMORY] block for TEXT, to put in a system prompt (prints nothing if none)."""
     when = parse_now(now)
     with state(ctx).memory() as mem:
-        mem.ensure_current()
+        internals(mem).ensure_current()
         result = mem.prefetch(
             text,
             budget=budget,
@@ -69,6 +70,6 @@ def mcp(ctx: typer.Context) -> None:
     Keeps the index current while it runs (it holds the writer lock; if another process
     has it, this server serves reads). Logs go to stderr; stdout is the protocol.
     """
-    from vault_memory.mcp_server import serve
+    from vault_memory.mcp_server.server import serve
 
     serve(state(ctx).config())

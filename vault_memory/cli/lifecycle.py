@@ -84,9 +84,12 @@ def stage(
 
 def staged(ctx: typer.Context, as_json: AsJson = False, now: Now = None) -> None:
     """List staged memories, oldest first (expired ones are moved to .trash/ first, and said so)."""
+    from vault_memory.internals import internals
+    from vault_memory.lifecycle.staging import expire_staged
+
     when = parse_now(now)
     with state(ctx).memory() as mem:
-        expired = mem.expire_staged(when)
+        expired = expire_staged(internals(mem), when)
         items = mem.staged(when)
     if as_json:
         emit_json(

@@ -153,7 +153,7 @@ def _os_error(exc: OSError) -> int:
 
 def _sqlite_error(exc: sqlite3.Error) -> int:
     """An sqlite3 error nothing below caught: it is about the index catalog."""
-    from vault_memory.integrity import is_corruption, is_unwritable
+    from vault_memory.index.integrity import is_corruption, is_unwritable
 
     if is_corruption(exc):
         _say(

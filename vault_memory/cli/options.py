@@ -100,7 +100,7 @@ Target = Annotated[
     typer.Argument(help="A note: its title, alias, file name, vault path, [[wikilink]] or node_id", show_default=False),
 ]
 
-# -- filters on recall and prefetch (vault_memory/filters.py) ---------------------------------
+# -- filters on recall and prefetch (vault_memory/search/filters.py) ---------------------------------
 FilterTag = Annotated[
     list[str] | None,
     typer.Option(

@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import typer
 
+from ..internals import internals
+
 if TYPE_CHECKING:
-    from vault_memory.indexer import IndexReport
+    from vault_memory.index.indexer import IndexReport
     from vault_memory.memory import Memory
 
 
@@ -160,7 +162,7 @@ ANNOUNCE_TEXTS = 32  # a command that embeds this many texts before it answers s
 def ensure_current(mem: Memory) -> None:
     """Reconcile before reading, with progress, unless another process is writing the index.
 
-    A vault small enough is embedded here, before the answer (Memory.ensure_current): the first
+    A vault small enough is embedded here, before the answer (IndexFolder.ensure_current): the first
     run of a small vault says so on stderr, since it takes a few seconds; Ctrl-C meanwhile says
     that the next run resumes."""
     progress = Progress("indexing")
@@ -180,7 +182,7 @@ def ensure_current(mem: Memory) -> None:
         progress(done, total)
 
     try:
-        mem.ensure_current(step)
+        internals(mem).ensure_current(step)
     except KeyboardInterrupt:
         progress.close()
         interrupted(progress)

@@ -18,7 +18,8 @@ from typing import Any
 
 import typer.main
 
-from vault_memory import errors, resolve
+from vault_memory import errors
+from vault_memory.lifecycle import resolve
 
 from .main import COMMANDS, PROG, app
 

@@ -13,6 +13,7 @@ import typer
 
 from vault_memory.errors import VaultMemoryError
 
+from ..internals import internals
 from .options import AsJson, Now, parse_now, state
 from .output import emit_json, ensure_current, note
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from vault_memory.memory import Memory
-    from vault_memory.review import DraftView, NoteView, Review
+    from vault_memory.review.review import DraftView, NoteView, Review
 
 WIDTH = 88
 
@@ -167,7 +168,7 @@ def review(
         raise typer.Exit(2)
     with state(ctx).memory() as mem:
         ensure_current(mem)
-        write = not no_write and not mem.config.read_only
+        write = not no_write and not internals(mem).config.read_only
         if interactive:
             first = mem.review(when, write=False)
             if not first.drafts:

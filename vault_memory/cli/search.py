@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from ..internals import internals
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
 from .output import Progress, emit_json, ensure_current, interrupted, note, render_index_report, say
 
@@ -29,7 +30,8 @@ def index(
     with state(ctx).memory() as mem:
         # Many new texts are written to the catalog first: recall finds them by keyword meanwhile.
         progress = Progress(
-            "embedding", detail=lambda: "" if mem.vectors().complete else "  (recall answers by keyword until done)"
+            "embedding",
+            detail=lambda: "" if mem.vectors().complete else "  (recall answers by keyword until done)",
         )
         try:
             report = mem.index(rebuild=rebuild, progress=progress)
@@ -74,7 +76,7 @@ def recall(
         # The query's vector will be needed (unless no chunk has one yet: a first index is
         # being written): load the model meanwhile.
         if (mode is not Mode.bm25 or not no_decay) and mem.vectors().embedded > 0:
-            mem.warm_query(query)
+            internals(mem).warm_query(query)
         ensure_current(mem)
         hits = mem.recall(
             query,
@@ -91,7 +93,7 @@ def recall(
             explain=explain,
         )
         vectors = mem.vectors()
-        writer = None if vectors.complete or mem.lock.held else mem.lock.holder_pid()
+        writer = None if vectors.complete or internals(mem).lock.held else internals(mem).lock.holder_pid()
     lexical_only = any(h.lexical_only for h in hits) or (mode is Mode.hybrid and not vectors.complete)
     if not vectors.complete:
         by = (

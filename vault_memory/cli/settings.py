@@ -12,6 +12,7 @@ import typer
 from vault_memory.config import VAULT_CONFIG_NAME, Config, Source, user_config_path
 from vault_memory.errors import ConfigError
 
+from ..internals import internals
 from .options import FLAGS, AsJson, state
 from .output import emit_json, say
 
@@ -76,16 +77,16 @@ def calibrate(
     as_json: AsJson = False,
 ) -> None:
     """Measure this embedder's cosine scale and show the thresholds it would rank with (--save keeps them)."""
-    from vault_memory.calibration import calibrate as measure
-    from vault_memory.calibration import save as keep
+    from vault_memory.index.calibration import calibrate as measure
+    from vault_memory.index.calibration import save as keep
 
     with state(ctx).memory() as mem:
-        current = mem.calibration
+        current = internals(mem).calibration
         try:
-            measured = measure(mem.model)
+            measured = measure(internals(mem).model)
         except ValueError as exc:
             raise ConfigError(f"{exc}; keeping {current.source}") from exc
-        path = keep(mem.index_dir, measured) if save else None
+        path = keep(internals(mem).index_dir, measured) if save else None
     if as_json:
         emit_json({"current": current.to_dict(), "measured": measured.to_dict(), "saved": str(path) if path else None})
         return

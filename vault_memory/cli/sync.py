@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..internals import internals
 from .options import AsJson, state
 from .output import Progress, emit_json, note, render_index_report, say
 
@@ -81,7 +82,7 @@ def watch(
             watcher.close()
             raise
         note(render_index_report(report))
-        note(f"watching {mem.vault} (pid {os.getpid()}); Ctrl-C to stop")
+        note(f"watching {internals(mem).vault} (pid {os.getpid()}); Ctrl-C to stop")
         try:
             serve(watcher)
         finally:
@@ -108,7 +109,7 @@ def doctor(
         damaged = bool(report.catalog_damage or report.store_damage)
         verdict = "consistent" if report.ok else "index damaged" if damaged else "drift found"
         if report.catalog_damage:
-            say(f"index at {mem.index_dir}: {verdict}")
+            say(f"index at {internals(mem).index_dir}: {verdict}")
         else:
             say(
                 f"{report.notes_in_vault} notes in the vault, {report.notes_in_index} in the index: {verdict}"

@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..config import Config
-from ..embedders import Embedder
 from ..errors import VaultMemoryError
+from ..index.embedders import Embedder
 from .service import Service
 from .tools import Tools, specs
 

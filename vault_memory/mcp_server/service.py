@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ..catalog import recorded_embedder
 from ..config import Config
-from ..embedders import Embedder, make_embedder
 from ..errors import IndexNotWritableError, LockHeldError, VaultMemoryError
 from ..hashing import sha256_hex
+from ..index.catalog import recorded_embedder
+from ..index.embedders import Embedder, make_embedder
+from ..internals import internals
 from ..memory import CATALOG_NAME, Memory
 
 log = logging.getLogger(__name__)
@@ -82,8 +83,8 @@ class Service:
             # Open the tools' vector store first: Chroma's per-folder client cache is not safe
             # against two threads creating the same client at once; the watcher's then reuses it.
             with self.guard:
-                if self.mem.keeps_store():  # a small local index is searched exactly: no Chroma store at all
-                    _ = self.mem.store
+                if internals(self.mem).keeps_store():  # a small local index is searched exactly: no Chroma store at all
+                    _ = internals(self.mem).store
         except VaultMemoryError as exc:
             log.warning("vector store: %s", exc)
         while not self._stop.is_set():
@@ -145,11 +146,11 @@ class Service:
             pending = []
             for rel in todo:
                 try:
-                    raw = (self.mem.vault / rel).read_bytes()
+                    raw = (internals(self.mem).vault / rel).read_bytes()
                 except OSError:
                     continue  # moved or gone: nothing to wait for
                 with self.guard:
-                    row = self.mem.catalog.note_by_path(rel)
+                    row = internals(self.mem).catalog.note_by_path(rel)
                 if row is None or row.file_hash != sha256_hex(raw):
                     pending.append(rel)
             if not pending:

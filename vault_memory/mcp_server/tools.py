@@ -30,9 +30,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ..errors import LockHeldError, NoteNotFoundError, UnsafePathError, VaultMemoryError
-from ..filters import WHEN_HELP, make_filter
-from ..recall import Hit
-from ..review import review_path
+from ..lifecycle.recall import Hit
+from ..review.review import review_path
+from ..search.filters import WHEN_HELP, make_filter
 from .schemas import (
     CommitOut,
     DiscardOut,

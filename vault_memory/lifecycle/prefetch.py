@@ -1,0 +1,360 @@
+"""Prefetch: the memories relevant to this turn, as one bounded block for a system prompt.
+
+    [RELEVANT_LEARNED_MEMORY]
+    - (2026-11-20, Memory/coffee.md) I drink a double espresso, no sugar.
+    [/RELEVANT_LEARNED_MEMORY]
+
+Choosing entries. Prefetch asks recall's question (one search, recall's rule: recall.rank_query)
+with the turn as the query and shows what recall would return, in recall's order, leaving out:
+- hits that are *weak*: their answer's cosine to the turn is below the embedder's weak bar
+  (calibration.py). Cosine, because it has a fixed scale: recall's fused relevance is scaled
+  per query (its best hit is always about 1), so a bar on it would never give an empty block;
+- staged memories and superseded notes;
+- dormant notes (decay.py: faded below the threshold), unless the turn cues them (ranking's
+  reactivation rule) and no live note that answers the turn names them in `conflicts_with` (the
+  newer memory that was found, when it was saved, to state the same thing differently): a faded
+  statement does not come back beside what replaced it. What is left out this way is returned (`kept_out`) and
+  logged for the review note;
+- entries that say nothing of their own: a line that is only links or dates (a daily note's
+  `[[2026-11-04]] · [[2026-11-08]]`);
+- repeats: an entry that states what an entry above it states in the same words (text.is_repeat:
+  the nine daily notes' "13:00 Lunch with [[Jonas Weber]].") becomes part of that entry, which
+  says where else it appears. One changed word ("on Slack" / "on Discord") is another entry.
+Each entry shows the sentence that answers (the best window) when there is one, else the
+chunk cut around the turn's words, with the day the note was stated and its path. An entity's
+own note comes before its mentions because recall ranks it first: its title and aliases count
+twice for BM25, and a daily note's line that reaches the turn only through a `[[link]]` is not
+an answer (windows.py).
+
+No block: when nothing passes, `block` is the empty string (not an empty marker pair), so a
+caller can always do `system = base + result.block` without adding noise.
+
+Rehearsal: prefetch does not rehearse what it shows unless asked (`touch=True`). It runs on
+every turn whether or not the model uses what it is handed; rehearsing that would make
+anything vaguely topical self-reinforcing (shown -> stronger -> shown again) and write to the
+vault on every turn. Explicit `recall` is the retrieval that counts.
+
+Staged memories. Prefetching a user's turn also refreshes the expiry of staged memories the
+turn is about: their cosine to the turn reaches the weak bar (so synonyms and paraphrase
+count, unlike a keyword hook on a slug), plus pointer turns ("keep that", "save it"), which
+refresh the newest staged memory. A refresh only ever extends `expires` to now + staged_ttl,
+through the one write path with compare-and-swap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from ..index.embedders import embed_query
+from ..search.filters import NoteFilter, eligible
+from ..search.ranking import Ranked
+from ..search.windows import chunk_body
+from ..search.workspace import Workspace
+from ..text import is_repeat, snippet, split_sentences, without_links
+from .edits import rehearse
+from .recall import Ranking, rank_query
+from .staging import refresh_staged_memories
+
+OPEN = "[RELEVANT_LEARNED_MEMORY]"
+CLOSE = "[/RELEVANT_LEARNED_MEMORY]"
+#: An entry shortened to fit the budget must keep at least this much text, or it is not shown.
+MIN_ENTRY_TEXT = 40
+#: At most this many other paths are named in an entry's "also in".
+ALSO_SHOWN = 2
+#: Whether a dormant note the turn cues (ranking's reactivation rule) is shown. Off: a faded note is
+#: only ever found by an explicit recall (bench lifetime: the stale share and what it costs).
+SHOWS_CUED_DORMANT = True
+#: Whether a dormant note the turn cues stays out when a live note that answers the turn names it
+#: in `conflicts_with` (found when that newer memory was saved: it states the same thing differently).
+#: Off: a replaced statement that has faded comes back beside what replaced it (bench lifetime:
+#: stale entries 20 -> 8.8 per 100 turns; bench/results/lifetime-rules.md for the rules tried).
+KEEPS_REPLACED_OUT = True
+
+_WS = re.compile(r"\s+")
+# what a line that only dates or links things is made of, once its links are out
+_DATES_AND_TIMES = re.compile(r"\b\d{1,4}(?:[-./:]\d{1,4})*(?:\s*(?:am|pm))?\b", re.I)
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+
+
+@dataclass(frozen=True)
+class PrefetchEntry:
+    """One memory in the block."""
+
+    node_id: str
+    path: str
+    title: str
+    heading: str
+    date: str | None  # YYYY-MM-DD the note was stated (fields.stated_time); None: undated
+    text: str  # what the block shows (the sentence that answers, else the relevant part of the chunk)
+    score: float  # recall's relevance (the order)
+    similarity: float  # cosine of the turn to the answer (what the weak bar is judged on)
+    strength: float
+    reactivated: bool = False
+    merged: tuple[str, ...] = ()  # paths of the notes that state the same thing (shown as "also in")
+    #: what the vault records about it and another entry: "superseded by #1" ... (ranking.change_label)
+    change: str = ""
+
+    def line(self, room: int) -> str | None:
+        """This entry as one line of at most `room` characters, or None if it cannot fit usefully."""
+        rendered = self._render(room)
+        return None if rendered is None else rendered[0]
+
+    def _render(self, room: int) -> tuple[str, str] | None:
+        """(line, the text it shows), or None."""
+        where = self.path + (f" > {self.heading}" if self.heading and self.heading != self.title else "")
+        where = _oneline(where)
+        date = self.date or "undated"
+        if self.change:
+            date = f"{date}; {self.change}"
+        also = ""
+        if self.merged:
+            names = [p.rsplit("/", 1)[-1].removesuffix(".md") for p in self.merged[:ALSO_SHOWN]]
+            more = len(self.merged) - len(names)
+            also = "; also in " + ", ".join(names) + (f" and {more} more" if more else "")
+        fixed = len(f"- ({date}, {also}) ")
+        max_where = room - fixed - MIN_ENTRY_TEXT
+        if max_where < 8 and also:  # no room to say where else: drop that first
+            also, fixed = "", len(f"- ({date}, ) ")
+            max_where = room - fixed - MIN_ENTRY_TEXT
+        if max_where < 8:
+            return None
+        if len(where) > max_where:  # very long paths keep their end: the file name
+            where = "…" + where[-(max_where - 1) :]
+        prefix = f"- ({date}, {where}{also}) "
+        full = _oneline(self.text)
+        text = shorten(full, room - len(prefix))
+        if len(text) < MIN_ENTRY_TEXT and text != full:
+            return None
+        return prefix + text, text
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["merged"] = list(self.merged)
+        return out
+
+
+@dataclass(frozen=True)
+class KeptOut:
+    """A note that answered the turn but was left out of the block because it is dormant."""
+
+    node_id: str
+    path: str
+    strength: float
+    similarity: float
+
+
+@dataclass
+class PrefetchResult:
+    """The block to put in a system prompt, and what is in it."""
+
+    block: str  # "" when nothing is relevant enough
+    entries: list[PrefetchEntry]  # the entries shown, best first
+    budget: int
+    relevant: int = 0  # entries that passed (shown or not: the budget may cut the last)
+    refreshed: list[str] = field(default_factory=list)  # staged memories whose expiry was extended
+    #: notes that would have been entries but are dormant (forgotten): what decay kept out
+    kept_out: list[KeptOut] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.block
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "block": self.block,
+            "chars": len(self.block),
+            "budget": self.budget,
+            "relevant": self.relevant,
+            "entries": [e.to_dict() for e in self.entries],
+            "refreshed": list(self.refreshed),
+            "kept_out": [asdict(k) for k in self.kept_out],
+        }
+
+
+# -- pure parts ---------------------------------------------------------------------
+
+
+def _oneline(text: str) -> str:
+    # One entry per line, and a note cannot close (or reopen) the block from inside it.
+    text = text.replace(CLOSE, "(/RELEVANT_LEARNED_MEMORY)").replace(OPEN, "(RELEVANT_LEARNED_MEMORY)")
+    return _WS.sub(" ", text).strip()
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` on one line in at most `width` characters, cut on a word boundary with "…"."""
+    text = _oneline(text)
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return ""
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def render_block(
+    entries: Sequence[PrefetchEntry], budget: int, entry_cap: int = 400
+) -> tuple[str, list[PrefetchEntry]]:
+    """Pack entries (best first) into the block; stops at the first that no longer fits.
+
+    The whole block, markers and newlines included, is at most `budget` characters, and
+    each entry's line at most `entry_cap`; the block is "" when not even one entry fits.
+    Entries are never skipped to make room for lower-scored ones, so the block always
+    shows a prefix of `entries`.
+    """
+    frame = len(OPEN) + 1 + len(CLOSE)  # "OPEN\n" + lines + "CLOSE"
+    lines: list[str] = []
+    shown: list[PrefetchEntry] = []
+    used = frame
+    for entry in entries:
+        room = min(entry_cap, budget - used - 1)  # -1: the line's own "\n"
+        rendered = entry._render(room) if room > 0 else None
+        if rendered is None:
+            break
+        line, text = rendered
+        lines.append(line)
+        shown.append(replace(entry, text=text))  # the entry as shown (possibly shortened)
+        used += len(line) + 1
+    if not lines:
+        return "", []
+    return OPEN + "\n" + "".join(f"{ln}\n" for ln in lines) + CLOSE, shown
+
+
+def says_something(text: str) -> bool:
+    """Whether a line states anything of its own: once its links, dates and times are out, a
+    word (two letters or more) is left. `[[2026-11-04]] · [[2026-11-08]]` is navigation."""
+    return _LETTERS.search(_DATES_AND_TIMES.sub(" ", without_links(text))) is not None
+
+
+def one_line(text: str) -> str:
+    """The turn on one line (embedded whole: embedders.embed_query takes any length)."""
+    return _WS.sub(" ", text).strip()
+
+
+#: An entry shows the sentence that answers with this many sentences on each side: the best
+#: sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
+#: Príncipe"; bench real_vault: the needed fact in 33 of 39 blocks with the sentence alone).
+CONTEXT_SENTENCES = 1
+
+
+def entry_text(r: Ranked, query: str, cap: int) -> str:
+    """What an entry shows: the sentence that answers, with its neighbours, when the note states one;
+    else its chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the chunk's)."""
+    answer = r.cand.answer_text
+    body = chunk_body(r.cand.chunk)
+    if answer is None:
+        return snippet("\n" + body, query, width=cap)
+    sentences = split_sentences(body)
+    if answer not in sentences:
+        return answer
+    at = sentences.index(answer)
+    shown = sentences[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1]
+    window = r.cand.window
+    also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
+    return " ".join(shown) + "".join(f" … {w}" for w in also)
+
+
+# -- the edge: one call against a Memory ------------------------------------------------
+
+
+def prefetch(
+    ws: Workspace,
+    text: str,
+    *,
+    budget: int | None = None,
+    now: dt.datetime | None = None,
+    refresh_staged: bool = True,
+    touch: bool = False,
+    decay: bool = True,
+    filters: NoteFilter | None = None,
+) -> PrefetchResult:
+    """See `Memory.prefetch`. `filters` restrict the candidates before ranking (filters.py)."""
+    cfg = ws.config
+    budget = cfg.prefetch_budget if budget is None else int(budget)
+    now = now or ws.clock()
+    query = one_line(text)
+    if not query:
+        return PrefetchResult("", [], budget)
+    allow = eligible(ws, filters)
+    qvec = embed_query(ws.embedder, query)  # once: the search and the staged refresh both use it
+    entries: list[PrefetchEntry] = []
+    kept_out: list[KeptOut] = []
+    if allow != set():
+        got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, hide_dormant=False, decay=decay, judge=True)
+        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap, decay=decay)
+    block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
+    result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
+    if kept_out:  # invisible by nature: the review note counts it (keptout.py)
+        ws.kept_out_log().record(now, query, [(k.node_id, k.path, k.strength) for k in kept_out])
+    if refresh_staged and not cfg.read_only:
+        result.refreshed = refresh_staged_memories(ws, text, qvec, now=now, threshold=ws.calibration.weak)
+    if touch and shown and not cfg.read_only:
+        rehearse(ws, [e.node_id for e in shown], now=now)
+    return result
+
+
+def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple[list[PrefetchEntry], list[KeptOut]]:
+    """Recall's order, without weak hits, superseded or staged notes, lines that say nothing,
+    repeats (merged into the entry above them) and dormant notes (returned apart: what decay kept
+    out), unless the turn cues them."""
+    replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
+
+    def eligible(r: Ranked) -> bool:
+        if r.cand.answer_similarity < got.weak_below or r.state.status == "staged":
+            return False
+        return not (r.state.superseded_by or r.node_id in replaced)
+
+    # what the live candidates were found, when they were saved, to state differently (KEEPS_REPLACED_OUT)
+    contradicted = {n for o in got.ranked if not o.dormant and eligible(o) for n in o.state.conflicts_with}
+    kept: list[tuple[PrefetchEntry, str, Ranked]] = []
+    out: list[KeptOut] = []
+    for r in got.ranked:
+        c, state = r.cand, r.state
+        if not eligible(r):
+            continue
+        shown = entry_text(r, query, cap)
+        said = c.answer_text or shown  # what the note states: repeats are judged on it, not the context
+        if not says_something(said):
+            continue
+        comes_back = SHOWS_CUED_DORMANT and r.reactivated and not (KEEPS_REPLACED_OUT and r.node_id in contradicted)
+        if decay and r.dormant and not comes_back:
+            out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
+            continue
+        twin = next((i for i, (_, other, _) in enumerate(kept) if is_repeat(other, said)), None)
+        if twin is not None:
+            e, other, o = kept[twin]
+            kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
+            continue
+        day = state.stated.day()
+        entry = PrefetchEntry(
+            node_id=r.node_id,
+            path=r.path,
+            title=got.notes[r.node_id].title,
+            heading=c.chunk.heading,
+            date=day.isoformat() if day is not None else None,
+            text=shorten(shown, cap),
+            score=round(r.score, 6),
+            similarity=round(c.answer_similarity, 6),
+            strength=round(r.strength, 6),
+            reactivated=r.reactivated,
+        )
+        kept.append((entry, said, r))
+    return [e for e, _, _ in kept], out
+
+
+__all__ = [
+    "CLOSE",
+    "OPEN",
+    "KeptOut",
+    "PrefetchEntry",
+    "PrefetchResult",
+    "prefetch",
+    "render_block",
+    "says_something",
+    "shorten",
+]

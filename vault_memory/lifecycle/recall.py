@@ -1,0 +1,329 @@
+"""Recall: relevance search (search.py), ranked with decay (ranking.py), rehearsed (edits.py).
+
+    hits = recall(ws, "which editor do I use?", k=5, now=now)
+
+Relevance is decided first; dormant notes drop out unless the query matches them strongly,
+the statements of one fact are put newest first, and a superseded note never ranks above its
+successor (ranking.rank). The order is computed for every candidate and then cut to k, so k
+never changes it. What recall returns is rehearsed unless `touch=False`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Set as AbstractSet
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError, VectorStoreUnavailableError
+from ..index.catalog import NoteRow
+from ..search import ranking
+from ..search.filters import NoteFilter, eligible
+from ..search.ranking import Mode, Ranked, change_label, rank, succession
+from ..search.search import Granularity, Searcher
+from ..search.workspace import Workspace
+from ..text import in_folder, snippet
+from .relations import with_identities
+
+#: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
+#: (min-max scaling is over the candidates). SciFact's nDCG@10 and Recall@100 are measured on it.
+CANDIDATES = 100
+MAX_K = 100
+
+
+@dataclass
+class Hit:
+    """One recalled note (or chunk)."""
+
+    path: str
+    node_id: str
+    title: str
+    heading: str
+    snippet: str
+    score: float
+    relevance: float
+    #: the cosine of the query to the hit's answer (its best sentence, else its best chunk): an
+    #: absolute scale, unlike `relevance` (whose best hit is always about 1)
+    similarity: float
+    strength: float
+    tier: str
+    pinned: bool
+    dormant: bool
+    reactivated: bool
+    superseded_by: list[str] = field(default_factory=list)
+    chunk_id: str = ""
+    text: str = ""
+    date: str | None = None  # when the note was stated (fields.stated_time), ISO 8601
+    rehearsed: bool = False  # this recall counted as a use of the note and wrote that back
+    lexical_only: bool = False  # ranked by BM25 alone: vectors still being filled in, or the store unreachable
+    #: `similarity` is below the embedder's weak bar (calibration.py): it says little about the query
+    weak: bool = False
+    #: what the vault records about it and another hit: "superseded by #1", "supersedes #3"; "" otherwise
+    change: str = ""
+    #: how it was ranked, when asked for (`recall(..., explain=True)`): see `explain_hit`
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self, *, with_text: bool = False) -> dict[str, Any]:
+        out = asdict(self)
+        if not with_text:
+            out.pop("text")
+        if self.explain is None:
+            out.pop("explain")
+        return out
+
+
+def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
+    c, state = r.cand, r.state
+    stated = state.stated.when
+    date = (stated.isoformat() if state.stated.exact else stated.date().isoformat()) if stated is not None else None
+    similarity = c.answer_similarity
+    return Hit(
+        path=note.path,
+        node_id=note.node_id,
+        title=note.title,
+        heading=c.chunk.heading,
+        snippet=snippet(c.chunk.text, query),
+        score=round(r.score, 6),
+        relevance=round(c.relevance, 6),
+        similarity=round(similarity, 6),
+        strength=round(r.strength, 6),
+        tier=state.tier,
+        pinned=state.pinned,
+        dormant=r.dormant,
+        reactivated=r.reactivated,
+        superseded_by=list(state.superseded_by),
+        chunk_id=c.chunk.chunk_id,
+        text=c.chunk.text,
+        date=date,
+        weak=similarity < weak_below,
+    )
+
+
+@dataclass
+class Ranking:
+    """What recall's rule made of a query: every admitted candidate, in order (not cut to k)."""
+
+    ranked: list[Ranked]
+    notes: dict[str, NoteRow]
+    mode: Mode
+    lexical_only: bool
+    #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer)
+    weak_below: float
+
+    def hits(self, query: str, k: int) -> list[Hit]:
+        top = self.ranked[:k]
+        hits = [to_hit(query, r, self.notes[r.node_id], self.weak_below) for r in top]
+        for h in hits:
+            h.lexical_only = self.lexical_only
+        mark_changes(hits, top)
+        return hits
+
+
+def rank_query(
+    ws: Workspace,
+    query: str,
+    *,
+    mode: Mode = "hybrid",
+    decay: bool = True,
+    now: dt.datetime,
+    granularity: Granularity = "note",
+    include_staged: bool = False,
+    allow: AbstractSet[str] | None = None,
+    qvec: np.ndarray | None = None,
+    hide_dormant: bool = True,
+    judge: bool = False,
+) -> Ranking:
+    """Search (search.py) and rank (ranking.rank) one query: recall's rule, which prefetch shares
+    (handing over the turn's vector, `qvec`, so it is embedded once). The answers' cosines are
+    computed when decay needs them or `judge` asks (prefetch's weak bar)."""
+    searcher = ws.searcher()
+    lexical_only = False
+    if not searcher.has_dense and mode != "bm25":
+        mode, lexical_only = "bm25", True  # the server is unreachable and lexical fallback is on
+    elif mode == "hybrid" and not ws.vectors().complete:
+        # A first index writes every note before it embeds them: until all have vectors, rank
+        # every note by BM25 rather than favour the ones embedded first.
+        mode, lexical_only = "bm25", True
+    exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
+    try:
+        # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
+        # dormancy by, so the query is not embedded and no model is loaded for this answer.
+        similarity = (decay or judge) and ws.vectors().embedded > 0
+        cands = searcher.search(
+            query,
+            mode=mode,
+            granularity=granularity,
+            with_similarity=similarity,
+            candidates=CANDIDATES,
+            exclude_prefixes=exclude,
+            allow=allow,
+            # bm25 chosen on a complete index still finds the sentence that answers (what decides
+            # between two statements of a fact) when decay needs it; not while vectors fill in or
+            # the store is down
+            windows=ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None,
+            qvec=qvec,
+        )
+    except VectorStoreUnavailableError as exc:  # the server died mid-run
+        ws.lexical_only(exc)
+        lexical_only = True
+        cands = Searcher(ws.catalog, None, ws.embedder).search(
+            query, mode="bm25", granularity=granularity, candidates=CANDIDATES, exclude_prefixes=exclude, allow=allow
+        )
+    notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
+    cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
+    notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
+    cal = ws.calibration
+    ranked = rank(
+        cands,
+        notes,
+        model=ws.decay,
+        now=now,
+        decay=decay,
+        k=len(cands),
+        vectors=searcher.vectors_of,
+        cal=cal,
+        hide_dormant=hide_dormant,
+    )
+    judged = any(c.similarity != 0.0 for c in cands)
+    return Ranking(ranked, notes, mode, lexical_only, cal.weak if judged else float("-inf"))
+
+
+def recall(
+    ws: Workspace,
+    query: str,
+    k: int = 5,
+    *,
+    mode: Mode = "hybrid",
+    decay: bool = True,
+    now: dt.datetime | None = None,
+    touch: bool = True,
+    granularity: Granularity = "note",
+    include_staged: bool = False,
+    filters: NoteFilter | None = None,
+    explain: bool = False,
+) -> list[Hit]:
+    """See `Memory.recall`. `filters` restrict the candidates before ranking (filters.py)."""
+    if not 1 <= k <= MAX_K:
+        raise ConfigError(f"k = {k}: recall returns 1 to {MAX_K} notes; ask for fewer")
+    allow = eligible(ws, filters)
+    if not query.strip() or allow == set():
+        return []
+    now = now or ws.clock()
+    got = rank_query(
+        ws,
+        query,
+        mode=mode,
+        decay=decay,
+        now=now,
+        granularity=granularity,
+        include_staged=include_staged,
+        allow=allow,
+        hide_dormant=ranking.RECALL_HIDES_DORMANT,
+    )
+    hits = got.hits(query, k)
+    if explain:
+        top = got.ranked[:k]
+        for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
+            h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
+    if touch and not ws.config.read_only:
+        from .edits import rehearse  # the write path: not imported by a recall that writes nothing
+
+        used = used_hits(ws, hits)
+        written = set(rehearse(ws, [h.node_id for h in used], now=now))
+        for h in used:
+            h.rehearsed = h.path in written
+    return hits
+
+
+def mark_changes(hits: list[Hit], ranked: list[Ranked]) -> None:
+    """Mark the hits the vault says supersede one another (ranking.change_label)."""
+    pos = {r.node_id: i + 1 for i, r in enumerate(ranked)}
+    succ = succession(ranked)
+    for h, r in zip(hits, ranked, strict=True):
+        replaces, replaced_by = succ[r.node_id]
+        h.change = change_label(pos[r.node_id], [pos[x] for x in replaces], [pos[x] for x in replaced_by])
+
+
+def day_of(date: str | None) -> str | None:
+    return date[:10] if date else None
+
+
+def explain_hit(
+    place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *, mode: Mode, decay: bool
+) -> dict[str, Any]:
+    """How one hit was ranked: the parts of its relevance, its decay facts, and why it moved."""
+    c, st = r.cand, r.state
+    path_of = {x.node_id: h.path for x, h in zip(ranked, hits, strict=True)}
+    why = list(r.moves)
+    if r.relevance_rank and r.relevance_rank < place and not r.moves:
+        why.append(
+            f"moved below #{place - 1}: "
+            + (
+                "a later statement of the same thing ranks first"
+                if r.same_fact
+                else "the note that supersedes it ranks first"
+            )
+        )
+    for s in st.superseded_by:
+        why.append(f"superseded by {path_of.get(s, s)}: ranks below it")
+    return {
+        "place": place,
+        "relevance_rank": r.relevance_rank,
+        "mode": mode,
+        "bm25": round(c.lexical, 4),
+        "dense": round(c.similarity, 4),
+        "window": None if c.window is None else {"text": c.window.text, "similarity": round(c.window.similarity, 4)},
+        "coverage": None if c.coverage is None else round(c.coverage, 4),
+        "relevance": round(c.relevance, 4),
+        "decay": decay,
+        "strength": round(r.strength, 4),
+        "tier": st.tier,
+        "pinned": st.pinned,
+        "stated": None
+        if st.stated.when is None
+        else {"when": day_of(st.stated.when.isoformat()), "source": st.stated.source},
+        "dormant": r.dormant,
+        "reactivated": r.reactivated,
+        "same_fact": [path_of[n] for n in r.same_fact if n in path_of],
+        "moved": why,
+    }
+
+
+def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
+    """The hit that clearly answered the query: the one recall rehearses (`rehearse` policy).
+
+    Only the first hit, and only when its cosine to the query reaches the embedder's clear-match
+    bar (`calibration.strong`: an absolute scale, unlike fused relevance, whose top hit is always
+    about 1), and the policy lets us write to it: `all`, or `memories` (notes in the memory folder
+    only), or `none`. A lower hit is never rehearsed, however close: the person or agent read the
+    answer, not the note below it (on a person's vault, "when is the boiler service" answered by
+    Boiler.md rehearsed the daily note at #2 about the plumber).
+    """
+    cfg = ws.config
+    if cfg.rehearse == "none" or not hits:
+        return []
+    from .edits import memory_folder
+
+    top = hits[0]
+    if top.similarity < ws.calibration.strong:
+        return []
+    folder = memory_folder(ws)
+    if cfg.rehearse == "memories" and folder and not in_folder(top.path, folder):
+        return []
+    return [top]
+
+
+__all__ = [
+    "CANDIDATES",
+    "MAX_K",
+    "Hit",
+    "Ranking",
+    "explain_hit",
+    "mark_changes",
+    "rank_query",
+    "recall",
+    "to_hit",
+    "used_hits",
+]

@@ -1,0 +1,471 @@
+"""Ranking, pure: fusing lexical and dense scores, and ordering what relevance chose.
+
+Nothing here touches the disk, the index or the clock: every function takes values and
+returns values, so recall (recall.py), prefetch and every bench script compute relevance
+with the same code, and the calibration replays (bench/) replay exactly what recall does.
+
+    fuse(...)             relevance of each candidate, from BM25, cosine and coverage
+    rank(...)             the dormancy gate, relevance order, newest first among the statements
+                          of one fact, successors above what they supersede (`rank`'s docstring)
+    same_fact_groups(...) which of the head state one fact (replayed by bench same_fact)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ..index.calibration import MINILM, Calibration
+from ..index.catalog import STOPWORDS, ChunkRow, NoteRow
+from ..text import is_repeat, split_sentences, without_links
+from .decay import DecayModel, MemoryState, is_episodic
+
+Mode = Literal["hybrid", "bm25", "dense"]
+FloatArray = npt.NDArray[np.float64]
+
+# Every number here has its benchmark row in docs/ranking.md; cosine thresholds are the
+# embedder's (calibration.py).
+FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; SciFact hybrid 0.733)
+#: Freshness reorders only the first HEAD notes by relevance: a fixed head, so `-k` never changes
+#: the order (the first n of -k N are the first n of -k M), and no note climbs from far below.
+#: A head of 10 cost updates_hard's "both statements in the top 5" 0.99 -> 0.83 (bench same_fact).
+HEAD = 5
+#: Two statements of one fact are comparably relevant: fused relevance within this of each other
+#: (bench same_fact: 1.0, no band, let a weak newer note move above the answer on the real vault).
+RELEVANCE_BAND = 0.35
+FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) content words comes back
+#: Whether recall leaves dormant notes out (unless cued), as prefetch does. Forgetting decides what
+#: memory offers unasked (prefetch), not what it finds when asked: bench lifetime, docs/memory-model.md.
+RECALL_HIDES_DORMANT = False
+
+
+# -- fusion ---------------------------------------------------------------------------
+
+
+def minmax(scores: npt.ArrayLike) -> FloatArray:
+    """Min-max to [0, 1] over the candidates (all 1 when they are equal, e.g. a single one)."""
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.size == 0:
+        return arr
+    lo, hi = float(arr.min()), float(arr.max())
+    if hi - lo < 1e-12:
+        return np.ones_like(arr)
+    return (arr - lo) / (hi - lo)
+
+
+def fuse(
+    mode: Mode,
+    lexical: npt.ArrayLike,
+    dense: npt.ArrayLike,
+    coverage: npt.ArrayLike | None = None,
+    alpha: float = FUSION_ALPHA,
+) -> FloatArray:
+    """Relevance in [0, 1] of each candidate (arrays aligned by candidate; absent scores are 0).
+
+    hybrid: `alpha * minmax(cosine) + (1 - alpha) * minmax(bm25) * coverage`. BM25 is scaled
+    among the candidates, which makes the best lexical match worth 1 even when it shares only
+    an everyday word with the query; weighting it by the share of the query's content words
+    the chunk contains (`coverage`) keeps such matches from outranking a clear semantic match
+    (a paraphrase shares no words at all). bm25 / dense: that side alone, min-max scaled.
+    """
+    if mode == "bm25":
+        return minmax(lexical)
+    if mode == "dense":
+        return minmax(dense)
+    lex = minmax(lexical)
+    if coverage is not None:
+        lex = lex * np.asarray(coverage, dtype=np.float64)
+    return alpha * minmax(dense) + (1 - alpha) * lex
+
+
+_WORD = re.compile(r"\w+")
+
+
+_STEM_CHARS = 5
+_STEM = re.compile(rf"\w{{1,{_STEM_CHARS}}}")  # what a stem can be: anything else is in no text
+
+
+def _stem(word: str) -> str:
+    return word[:_STEM_CHARS]  # crude but symmetric; FTS5 does the real (porter) matching
+
+
+def query_terms(query: str) -> frozenset[str]:
+    """The query's content words (stop words dropped), crudely stemmed, for `coverage`."""
+    return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1)
+
+
+def coverage(terms: Set[str], text: str) -> float:
+    """Share of the query's content terms that occur in the text: terms that are the crude stem
+    (`_stem`) of one of the text's words.
+
+    Searched for rather than computed from the text's word set: recall asks this of ~300
+    candidate chunks per query, and tokenizing them was most of a warm hybrid recall's Python;
+    searching costs a ninth of it, with the same results (tests/test_ranking.py checks it
+    against the word set).
+    """
+    if not terms:
+        return 1.0
+    low = text.lower()
+    return sum(1 for t in terms if _STEM.fullmatch(t) and _has_stem(low, t)) / len(terms)
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # exactly what \w matches in a str pattern (a test checks every code point)
+
+
+def _has_stem(low: str, term: str) -> bool:
+    """Some `\\w+` word of `low` has `term` as its stem: `term` starts a word there and, when it is
+    shorter than a stem (the whole word), also ends it."""
+    whole = len(term) < _STEM_CHARS
+    i = low.find(term)
+    while i >= 0:
+        if i == 0 or not _is_word_char(low[i - 1]):
+            j = i + len(term)
+            if not whole or j == len(low) or not _is_word_char(low[j]):
+                return True
+        i = low.find(term, i + 1)
+    return False
+
+
+def is_full_cue(terms: Set[str], text: str) -> bool:
+    """Every content word of a query of two or more is in the text (rank's reactivation cue)."""
+    return len(terms) >= FULL_CUE_MIN_TERMS and coverage(terms, text) >= 1.0
+
+
+# -- records --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    """The best answer window (sentence) of one chunk for one query (windows.py)."""
+
+    text: str
+    similarity: float  # cosine of the query to this window alone
+    vector: np.ndarray = field(compare=False, repr=False)  # what "the same answer" compares
+    others: tuple[str, ...] = ()  # the chunk's other windows scored for the query, best first
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One note (or chunk) as relevance sees it: its best chunk and that chunk's scores."""
+
+    key: str  # note id, or chunk id at chunk granularity
+    node_id: str
+    chunk: ChunkRow
+    relevance: float  # fused, in [0, 1]
+    similarity: float  # exact cosine of the best chunk to the query
+    lexical: float  # raw BM25 of that chunk (0 when it had none)
+    terms: frozenset[str] = frozenset()  # the query's content words (query_terms)
+    coverage: float | None = None  # share of those words in the chunk (hybrid only)
+    window: Window | None = None  # the chunk's best answer window, when it was scored
+
+    @property
+    def answer_similarity(self) -> float:
+        """How well the chunk answers the query: its cosine, or its best window's when higher."""
+        return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
+
+    @property
+    def full_cue(self) -> bool:
+        """The chunk contains every content word of a query of two or more: a specific cue.
+        Computed on demand: only dormant candidates are asked."""
+        return is_full_cue(self.terms, self.chunk.text)
+
+    @property
+    def answer_text(self) -> str | None:
+        """The sentence that answers: the best window, or the chunk's only sentence when it states
+        one in its own words (not only inside a `[[link]]`); None for prose answered as a whole."""
+        if self.window is not None:
+            return self.window.text
+        body = self.chunk.text
+        if self.chunk.heading and body.startswith(self.chunk.heading + "\n"):
+            body = body[len(self.chunk.heading) + 1 :]
+        sentences = split_sentences(body)
+        if len(sentences) != 1 or (self.terms and coverage(self.terms, without_links(sentences[0])) == 0.0):
+            return None
+        return sentences[0]
+
+
+# -- ordering -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate that survived the dormancy gate, with the decay facts that placed it."""
+
+    cand: Candidate
+    state: MemoryState
+    strength: float
+    dormant: bool
+    reactivated: bool
+    path: str = ""  # the note's vault path (what the same-folder rule compares)
+    same_fact: tuple[str, ...] = ()  # node ids of the others in the list that state the same fact
+    moves: tuple[str, ...] = ()  # why it is not where relevance put it ("moved above #2: ...")
+    relevance_rank: int = 0  # its 1-based place by relevance alone
+
+    @property
+    def score(self) -> float:
+        """The relevance that chose it (freshness may reorder, never rescore)."""
+        return self.cand.relevance
+
+    @property
+    def node_id(self) -> str:
+        return self.cand.node_id
+
+
+VectorsOf = Callable[[Sequence[ChunkRow]], Mapping[str, np.ndarray]]
+
+
+def rank(
+    cands: Sequence[Candidate],
+    notes: Mapping[str, NoteRow],
+    *,
+    model: DecayModel,
+    now: dt.datetime,
+    decay: bool,
+    k: int,
+    vectors: VectorsOf | Mapping[str, np.ndarray] | None = None,
+    cal: Calibration = MINILM,
+    hide_dormant: bool = True,
+) -> list[Ranked]:
+    """Decide relevance first; then let the date decide only between statements of one fact.
+
+    1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
+       query cues them: the answer's cosine reaches `model.reactivation_threshold(strength)`, or the
+       chunk holds every content word of a query of two or more (`Candidate.full_cue`). Without
+       it they keep their place, marked dormant (and reactivated when cued).
+    2. The rest keep their relevance order, except:
+    3. among the first HEAD, the best answer and the notes that state the same fact differently
+       (`same_fact_groups`) are put newest first, in the places they held;
+    4. a superseded note never ranks above its successor.
+    The whole list is ordered, then cut to k: the first n of any k are the same notes.
+    `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
+    that are a note's only sentence; window vectors come with the candidates.
+    """
+    kept: list[Ranked] = []
+    for c in sorted(cands, key=lambda c: (-c.relevance, c.key)):
+        note = notes[c.node_id]
+        state = model.state(note.meta, note.path)
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue, strong=cal.strong)  # noqa: B023
+        if decay and hide_dormant and not gate.admitted:
+            continue
+        kept.append(
+            Ranked(
+                c,
+                state,
+                gate.strength,
+                gate.dormant,
+                decay and gate.reactivated,
+                note.path,
+                relevance_rank=len(kept) + 1,
+            )
+        )
+    if decay:
+        if vectors is not None:
+            kept = newest_first(kept, vectors, cal)
+        kept = successors_first(kept)
+    return kept[:k]
+
+
+def freshness(state: MemoryState, strength: float) -> tuple[int, int, float, float]:
+    """What decides between two statements of one fact: pinned first, then the one stated later
+    (to the day; to the second when both give a time), then the stronger."""
+    st = state.stated
+    if st.when is None:
+        return (int(state.pinned), 0, 0.0, round(strength, 2))
+    day = st.when.date()
+    seconds = (st.when - dt.datetime.combine(day, dt.time(), st.when.tzinfo)).total_seconds() if st.exact else 0.0
+    return (int(state.pinned), day.toordinal(), seconds, round(strength, 2))
+
+
+def answer_vector(r: Ranked, vectors: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """What a hit answers with: its best window's vector, else its only sentence's (its chunk's)."""
+    if r.cand.window is not None:
+        return r.cand.window.vector
+    return vectors.get(r.cand.chunk.text_hash) if r.cand.answer_text is not None else None
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def same_fact_groups(
+    items: Sequence[Ranked],
+    answers: Sequence[np.ndarray | None],
+    paths: Sequence[str],
+    cal: Calibration,
+    *,
+    band: float = RELEVANCE_BAND,
+    same_folder: bool = True,
+    anchored: bool = True,
+    alike: float | None = None,
+) -> list[list[int]]:
+    """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
+    and every other item alone.
+
+    Two items are linked when both are dated facts (not episodic records) that answer the query
+    clearly (answer cosine >= `cal.weak`) in a sentence of their own (`answers[i]` not None),
+    live in the same folder (a note updates notes of its own kind: a daily note the daily
+    notes, a memory the memories), were stated on different days, are comparably relevant
+    (within RELEVANCE_BAND), answer alike (the two answers' cosine clears the same weak bar) and
+    are not one statement repeated (text.is_repeat: a daily note's copied line is not a change).
+    The group is the connected component of the item that answers best. Everything else keeps its place: on a person's
+    vault nothing else this rule looks at told a changed value from a related statement
+    (bench same_fact, docs/ranking.md). The keywords are the variants that study replays
+    (`anchored=False`: every component is a group; `alike`: another bar for the answers' cosine).
+    """
+    n = len(items)
+    bar = cal.weak if alike is None else alike
+    ok = [
+        a is not None and not is_episodic(r.state) and r.state.stated.dated and r.cand.answer_similarity >= cal.weak
+        for r, a in zip(items, answers, strict=True)
+    ]
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = items[i], items[j]
+            if not (ok[i] and ok[j]) or a.node_id == b.node_id:
+                continue
+            if same_folder and _folder(paths[i]) != _folder(paths[j]):
+                continue
+            if a.state.stated.day() == b.state.stated.day() or abs(a.score - b.score) > band:
+                continue
+            va, vb = answers[i], answers[j]
+            assert va is not None and vb is not None
+            if float(np.dot(va, vb)) >= bar and not is_repeat(a.cand.answer_text or "", b.cand.answer_text or ""):
+                parent[find(j)] = find(i)
+    if n == 0:
+        return []
+    if not anchored:
+        comps: dict[int, list[int]] = {}
+        for i in range(n):
+            comps.setdefault(find(i), []).append(i)
+        return sorted(comps.values(), key=lambda g: (-len(g), g))
+    best = max(range(n), key=lambda i: (items[i].cand.answer_similarity, -i))
+    root = find(best)
+    group = [i for i in range(n) if find(i) == root]
+    return [group] + [[i] for i in range(n) if i not in group]
+
+
+def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarray], cal: Calibration) -> list[Ranked]:
+    """Refill the places of the head's one-fact group (`same_fact_groups`) newest first; record
+    in each item the others of its group and, when it moved up, why."""
+    head = items[:HEAD]
+    if len(head) < 2:
+        return items
+    need = [r.cand.chunk for r in head if r.cand.window is None and r.cand.answer_text is not None]
+    vecs = (vectors if isinstance(vectors, Mapping) else vectors(need)) if need else {}
+    answers = [answer_vector(r, vecs) for r in head]
+    return refill(items, same_fact_groups(head, answers, [r.path for r in head], cal)[:1])
+
+
+def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]:
+    """Refill each group's places newest first (`freshness`); each member learns the others of its
+    group (`same_fact`) and, when it moved up, why (`moves`)."""
+    out = list(items)
+    for group in groups:
+        if len(group) < 2:
+            continue
+        ids = tuple(items[m].node_id for m in group)
+        for m in group:
+            out[m] = replace(items[m], same_fact=tuple(i for i in ids if i != items[m].node_id))
+    moved = list(out)
+    for group in groups:
+        order = sorted(group, key=lambda m: freshness(items[m].state, items[m].strength), reverse=True)
+        for pos, src in zip(group, order, strict=True):
+            moved[pos] = out[src]
+    for pos in (p for g in groups if len(g) > 1 for p in g):
+        r = moved[pos]
+        group = next(g for g in groups if pos in g)
+        passed = [moved[p].relevance_rank for p in group if p > pos and moved[p].relevance_rank < r.relevance_rank]
+        if passed:
+            why = f"moved above #{min(passed)} (by relevance): states the same thing differently, stated later"
+            moved[pos] = replace(r, moves=(*r.moves, why))
+    return moved
+
+
+def successors_first(items: list[Ranked]) -> list[Ranked]:
+    """A superseded note never ranks above a successor that is also in the list (it moves to just
+    below its lowest successor)."""
+    if not any(r.state.superseded_by or r.state.supersedes for r in items):
+        return items
+    order = list(items)
+    for _ in range(len(order) ** 2 + 1):  # bounded: a cycle of supersessions cannot loop forever
+        pos = {r.node_id: i for i, r in enumerate(order)}
+        move = None
+        for i, r in enumerate(order):
+            succ = [pos[s] for s in r.state.superseded_by if s in pos and pos[s] > i]
+            # a person may record the link only on the new note (`supersedes`)
+            succ += [j for j, u in enumerate(order) if j > i and r.node_id in u.state.supersedes]
+            if succ:
+                move = (i, max(succ))
+                break
+        if move is None:
+            break
+        i, j = move
+        order.insert(j, order.pop(i))
+    return order
+
+
+def succession(items: Sequence[Ranked]) -> dict[str, tuple[list[str], list[str]]]:
+    """node id -> (the ids in `items` it supersedes, the ids in `items` that supersede it)."""
+    ids = {r.node_id for r in items}
+    out: dict[str, tuple[list[str], list[str]]] = {r.node_id: ([], []) for r in items}
+    for r in items:
+        for s in r.state.superseded_by:
+            if s in ids and s != r.node_id:
+                out[r.node_id][1].append(s)
+                out[s][0].append(r.node_id)
+        for s in r.state.supersedes:
+            if s in ids and s != r.node_id:
+                out[r.node_id][0].append(s)
+                out[s][1].append(r.node_id)
+    return {k: (sorted(set(a)), sorted(set(b))) for k, (a, b) in out.items()}
+
+
+def change_label(place: int, replaces: Sequence[int], replaced_by: Sequence[int]) -> str:
+    """What an entry says about a supersession the vault records, pure: `supersedes` /
+    `superseded_by` are the only evidence that two notes state one fact with different values
+    that a reader can trust (issue 21; freshness alone is never labelled)."""
+    if replaced_by:
+        return "superseded by " + ", ".join(f"#{p}" for p in sorted(replaced_by))
+    if replaces:
+        return "supersedes " + ", ".join(f"#{p}" for p in sorted(replaces))
+    return ""
+
+
+__all__ = [
+    "FUSION_ALPHA",
+    "HEAD",
+    "RELEVANCE_BAND",
+    "Candidate",
+    "Mode",
+    "Ranked",
+    "Window",
+    "answer_vector",
+    "change_label",
+    "coverage",
+    "freshness",
+    "fuse",
+    "is_full_cue",
+    "minmax",
+    "newest_first",
+    "query_terms",
+    "rank",
+    "refill",
+    "same_fact_groups",
+    "succession",
+    "successors_first",
+]

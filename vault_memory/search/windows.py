@@ -1,0 +1,341 @@
+"""Answer windows: the sentence of a chunk that answers the query, scored on its own.
+
+A chunk is a few hundred words of a note, and the fact a query asks about is often one
+sentence of it: in a note of chat, "I left Lisbon behind and moved cities, to Porto" sits
+among four turns about other things. The query's cosine to the whole chunk is diluted by
+the rest (bench `updates_hard`: median 0.33 to the chunk against 0.56 to the sentence
+alone), so relevance, the dormancy gate and prefetch's admission all judged how much
+other talk surrounded a fact rather than whether the note states it.
+
+Recall and prefetch therefore score their best candidates also by their best *window*:
+the chunk's sentences (a line of chat is usually one; prose lines are split at sentence
+ends), of which only those sharing a content word with the query are embedded — the
+dense side of a chunk becomes max(cosine to the chunk, cosine to its best window)
+(search.Searcher.search). Window vectors are not in the index (that would double the cost
+of a first index); they are embedded at query time, for the top `search.WINDOW_CANDIDATES`
+chunks only, at most WINDOWS_PER_CHUNK each, and cached by text hash in `windows.sqlite`
+beside the catalog, so a text is never embedded twice. Episodic records (`type:
+conversation`...) are scored whole, as before. What it buys and costs: docs/ranking.md.
+
+    split_windows(body)            the sentences of a chunk (pure)
+    window_terms(query)            the query's words as windows match them (pure)
+    pick_windows(windows, terms)   those worth embedding for a query (pure)
+    WindowCache                    the vector cache (SQLite; never required: errors only log)
+    best_windows(...)              chunk id -> its best window and that window's cosine
+    WindowScorer                   search.WindowScorer over an index (what Memory hands out)
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence, Set
+from pathlib import Path
+
+import numpy as np
+
+from ..hashing import sha256_hex
+from ..index.catalog import STOPWORDS, Catalog, ChunkRow
+from ..index.embedders import Embedder
+from ..text import split_sentences, without_links
+from .decay import EPISODIC_TYPES
+from .ranking import Window
+
+log = logging.getLogger(__name__)
+
+#: At most this many windows per chunk are embedded: those sharing the most query words.
+WINDOWS_PER_CHUNK = 2
+#: A window shorter than this many words ("Wow!", "Really?") says nothing on its own.
+MIN_WINDOW_WORDS = 3
+#: The cache keeps at most this many vectors (about 1.5 KB each), oldest dropped first.
+CACHE_MAX_ROWS = 50_000
+CACHE_NAME = "windows.sqlite"
+FLUSH_ROWS = 512  # new vectors are written to the file in groups of this many ...
+FLUSH_SECONDS = 5.0  # ... or when this long has passed since the last write (and at close)
+
+_WORD = re.compile(r"\w+")
+
+
+# -- pure ---------------------------------------------------------------------------
+
+
+def chunk_body(chunk: ChunkRow) -> str:
+    """The chunk's text without the heading-path line the indexer puts first (when it has one)."""
+    if chunk.heading and chunk.text.startswith(chunk.heading + "\n"):
+        return chunk.text[len(chunk.heading) + 1 :]
+    return chunk.text
+
+
+def split_windows(body: str) -> list[str]:
+    """The sentences of a chunk's body, in order (text.split_sentences): each line is split at
+    sentence ends. A line of chat is one turn of one or two sentences; a line of prose is a
+    paragraph. The sentence is the unit a fact is stated in (bench `answer_windows` compared
+    lines, sentences and both: sentences lift the prose benchmark and leave LoCoMo's turn recall
+    as it was)."""
+    return split_sentences(body)
+
+
+def _light_stem(word: str) -> str:
+    # ranking's 5-letter prefix, after dropping a plural: "cities" ~ "city", "notes" ~ "note"
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+#: _light_stem, remembered per word: a vault's words repeat.
+_stem_of = functools.lru_cache(maxsize=1 << 16)(_light_stem)
+
+
+def window_terms(query: str) -> frozenset[str]:
+    """The query's content words as `pick_windows` matches them (plurals folded)."""
+    return frozenset(_light_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1)
+
+
+def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK) -> list[str]:
+    """The windows worth embedding for a query with these content `terms` (window_terms): those
+    of at least MIN_WINDOW_WORDS words sharing a term with it, most shared terms first, at most `cap`.
+
+    Sharing a word is what makes a sentence a candidate answer cheaply (a query and the
+    sentence that answers it name the same thing: "city", "editor", a person); the cosine
+    then decides how well it answers. A query without content words picks nothing. Words
+    inside `[[links]]` do not count: "See [[Move staging URL]]." names the note that answers
+    "what is the staging URL", it does not answer it (on the labelled real-vault set such
+    pointers scored above the answer: bench real_vault).
+    """
+    return _pick([(w, w.lower()) for w in windows], terms, (), cap)
+
+
+def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence[str], cap: int) -> list[str]:
+    """pick_windows over (window, its lowercase) pairs; with `needles` (see `_needles`), a window
+    containing none of them is passed over before it is tokenized (it can share no term)."""
+    if not terms:
+        return []
+    scored = []
+    for i, (w, low) in enumerate(windows):
+        if needles and not any(n in low for n in needles):
+            continue  # most windows share no word with the query and stop here
+        own = without_links(low)
+        if len(_WORD.findall(own)) < MIN_WINDOW_WORDS:
+            continue
+        shared = len(terms & set(map(_stem_of, _WORD.findall(own))))
+        if shared > 0:
+            scored.append((-shared, i, w))
+    scored.sort()
+    return [w for _, _, w in scored[:cap]]
+
+
+# -- the cache -----------------------------------------------------------------------
+
+
+class WindowCache:
+    """Window vectors by text hash, in a small SQLite file of their own beside the catalog.
+
+    Derived and disposable like the rest of the index, shared by every process on the index
+    (recall in a shell, the MCP server, a watcher), and written by readers too: it is not
+    the catalog, so it needs no writer lock. Any SQLite error (a read-only folder, a busy
+    file) only means the vectors are not kept; recall never fails for it. `path=None` keeps
+    them in memory for this object's life.
+    """
+
+    def __init__(self, path: Path | None, identity: str, *, max_rows: int = CACHE_MAX_ROWS) -> None:
+        self.identity = identity
+        self.max_rows = max_rows
+        self._mem: dict[str, np.ndarray] = {}
+        self._unwritten: list[tuple[str, bytes]] = []
+        self._flushed_at = time.monotonic()
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            try:
+                self._db = self._open(path)
+            except (sqlite3.Error, OSError) as exc:
+                log.debug("window cache %s unavailable (%s): keeping window vectors in memory", path, exc)
+                self._db = None
+
+    def _open(self, path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=0.5, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS windows (text_hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        if row is None or row[0] != self.identity:  # another model's vectors are worth nothing
+            db.execute("DELETE FROM windows")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self.identity,))
+        db.commit()
+        return db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self.flush()
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> WindowCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out = {h: self._mem[h] for h in hashes if h in self._mem}
+        want = [h for h in hashes if h not in out]
+        if self._db is not None and want:
+            try:
+                marks = ",".join("?" * len(want))
+                for h, blob in self._db.execute(
+                    f"SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})", want
+                ):
+                    out[h] = self._mem[h] = np.frombuffer(blob, dtype=np.float32)
+            except sqlite3.Error as exc:
+                log.debug("window cache read failed (%s)", exc)
+        return out
+
+    def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep these vectors: in memory at once, in the file at the next `flush` (written
+        behind: a commit per new question was ~1.5 ms of its recall). `close` flushes; a
+        long-lived process flushes every FLUSH_ROWS rows or FLUSH_SECONDS."""
+        rows = [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)]
+        for h, blob in rows:
+            self._mem[h] = np.frombuffer(blob, dtype=np.float32)  # as read back: the same bits every time
+        if self._db is None or not rows:
+            return
+        self._unwritten.extend(rows)
+        if len(self._unwritten) >= FLUSH_ROWS or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the vectors kept since the last flush to the file (errors only log)."""
+        rows, self._unwritten = self._unwritten, []
+        self._flushed_at = time.monotonic()
+        if self._db is None or not rows:
+            return
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO windows VALUES (?, ?)", rows)
+            top = self._db.execute("SELECT max(rowid) FROM windows").fetchone()[0] or 0
+            if top > self.max_rows:  # oldest out; rowids only grow, so this is insertion order
+                self._db.execute("DELETE FROM windows WHERE rowid <= ?", (top - self.max_rows,))
+            self._db.commit()
+        except sqlite3.Error as exc:
+            log.debug("window cache write failed (%s): not kept", exc)
+            try:
+                self._db.rollback()
+            except sqlite3.Error:
+                pass
+
+    def vectors(self, texts: Sequence[str], embedder: Embedder) -> dict[str, np.ndarray]:
+        """text -> vector, embedding (in one batch) only the texts never seen before."""
+        keys = {t: sha256_hex(t) for t in texts}
+        known = self.get(sorted(set(keys.values())))
+        missing = sorted({t for t, h in keys.items() if h not in known})
+        if missing:
+            vecs = np.asarray(embedder.embed(missing), dtype=np.float32)
+            self.put([keys[t] for t in missing], vecs)
+            known = self.get(sorted(set(keys.values())))
+        return {t: known[h] for t, h in keys.items() if h in known}
+
+
+def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
+    """The window cache of an index folder (in memory when there is none)."""
+    return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity)
+
+
+@functools.lru_cache(maxsize=8192)
+def _split_lowered(body: str) -> tuple[tuple[str, str], ...]:
+    """split_windows(body), each window with its lowercase (an LRU: a long-lived process asks
+    of the same chunks again)."""
+    return tuple((w, w.lower()) for w in split_windows(body))
+
+
+def _needles(terms: Set[str]) -> tuple[str, ...]:
+    """Strings one of which a window's lowercase contains whenever one of its words has a stem in
+    `terms`: a stem is a prefix of its word, except where "-ies" became "-y" ("city" of "cities")."""
+    return tuple(sorted(set(terms) | {t[:-1] + "ies" for t in terms if t.endswith("y")}))
+
+
+def picks(body: str, terms: Set[str], needles: Sequence[str] | None = None) -> list[str]:
+    """The windows of `body` that `best_windows` embeds for a query with these `terms`:
+    `pick_windows(split_windows(body), terms)`, or none for a body of one window.
+
+    Only windows containing one of the terms' `_needles` are tokenized (a word's stem is found
+    in its text), so a chunk costs a substring search per window and term rather than
+    tokenizing and stemming all its words (230 us a chunk; 30 chunks per new question).
+    """
+    wins = _split_lowered(body)
+    if len(wins) < 2 or not terms:
+        return []
+    return _pick(wins, terms, _needles(terms) if needles is None else needles, WINDOWS_PER_CHUNK)
+
+
+def best_windows(
+    chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embedder: Embedder, cache: WindowCache
+) -> dict[str, Window]:
+    """chunk id -> its best window for the query (only chunks with a window worth scoring).
+
+    `chunks` are the candidates to score, most relevant first (the caller cuts them to
+    search.WINDOW_CANDIDATES). All their windows go to the embedder in one batch, minus the cached.
+    A chunk that is a single window already (a one-line note) gains nothing and is skipped.
+    What is picked for each chunk is `picks`.
+    """
+    terms = window_terms(query)
+    if not terms:
+        return {}
+    picked: dict[str, list[str]] = {}
+    needles = _needles(terms)
+    for ch in chunks:
+        chosen = picks(chunk_body(ch), terms, needles)
+        if chosen:
+            picked[ch.chunk_id] = chosen
+    if not picked:
+        return {}
+    vecs = cache.vectors(sorted({w for ws in picked.values() for w in ws}), embedder)
+    q = np.asarray(qvec, dtype=np.float32)
+    out: dict[str, Window] = {}
+    for cid, ws in picked.items():
+        scored_w = sorted(((float(vecs[w] @ q), w) for w in ws if w in vecs), key=lambda t: (-t[0], ws.index(t[1])))
+        if scored_w:
+            sim, text = scored_w[0]
+            out[cid] = Window(text, sim, vecs[text], tuple(w for _, w in scored_w[1:]))
+    return out
+
+
+def is_record(meta: Mapping[str, object]) -> bool:
+    """An episodic record by its frontmatter label (decay.is_episodic, from the meta alone)."""
+    return str(meta.get("type") or meta.get("kind") or "").strip().lower() in EPISODIC_TYPES
+
+
+class WindowScorer:
+    """search.WindowScorer over an index: scores the windows of facts, not of records.
+
+    Episodic records (transcripts, logs: `type: conversation`...) are scored whole, as they
+    always were: a line of chat answers a question about that chat, and LoCoMo's evidence
+    recall was calibrated on whole chunks; records keep their places (ranking.rank).
+    """
+
+    def __init__(self, catalog: Catalog, embedder: Embedder, cache: WindowCache) -> None:
+        self.catalog, self.embedder, self.cache = catalog, embedder, cache
+
+    def __call__(self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str) -> dict[str, Window]:
+        notes = self.catalog.notes_by_ids(sorted({c.node_id for c in chunks}))
+        facts = [c for c in chunks if c.node_id in notes and not is_record(notes[c.node_id].meta)]
+        return best_windows(facts, qvec, query, self.embedder, self.cache) if facts else {}
+
+
+__all__ = [
+    "CACHE_NAME",
+    "WINDOWS_PER_CHUNK",
+    "WindowCache",
+    "WindowScorer",
+    "best_windows",
+    "chunk_body",
+    "is_record",
+    "open_cache",
+    "pick_windows",
+    "picks",
+    "split_windows",
+    "window_terms",
+]
