@@ -147,6 +147,7 @@ def rank_query(
         # every note by BM25 rather than favour the ones embedded first.
         mode, lexical_only = "bm25", True
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
+    died = False
     try:
         # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
         # dormancy by, so the query is not embedded and no model is loaded for this answer.
@@ -167,7 +168,7 @@ def rank_query(
         )
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
-        lexical_only = True
+        lexical_only = died = True
         cands = Searcher(ws.catalog, None, ws.embedder).search(
             query, mode="bm25", granularity=granularity, candidates=CANDIDATES, exclude_prefixes=exclude, allow=allow
         )
@@ -186,7 +187,11 @@ def rank_query(
         cal=cal,
         hide_dormant=hide_dormant,
     )
-    judged = any(c.similarity != 0.0 for c in cands)
+    # Cosines were computed (dense or hybrid, or bm25 when decay needed them): a hit below the bar
+    # is weak even when every cosine is 0. None were (the store down, vectors still filling in for
+    # bm25 without decay): nothing is judged weak, as nothing was measured.
+    measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
+    judged = measured or any(c.similarity != 0.0 for c in cands)
     return Ranking(ranked, notes, mode, lexical_only, cal.weak if judged else float("-inf"))
 
 
