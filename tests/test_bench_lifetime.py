@@ -191,3 +191,18 @@ def test_a_short_year_runs_and_decay_shows(tmp_path: Path) -> None:
         got, world, {"memories": 1, "changes": 1, "superseded_explicitly": 1, "turns": 1, "turn_kinds": {}}
     )
     assert any(line.startswith("| today |") for line in lines)
+
+
+def test_every_variants_switch_names_a_constant_of_the_library() -> None:
+    # a variant patches module constants by dotted name; a module that moved would fail a 25-minute
+    # run at its second variant, so each name is resolved here
+    import importlib
+
+    names = [dotted for v in lt.VARIANTS for dotted in v.patch]
+    assert names
+    for dotted in names:
+        module, name = dotted.rsplit(".", 1)
+        assert hasattr(importlib.import_module(f"vault_memory.{module}"), name), dotted
+    with lt._patched({names[0]: "patched"}):
+        module, name = names[0].rsplit(".", 1)
+        assert getattr(importlib.import_module(f"vault_memory.{module}"), name) == "patched"

@@ -104,23 +104,23 @@ VARIANTS: tuple[Variant, ...] = (
         "replaced_come_back",
         "a cued dormant note enters a block even when an entry above names it in conflicts_with (the rule "
         "before issue 24)",
-        patch={"prefetch.KEEPS_REPLACED_OUT": False},
+        patch={"lifecycle.prefetch.KEEPS_REPLACED_OUT": False},
     ),
     Variant(
         "clear_reactivation",
         "a dormant note comes back only on a clear match (cosine >= the embedder's strong bar) or when the "
         "turn holds all its words: no rising threshold",
-        patch={"decay.REACTIVATE_FLOOR": 1.0},
+        patch={"search.decay.REACTIVATE_FLOOR": 1.0},
     ),
     Variant(
         "recall_hides",
         "recall leaves dormant notes out unless cued, as prefetch does (the rule before issue 24)",
-        patch={"ranking.RECALL_HIDES_DORMANT": True},
+        patch={"search.ranking.RECALL_HIDES_DORMANT": True},
     ),
     Variant(
         "prefetch_no_dormant",
         "a dormant note never enters a block, however closely the turn matches it (recall still finds it)",
-        patch={"prefetch.SHOWS_CUED_DORMANT": False},
+        patch={"lifecycle.prefetch.SHOWS_CUED_DORMANT": False},
     ),
     Variant(
         "no_curve",
