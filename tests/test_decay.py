@@ -209,3 +209,18 @@ def test_strength_matches_formula(age: float, tier: str) -> None:
 )
 def test_episodic_is_a_label(meta: dict[str, object], episodic: bool) -> None:
     assert is_episodic(state_from_meta(meta)) is episodic
+
+
+@pytest.mark.parametrize("days", [140, 200, 400, 2000])  # just dormant (long tier: < 0.1 after ~200 d) to long gone
+def test_a_dormant_note_comes_back_on_a_clear_match_however_long_it_faded(days: int) -> None:
+    state = state_from_meta({"created": NOW - dt.timedelta(days=days)})
+    strength = MODEL.strength(state, NOW)
+    gate = MODEL.gate(state, NOW, similarity=0.45, strong=0.5)
+    if strength >= MODEL.dormant_below:
+        assert not gate.dormant and gate.admitted  # not dormant: nothing to come back from
+        return
+    # an on-topic match that is not clear leaves it out, at any depth of forgetting (the rule before
+    # let one at 0.1 + 0.12 per half-life in: just below the threshold, nearly any match)
+    assert gate.dormant and not gate.admitted
+    assert MODEL.gate(state, NOW, similarity=0.5, strong=0.5).admitted
+    assert MODEL.gate(state, NOW, similarity=0.2, strong=0.5, cue=lambda: True).admitted  # every word of the query

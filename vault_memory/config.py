@@ -145,10 +145,11 @@ def check_setting(name: str, value: Any) -> str | None:
 
 # Settings that no longer do anything: accepted (with a warning) so an old config file still loads.
 _CALIBRATED = "a number on the embedder's cosine scale: it lives in its calibration record (`vault-memory calibrate`)"
+_ONE_BAR = "a dormant note comes back on a clear match: the calibration's strong bar (docs/ranking.md)"
 _RETIRED = {
     "assign_ids": "node_ids are written only when there is state to keep (docs/memory-model.md, identity)",
-    "reactivate_similarity": "the reactivation rule's constants are measured, not settings (docs/ranking.md)",
-    "reactivate_slope": "the reactivation rule's constants are measured, not settings (docs/ranking.md)",
+    "reactivate_similarity": _ONE_BAR,
+    "reactivate_slope": _ONE_BAR,
     "reactivate_cap": _CALIBRATED,
     "rehearse_min_similarity": _CALIBRATED,
     "rehearse_max_hits": "recall rehearses the one hit that clearly answers (docs/memory-model.md)",

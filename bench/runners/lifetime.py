@@ -97,20 +97,14 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "today",
         "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
-        "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it and no "
-        "entry above names it in conflicts_with)",
+        "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it (a clear "
+        "match, or all its words) and no entry above names it in conflicts_with)",
     ),
     Variant(
         "replaced_come_back",
         "a cued dormant note enters a block even when an entry above names it in conflicts_with (the rule "
         "before issue 24)",
         patch={"lifecycle.prefetch.KEEPS_REPLACED_OUT": False},
-    ),
-    Variant(
-        "clear_reactivation",
-        "a dormant note comes back only on a clear match (cosine >= the embedder's strong bar) or when the "
-        "turn holds all its words: no rising threshold",
-        patch={"search.decay.REACTIVATE_FLOOR": 1.0},
     ),
     Variant(
         "recall_hides",

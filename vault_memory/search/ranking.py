@@ -236,7 +236,7 @@ def rank(
     """Decide relevance first; then let the date decide only between statements of one fact.
 
     1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
-       query cues them: the answer's cosine reaches `model.reactivation_threshold(strength)`, or the
+       query cues them: the answer's cosine reaches the clear-match bar (`cal.strong`), or the
        chunk holds every content word of a query of two or more (`Candidate.full_cue`). Without
        it they keep their place, marked dormant (and reactivated when cued).
     2. The rest keep their relevance order, except:
