@@ -212,6 +212,16 @@ class Soak:
             (self.vault / "Generated" / f"new{i}.md").write_text(self.note_text(i), encoding="utf-8")
 
     # -- convergence ---------------------------------------------------------------------
+    def watcher_indexes(self, proc: subprocess.Popen[str], rel: str, *, seconds: float) -> bool:
+        """Whether the running watcher `proc` puts `rel` in the index within `seconds` (polled)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            with contextlib.suppress(Exception):
+                if rel in index_state(self.index)["notes"]:
+                    return True
+        return False
+
     def converge(self) -> None:
         """The next run must bring the index to what a clean rebuild gives."""
         self.run(["index"], {0})
@@ -393,14 +403,7 @@ class Soak:
         self.tick("faults")
         i = self.rng.randrange(100_000, 999_999)
         (self.vault / "Generated" / f"late{i}.md").write_text(self.note_text(i), encoding="utf-8")
-        found = False
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
-            with contextlib.suppress(Exception):
-                if f"Generated/late{i}.md" in index_state(self.index)["notes"]:
-                    found = True
-                    break
+        found = self.watcher_indexes(proc, f"Generated/late{i}.md", seconds=120)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
         self.note(args, proc.returncode, err, {0})
@@ -573,14 +576,7 @@ class Soak:
         i = self.rng.randrange(100_000, 999_999)
         (away / "Generated" / f"away{i}.md").write_text(self.note_text(i), encoding="utf-8")
         away.rename(self.vault)
-        found = False
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
-            with contextlib.suppress(Exception):
-                if f"Generated/away{i}.md" in index_state(self.index)["notes"]:
-                    found = True
-                    break
+        found = self.watcher_indexes(proc, f"Generated/away{i}.md", seconds=60)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
         self.note(args, proc.returncode, err, {0})
