@@ -58,18 +58,22 @@ def _filler(vault: Path) -> None:
         )
 
 
-def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: MemoryFactory, tmp_path: Path) -> None:
+def _nora_moved(tmp_path: Path, older: str) -> Path:
+    """A vault of other talk where an older note says `older` and a newer one that Nora lives in Porto."""
     vault = tmp_path / "talk"
     vault.mkdir()
     _filler(vault)
-    # The older statement matches the question a little better; the two notes share no word
-    # beyond the fact's own ("Nora", "city"), so their chunks are not alike as wholes.
-    (vault / "older.md").write_text(
-        _note("2024-03-02", [TALK_A[0], "Nora lives in Lisbon, a sunny city.", TALK_A[1], TALK_A[2]])
-    )
+    (vault / "older.md").write_text(_note("2024-03-02", [TALK_A[0], older, TALK_A[1], TALK_A[2]]))
     (vault / "newer.md").write_text(
         _note("2024-11-20", [TALK_B[0], "Nora is living in Porto, a new city.", TALK_B[1], TALK_B[2]])
     )
+    return vault
+
+
+def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    # The older statement matches the question a little better; the two notes share no word
+    # beyond the fact's own ("Nora", "city"), so their chunks are not alike as wholes.
+    vault = _nora_moved(tmp_path, "Nora lives in Lisbon, a sunny city.")
     mem = make_memory(vault=vault, index_dir=tmp_path / "ix")
     mem.index()
     query = "Which city does Nora live in?"
@@ -102,18 +106,7 @@ def test_keyword_mode_still_finds_the_sentence_that_answers_and_ranks_the_newer_
     # `--mode bm25` on a complete index: relevance stays BM25's, but the answer windows are still
     # found, so the two statements of the fact are told apart by when they were stated (bench
     # updates, bm25+decay newer-first 0.275 without windows, 0.975 with them)
-    vault = tmp_path / "talk"
-    vault.mkdir()
-    _filler(vault)
-    (vault / "older.md").write_text(
-        _note(
-            "2024-03-02",
-            [TALK_A[0], "Nora does live in Lisbon, a city she says is the best city to live in.", TALK_A[1], TALK_A[2]],
-        )
-    )
-    (vault / "newer.md").write_text(
-        _note("2024-11-20", [TALK_B[0], "Nora is living in Porto, a new city.", TALK_B[1], TALK_B[2]])
-    )
+    vault = _nora_moved(tmp_path, "Nora does live in Lisbon, a city she says is the best city to live in.")
     # a weak keyword match, so BM25's min-max has a floor below the two statements
     (vault / "postcard.md").write_text(_note("2024-06-01", ["A postcard from Nora arrived.", TALK_B[2]]))
     mem = make_memory(vault=vault, index_dir=tmp_path / "ix")
