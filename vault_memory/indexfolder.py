@@ -876,16 +876,7 @@ class IndexFolder:
         embed_tokens: int | None = None,
         verify: bool = False,
     ) -> IndexReport:
-        """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
-
-        `embed_budget`: embed at most this many texts before returning (None: all), and with
-        `embed_tokens` at most that many tokens of text (READER_EMBED_TOKENS: a few seconds). When more
-        are new, every changed note is written to the catalog first (searchable by keyword at
-        once) and their vectors are left to `fill_vectors()` or the next `index()`
-        (`report.texts_pending`): a server answers within seconds of start-up and embeds
-        afterwards. `verify` reads every note instead of trusting the stat stamps of unchanged
-        files (doctor --fix).
-        """
+        """`Memory.index`, the documented operation, says what this does and what each argument means."""
         with self.writing(wait):
             if rebuild:
                 self._drop_index()
