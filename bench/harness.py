@@ -14,7 +14,7 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -359,6 +359,21 @@ def progress_printer(label: str) -> Any:
         print(f"  [{label}] {shown}", file=sys.stderr, flush=True)
 
     return cb
+
+
+def interleaved(
+    runners: Mapping[str, Callable[[], Any]], repeats: int, *, say_load: bool = False
+) -> dict[str, list[float]]:
+    """Seconds of each runner per repeat, interleaved (A B C, A B C, ...) so that load from other
+    processes on a shared machine falls on every variant alike. The caller does the warm-up."""
+    runs: dict[str, list[float]] = {name: [] for name in runners}
+    for r in range(repeats):
+        for name, fn in runners.items():
+            t0 = time.perf_counter()
+            fn()
+            runs[name].append(time.perf_counter() - t0)
+        log(f"  repeat {r + 1}/{repeats} done" + (f" (load {load_average()})" if say_load else ""))
+    return runs
 
 
 def log(msg: str) -> None:

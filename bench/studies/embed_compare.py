@@ -42,7 +42,7 @@ import numpy as np
 
 from vault_memory.index.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MiniLMEmbedder
 
-from ..harness import REPO, Result, RunOptions, log, table
+from ..harness import REPO, Result, RunOptions, interleaved, log, table
 
 SEED = 20251129
 
@@ -331,13 +331,7 @@ def run(opts: RunOptions) -> Result:
         # shared machine falls on every variant alike; one warm-up pass each first (it also
         # loads each variant's session).
         outputs = {name: fn() for name, fn in runners.items()}
-        runs: dict[str, list[float]] = {name: [] for name in runners}
-        for r in range(repeats):
-            for name, fn in runners.items():
-                t0 = time.perf_counter()
-                fn()
-                runs[name].append(time.perf_counter() - t0)
-            log(f"  repeat {r + 1}/{repeats} done")
+        runs = interleaved(runners, repeats)
 
     memory = {} if no_memory else {v.name: _peak_rss_mb(v, n_chunks, sweep) for v in variants}
     rows = []

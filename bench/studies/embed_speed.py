@@ -36,7 +36,7 @@ import numpy as np
 from vault_memory.index import intgraph
 from vault_memory.index.embedders import MINILM_BATCH_SIZE, MINILM_MAX_BATCH_TOKENS, MINILM_WORKERS, MiniLMEmbedder
 
-from ..harness import Result, RunOptions, load_average, log, table
+from ..harness import Result, RunOptions, interleaved, load_average, log, table
 from .embed_compare import make_chunks
 
 
@@ -230,13 +230,7 @@ def run(opts: RunOptions) -> Result:
         out = fn()
         if kind[name] == "embedder":
             vectors[name] = np.asarray(out, dtype=np.float32)
-    runs: dict[str, list[float]] = {name: [] for name in runners}
-    for r in range(repeats):
-        for name, fn in runners.items():
-            t0 = time.perf_counter()
-            fn()
-            runs[name].append(time.perf_counter() - t0)
-        log(f"  repeat {r + 1}/{repeats} done (load {load_average()})")
+    runs = interleaved(runners, repeats, say_load=True)
 
     if "query" in parts:
         res.results["query"] = query_latency(opts, shipped, MiniLMEmbedder(), 20 if opts.quick else 300)
