@@ -122,3 +122,23 @@ def test_snippet_picks_the_window_slicing_every_window_picks() -> None:
             assert got == _snippet_by_slicing(text, query), (text[:60], query)
             moved += got.startswith("… ")
     assert moved > 10  # windows other than the first were chosen, not only the trivial case
+
+
+def test_a_table_row_is_a_sentence_that_names_its_columns() -> None:
+    from vault_memory.text import split_sentences
+
+    body = (
+        "Compared models on my notes:\n\n| model | recall@10 |\n|---|:---:|\n| all-MiniLM-L6-v2 | 0.71 |\n"
+        "| nomic-embed-text | 0.80 |\n\nAfter the table. Second sentence.\n| a | b |\n| c | |"
+    )
+    assert split_sentences(body) == [
+        "Compared models on my notes:",
+        "model: all-MiniLM-L6-v2; recall@10: 0.71",
+        "model: nomic-embed-text; recall@10: 0.80",
+        "After the table.",
+        "Second sentence.",
+        "a; b",  # no header rule under it: cells only
+        "c",  # an empty cell says nothing
+    ]
+    # a row with more cells than its header keeps them, unnamed; a lone pipe is text
+    assert split_sentences("| x | y |\n|--|--|\n| 1 | 2 | 3 |\n|") == ["1; 2; 3", "|"]

@@ -114,15 +114,41 @@ def unlink(text: str) -> str:
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")
 _WORD_RE = re.compile(r"\w+")
+_TABLE_RULE = re.compile(r"\|?(?:\s*:?-+:?\s*\|)+\s*(?::?-+:?\s*)?")  # |---|:--:| under a header
 _EMBED_OR_LINK = re.compile(r"!?\[\[[^\]]*\]\]")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
 def split_sentences(body: str) -> list[str]:
     """The sentences of a text, in order: each line is split at sentence ends (list markers,
-    quote marks and heading marks dropped). The unit a fact is stated in (windows.py)."""
+    quote marks and heading marks dropped). The unit a fact is stated in (windows.py).
+
+    A Markdown table row is one sentence that names its columns: under `| Part | What |`, the
+    row `| GPU | RTX 3060 12 GB |` reads "Part: GPU; What: RTX 3060 12 GB". A row alone does not
+    say what its cells are, and "| model | recall@10 |" alone says nothing (the header and the
+    `|---|` rule are not sentences of their own). On the labelled real-vault set: bench real_vault."""
     out: list[str] = []
-    for line in body.split("\n"):
-        line = line.strip().lstrip("-*>#").strip()
+    lines = body.split("\n")
+    header: list[str] | None = None
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if line.startswith("|") and len(line) > 1:
+            if _TABLE_RULE.fullmatch(line):
+                continue
+            cells = _cells(line)
+            if i + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1].strip()):
+                header = cells  # the header row: said by every row below it
+                continue
+            names = header if header is not None and len(header) == len(cells) else [""] * len(cells)
+            row = "; ".join(f"{h}: {c}" if h else c for h, c in zip(names, cells, strict=True) if c)
+            if row:
+                out.append(row)
+            continue
+        header = None
+        line = line.lstrip("-*>#").strip()
         if not line:
             continue
         out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
