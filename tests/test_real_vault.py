@@ -348,3 +348,24 @@ def test_recall_rehearses_its_answer_not_the_note_below_it(tmp_path: Path) -> No
         hits = m.recall("which hotel am I staying at in Lisbon", k=3, now=rv.NOW)
         assert hits[0].path == "Projects/Lisbon Conference.md" and hits[0].rehearsed
         assert [h.path for h in hits if h.rehearsed] == ["Projects/Lisbon Conference.md"]
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_prefetch_shows_the_part_of_a_note_that_answers_a_table_row_with_its_header(tmp_path: Path) -> None:
+    """ "what GPU is in the home server": the Software section (which says "GPU" and "serves") ranks
+    Home Lab, but the Hardware table's row says which GPU; the entry shows that row, read with its
+    header (bench real_vault: the needed fact in the block)."""
+    from vault_memory.index.embedders import make_embedder
+
+    vault = rv.copy_vault(SOURCES[rv.SAMPLE], tmp_path / "clone", "now")
+    with Memory(
+        Config(vault=vault, index_dir=tmp_path / "i", embedder="minilm"), embedder=make_embedder("minilm")
+    ) as m:
+        m.index()
+        ranked = m.recall("what GPU is in the home server", k=1, now=rv.NOW, touch=False)[0]
+        assert ranked.path == "Projects/Home Lab.md" and ranked.heading.endswith("Software")  # what ranks the note
+        got = m.prefetch("what GPU is in the home server", now=rv.NOW, refresh_staged=False)
+        first = got.entries[0]
+        assert first.path == "Projects/Home Lab.md" and first.heading.endswith("Hardware")
+        assert "Part: GPU; What: RTX 3060 12 GB" in got.block

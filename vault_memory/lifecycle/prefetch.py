@@ -20,8 +20,9 @@ with the turn as the query and shows what recall would return, in recall's order
 - repeats: an entry that states what an entry above it states in the same words (text.is_repeat:
   the nine daily notes' "13:00 Lunch with [[Jonas Weber]].") becomes part of that entry, which
   says where else it appears. One changed word ("on Slack" / "on Discord") is another entry.
-Each entry shows the sentence that answers (the best window) when there is one, else the
-chunk cut around the turn's words, with the day the note was stated and its path. An entity's
+Each entry shows the part of the note that answers the turn closest in meaning (`shown_part`):
+the sentence that answers (the best window) when there is one, else that chunk cut around the
+turn's words, with the day the note was stated and its path. An entity's
 own note comes before its mentions because recall ranks it first: its title and aliases count
 twice for BM25, and a daily note's line that reaches the turn only through a `[[link]]` is not
 an answer (windows.py).
@@ -51,7 +52,7 @@ from typing import Any
 
 from ..index.embedders import embed_query
 from ..search.filters import NoteFilter, eligible
-from ..search.ranking import Ranked
+from ..search.ranking import Candidate, Ranked
 from ..search.windows import chunk_body
 from ..search.workspace import Workspace
 from ..text import is_repeat, snippet, split_sentences, without_links
@@ -242,11 +243,22 @@ def one_line(text: str) -> str:
 CONTEXT_SENTENCES = 1
 
 
+def shown_part(cand: Candidate) -> Candidate:
+    """The part of a note an entry shows: of the chunks the search found, the one that answers the
+    turn closest in meaning (its cosine, or its best sentence's), which is not always the chunk
+    that ranked the note ("what GPU is in the home server": the Software section, which names the
+    GPU twice, ranks Home Lab; the Hardware table's row says which GPU; bench real_vault)."""
+    closest = cand.closest
+    return closest if closest is not None and closest.answer_similarity > cand.answer_similarity else cand
+
+
 def entry_text(r: Ranked, query: str, cap: int) -> str:
-    """What an entry shows: the sentence that answers, with its neighbours, when the note states one;
-    else its chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the chunk's)."""
-    answer = r.cand.answer_text
-    body = chunk_body(r.cand.chunk)
+    """What an entry shows of the note's closest part (shown_part): the sentence that answers, with
+    its neighbours, when it states one; else the chunk cut around the turn's words (snippet drops a
+    first line: "\\n" keeps the chunk's)."""
+    part = shown_part(r.cand)
+    answer = part.answer_text
+    body = chunk_body(part.chunk)
     if answer is None:
         return snippet("\n" + body, query, width=cap)
     sentences = split_sentences(body)
@@ -254,7 +266,7 @@ def entry_text(r: Ranked, query: str, cap: int) -> str:
         return answer
     at = sentences.index(answer)
     shown = sentences[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1]
-    window = r.cand.window
+    window = part.window
     also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
     return " ".join(shown) + "".join(f" … {w}" for w in also)
 
@@ -318,7 +330,8 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
         if not eligible(r):
             continue
         shown = entry_text(r, query, cap)
-        said = c.answer_text or shown  # what the note states: repeats are judged on it, not the context
+        part = shown_part(c)
+        said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue
         comes_back = SHOWS_CUED_DORMANT and r.reactivated and not (KEEPS_REPLACED_OUT and r.node_id in contradicted)
@@ -335,11 +348,11 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
             node_id=r.node_id,
             path=r.path,
             title=got.notes[r.node_id].title,
-            heading=c.chunk.heading,
+            heading=part.chunk.heading,
             date=day.isoformat() if day is not None else None,
             text=shorten(shown, cap),
             score=round(r.score, 6),
-            similarity=round(c.answer_similarity, 6),
+            similarity=round(part.answer_similarity, 6),
             strength=round(r.strength, 6),
             reactivated=r.reactivated,
         )

@@ -164,6 +164,9 @@ class Candidate:
     terms: frozenset[str] = frozenset()  # the query's content words (query_terms)
     coverage: float | None = None  # share of those words in the chunk (hybrid only)
     window: Window | None = None  # the chunk's best answer window, when it was scored
+    #: the note's chunk that answers closest in meaning (highest answer_similarity), when that is
+    #: not this one (note granularity): what prefetch shows of the note
+    closest: Candidate | None = None
 
     @property
     def answer_similarity(self) -> float:

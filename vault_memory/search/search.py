@@ -8,6 +8,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -241,6 +242,7 @@ class Searcher:
                 ]
                 fused = fuse(mode, lex, answer, cover)
         best: dict[str, Candidate] = {}
+        closest: dict[str, Candidate] = {}  # note -> its chunk with the highest answer_similarity
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
@@ -257,6 +259,11 @@ class Searcher:
             )
             if key not in best or rel > best[key].relevance:
                 best[key] = cand
+            if key not in closest or cand.answer_similarity > closest[key].answer_similarity:
+                closest[key] = cand
+        for key, cand in best.items():
+            if closest[key] is not cand:
+                best[key] = replace(cand, closest=closest[key])
         return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
 
 

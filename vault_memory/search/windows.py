@@ -46,8 +46,9 @@ from .ranking import Window
 
 log = logging.getLogger(__name__)
 
-#: At most this many windows per chunk are embedded: those sharing the most query words.
-WINDOWS_PER_CHUNK = 2
+#: At most this many windows per chunk are embedded: those sharing the most query words (3, not 2:
+#: docs/ranking.md, bench real_vault and scifact).
+WINDOWS_PER_CHUNK = 3
 #: A window shorter than this many words ("Wow!", "Really?") says nothing on its own.
 MIN_WINDOW_WORDS = 3
 #: The cache keeps at most this many vectors (about 1.5 KB each), oldest dropped first.
