@@ -58,6 +58,19 @@ def _label_pairs(hits: Sequence[Any]) -> list[tuple[int, int]]:
     return out
 
 
+def _words(text: str) -> set[str]:
+    """An entry's content words, crudely stemmed as ranking stems them (links read as their text)."""
+    import re
+
+    try:
+        from vault_memory.index.catalog import STOPWORDS
+    except ImportError:  # an older tree (before the modules were grouped)
+        from vault_memory.catalog import STOPWORDS  # type: ignore[no-redef]
+
+    plain = re.sub(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", text.lower())
+    return {w[:5] for w in re.findall(r"\w+", plain) if w not in STOPWORDS and len(w) > 1}
+
+
 def _newer(a: Any, b: Any) -> bool:
     return (a.date or "") > (b.date or "")
 
@@ -92,12 +105,16 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
     block = mem.prefetch(case.prefetch_text, now=rv.NOW, refresh_staged=False)
     entries = block.entries
     low = block.block.lower()
-    repeated = sum(
-        1
+    same = [
+        (entries[a], entries[b])
         for a in range(len(entries))
         for b in range(a + 1, len(entries))
         if case.pair(entries[a].path, entries[b].path) == "same"
-    )
+    ]
+    repeated = len(same)
+    # of those, the pairs whose lower entry adds no word to the one above it (a repeat, not a
+    # second statement of one value beside other facts: "seat 14A", "Niche Zero")
+    redundant = sum(1 for upper, lower in same if not _words(lower.text) - _words(upper.text))
 
     def says_nothing(text: str) -> bool:
         import re
@@ -139,6 +156,7 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
             "needed": any(n.lower() in low for n in case.needed) if case.needed else None,
             "empty": block.block == "",
             "repeated_pairs": repeated,
+            "repeated_adding_nothing": redundant,
             "says_nothing": sum(1 for e in entries if says_nothing(e.text)),
         },
         "weak_top": weak[0] if weak else None,
@@ -191,6 +209,7 @@ def run(opts: RunOptions) -> Result:
             "copies_identical": same,
             "prefetch_needed": [sum(needs), len(needs)],
             "prefetch_repeated_pairs": sum(q["prefetch"]["repeated_pairs"] for q in qs),
+            "prefetch_repeated_adding_nothing": sum(q["prefetch"].get("repeated_adding_nothing", 0) for q in qs),
             "prefetch_says_nothing": sum(q["prefetch"]["says_nothing"] for q in qs),
             "no_answer_block_empty": [sum(q["prefetch"]["empty"] for q in nothing), len(nothing)],
             "no_answer_all_weak": [sum(bool(q["all_weak"]) for q in nothing), len(nothing)],
@@ -208,7 +227,7 @@ def run(opts: RunOptions) -> Result:
                 f"{s['prefix_stable']}/{len(qs)}",
                 f"{same}/{len(qs)}",
                 f"{sum(needs)}/{len(needs)}",
-                s["prefetch_repeated_pairs"],
+                f"{s['prefetch_repeated_pairs']} ({s['prefetch_repeated_adding_nothing']})",
                 s["prefetch_says_nothing"],
                 f"{s['no_answer_block_empty'][0]}/{len(nothing)}",
                 f"{s['no_answer_all_weak'][0]}/{len(nothing)}",
@@ -224,7 +243,8 @@ def run(opts: RunOptions) -> Result:
         "Moves and labels: right / all (a move or label is right only between notes that give different "
         "values for what the question asks, the newer above). Copies: identical paths, change, date and "
         "strength with file times kept, now, and reversed. Prefetch: the block holds the needed fact; pairs "
-        "of entries stating the same value; entries that are only links or dates. No answer: block empty; "
+        "of entries stating the same value (in brackets: those whose lower entry adds no word to the one above "
+        "it); entries that are only links or dates. No answer: block empty; "
         "every hit weak. Answered, top hit weak: a miss of the weak bar.",
         "",
         *table(
@@ -238,7 +258,7 @@ def run(opts: RunOptions) -> Result:
                 "k-prefix stable",
                 "3 copies identical",
                 "prefetch: needed fact",
-                "prefetch: repeated pairs",
+                "prefetch: repeated pairs (adding nothing)",
                 "prefetch: says nothing",
                 "no answer: no block",
                 "no answer: all weak",
