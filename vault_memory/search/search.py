@@ -27,8 +27,8 @@ ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
 #: answer window (windows.WindowScorer; None: chunks are scored whole, as before issue 14)
 WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Window]]
 #: How many of the most relevant chunks get their answer windows scored (see windows.py). 30 chunks
-#: and 2 sentences each give updates_hard what 50 and 4 gave (20 loses a statement) for a third
-#: of the sentences embedded by a new question (bench same_question's replay, last in 0adc436^; same_fact replaced it).
+#: gave updates_hard what 50 gave (20 loses a statement; bench same_question's replay, last in
+#: 0adc436^; same_fact replaced it); how many sentences each: windows.WINDOWS_PER_CHUNK.
 WINDOW_CANDIDATES = 30
 #: For the ids `ExactVectors` returned (the same list object: another process may change the
 #: vectors between two calls, so these are asked of one snapshot): each row's note as an
