@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -51,3 +52,26 @@ def test_coverage_examples() -> None:
 def test_word_char_is_what_regex_w_matches() -> None:
     every = "".join(map(chr, range(sys.maxunicode + 1)))
     assert set(re.findall(r"\w", every)) == {c for c in every if ranking._is_word_char(c)}
+
+
+def test_k_hits_when_every_note_has_several_chunks(tmp_path: Path) -> None:
+    """A side's first 100 chunks of 60 notes of 3 sections each are 34 notes: `-k 50` must still
+    give 50 hits, in every mode, and the first n of any k must stay the first n of k = 60."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.lifecycle.recall import CANDIDATES
+    from vault_memory.memory import Memory
+
+    sections = "".join(f"\n## Part {s}\n\nThe lighthouse keeper logs the tide, entry {s}.\n" for s in range(3))
+    notes = {f"Logs/log {i:02d}.md": f"# Log {i}\n{sections}" for i in range(60)}
+    vault = write_notes(tmp_path / "v", notes)
+    with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
+        m.index()
+        assert 3 * 34 > CANDIDATES  # the case: the pool's chunks hold fewer notes than asked for
+        for mode in ("bm25", "dense", "hybrid"):
+            full = [h.path for h in m.recall("lighthouse keeper tide", k=60, mode=mode, decay=False, touch=False)]
+            assert len(full) == 60 and len(set(full)) == 60
+            for k in (10, 34, 35, 50):
+                got = [h.path for h in m.recall("lighthouse keeper tide", k=k, mode=mode, decay=False, touch=False)]
+                assert got == full[:k]

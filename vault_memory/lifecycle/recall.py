@@ -134,6 +134,7 @@ def rank_query(
     qvec: np.ndarray | None = None,
     hide_dormant: bool = True,
     judge: bool = False,
+    need: int | None = None,
 ) -> Ranking:
     """Search (search.py) and rank (ranking.rank) one query: recall's rule, which prefetch shares
     (handing over the turn's vector, `qvec`, so it is embedded once). The answers' cosines are
@@ -165,12 +166,19 @@ def rank_query(
             # the store is down
             windows=ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None,
             qvec=qvec,
+            need=need,
         )
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
         lexical_only = died = True
         cands = Searcher(ws.catalog, None, ws.embedder).search(
-            query, mode="bm25", granularity=granularity, candidates=CANDIDATES, exclude_prefixes=exclude, allow=allow
+            query,
+            mode="bm25",
+            granularity=granularity,
+            candidates=CANDIDATES,
+            exclude_prefixes=exclude,
+            allow=allow,
+            need=need,
         )
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
@@ -226,6 +234,7 @@ def recall(
         include_staged=include_staged,
         allow=allow,
         hide_dormant=ranking.RECALL_HIDES_DORMANT,
+        need=k,
     )
     hits = got.hits(query, k)
     if explain:

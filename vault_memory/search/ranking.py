@@ -48,15 +48,26 @@ RECALL_HIDES_DORMANT = False
 # -- fusion ---------------------------------------------------------------------------
 
 
-def minmax(scores: npt.ArrayLike) -> FloatArray:
-    """Min-max to [0, 1] over the candidates (all 1 when they are equal, e.g. a single one)."""
+def minmax(scores: npt.ArrayLike, scaled_on: npt.ArrayLike | None = None) -> FloatArray:
+    """Min-max to [0, 1] over the candidates (all 1 when they are equal, e.g. a single one).
+
+    `scaled_on`: a mask of the candidates whose lowest and highest score set the scale; the others
+    are placed on it, clipped to [0, 1] (search.first_of's extra chunks change no one's score)."""
     arr = np.asarray(scores, dtype=np.float64)
     if arr.size == 0:
         return arr
-    lo, hi = float(arr.min()), float(arr.max())
+    ref = arr if scaled_on is None or not np.any(scaled_on) else arr[np.asarray(scaled_on, dtype=bool)]
+    lo, hi = float(ref.min()), float(ref.max())
     if hi - lo < 1e-12:
-        return np.ones_like(arr)
-    return (arr - lo) / (hi - lo)
+        return np.ones_like(arr) if scaled_on is None else np.where(arr >= lo, 1.0, 0.0)
+    out = (arr - lo) / (hi - lo)
+    return out if scaled_on is None else np.clip(out, 0.0, 1.0)
+
+
+def relevance_order(c: Candidate) -> tuple[bool, float, str]:
+    """Sort key of relevance order: the pool's candidates by relevance (ties by key), then those
+    found beyond it (Candidate.beyond), likewise."""
+    return (c.beyond, -c.relevance, c.key)
 
 
 def fuse(
@@ -65,6 +76,7 @@ def fuse(
     dense: npt.ArrayLike,
     coverage: npt.ArrayLike | None = None,
     alpha: float = FUSION_ALPHA,
+    scaled_on: npt.ArrayLike | None = None,
 ) -> FloatArray:
     """Relevance in [0, 1] of each candidate (arrays aligned by candidate; absent scores are 0).
 
@@ -75,13 +87,13 @@ def fuse(
     (a paraphrase shares no words at all). bm25 / dense: that side alone, min-max scaled.
     """
     if mode == "bm25":
-        return minmax(lexical)
+        return minmax(lexical, scaled_on)
     if mode == "dense":
-        return minmax(dense)
-    lex = minmax(lexical)
+        return minmax(dense, scaled_on)
+    lex = minmax(lexical, scaled_on)
     if coverage is not None:
         lex = lex * np.asarray(coverage, dtype=np.float64)
-    return alpha * minmax(dense) + (1 - alpha) * lex
+    return alpha * minmax(dense, scaled_on) + (1 - alpha) * lex
 
 
 _WORD = re.compile(r"\w+")
@@ -167,6 +179,9 @@ class Candidate:
     #: the note's chunk that answers closest in meaning (highest answer_similarity), when that is
     #: not this one (note granularity): what prefetch shows of the note
     closest: Candidate | None = None
+    #: found beyond the pool that sets relevance's scale (search.first_of's extra chunks): it ranks
+    #: after every candidate of the pool, so the notes the pool holds keep their order and places
+    beyond: bool = False
 
     @property
     def answer_similarity(self) -> float:
@@ -251,7 +266,7 @@ def rank(
     that are a note's only sentence; window vectors come with the candidates.
     """
     kept: list[Ranked] = []
-    for c in sorted(cands, key=lambda c: (-c.relevance, c.key)):
+    for c in sorted(cands, key=relevance_order):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
         gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue, strong=cal.strong)  # noqa: B023

@@ -17,7 +17,7 @@ from ..errors import EmbedderError
 from ..index.catalog import Catalog, ChunkRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
-from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms
+from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,26 @@ ExactRows = Callable[[Sequence[str]], Mapping[str, int]]
 #: 20k cached vectors takes ~30 ms); more, and the store is over-asked (at most ALLOWED_OVERFETCH_MAX).
 ALLOWED_EXACT = 20_000
 ALLOWED_OVERFETCH_MAX = 5_000
+
+
+def _wide(candidates: int) -> int:
+    """How far down a side's ranking search looks past its first `candidates` chunks."""
+    return max(1000, 10 * candidates)
+
+
+def first_of(ranked: Sequence[tuple[str, float]], n: int, granularity: Granularity) -> list[tuple[str, float]]:
+    """The head of one side's ranked chunks that holds its `n` best candidates: at note granularity,
+    every chunk up to the first chunk of an (n + 1)-th note, so a side offers n *notes* however many
+    chunks each has (100 chunks of SciFact's abstracts were 57-64 notes: `recall -k 100` returned 64
+    hits in bm25 mode); at chunk granularity, the first n chunks."""
+    if granularity != "note":
+        return list(ranked[:n])
+    seen: set[str] = set()
+    for i, (cid, _) in enumerate(ranked):
+        seen.add(chunk_owner(cid))
+        if len(seen) > n:
+            return list(ranked[:i])
+    return list(ranked)
 
 
 def _top(ids: Sequence[str], sims: np.ndarray, n: int, rows: np.ndarray | None) -> list[tuple[str, float]]:
@@ -167,6 +187,7 @@ class Searcher:
         allow: AbstractSet[str] | None = None,
         windows: WindowScorer | None = None,
         qvec: np.ndarray | None = None,
+        need: int | None = None,
     ) -> list[Candidate]:
         """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first.
 
@@ -178,25 +199,38 @@ class Searcher:
         fact stated among other talk is judged by the fact, not by how much talk surrounds it
         (in bm25 mode relevance stays BM25's; the windows still say which sentence answers).
         `qvec`: the query's vector when the caller has it (prefetch embeds a turn once).
+        `need`: how many notes the caller will show (recall's k): when the pool's chunks hold fewer,
+        notes beyond the pool follow it (`first_of`, Candidate.beyond).
         """
-        lexical: dict[str, float] = {}
-        dense: dict[str, float] = {}
         lexical_wide: dict[str, float] = {}
+        ranked_lex: list[tuple[str, float]] = []
+        ranked_dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "bm25"):
             # FTS5 scores every match before it sorts, so asking for 10x the candidates costs about
             # the same as asking for them, and gives the BM25 of most dense candidates for free.
-            ranked_lex = self.catalog.lexical_search(query, max(1000, 10 * candidates), allow)
-            lexical = dict(ranked_lex[:candidates])
+            ranked_lex = self.catalog.lexical_search(query, _wide(candidates), allow)
             lexical_wide = dict(ranked_lex)
         if mode in ("hybrid", "dense"):
             qvec = embed_query(self.embedder, query) if qvec is None else qvec
-            dense = dict(self._dense(qvec, candidates, allow))
+            ranked_dense = self._dense(qvec, candidates, allow)
         elif with_similarity and qvec is None:
             # Lexical-only candidates still need a cosine: dormancy and reactivation are judged on it.
             try:
                 qvec = embed_query(self.embedder, query)
             except EmbedderError as exc:
                 log.warning("no query vector (%s): dormant notes cannot be reactivated in this recall", exc)
+        # The pool: each side's first `candidates` chunks, on which relevance is scaled (`core`). When
+        # it holds fewer notes than the caller `need`s (a note has several chunks), each side adds the
+        # chunks of its next notes (`first_of`): they rank after the pool and change no score in it,
+        # so the first n of any k are the same, and asking for more costs only when more are needed.
+        lexical = dict(ranked_lex[:candidates])
+        dense = dict(ranked_dense[:candidates])
+        core = set(lexical) | set(dense)
+        if granularity == "note" and need and len({chunk_owner(c) for c in core}) < min(need, candidates):
+            if ranked_dense and qvec is not None:  # as far down as the lexical side looks
+                ranked_dense = self._dense(qvec, _wide(candidates), allow)
+            lexical = dict(first_of(ranked_lex, candidates, granularity))
+            dense = dict(first_of(ranked_dense, candidates, granularity))
         pool = sorted(set(lexical) | set(dense))
         chunks = self.catalog.chunks_by_ids(pool)
         pool = [c for c in pool if c in chunks]
@@ -226,12 +260,14 @@ class Searcher:
         if mode == "hybrid":
             # Coverage weighs min-max scaled BM25, which is exactly 0 at the pool's lowest score
             # (every dense-only candidate): there it changes nothing and is not computed.
-            lo, hi = min(lex, default=0.0), max(lex, default=0.0)
+            scale = [s for c, s in zip(pool, lex, strict=True) if c in core] or lex
+            lo, hi = min(scale, default=0.0), max(scale, default=0.0)
             skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
             cover = [
-                1.0 if skip and s == lo else coverage(terms, chunks[c].text) for c, s in zip(pool, lex, strict=True)
+                1.0 if skip and s <= lo else coverage(terms, chunks[c].text) for c, s in zip(pool, lex, strict=True)
             ]
-        fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover)
+        scaled_on = np.fromiter((c in core for c in pool), dtype=bool, count=len(pool))
+        fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover, scaled_on=scaled_on)
         found: Mapping[str, Window] = {}
         if windows is not None and qvec is not None and pool:  # bm25: found, not fused (fuse ignores them)
             top = np.argsort(-fused, kind="stable")[:WINDOW_CANDIDATES]
@@ -240,7 +276,7 @@ class Searcher:
                 answer = [
                     max(dense.get(c, 0.0), found[c].similarity) if c in found else dense.get(c, 0.0) for c in pool
                 ]
-                fused = fuse(mode, lex, answer, cover)
+                fused = fuse(mode, lex, answer, cover, scaled_on=scaled_on)
         best: dict[str, Candidate] = {}
         closest: dict[str, Candidate] = {}  # note -> its chunk with the highest answer_similarity
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
@@ -256,15 +292,26 @@ class Searcher:
                 terms,
                 coverage=cover[i] if cover is not None else None,
                 window=found.get(cid),
+                beyond=not scaled_on[i],
             )
-            if key not in best or rel > best[key].relevance:
+            # a note of the pool is ranked by its chunks in the pool, then by relevance
+            if key not in best or (not cand.beyond, rel) > (not best[key].beyond, best[key].relevance):
                 best[key] = cand
             if key not in closest or cand.answer_similarity > closest[key].answer_similarity:
                 closest[key] = cand
         for key, cand in best.items():
             if closest[key] is not cand:
                 best[key] = replace(cand, closest=closest[key])
-        return sorted(best.values(), key=lambda c: (-c.relevance, c.key))
+        return sorted(best.values(), key=relevance_order)
 
 
-__all__ = ["WINDOW_CANDIDATES", "ExactOwners", "ExactRows", "ExactVectors", "Granularity", "Searcher", "WindowScorer"]
+__all__ = [
+    "WINDOW_CANDIDATES",
+    "ExactOwners",
+    "ExactRows",
+    "ExactVectors",
+    "Granularity",
+    "Searcher",
+    "WindowScorer",
+    "first_of",
+]
