@@ -59,16 +59,14 @@ def _label_pairs(hits: Sequence[Any]) -> list[tuple[int, int]]:
 
 
 def _words(text: str) -> set[str]:
-    """An entry's content words, crudely stemmed as ranking stems them (links read as their text)."""
-    import re
-
+    """An entry's content words as it reads (links as their text), stemmed as ranking stems a query."""
     try:
-        from vault_memory.index.catalog import STOPWORDS
+        from vault_memory.search.ranking import query_terms
     except ImportError:  # an older tree (before the modules were grouped)
-        from vault_memory.catalog import STOPWORDS  # type: ignore[no-redef]
+        from vault_memory.ranking import query_terms  # type: ignore[no-redef]
+    from vault_memory.text import unlink
 
-    plain = re.sub(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", text.lower())
-    return {w[:5] for w in re.findall(r"\w+", plain) if w not in STOPWORDS and len(w) > 1}
+    return set(query_terms(unlink(text)))
 
 
 def _newer(a: Any, b: Any) -> bool:

@@ -252,11 +252,10 @@ def shown_part(cand: Candidate) -> Candidate:
     return closest if closest is not None and closest.answer_similarity > cand.answer_similarity else cand
 
 
-def entry_text(r: Ranked, query: str, cap: int) -> str:
+def entry_text(part: Candidate, query: str, cap: int) -> str:
     """What an entry shows of the note's closest part (shown_part): the sentence that answers, with
     its neighbours, when it states one; else the chunk cut around the turn's words (snippet drops a
     first line: "\\n" keeps the chunk's)."""
-    part = shown_part(r.cand)
     answer = part.answer_text
     body = chunk_body(part.chunk)
     if answer is None:
@@ -329,8 +328,8 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
         c, state = r.cand, r.state
         if not eligible(r):
             continue
-        shown = entry_text(r, query, cap)
         part = shown_part(c)
+        shown = entry_text(part, query, cap)
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue

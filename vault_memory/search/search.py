@@ -47,13 +47,10 @@ def _wide(candidates: int) -> int:
     return max(1000, 10 * candidates)
 
 
-def first_of(ranked: Sequence[tuple[str, float]], n: int, granularity: Granularity) -> list[tuple[str, float]]:
-    """The head of one side's ranked chunks that holds its `n` best candidates: at note granularity,
-    every chunk up to the first chunk of an (n + 1)-th note, so a side offers n *notes* however many
-    chunks each has (100 chunks of SciFact's abstracts were 57-64 notes: `recall -k 100` returned 64
-    hits in bm25 mode); at chunk granularity, the first n chunks."""
-    if granularity != "note":
-        return list(ranked[:n])
+def first_of(ranked: Sequence[tuple[str, float]], n: int) -> list[tuple[str, float]]:
+    """The head of one side's ranked chunks that holds its `n` best notes: every chunk up to the
+    first chunk of an (n + 1)-th note, so a side offers n *notes* however many chunks each has (100
+    chunks of SciFact's abstracts were 57-64 notes: `recall -k 100` returned 64 hits in bm25 mode)."""
     seen: set[str] = set()
     for i, (cid, _) in enumerate(ranked):
         seen.add(chunk_owner(cid))
@@ -229,8 +226,8 @@ class Searcher:
         if granularity == "note" and need and len({chunk_owner(c) for c in core}) < min(need, candidates):
             if ranked_dense and qvec is not None:  # as far down as the lexical side looks
                 ranked_dense = self._dense(qvec, _wide(candidates), allow)
-            lexical = dict(first_of(ranked_lex, candidates, granularity))
-            dense = dict(first_of(ranked_dense, candidates, granularity))
+            lexical = dict(first_of(ranked_lex, candidates))
+            dense = dict(first_of(ranked_dense, candidates))
         pool = sorted(set(lexical) | set(dense))
         chunks = self.catalog.chunks_by_ids(pool)
         pool = [c for c in pool if c in chunks]
