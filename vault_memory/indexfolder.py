@@ -130,12 +130,7 @@ class IndexFolder:
         calibration: Calibration | None = None,
         **overrides: Any,
     ) -> None:
-        """`Memory(config)`, or `Memory(vault=..., **settings)` resolved like CLI flags (config.py).
-
-        `embedder` is an Embedder instance, or a spec string ("minilm", "fake", "ollama:MODEL")
-        taken as the `embedder` setting. `calibration` overrides the embedder's cosine thresholds
-        (calibration.py; the CLI's way is `vault-memory calibrate`).
-        """
+        """See `Memory.__init__` (memory.py): the same arguments, documented once there."""
         if isinstance(embedder, str):  # Memory(vault=..., embedder="fake"): the setting, not an instance
             overrides["embedder"], embedder = embedder, None
         self.config = config if config is not None else resolve_config(overrides)
