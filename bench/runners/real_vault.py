@@ -21,6 +21,7 @@ It runs on older trees too (fields they lack are read as absent), so before/afte
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from typing import Any
@@ -45,7 +46,6 @@ def _moves(hits: Sequence[Any]) -> list[tuple[int, int]]:
 
 def _label_pairs(hits: Sequence[Any]) -> list[tuple[int, int]]:
     """(labelled hit, the hit its label names) for every `change` label that names a place."""
-    import re
 
     out = []
     for i, h in enumerate(hits):
@@ -113,9 +113,20 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
     # of those, the pairs whose lower entry adds no word to the one above it (a repeat, not a
     # second statement of one value beside other facts: "seat 14A", "Niche Zero")
     redundant = sum(1 for upper, lower in same if not _words(lower.text) - _words(upper.text))
+    # of those, the pairs where both entries show the needed fact (the others state the value
+    # elsewhere in their note: the block shows it once)
+    both = sum(1 for a, b in same if all(any(n in e.text for n in case.needed) for e in (a, b)))
+    # any two entries (labelled or not) alike but for their numbers: one line copied from note to
+    # note ("- [ ] Water plants 📅 2026-10-26" in nine daily notes), what "repeats itself" means
+    masked = [_words(re.sub(r"\d+", "0", e.text)) for e in entries]
+    near = sum(
+        1
+        for a in range(len(entries))
+        for b in range(a + 1, len(entries))
+        if masked[a] and masked[b] and (masked[a] <= masked[b] or masked[b] <= masked[a])
+    )
 
     def says_nothing(text: str) -> bool:
-        import re
 
         bare = re.sub(r"!?\[\[[^\]]*\]\]", " ", text)
         bare = re.sub(r"\b\d{1,4}(?:[-./:]\d{1,4})*\b", " ", bare)
@@ -155,6 +166,8 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
             "empty": block.block == "",
             "repeated_pairs": repeated,
             "repeated_adding_nothing": redundant,
+            "repeated_both_show": both,
+            "near_identical_pairs": near,
             "says_nothing": sum(1 for e in entries if says_nothing(e.text)),
         },
         "weak_top": weak[0] if weak else None,
@@ -208,6 +221,8 @@ def run(opts: RunOptions) -> Result:
             "prefetch_needed": [sum(needs), len(needs)],
             "prefetch_repeated_pairs": sum(q["prefetch"]["repeated_pairs"] for q in qs),
             "prefetch_repeated_adding_nothing": sum(q["prefetch"].get("repeated_adding_nothing", 0) for q in qs),
+            "prefetch_repeated_both_show": sum(q["prefetch"].get("repeated_both_show", 0) for q in qs),
+            "prefetch_near_identical": sum(q["prefetch"].get("near_identical_pairs", 0) for q in qs),
             "prefetch_says_nothing": sum(q["prefetch"]["says_nothing"] for q in qs),
             "no_answer_block_empty": [sum(q["prefetch"]["empty"] for q in nothing), len(nothing)],
             "no_answer_all_weak": [sum(bool(q["all_weak"]) for q in nothing), len(nothing)],
@@ -225,7 +240,9 @@ def run(opts: RunOptions) -> Result:
                 f"{s['prefix_stable']}/{len(qs)}",
                 f"{same}/{len(qs)}",
                 f"{sum(needs)}/{len(needs)}",
-                f"{s['prefetch_repeated_pairs']} ({s['prefetch_repeated_adding_nothing']})",
+                f"{s['prefetch_repeated_pairs']} / {s['prefetch_repeated_both_show']} "
+                f"({s['prefetch_repeated_adding_nothing']})",
+                s["prefetch_near_identical"],
                 s["prefetch_says_nothing"],
                 f"{s['no_answer_block_empty'][0]}/{len(nothing)}",
                 f"{s['no_answer_all_weak'][0]}/{len(nothing)}",
@@ -241,8 +258,10 @@ def run(opts: RunOptions) -> Result:
         "Moves and labels: right / all (a move or label is right only between notes that give different "
         "values for what the question asks, the newer above). Copies: identical paths, change, date and "
         "strength with file times kept, now, and reversed. Prefetch: the block holds the needed fact; pairs "
-        "of entries stating the same value (in brackets: those whose lower entry adds no word to the one above "
-        "it); entries that are only links or dates. No answer: block empty; "
+        "of entries from notes labelled with the same value / of those, the pairs where both entries show the "
+        "needed fact (in brackets: those whose lower entry adds no word to the one above it); pairs of any "
+        "entries alike but for their numbers (a line copied from note to note); entries that are only links "
+        "or dates. No answer: block empty; "
         "every hit weak. Answered, top hit weak: a miss of the weak bar.",
         "",
         *table(
@@ -256,7 +275,8 @@ def run(opts: RunOptions) -> Result:
                 "k-prefix stable",
                 "3 copies identical",
                 "prefetch: needed fact",
-                "prefetch: repeated pairs (adding nothing)",
+                "prefetch: same-value pairs / both showing it (adding nothing)",
+                "prefetch: near-identical pairs",
                 "prefetch: says nothing",
                 "no answer: no block",
                 "no answer: all weak",
