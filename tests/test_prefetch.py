@@ -567,3 +567,25 @@ def test_cli_prefetch(mini: Path, tmp_path: Path) -> None:
     assert "Memory/coffee.md" in [e["path"] for e in data["entries"]] and data["chars"] == len(data["block"])
     none = subprocess.run([*base, "the capital of Peru", *now], capture_output=True, text=True, env=env, timeout=300)
     assert none.returncode == 0 and none.stdout == "" and "no relevant memory" in none.stderr
+
+
+def test_a_task_copied_from_day_to_day_with_its_due_date_moved_on_is_one_entry(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # The person's daily notes copy their open tasks forward, each due the day after its note
+    # (../shared/obsidian-vault: nine entries of one task list in one block before this rule).
+    v = tmp_path / "days"
+    days = ["2026-10-07", "2026-10-11", "2026-10-21", "2026-11-04"]
+    for day in days:
+        due = (dt.date.fromisoformat(day) + DAY).isoformat()
+        put(v, f"Daily Notes/{day}.md", f"## Tasks\n- [ ] Water the balcony plants 📅 {due}")
+    # a task whose due date did not move with its note is another statement: not merged
+    put(v, "Daily Notes/2026-11-20.md", "## Tasks\n- [ ] Water the balcony plants 📅 2026-11-30")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix")
+    mem.index()
+    result = mem.prefetch("water the balcony plants", now=NOW)
+    paths = [e.path for e in result.entries]
+    assert len(paths) == 2 and "Daily Notes/2026-11-20.md" in paths
+    (merged,) = [e for e in result.entries if e.merged]
+    assert sorted([merged.path, *merged.merged]) == [f"Daily Notes/{d}.md" for d in days]
+    assert "also in" in result.block

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import re
 from pathlib import Path
 
 import pytest
 
-from vault_memory.text import default_title, memory_body, note_name, snippet, unique_name, unlink
+from vault_memory.text import days_from, default_title, is_repeat, memory_body, note_name, snippet, unique_name, unlink
 
 
 @pytest.mark.parametrize(
@@ -142,3 +143,15 @@ def test_a_table_row_is_a_sentence_that_names_its_columns() -> None:
     ]
     # a row with more cells than its header keeps them, unnamed; a lone pipe is text
     assert split_sentences("| x | y |\n|--|--|\n| 1 | 2 | 3 |\n|") == ["1; 2; 3", "|"]
+
+
+def test_a_line_whose_dates_moved_on_with_its_day_is_a_repeat() -> None:
+    a, b = "- [ ] Water plants 📅 2026-10-26", "- [ ] Water plants 📅 2026-11-05"
+    d25, d04 = dt.date(2026, 10, 25), dt.date(2026, 11, 4)
+    assert not is_repeat(a, b)  # without the notes' days, a changed date is a changed word
+    assert is_repeat(a, b, (d25, d04))  # each due the day after its note: "the day after"
+    assert not is_repeat(a, b, (d25, d25 + dt.timedelta(days=3)))  # the date moved against its day
+    assert not is_repeat(a, b, (d25, None))  # an undated note has no day to count from
+    assert not is_repeat("Deadline 2026-11-14.", "Deadline 2026-11-21.", (d25, d25))  # one day: a change
+    assert not is_repeat("Due 2026-13-45.", "Due 2026-13-46.", (d25, d04))  # not dates: words
+    assert days_from("met 2026-10-25, due 2026-10-24", d25) == "met dayplus0, due dayminus1"

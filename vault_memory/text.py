@@ -6,6 +6,7 @@ decided here from strings, so they can be tested with strings.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -166,13 +167,42 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORD_RE.findall(unlink(text).lower()))
 
 
-def is_repeat(a: str, b: str) -> bool:
+def is_repeat(a: str, b: str, days: tuple[dt.date | None, dt.date | None] = (None, None)) -> bool:
     """Whether two statements say the same thing in the same words: the words of one are all
     words of the other ("Appointment moved to 14 November, 9:30." and "Dentist appointment moved
     to November 14 at 9:30."). One changed word is a different statement: "The team chat is on
-    Slack." and "... on Discord." are not repeats, so no vector threshold decides it."""
+    Slack." and "... on Discord." are not repeats, so no vector threshold decides it.
+
+    `days`: the days the two were stated, when known. A line copied from day to day with its dates
+    moved on says the same of each day: "Water plants 📅 2026-10-26" in the daily note of the 25th
+    and "Water plants 📅 2026-11-05" in the 4th's are one statement, "the day after" (each ISO date
+    is also read as days from its note's day). A date that moved against its note's day is a change."""
     wa, wb = words_of(a), words_of(b)
-    return bool(wa) and bool(wb) and (wa <= wb or wb <= wa)
+    if not (wa and wb):
+        return False
+    if wa <= wb or wb <= wa:
+        return True
+    da, db = days
+    if da is None or db is None or da == db or not (_ISO_DATE.search(a) and _ISO_DATE.search(b)):
+        return False
+    ra, rb = words_of(days_from(a, da)), words_of(days_from(b, db))
+    return ra <= rb or rb <= ra
+
+
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def days_from(text: str, day: dt.date) -> str:
+    """`text` with each ISO date written as days from `day` ("2026-10-26" from the 25th: "dayplus1")."""
+
+    def offset(m: re.Match[str]) -> str:
+        try:
+            n = (dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))) - day).days
+        except ValueError:  # "2026-13-45" is not a date
+            return m.group(0)
+        return f"day{'plus' if n >= 0 else 'minus'}{abs(n)}"
+
+    return _ISO_DATE.sub(offset, text)
 
 
 def _first_sentence(line: str) -> str:

@@ -18,8 +18,9 @@ with the turn as the query and shows what recall would return, in recall's order
 - entries that say nothing of their own: a line that is only links or dates (a daily note's
   `[[2026-11-04]] · [[2026-11-08]]`);
 - repeats: an entry that states what an entry above it states in the same words (text.is_repeat:
-  the nine daily notes' "13:00 Lunch with [[Jonas Weber]].") becomes part of that entry, which
-  says where else it appears. One changed word ("on Slack" / "on Discord") is another entry.
+  the nine daily notes' "13:00 Lunch with [[Jonas Weber]].", or a task copied from day to day with
+  its due date moved on, "Water plants 📅 2026-10-26" on the 25th) becomes part of that entry,
+  which says where else it appears. One changed word ("on Slack" / "on Discord") is another entry.
 Each entry shows the part of the note that answers the turn closest in meaning (`shown_part`):
 the sentence that answers (the best window) when there is one, else that chunk cut around the
 turn's words, with the day the note was stated and its path. An entity's
@@ -337,12 +338,14 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
         if decay and r.dormant and not comes_back:
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
             continue
-        twin = next((i for i, (_, other, _) in enumerate(kept) if is_repeat(other, said)), None)
+        day = state.stated.day()
+        twin = next(
+            (i for i, (_, other, o) in enumerate(kept) if is_repeat(other, said, (o.state.stated.day(), day))), None
+        )
         if twin is not None:
             e, other, o = kept[twin]
             kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
             continue
-        day = state.stated.day()
         entry = PrefetchEntry(
             node_id=r.node_id,
             path=r.path,

@@ -326,17 +326,17 @@ def same_fact_groups(
     """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
     and every other item alone.
 
-    Two items are linked when both are dated facts (not episodic records) that answer the query
-    in a sentence of their own (`answers[i]` not None), live in the same folder (a note updates
-    notes of its own kind: a daily note the daily notes, a memory the memories), were stated on
-    different days, are comparably relevant (within RELEVANCE_BAND), answer alike (the two
-    answers' cosine clears the weak bar) and are not one statement repeated (text.is_repeat: a
-    daily note's copied line is not a change). The group is the connected component of the item
-    that answers best, when that answer is clear (answer cosine >= `cal.weak`): a newer statement
-    worded far from the query still joins by saying what the best answer says (bench
-    updates_hard: newer first 0.951 with every member held to the bar, 0.975 without; the real
-    vault's moves unchanged). Everything else keeps its place: on a person's vault nothing else
-    this rule looks at told a changed value from a related statement (bench same_fact,
+    Two items are linked when both are dated facts (not episodic records) that answer the query in a
+    sentence of their own (`answers[i]` not None), live in the same folder (a note updates notes of
+    its own kind: a daily note the daily notes, a memory the memories), were stated on different
+    days, are comparably relevant (within RELEVANCE_BAND), answer alike (the two answers' cosine
+    clears the weak bar) and are not one statement repeated (text.is_repeat: a daily note's copied
+    line is not a change, nor is one whose dates moved on with its day). The group is the connected
+    component of the item that answers best, when that answer is clear (answer cosine >=
+    `cal.weak`): a newer statement worded far from the query still joins by saying what the best
+    answer says (bench updates_hard: newer first 0.951 with every member held to the bar, 0.975
+    without; the real vault's moves unchanged). Everything else keeps its place: on a person's vault
+    nothing else this rule looks at told a changed value from a related statement (bench same_fact,
     docs/ranking.md). The keywords are the variants that study replays (`anchored=False`: every
     component is a group; `alike`: another bar for the answers' cosine).
     """
@@ -364,7 +364,8 @@ def same_fact_groups(
                 continue
             va, vb = answers[i], answers[j]
             assert va is not None and vb is not None
-            if float(np.dot(va, vb)) >= bar and not is_repeat(a.cand.answer_text or "", b.cand.answer_text or ""):
+            said = (a.cand.answer_text or "", b.cand.answer_text or "")
+            if float(np.dot(va, vb)) >= bar and not is_repeat(*said, (a.state.stated.day(), b.state.stated.day())):
                 parent[find(j)] = find(i)
     if n == 0:
         return []
