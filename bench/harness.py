@@ -14,7 +14,7 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,6 +297,19 @@ def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
     )
     with Memory(cfg) as mem:
         yield mem
+
+
+def hit_keys(hits: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """What must not change between two `-k` of one question: each hit's note, chunk and `change`."""
+    return [(h.path, getattr(h, "chunk_id", None), getattr(h, "change", "")) for h in hits]
+
+
+def k_prefix_stable(deep: Sequence[Any], ask: Callable[[int], Sequence[Any]], ks: Iterable[int]) -> bool:
+    """Whether `ask(k)` (the same recall with k hits) is the first k of `deep` for every k in `ks`:
+    then the first n hits of any two of those k agree for every n (issue 21: k never changes the
+    order). An older tree fails it where freshness reordered within the k asked for."""
+    full = hit_keys(deep)
+    return all(hit_keys(ask(k)) == full[:k] for k in ks)
 
 
 def index_report(rep: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from ..harness import (
     RunOptions,
     cache_key,
     chunk_sanity,
+    hit_keys,
     index_report,
     log,
     open_memory,
@@ -57,6 +58,7 @@ def run(opts: RunOptions) -> Result:
     unit_turns: dict[str, list[int]] = defaultdict(list)
     unit_words: dict[str, list[int]] = defaultdict(list)
     latency: dict[str, list[float]] = defaultdict(list)
+    prefix: dict[str, list[bool]] = defaultdict(list)  # per question: -k 5 and -k 10 are the first of -k 25
     skipped = {"category_5": 0, "no_evidence": 0}
     indexes: dict[str, Any] = {}
     n_questions = 0
@@ -87,24 +89,19 @@ def run(opts: RunOptions) -> Result:
                     units = [turn_ids(t) for t in texts]
                     unit_turns[label] += [len(u) for u in units]
                     unit_words[label] += [len(t.split()) for t in texts]
-                    # With decay, recall orders same-subject hits by freshness *within the k asked
-                    # for*, so a top-5 is not the first 5 of a top-25: ask for each k, as an agent would.
-                    per_k = {k: units for k in KS}
-                    if decay:
-                        for k in KS:
-                            if k != kmax:
-                                per_k[k] = [
-                                    turn_ids(_hit_text(h))
-                                    for h in mem.recall(
-                                        q.question,
-                                        k=k,
-                                        mode=mode,
-                                        decay=True,
-                                        now=now,
-                                        touch=False,
-                                        granularity="chunk",
-                                    )
-                                ]
+                    # Ask for each k, as an agent would, and check that its hits are the first k of
+                    # the deepest list (issue 21: k never changes the order; before it, freshness
+                    # reordered within the k asked for).
+                    per_k = {kmax: units}
+                    stable = True
+                    for k in KS:
+                        if k != kmax:
+                            got = mem.recall(
+                                q.question, k=k, mode=mode, decay=decay, now=now, touch=False, granularity="chunk"
+                            )
+                            stable = stable and hit_keys(got) == hit_keys(hits)[:k]
+                            per_k[k] = [turn_ids(_hit_text(h)) for h in got]
+                    prefix[label].append(stable)
                     row: dict[str, float] = {f"r@{k}": metrics.evidence_recall(per_k[k], q.evidence, k) for k in KS}
                     row.update(
                         {f"r@{k}t": metrics.recall_at_k(metrics.flatten_units(per_k[k]), q.evidence, k) for k in KS}
@@ -130,6 +127,7 @@ def run(opts: RunOptions) -> Result:
             "words_per_unit_mean": round(metrics.mean(unit_words[label]), 1),
             "latency_ms_median": round(metrics.median(latency[label]), 2) if latency[label] else None,
             "latency_ms_p95": round(metrics.p95(latency[label]), 2) if latency[label] else None,
+            "k_prefix_stable": [sum(prefix[label]), len(prefix[label])],
         }
         for key in (*[str(c) for c in CATEGORIES], "pooled"):
             cell = by_cat[key]
@@ -160,6 +158,7 @@ def run(opts: RunOptions) -> Result:
             s["turns_per_unit_median"],
             s["words_per_unit_mean"],
             f"{s['latency_ms_median']} / {s['latency_ms_p95']}",
+            "{}/{}".format(*s["k_prefix_stable"]),
         ]
         for label, s in summary.items()
     ]
@@ -175,7 +174,13 @@ def run(opts: RunOptions) -> Result:
         "",
         "What one retrieved unit is:",
         "",
-        *table(["setting", "turns/unit (mean)", "turns/unit (median)", "words/unit", "ms p50 / p95"], unit_rows),
+        *table(
+            ["setting", "turns/unit (mean)", "turns/unit (median)", "words/unit", "ms p50 / p95", "k-prefix stable"],
+            unit_rows,
+        ),
+        "",
+        f"k-prefix stable: the questions whose `-k n` chunks are the first n of `-k {max(KS)}`'s for n in "
+        f"{', '.join(str(k) for k in KS if k != max(KS))} (chunk and label).",
     ]
     if opts.quick:
         res.markdown += ["", "_Quick slice: one conversation, 40 questions._"]

@@ -14,6 +14,7 @@ from ..harness import (
     cache_key,
     chunk_sanity,
     index_report,
+    k_prefix_stable,
     log,
     open_memory,
     progress_printer,
@@ -22,6 +23,8 @@ from ..harness import (
 
 MODES = ("bm25", "dense", "hybrid")
 K = 100
+#: the k whose hits must be the first k of -k K's (issue 21: k never changes the order)
+PREFIX_KS = (1, 5, 10, 25)
 
 # From the data README (test split); printed beside ours so the table is self-explaining.
 PUBLISHED = (
@@ -61,10 +64,16 @@ def run(opts: RunOptions) -> Result:
             ndcg: list[float] = []
             rec: list[float] = []
             lat: list[float] = []
+            stable: list[bool] = []
             for qid, text in ds.queries.items():
                 t = time.perf_counter()
                 hits = mem.recall(text, k=K, mode=mode, decay=False, now=now, touch=False, granularity="note")
                 lat.append((time.perf_counter() - t) * 1000)
+
+                def ask(k: int, text: str = text, mode: str = mode) -> Any:
+                    return mem.recall(text, k=k, mode=mode, decay=False, now=now, touch=False, granularity="note")
+
+                stable.append(k_prefix_stable(hits, ask, PREFIX_KS))
                 ranked = [ds.path_to_doc.get(h.path, h.path) for h in hits]
                 qrels = ds.qrels[qid]
                 n10 = metrics.ndcg_at_k(ranked, qrels, 10)
@@ -75,6 +84,7 @@ def run(opts: RunOptions) -> Result:
             per_mode[mode] = {
                 "ndcg@10": round(metrics.mean(ndcg), 4),
                 "recall@100": round(metrics.mean(rec), 4),
+                "k_prefix_stable": [sum(stable), len(stable)],
                 "latency_ms_median": round(metrics.median(lat), 2),
                 "latency_ms_p95": round(metrics.p95(lat), 2),
             }
@@ -88,16 +98,18 @@ def run(opts: RunOptions) -> Result:
             v["ndcg@10"],
             v["recall@100"],
             f"{v['latency_ms_median']:.1f} / {v['latency_ms_p95']:.1f}",
+            "{}/{}".format(*v["k_prefix_stable"]),
             "this run",
         ]
         for mode, v in per_mode.items()
     ]
-    rows += [[name, n, r, "", src] for name, n, r, src in PUBLISHED]
+    rows += [[name, n, r, "", "", src] for name, n, r, src in PUBLISHED]
     res.markdown += [
         f"SciFact test split, {len(ds.queries)} queries over {ds.n_docs} notes, note level "
-        "(a note's score is its best chunk), top-100 per query, decay off.",
+        "(a note's score is its best chunk), top-100 per query, decay off. k-prefix stable: the queries whose "
+        f"`-k n` hits are the first n of `-k {K}`'s for n in {', '.join(map(str, PREFIX_KS))}.",
         "",
-        *table(["system", "nDCG@10", "Recall@100", "ms p50 / p95", "source"], rows),
+        *table(["system", "nDCG@10", "Recall@100", "ms p50 / p95", "k-prefix stable", "source"], rows),
     ]
     if opts.quick:
         res.markdown += ["", "_Quick slice: numbers are not comparable with the published ones._"]

@@ -13,7 +13,17 @@ from typing import Any
 
 from .. import metrics
 from ..data.updates import build_updates
-from ..harness import Result, RunOptions, cache_key, index_report, log, open_memory, progress_printer, table
+from ..harness import (
+    Result,
+    RunOptions,
+    cache_key,
+    index_report,
+    k_prefix_stable,
+    log,
+    open_memory,
+    progress_printer,
+    table,
+)
 
 MODES = ("bm25", "dense", "hybrid")
 K_RETRIEVE = 10
@@ -57,12 +67,20 @@ def run(opts: RunOptions) -> Result:
                 both: list[bool] = []
                 lat: list[float] = []
                 newest: list[bool] = []
+                stable: list[bool] = []
                 for case in bench.cases:
                     t = time.perf_counter()
                     hits = mem.recall(
                         case.query, k=K_RETRIEVE, mode=mode, decay=decay, now=bench.now, touch=False, granularity="note"
                     )
                     lat.append((time.perf_counter() - t) * 1000)
+
+                    def ask(k: int, query: str = case.query, mode: str = mode, decay: bool = decay) -> Any:
+                        return mem.recall(
+                            query, k=k, mode=mode, decay=decay, now=bench.now, touch=False, granularity="note"
+                        )
+
+                    stable.append(k_prefix_stable(hits, ask, range(1, K_RETRIEVE)))
                     ranked = [h.path for h in hits]
                     a = metrics.newer_first(ranked[:K_RETRIEVE], case.statements)
                     b = metrics.all_in_top_k(ranked, case.statements, K_RECALL)
@@ -83,6 +101,7 @@ def run(opts: RunOptions) -> Result:
                     f"recall_all@{K_RECALL}": round(metrics.mean(allk), 4),
                     "both": round(metrics.mean(both), 4),
                     f"newest_in_top{K_RECALL}": round(metrics.mean(newest), 4),
+                    "k_prefix_stable": [sum(stable), len(stable)],
                     "latency_ms_median": round(metrics.median(lat), 2),
                 }
                 log(f"updates: {label}: {summary[label]}")
@@ -105,16 +124,34 @@ def run(opts: RunOptions) -> Result:
         for bucket, v in per.items()
     ]
     rows = [
-        [label, s["newer_first"], s[f"recall_all@{K_RECALL}"], s["both"], s[f"newest_in_top{K_RECALL}"]]
+        [
+            label,
+            s["newer_first"],
+            s[f"recall_all@{K_RECALL}"],
+            s["both"],
+            s[f"newest_in_top{K_RECALL}"],
+            "{}/{}".format(*s["k_prefix_stable"]),
+        ]
         for label, s in summary.items()
     ]
     res.markdown += [
         f"{len(bench.cases)} subjects, each stated 2-4 times months apart ({bench.n_notes} notes with distractors); "
         f"the query's answer is the newest statement. Newer-first: newest ranked above every older statement "
         f"retrieved in the top {K_RETRIEVE}. Chance newer-first if all statements tie: {chance:.3f}. "
-        "Target: recall >= 0.95 and newer-first >= 0.90 at once.",
+        "Target: recall >= 0.95 and newer-first >= 0.90 at once. k-prefix stable: the queries whose "
+        f"`-k n` hits are the first n of `-k {K_RETRIEVE}`'s for every n < {K_RETRIEVE} (note, chunk and label).",
         "",
-        *table(["setting", "newer-first", f"all in top {K_RECALL}", "both", f"newest in top {K_RECALL}"], rows),
+        *table(
+            [
+                "setting",
+                "newer-first",
+                f"all in top {K_RECALL}",
+                "both",
+                f"newest in top {K_RECALL}",
+                "k-prefix stable",
+            ],
+            rows,
+        ),
         "",
         "By the age of the newest statement at query time (facts stated long ago are still true):",
         "",

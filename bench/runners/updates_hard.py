@@ -37,7 +37,9 @@ from ..harness import (
     RunOptions,
     cache_key,
     chunk_sanity,
+    hit_keys,
     index_report,
+    k_prefix_stable,
     log,
     open_memory,
     progress_printer,
@@ -120,6 +122,14 @@ def evaluate(
             paths = [h.path for h in hits]
             cols[label].append(_shown_order(paths, st))
             deep = mem.recall(q.query, k=k_deep, decay=decay, now=now, touch=False)
+
+            def ask(n: int, query: str = q.query, decay: bool = decay) -> Any:
+                return mem.recall(query, k=n, decay=decay, now=now, touch=False)
+
+            # the first n of -k 1 .. -k k (the top the columns judge) are the first n of -k k_deep
+            cols[label][-1]["k_prefix_stable"] = hit_keys(hits) == hit_keys(deep)[:k] and k_prefix_stable(
+                deep, ask, range(1, k)
+            )
             by_path = {h.path: (i + 1, h) for i, h in enumerate(deep)}
             detail = {
                 "top": paths,
@@ -245,7 +255,7 @@ def run(opts: RunOptions) -> Result:
     res.results["styles"] = per_style
 
     recall_rows = [
-        [style, label, s["all_present"], s["newest_first"], s["both_newest_first"]]
+        [style, label, s["all_present"], s["newest_first"], s["both_newest_first"], s["k_prefix_stable"]]
         for style, got in per_style.items()
         for label, s in got["summary"].items()
         if label != "prefetch"
@@ -261,10 +271,19 @@ def run(opts: RunOptions) -> Result:
         "LoCoMo talk, one per day, with same-subject distractors; one fact per kind per vault); the question asks "
         "for the current value, now = a day after the newest "
         f"statement. Recall: `recall(query, k={K})`, hybrid. Newer one first: the newest statement is returned and "
-        "ranked above every older one returned.",
+        "ranked above every older one returned. k-prefix stable: share of questions whose `-k n` hits (note, "
+        f"chunk, label) are the first n of `-k {K_DEEP}`'s for every n <= {K}.",
         "",
         *table(
-            ["vault", "setting", f"both statements in top {K}", "newer one first", "both, newer first"], recall_rows
+            [
+                "vault",
+                "setting",
+                f"both statements in top {K}",
+                "newer one first",
+                "both, newer first",
+                "k-prefix stable",
+            ],
+            recall_rows,
         ),
         "",
         "The prefetch block for the same question (default budget): newest statement present; first among the "
