@@ -95,6 +95,16 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
                 ok += 1
         return ok, len(pairs) - skip, skip
 
+    # recall's side of the labels: of the true changes (two notes giving different values) that are
+    # both returned and both dated, those with the newer statement above the older
+    changes = [
+        (i, j)
+        for i in range(len(hits))
+        for j in range(i + 1, len(hits))
+        if case.pair(hits[i].path, hits[j].path) == "change" and hits[i].date and hits[j].date
+    ]
+    newer_above = sum(1 for i, j in changes if _newer(hits[i], hits[j]))
+
     prefix = all(
         [(h.path, h.change) for h in mem.recall(case.query, k=n, now=rv.NOW, touch=False)]
         == [(h.path, h.change) for h in hits[:n]]
@@ -157,6 +167,7 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
         "top3_right": any(p in case.best for p in paths[:3]),
         "moves": right(moves, True),
         "labels": right(labels, False),
+        "changes_newer_above": [newer_above, len(changes)],
         "prefix_stable": prefix,
         "view": _view(hits),
         "prefetch": {
@@ -216,6 +227,7 @@ def run(opts: RunOptions) -> Result:
             "answerable": len(answerable),
             "moves": [moves_ok, moves_n],
             "labels": [labels_ok, labels_n],
+            "changes_newer_above": [sum(q.get("changes_newer_above", [0, 0])[i] for q in qs) for i in (0, 1)],
             "prefix_stable": sum(q["prefix_stable"] for q in qs),
             "copies_identical": same,
             "prefetch_needed": [sum(needs), len(needs)],
@@ -237,6 +249,7 @@ def run(opts: RunOptions) -> Result:
                 f"{s['right_top3']}/{len(answerable)}",
                 f"{moves_ok}/{moves_n}",
                 f"{labels_ok}/{labels_n}",
+                "{}/{}".format(*s["changes_newer_above"]),
                 f"{s['prefix_stable']}/{len(qs)}",
                 f"{same}/{len(qs)}",
                 f"{sum(needs)}/{len(needs)}",
@@ -254,15 +267,16 @@ def run(opts: RunOptions) -> Result:
     res.results = {"summary": summary, "questions": {n: per[n]["now"] for n in per}}
     res.markdown += [
         "Labelled questions about a person's Obsidian vault and sample_vault/ (bench/data/realvault.py), "
-        f"asked at {rv.NOW.date()} on a clone (every file time = now); `recall -k {K} --explain`. "
-        "Moves and labels: right / all (a move or label is right only between notes that give different "
-        "values for what the question asks, the newer above). Copies: identical paths, change, date and "
-        "strength with file times kept, now, and reversed. Prefetch: the block holds the needed fact; pairs "
-        "of entries from notes labelled with the same value / of those, the pairs where both entries show the "
-        "needed fact (in brackets: those whose lower entry adds no word to the one above it); pairs of any "
-        "entries alike but for their numbers (a line copied from note to note); entries that are only links "
-        "or dates. No answer: block empty; "
-        "every hit weak. Answered, top hit weak: a miss of the weak bar.",
+        f"asked at {rv.NOW.date()} on a clone (every file time = now); `recall -k {K} --explain`. Moves and "
+        "labels: right / all (a move or label is right only between notes that give different values for what"
+        " the question asks, the newer above). True changes: of the pairs of notes giving different values "
+        "that are both returned and both dated, those with the newer above the older. Copies: identical "
+        "paths, change, date and strength with file times kept, now, and reversed. Prefetch: the block holds "
+        "the needed fact; pairs of entries from notes labelled with the same value / of those, the pairs "
+        "where both entries show the needed fact (in brackets: those whose lower entry adds no word to the "
+        "one above it); pairs of any entries alike but for their numbers (a line copied from note to note); "
+        "entries that are only links or dates. No answer: block empty; every hit weak. Answered, top hit "
+        "weak: a miss of the weak bar.",
         "",
         *table(
             [
@@ -272,6 +286,7 @@ def run(opts: RunOptions) -> Result:
                 "right in top 3",
                 "freshness moves",
                 "change labels",
+                "true changes: newer above",
                 "k-prefix stable",
                 "3 copies identical",
                 "prefetch: needed fact",
