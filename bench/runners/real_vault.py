@@ -58,6 +58,12 @@ def _label_pairs(hits: Sequence[Any]) -> list[tuple[int, int]]:
     return out
 
 
+def _sentences(text: str) -> list[str]:
+    from vault_memory.text import split_sentences
+
+    return split_sentences(text)
+
+
 def _words(text: str) -> set[str]:
     """An entry's content words as it reads (links as their text), stemmed as ranking stems a query."""
     try:
@@ -128,6 +134,15 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
     both = sum(1 for a, b in same if all(any(n in e.text for n in case.needed) for e in (a, b)))
     # any two entries (labelled or not) alike but for their numbers: one line copied from note to
     # note ("- [ ] Water plants 📅 2026-10-26" in nine daily notes), what "repeats itself" means
+    # a sentence (3 words or more, numbers aside) shown by more than one entry: each extra showing
+    # (what "each statement once" counts: "13:00 Lunch with [[Jonas Weber]]." in four log entries)
+    shown_in: dict[frozenset[str], set[int]] = {}
+    for i, e in enumerate(entries):
+        for sentence in _sentences(e.text):
+            words = frozenset(_words(re.sub(r"\d+", "0", sentence)))
+            if len(words) >= 3:
+                shown_in.setdefault(words, set()).add(i)
+    shown_again = sum(len(at) - 1 for at in shown_in.values())
     masked = [_words(re.sub(r"\d+", "0", e.text)) for e in entries]
     near = sum(
         1
@@ -179,6 +194,7 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
             "repeated_adding_nothing": redundant,
             "repeated_both_show": both,
             "near_identical_pairs": near,
+            "sentences_shown_again": shown_again,
             "says_nothing": sum(1 for e in entries if says_nothing(e.text)),
         },
         "weak_top": weak[0] if weak else None,
@@ -235,6 +251,7 @@ def run(opts: RunOptions) -> Result:
             "prefetch_repeated_adding_nothing": sum(q["prefetch"].get("repeated_adding_nothing", 0) for q in qs),
             "prefetch_repeated_both_show": sum(q["prefetch"].get("repeated_both_show", 0) for q in qs),
             "prefetch_near_identical": sum(q["prefetch"].get("near_identical_pairs", 0) for q in qs),
+            "prefetch_sentences_shown_again": sum(q["prefetch"].get("sentences_shown_again", 0) for q in qs),
             "prefetch_says_nothing": sum(q["prefetch"]["says_nothing"] for q in qs),
             "no_answer_block_empty": [sum(q["prefetch"]["empty"] for q in nothing), len(nothing)],
             "no_answer_all_weak": [sum(bool(q["all_weak"]) for q in nothing), len(nothing)],
@@ -256,6 +273,7 @@ def run(opts: RunOptions) -> Result:
                 f"{s['prefetch_repeated_pairs']} / {s['prefetch_repeated_both_show']} "
                 f"({s['prefetch_repeated_adding_nothing']})",
                 s["prefetch_near_identical"],
+                s["prefetch_sentences_shown_again"],
                 s["prefetch_says_nothing"],
                 f"{s['no_answer_block_empty'][0]}/{len(nothing)}",
                 f"{s['no_answer_all_weak'][0]}/{len(nothing)}",
@@ -275,6 +293,7 @@ def run(opts: RunOptions) -> Result:
         "the needed fact; pairs of entries from notes labelled with the same value / of those, the pairs "
         "where both entries show the needed fact (in brackets: those whose lower entry adds no word to the "
         "one above it); pairs of any entries alike but for their numbers (a line copied from note to note); "
+        "sentences (3 words or more, numbers aside) shown by a second entry, counted per extra entry; "
         "entries that are only links or dates. No answer: block empty; every hit weak. Answered, top hit "
         "weak: a miss of the weak bar.",
         "",
@@ -292,6 +311,7 @@ def run(opts: RunOptions) -> Result:
                 "prefetch: needed fact",
                 "prefetch: same-value pairs / both showing it (adding nothing)",
                 "prefetch: near-identical pairs",
+                "prefetch: a sentence shown again",
                 "prefetch: says nothing",
                 "no answer: no block",
                 "no answer: all weak",
