@@ -21,6 +21,10 @@ with the turn as the query and shows what recall would return, in recall's order
   the nine daily notes' "13:00 Lunch with [[Jonas Weber]].", or a task copied from day to day with
   its due date moved on, "Water plants 📅 2026-10-26" on the 25th) becomes part of that entry,
   which says where else it appears. One changed word ("on Slack" / "on Discord") is another entry.
+  An entry without a sentence that answers (a chunk scored whole: a daily log whose line reaches
+  "dinner with Jonas" only through `[[Jonas Weber]]`) states what its sentence closest to the turn
+  states: when an entry above already shows that sentence, it becomes part of that entry (the
+  person's log line "13:00 Lunch with [[Jonas Weber]]." was four entries of one block).
 Each entry shows the part of the note that answers the turn closest in meaning (`shown_part`):
 the sentence that answers (the best window) when there is one, else that chunk cut around the
 turn's words, with the day the note was stated and its path. An entity's
@@ -47,16 +51,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..index.embedders import embed_query
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
-from ..search.windows import chunk_body
+from ..search.windows import MIN_WINDOW_WORDS, chunk_body, closest_window
 from ..search.workspace import Workspace
-from ..text import is_repeat, snippet, split_sentences, without_links
+from ..text import is_repeat, snippet, split_sentences, without_links, words_of
 from .edits import rehearse
 from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
@@ -298,7 +302,12 @@ def prefetch(
     kept_out: list[KeptOut] = []
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, hide_dormant=False, decay=decay, judge=True)
-        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap, decay=decay)
+        scorer = ws.window_scorer()
+
+        def closest(part: Candidate) -> str | None:
+            return closest_window(chunk_body(part.chunk), qvec, scorer.embedder, scorer.cache)
+
+        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest)
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if kept_out:  # invisible by nature: the review note counts it (keptout.py)
@@ -310,10 +319,55 @@ def prefetch(
     return result
 
 
-def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple[list[PrefetchEntry], list[KeptOut]]:
+def _shown_above(said: str, day: dt.date | None, text: str, above_day: dt.date | None) -> bool:
+    """Whether `said` adds no word to a sentence (of MIN_WINDOW_WORDS words or more) an entry above
+    shows in `text` (text.is_repeat, dates counted from each note's day)."""
+    mine = len(words_of(said))
+    return any(
+        len(words_of(t)) >= max(mine, MIN_WINDOW_WORDS) and is_repeat(said, t, (day, above_day))
+        for t in split_sentences(text)
+    )
+
+
+def _twin(
+    kept: Sequence[tuple[PrefetchEntry, str, Ranked]],
+    part: Candidate,
+    said: str,
+    day: dt.date | None,
+    closest: Callable[[Candidate], str | None] | None,
+) -> int | None:
+    """The entry above that this one repeats, if any: their statements are one in the same words
+    (text.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
+    [[Jonas Weber]]." reaches "dinner with Jonas" only through its link) states what its sentence
+    closest in meaning to the turn states (`closest`); it repeats an entry above when that entry
+    shows this sentence already. Sentences are embedded only for a chunk one of whose sentences an
+    entry above shows."""
+    for i, (_, other, o) in enumerate(kept):
+        if is_repeat(other, said, (o.state.stated.day(), day)):
+            return i
+    if part.answer_text is not None or closest is None or not kept:
+        return None
+    mine = split_sentences(chunk_body(part.chunk))
+    if not any(_shown_above(s, day, e.text, o.state.stated.day()) for s in mine for e, _, o in kept):
+        return None
+    best = closest(part)
+    if best is None:
+        return None
+    return next((i for i, (e, _, o) in enumerate(kept) if _shown_above(best, day, e.text, o.state.stated.day())), None)
+
+
+def _entries(
+    query: str,
+    got: Ranking,
+    cap: int,
+    *,
+    decay: bool = True,
+    closest: Callable[[Candidate], str | None] | None = None,
+) -> tuple[list[PrefetchEntry], list[KeptOut]]:
     """Recall's order, without weak hits, superseded or staged notes, lines that say nothing,
-    repeats (merged into the entry above them) and dormant notes (returned apart: what decay kept
-    out), unless the turn cues them."""
+    repeats (merged into the entry above them: `_twin`) and dormant notes (returned apart: what
+    decay kept out), unless the turn cues them. `closest`: a chunk's sentence closest to the turn
+    (windows.closest_window), for the repeats of chunks scored whole."""
     replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
 
     def eligible(r: Ranked) -> bool:
@@ -339,9 +393,7 @@ def _entries(query: str, got: Ranking, cap: int, *, decay: bool = True) -> tuple
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
             continue
         day = state.stated.day()
-        twin = next(
-            (i for i, (_, other, o) in enumerate(kept) if is_repeat(other, said, (o.state.stated.day(), day))), None
-        )
+        twin = _twin(kept, part, said, day, closest)
         if twin is not None:
             e, other, o = kept[twin]
             kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
