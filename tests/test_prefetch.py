@@ -589,3 +589,23 @@ def test_a_task_copied_from_day_to_day_with_its_due_date_moved_on_is_one_entry(
     (merged,) = [e for e in result.entries if e.merged]
     assert sorted([merged.path, *merged.merged]) == [f"Daily Notes/{d}.md" for d in days]
     assert "also in" in result.block
+
+
+def test_an_entry_shows_its_paragraph_around_the_answer_but_not_the_next_list_item(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # The person's daily log: each item is a statement of its own, and "13:00 Lunch with Jonas"
+    # was shown beside the answer in 28 of 85 real-vault blocks. A note's prose reads together:
+    # "Flights: TAP, seat 14A." is next to "Hotel:: Casa do Príncipe".
+    v = tmp_path / "ctx"
+    put(
+        v,
+        "Daily Notes/2026-10-29.md",
+        "## Log\n- 08:10 Booked flights to Lisbon, 12-16 March.\n- 13:00 Lunch with Ana.",
+    )
+    put(v, "Projects/Lisbon.md", "# Lisbon trip\n\nFlights: TAP, seat 14A.\nHotel:: Casa do Príncipe\n")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    got = {e.path: e.text for e in mem.prefetch("when are my flights to Lisbon booked", now=NOW).entries}
+    assert got["Daily Notes/2026-10-29.md"] == "08:10 Booked flights to Lisbon, 12-16 March."
+    assert got["Projects/Lisbon.md"] == "Flights: TAP, seat 14A. Hotel:: Casa do Príncipe"

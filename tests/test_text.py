@@ -155,3 +155,24 @@ def test_a_line_whose_dates_moved_on_with_its_day_is_a_repeat() -> None:
     assert not is_repeat("Deadline 2026-11-14.", "Deadline 2026-11-21.", (d25, d25))  # one day: a change
     assert not is_repeat("Due 2026-13-45.", "Due 2026-13-46.", (d25, d04))  # not dates: words
     assert days_from("met 2026-10-25, due 2026-10-24", d25) == "met dayplus0, due dayminus1"
+
+
+def test_each_list_item_is_a_part_of_its_own_and_prose_reads_together() -> None:
+    from vault_memory.text import sentence_units, split_sentences
+
+    body = (
+        "Flights booked: 12-16 March, TAP, seat 14A.\nHotel:: Casa do Príncipe\n\nTalk:: Thursday 11:00\n\n"
+        "- [ ] Print the boarding passes\n- [ ] Ask for tips\n  and a map.\n\nAfter the list.\n"
+        "## Log\n- 08:10 Booked flights. Paid.\n- 13:00 Lunch with [[Jonas Weber]].\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
+    units = sentence_units(body)
+    assert [s for s, _ in units] == split_sentences(body)
+    part = dict(units)
+    assert part["Flights booked: 12-16 March, TAP, seat 14A."] == part["Hotel:: Casa do Príncipe"]
+    assert part["Hotel:: Casa do Príncipe"] == part["Talk:: Thursday 11:00"]  # prose across a blank line
+    assert part["[ ] Print the boarding passes"] != part["[ ] Ask for tips"]  # two items
+    assert part["[ ] Ask for tips"] == part["and a map."]  # an item's own next line
+    assert part["After the list."] != part["and a map."]  # a blank line ends an item
+    assert part["08:10 Booked flights."] == part["Paid."] != part["13:00 Lunch with [[Jonas Weber]]."]
+    assert part["Log"] not in (part["After the list."], part["08:10 Booked flights."])  # a heading
+    assert part["a: 1; b: 2"] != part["13:00 Lunch with [[Jonas Weber]]."]  # a table

@@ -131,12 +131,36 @@ def split_sentences(body: str) -> list[str]:
     row `| GPU | RTX 3060 12 GB |` reads "Part: GPU; What: RTX 3060 12 GB". A row alone does not
     say what its cells are, and "| model | recall@10 |" alone says nothing (the header and the
     `|---|` rule are not sentences of their own). On the labelled real-vault set: bench real_vault."""
-    out: list[str] = []
+    return [s for s, _ in sentence_units(body)]
+
+
+_LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+
+
+def sentence_units(body: str) -> list[tuple[str, int]]:
+    """split_sentences(body), each sentence with the number of the part of the text it is in: each
+    list item, heading and table is a part of its own, and so is the text between them. A log's
+    items are each a statement ("- 08:10 Booked flights to Lisbon." and "- 13:00 Lunch with [[Jonas
+    Weber]]."); lines of prose, blank lines between them or not, read together ("Flights booked:
+    12-16 March." and "Hotel:: Casa do Príncipe"; "Likes:: cycling" above "Jonas designs the Atlas
+    dashboard."). What an entry shows around its answer (prefetch.entry_text)."""
+    out: list[tuple[str, int]] = []
     lines = body.split("\n")
     header: list[str] | None = None
+    unit, used, item, table = 0, False, False, False  # used: the part has a sentence; item: it is a list item
+
+    def new_part(is_item: bool = False) -> None:
+        nonlocal unit, used, item
+        if used:
+            unit, used = unit + 1, False
+        item = is_item
+
     for i, raw in enumerate(lines):
         line = raw.strip()
         if line.startswith("|") and len(line) > 1:
+            if not table:
+                new_part()
+                table = True
             if _TABLE_RULE.fullmatch(line):
                 continue
             cells = _cells(line)
@@ -146,13 +170,25 @@ def split_sentences(body: str) -> list[str]:
             names = header if header is not None and len(header) == len(cells) else [""] * len(cells)
             row = "; ".join(f"{h}: {c}" if h else c for h, c in zip(names, cells, strict=True) if c)
             if row:
-                out.append(row)
+                out.append((row, unit))
+                used = True
             continue
-        header = None
-        line = line.lstrip("-*>#").strip()
+        if table:  # the table ended
+            header, table = None, False
+            new_part()
         if not line:
+            if item:  # a blank line ends a list item
+                new_part()
             continue
-        out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+        heading = line.startswith("#")
+        if heading or _LIST_ITEM.match(line):
+            new_part(is_item=not heading)
+        line = line.lstrip("-*>#").strip()
+        if line:
+            out += [(s.strip(), unit) for s in _SENTENCE_END.split(line) if s.strip()]
+            used = True
+        if heading:  # the text under a heading is a part of its own
+            new_part()
     return out
 
 

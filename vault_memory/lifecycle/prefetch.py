@@ -60,7 +60,7 @@ from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
 from ..search.windows import MIN_WINDOW_WORDS, chunk_body, closest_window
 from ..search.workspace import Workspace
-from ..text import is_repeat, snippet, split_sentences, without_links, words_of
+from ..text import is_repeat, sentence_units, snippet, split_sentences, without_links, words_of
 from .edits import rehearse
 from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
@@ -242,9 +242,12 @@ def one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-#: An entry shows the sentence that answers with this many sentences on each side: the best
-#: sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
-#: Príncipe"; bench real_vault: the needed fact in 33 of 39 blocks with the sentence alone).
+#: An entry shows the sentence that answers with this many sentences on each side, of its own part
+#: of the note (text.sentence_units: its list item, or the prose around it): the best sentence is
+#: often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do Príncipe"; bench
+#: real_vault: the needed fact in 33 of 39 blocks with the sentence alone), but a log's next item is
+#: another statement ("13:00 Lunch with [[Jonas Weber]]." beside the answer in 28 of 85 blocks;
+#: none of the 74 needed facts came from it).
 CONTEXT_SENTENCES = 1
 
 
@@ -259,17 +262,20 @@ def shown_part(cand: Candidate) -> Candidate:
 
 def entry_text(part: Candidate, query: str, cap: int) -> str:
     """What an entry shows of the note's closest part (shown_part): the sentence that answers, with
-    its neighbours, when it states one; else the chunk cut around the turn's words (snippet drops a
+    its neighbours in its list item or prose (CONTEXT_SENTENCES), when it states one; else the chunk cut around the turn's words (snippet drops a
     first line: "\\n" keeps the chunk's)."""
     answer = part.answer_text
     body = chunk_body(part.chunk)
     if answer is None:
         return snippet("\n" + body, query, width=cap)
-    sentences = split_sentences(body)
+    units = sentence_units(body)
+    sentences = [s for s, _ in units]
     if answer not in sentences:
         return answer
     at = sentences.index(answer)
-    shown = sentences[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1]
+    shown = [
+        s for s, unit in units[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1] if unit == units[at][1]
+    ]
     window = part.window
     also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
     return " ".join(shown) + "".join(f" … {w}" for w in also)
