@@ -59,7 +59,10 @@ def _label_pairs(hits: Sequence[Any]) -> list[tuple[int, int]]:
 
 
 def _sentences(text: str) -> list[str]:
-    from vault_memory.text import split_sentences
+    try:
+        from vault_memory.text import split_sentences
+    except ImportError:  # an older tree: its windows were its sentences
+        from vault_memory.windows import split_windows as split_sentences  # type: ignore[no-redef]
 
     return split_sentences(text)
 
