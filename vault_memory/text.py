@@ -228,6 +228,11 @@ def is_repeat(a: str, b: str, days: tuple[dt.date | None, dt.date | None] = (Non
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
+def has_iso_date(text: str) -> bool:
+    """Whether the text holds an ISO date (what `is_repeat` may count from its note's day)."""
+    return _ISO_DATE.search(text) is not None
+
+
 def days_from(text: str, day: dt.date) -> str:
     """`text` with each ISO date written as days from `day` ("2026-10-26" from the 25th: "dayplus1")."""
 

@@ -50,6 +50,7 @@ through the one write path with compare-and-swap.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -60,7 +61,7 @@ from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
 from ..search.windows import MIN_WINDOW_WORDS, chunk_body, closest_window
 from ..search.workspace import Workspace
-from ..text import is_repeat, sentence_units, snippet, split_sentences, without_links, words_of
+from ..text import has_iso_date, is_repeat, sentence_units, snippet, split_sentences, without_links, words_of
 from .edits import rehearse
 from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
@@ -325,14 +326,27 @@ def prefetch(
     return result
 
 
-def _shown_above(said: str, day: dt.date | None, text: str, above_day: dt.date | None) -> bool:
-    """Whether `said` adds no word to a sentence (of MIN_WINDOW_WORDS words or more) an entry above
-    shows in `text` (text.is_repeat, dates counted from each note's day)."""
-    mine = len(words_of(said))
-    return any(
-        len(words_of(t)) >= max(mine, MIN_WINDOW_WORDS) and is_repeat(said, t, (day, above_day))
-        for t in split_sentences(text)
-    )
+@dataclass(frozen=True)
+class _Sentence:
+    """A sentence as repeats compare it: its words (text.words_of) and whether it holds a date."""
+
+    text: str
+    words: frozenset[str]
+    dated: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentences_of(text: str) -> tuple[_Sentence, ...]:
+    """The sentences of `text` (remembered: a long-lived process meets the same chunks again)."""
+    return tuple(_Sentence(t, words_of(t), has_iso_date(t)) for t in split_sentences(text))
+
+
+def _adds_nothing(s: _Sentence, day: dt.date | None, t: _Sentence, above_day: dt.date | None) -> bool:
+    """Whether `s` adds no word to `t`, a sentence of MIN_WINDOW_WORDS words or more an entry above
+    shows (text.is_repeat, dates counted from each note's day)."""
+    if not s.words or len(t.words) < max(len(s.words), MIN_WINDOW_WORDS):
+        return False
+    return s.words <= t.words or (s.dated and t.dated and is_repeat(s.text, t.text, (day, above_day)))
 
 
 def _twin(
@@ -353,13 +367,15 @@ def _twin(
             return i
     if part.answer_text is not None or closest is None or not kept:
         return None
-    mine = split_sentences(chunk_body(part.chunk))
-    if not any(_shown_above(s, day, e.text, o.state.stated.day()) for s in mine for e, _, o in kept):
+    above = [(_sentences_of(e.text), o.state.stated.day()) for e, _, o in kept]
+    mine = _sentences_of(chunk_body(part.chunk))
+    if not any(_adds_nothing(s, day, t, d) for s in mine for ts, d in above for t in ts):
         return None
     best = closest(part)
-    if best is None:
+    said_best = next((s for s in mine if s.text == best), None)
+    if said_best is None:
         return None
-    return next((i for i, (e, _, o) in enumerate(kept) if _shown_above(best, day, e.text, o.state.stated.day())), None)
+    return next((i for i, (ts, d) in enumerate(above) if any(_adds_nothing(said_best, day, t, d) for t in ts)), None)
 
 
 def _entries(
