@@ -237,7 +237,12 @@ def run(opts: RunOptions) -> Result:
         moves_n = sum(q["moves"][1] for q in qs)
         labels_ok = sum(q["labels"][0] for q in qs)
         labels_n = sum(q["labels"][1] for q in qs)
-        same = sum(1 for i in range(len(qs)) if len({tuple(map(tuple, by_copy[c][i]["view"])) for c in rv.COPIES}) == 1)
+        same = sum(  # recall's paths, change labels, dates and strengths, and the prefetch block
+            1
+            for i in range(len(qs))
+            if len({(tuple(map(tuple, by_copy[c][i]["view"])), by_copy[c][i]["prefetch"]["block"]) for c in rv.COPIES})
+            == 1
+        )
         needs = [q["prefetch"]["needed"] for q in qs if q["prefetch"]["needed"] is not None]
         summary[name] = s = {
             "questions": len(qs),
@@ -292,7 +297,8 @@ def run(opts: RunOptions) -> Result:
         "labels: right / all (a move or label is right only between notes that give different values for what"
         " the question asks, the newer above). True changes: of the pairs of notes giving different values "
         "that are both returned and both dated, those with the newer above the older. Copies: identical "
-        "paths, change, date and strength with file times kept, now, and reversed. Prefetch: the block holds "
+        "paths, change, date and strength, and an identical prefetch block, with file times kept, now, and "
+        "reversed. Prefetch: the block holds "
         "the needed fact; pairs of entries from notes labelled with the same value / of those, the pairs "
         "where both entries show the needed fact (in brackets: those whose lower entry adds no word to the "
         "one above it); pairs of any entries alike but for their numbers (a line copied from note to note); "
