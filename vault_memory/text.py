@@ -219,7 +219,7 @@ def is_repeat(a: str, b: str, days: tuple[dt.date | None, dt.date | None] = (Non
     if wa <= wb or wb <= wa:
         return True
     da, db = days
-    if da is None or db is None or da == db or not (_ISO_DATE.search(a) and _ISO_DATE.search(b)):
+    if da is None or db is None or da == db or not (has_iso_date(a) and has_iso_date(b)):
         return False
     ra, rb = words_of(days_from(a, da)), words_of(days_from(b, db))
     return ra <= rb or rb <= ra

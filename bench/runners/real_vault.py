@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..data import realvault as rv
-from ..harness import REPO, Result, RunOptions, log, open_memory, table
+from ..harness import REPO, Result, RunOptions, k_prefix_stable, log, open_memory, table
 
 K = 10
 
@@ -114,11 +114,7 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
     ]
     newer_above = sum(1 for i, j in changes if _newer(hits[i], hits[j]))
 
-    prefix = all(
-        [(h.path, h.change) for h in mem.recall(case.query, k=n, now=rv.NOW, touch=False)]
-        == [(h.path, h.change) for h in hits[:n]]
-        for n in range(1, K + 1)
-    )
+    prefix = k_prefix_stable(hits, lambda n: mem.recall(case.query, k=n, now=rv.NOW, touch=False), range(1, K + 1))
     block = mem.prefetch(case.prefetch_text, now=rv.NOW, refresh_staged=False)
     entries = block.entries
     low = block.block.lower()
