@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from vault_memory.errors import ConfigError
-from vault_memory.vault.markdown import Chunk, NoteInfo, approx_tokens, chunk_body, extract_info, strip_comments
+from vault_memory.vault.markdown import (
+    Chunk,
+    NoteInfo,
+    approx_tokens,
+    chunk_body,
+    extract_info,
+    strip_comments,
+    strip_queries,
+)
 
 # --------------------------------------------------------------------------- #
 # extract_info: title
@@ -234,8 +242,9 @@ def is_subsequence(needle: str, haystack: str) -> bool:
 def check_chunks(body: str, chunks: list[Chunk], max_tokens: int, count: Callable[[str], int]) -> None:
     """Every invariant chunk_body promises, for any body."""
     # chunk_body indexes what Obsidian shows: `%% comments %%` are not content (random noise can
-    # write "%%"; a body that is only a comment has no chunks). Lines are kept, so line numbers hold.
-    body = strip_comments(body.replace("\r\n", "\n").replace("\r", "\n"))
+    # write "%%"; a body that is only a comment has no chunks), nor are query blocks' sources (a
+    # Dataview block shows its results). Lines are kept, so line numbers hold.
+    body = strip_queries(strip_comments(body.replace("\r\n", "\n").replace("\r", "\n")))
     assert [c.index for c in chunks] == list(range(len(chunks)))
     for chunk in chunks:
         assert count(chunk.text) <= max_tokens, chunk
@@ -376,6 +385,25 @@ def test_long_section_splits_on_list_items() -> None:
         seen.extend(body_lines)
     assert seen == items
     check_chunks(body, chunks, 120, approx_tokens)
+
+
+def test_query_blocks_are_not_text_but_code_is() -> None:
+    # ../shared/obsidian-vault's reading list: "TABLE author, rating FROM #book" made it recall's
+    # #1 for "Book a table for Jonas on Friday", and its "answer".
+    body = (
+        "# Reading list\n\n```dataview\nTABLE author, rating FROM #book SORT rating DESC\n```\n\n"
+        "- [ ] The Mom Test\n\n~~~tasks\nnot done\n~~~\n\n````query\ntag:#book\n```\nstill a query\n````\n\n"
+        "```bash\nhelm rollback ingest -n atlas\n```\n\n```DataviewJS\ndv.table([], [])\n```\n"
+    )
+    (chunk,) = chunk_body(body)
+    assert re.sub(r"\n{3,}", "\n\n", chunk.text) == (
+        "Reading list\n- [ ] The Mom Test\n\n```bash\nhelm rollback ingest -n atlas\n```"
+    )
+    assert strip_queries(body).count("\n") == body.count("\n")  # lines kept: line numbers hold
+    assert chunk.start_line == 6
+    # an unclosed query fence hides the rest, as Obsidian renders it (a query to the end)
+    assert strip_queries("a\n```tasks\nnot done\nb") == "a\n\n\n"
+    assert strip_queries("no fences here") == "no fences here"
 
 
 def test_long_section_keeps_code_fence_and_table_intact() -> None:

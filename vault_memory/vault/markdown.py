@@ -44,6 +44,7 @@ __all__ = [
     "extract_info",
     "headings",
     "strip_comments",
+    "strip_queries",
 ]
 
 
@@ -115,6 +116,35 @@ def strip_comments(body: str) -> str:
                 kept.append(line[i])
             i += 1
         out.append("".join(kept))
+    return "\n".join(out)
+
+
+#: Fenced blocks that are queries over the vault, which Obsidian shows as their results
+#: (core search embeds, Dataview, Tasks): their source states nothing a person reads.
+QUERY_FENCES = frozenset({"query", "dataview", "dataviewjs", "tasks"})
+
+
+def strip_queries(body: str) -> str:
+    """The body with each fenced query block (QUERY_FENCES) blanked, its lines kept as empty
+    lines. In reading view a person sees the query's results, not `TABLE author FROM #book`:
+    indexed, that source matched "book a table" with a reading list."""
+    if "```" not in body and "~~~" not in body:
+        return body
+    out: list[str] = []
+    fence: str | None = None
+    blank = False
+    for line in body.split("\n"):
+        m = _FENCE.match(line)
+        if fence is None:
+            if m:
+                fence = m.group(1)
+                info = line[m.end() :].strip().split(maxsplit=1)
+                blank = bool(info) and info[0].lower() in QUERY_FENCES
+        elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end() :].strip():
+            out.append("" if blank else line)
+            fence, blank = None, False
+            continue
+        out.append("" if blank else line)
     return "\n".join(out)
 
 
@@ -745,9 +775,10 @@ class _Chunker:
 
 # Bump when chunk_body's output changes for the same input: the index re-chunks every note
 # (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "5"
+CHUNKER_VERSION = "6"
 
 
 def chunk_body(
@@ -775,7 +806,7 @@ def chunk_body(
     """
     if max_tokens < 1 or target_tokens < 1:
         raise ConfigError(f"chunk sizes must be positive (max_tokens={max_tokens}, target_tokens={target_tokens})")
-    body = strip_comments(_normalise(body))
+    body = strip_queries(strip_comments(_normalise(body)))
     if not body.strip():
         return []
     counter = count_tokens if count_tokens is not None else approx_tokens
