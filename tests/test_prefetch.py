@@ -591,6 +591,35 @@ def test_a_task_copied_from_day_to_day_with_its_due_date_moved_on_is_one_entry(
     assert "also in" in result.block
 
 
+def test_a_statement_in_several_notes_is_shown_from_the_newest_in_its_place(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # ../shared/obsidian-vault carries one task list forward day after day: its entry showed the
+    # first day's copy (2026-10-01, with that day's due date) and "also in" the later ones.
+    v = tmp_path / "days"
+    days = ["2026-10-01", "2026-10-21", "2026-11-12", "2026-10-03"]
+    for day in days:
+        due = (dt.date.fromisoformat(day) + DAY).isoformat()
+        put(v, f"Daily Notes/{day}.md", f"## Tasks\n- [ ] Reply to Maya about the timeline 📅 {due}")
+    # a copy with no day of its own is never the newest (here recall ranks it first)
+    put(v, "Inbox/undated.md", "- [ ] Reply to Maya about the timeline 📅 2026-11-13")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    result = mem.prefetch("reply to Maya about the timeline", now=NOW)
+    (entry,) = [e for e in result.entries if e.merged]
+    assert (entry.path, entry.date) == ("Daily Notes/2026-11-12.md", "2026-11-12")
+    assert entry.text.endswith("📅 2026-11-13")  # today's copy: its due date
+    assert len(result.entries) == 1 and entry.merged == (
+        "Daily Notes/2026-10-21.md",
+        "Daily Notes/2026-10-03.md",
+        "Daily Notes/2026-10-01.md",
+        "Inbox/undated.md",
+    )
+    assert "also in 2026-10-21, 2026-10-03" in result.block
+    # recall's order is its own: relevance, the undated copy first
+    assert mem.recall("reply to Maya about the timeline", k=1, now=NOW, touch=False)[0].path == "Inbox/undated.md"
+
+
 def test_an_entry_shows_its_paragraph_around_the_answer_but_not_the_next_list_item(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

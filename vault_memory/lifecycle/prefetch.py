@@ -20,7 +20,9 @@ with the turn as the query and shows what recall would return, in recall's order
 - repeats: an entry that states what an entry above it states in the same words (text.is_repeat:
   the nine daily notes' "13:00 Lunch with [[Jonas Weber]].", or a task copied from day to day with
   its due date moved on, "Water plants 📅 2026-10-26" on the 25th) becomes part of that entry,
-  which says where else it appears. One changed word ("on Slack" / "on Discord") is another entry.
+  which says where else it appears (newest first). The entry shows the newest dated copy, in the
+  place of the first: a task list carried forward showed its first day's copy and due date. One
+  changed word ("on Slack" / "on Discord") is another entry.
   An entry without a sentence that answers (a chunk scored whole: a daily log whose line reaches
   "dinner with Jonas" only through `[[Jonas Weber]]`) states what its sentence closest to the turn
   states: when an entry above already shows that sentence, it becomes part of that entry (the
@@ -400,6 +402,7 @@ def _entries(
     # what the live candidates were found, when they were saved, to state differently (KEEPS_REPLACED_OUT)
     contradicted = {n for o in got.ranked if not o.dormant and eligible(o) for n in o.state.conflicts_with}
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
+    days: dict[str, dt.date | None] = {}  # each merged note's day
     out: list[KeptOut] = []
     for r in got.ranked:
         c, state = r.cand, r.state
@@ -416,10 +419,6 @@ def _entries(
             continue
         day = state.stated.day()
         twin = _twin(kept, part, said, day, closest)
-        if twin is not None:
-            e, other, o = kept[twin]
-            kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
-            continue
         entry = PrefetchEntry(
             node_id=r.node_id,
             path=r.path,
@@ -432,8 +431,24 @@ def _entries(
             strength=round(r.strength, 6),
             reactivated=r.reactivated,
         )
-        kept.append((entry, said, r))
-    return [e for e, _, _ in kept], out
+        days[r.path] = day
+        if twin is None:
+            kept.append((entry, said, r))
+            continue
+        e, other, o = kept[twin]
+        older = o.state.stated.day()
+        if part.answer_text is not None and day is not None and (older is None or day > older):
+            # One statement in several notes is shown from the newest: the last time the vault says
+            # it (a task list carried forward shows today's copy, not the first day's), in its place.
+            kept[twin] = (replace(entry, merged=(*e.merged, e.path)), said, r)
+        else:
+            kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
+    # where else, newest first (undated last): as the entry itself, the latest says most
+    newest = [
+        replace(e, merged=tuple(sorted(e.merged, key=lambda p: days[p] or dt.date.min, reverse=True)))
+        for e, _, _ in kept
+    ]
+    return newest, out
 
 
 __all__ = [
