@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.conftest import MemoryFactory, snapshot
+from tests.conftest import NOW, MemoryFactory, snapshot
 from vault_memory.errors import EmbedderMismatchError, LockHeldError
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
@@ -58,20 +58,50 @@ def test_unreadable_note_is_reported_and_left_alone(make_memory: MemoryFactory, 
     assert (vault / "Inbox/latin1-export.md").read_bytes() == raw
 
 
-def test_frontmatter_only_change_embeds_nothing(make_memory: MemoryFactory, vault: Path) -> None:
+def test_a_frontmatter_change_that_states_nothing_embeds_nothing(make_memory: MemoryFactory, vault: Path) -> None:
+    # our own keys (a rehearsal), a display setting and tags: the note states what it stated
     fake = FakeEmbedder()
     mem = make_memory(fake)
     mem.index()
     rel = "Projects/" + sorted(p.name for p in (vault / "Projects").glob("*.md"))[0]
     note = read_note(vault, rel)
     text = (vault / rel).read_text(encoding="utf-8")
-    (vault / rel).write_text(text.replace("---\n", "---\nreviewed_by: maya\n", 1), encoding="utf-8")
+    added = "---\nlast_accessed: 2026-11-30\nrevision: 3\ncssclasses: [wide]\ncreated: 2026-01-02\n"
+    (vault / rel).write_text(text.replace("---\n", added, 1), encoding="utf-8")
     before = fake.texts_embedded
     report = mem.index()
     assert report.counts["meta"] == 1
     assert fake.texts_embedded == before
-    assert internals(mem).catalog.note_by_path(rel).meta["reviewed_by"] == "maya"  # type: ignore[union-attr]
+    assert internals(mem).catalog.note_by_path(rel).meta["cssclasses"] == ["wide"]  # type: ignore[union-attr]
     assert note.body_hash == read_note(vault, rel).body_hash
+
+
+def test_a_property_a_person_writes_is_recalled_and_its_edit_is_indexed(
+    make_memory: MemoryFactory, vault: Path
+) -> None:
+    # ../shared/obsidian-vault keeps facts in properties (`model: Vaillant ecoTEC plus 832`,
+    # `company: Northwind`, `due: 2026-12-15`): recall never saw them.
+    (vault / "Areas").mkdir(exist_ok=True)
+    boiler = vault / "Areas/Boiler.md"
+    boiler.write_text(
+        "---\ntags: [home]\nmodel: Vaillant ecoTEC plus 832\ninstalled: 2019\n---\n# Boiler\n\n"
+        "Pressure should sit between 1.0 and 1.5 bar.\n",
+        encoding="utf-8",
+    )
+    fake = FakeEmbedder()
+    mem = make_memory(fake)
+    mem.index()
+    (hit,) = mem.recall("Vaillant ecoTEC", k=1, touch=False, mode="bm25")
+    assert hit.path == "Areas/Boiler.md" and "model: Vaillant ecoTEC plus 832" in hit.text
+    assert hit.heading == "Boiler"  # in the note's first chunk, beside its text: not a chunk of its own
+    assert "Vaillant" in mem.prefetch("what model is my Vaillant boiler", now=NOW).block
+    # a person's edit of a property is an edit of the note: its first chunk is embedded again
+    before = fake.texts_embedded
+    boiler.write_text(boiler.read_text(encoding="utf-8").replace("ecoTEC plus 832", "ecoTEC pro 630"), encoding="utf-8")
+    report = mem.index()
+    assert report.counts["modified"] == 1 and fake.texts_embedded - before == 1
+    (hit,) = mem.recall("Vaillant ecoTEC", k=1, touch=False, mode="bm25")
+    assert "model: Vaillant ecoTEC pro 630" in hit.text
 
 
 def test_body_edit_embeds_only_changed_chunks(make_memory: MemoryFactory, vault: Path) -> None:
@@ -266,7 +296,8 @@ def test_edit_writes_only_changed_chunks_and_a_crash_cannot_leave_an_old_vector(
     before = internals(mem).catalog.chunk_hashes_of(node.node_id)
     assert len(before) > 1
     text = note.read_text(encoding="utf-8")
-    first = internals(mem).catalog.chunks_of(node.node_id)[0].text.split("\n")[-1].strip()
+    first = internals(mem).catalog.chunks_of(node.node_id)[0].text.split("\n")[1].strip()  # its first line
+    assert first in text
     note.write_text(text.replace(first, first + " Edited once."), encoding="utf-8")
     written: list[str] = []
     real_upsert = internals(mem).store.upsert  # type: ignore[union-attr]
@@ -394,9 +425,11 @@ def test_changed_chunking_rules_rechunk_without_reembedding_known_text(
     mem.index()
     chunks_before = internals(mem).catalog.chunk_count()
     monkeypatch.setattr(indexer, "CHUNKER_VERSION", "test-2")
-    original = indexer.chunk_body
+    original = indexer.chunk_note
     monkeypatch.setattr(
-        indexer, "chunk_body", lambda body, **kw: original(body, **{**kw, "max_tokens": 80, "target_tokens": 60})
+        indexer,
+        "chunk_note",
+        lambda body, props, title, **kw: original(body, props, title, **{**kw, "max_tokens": 80, "target_tokens": 60}),
     )
     before = fake.texts_embedded
     report = mem.index()

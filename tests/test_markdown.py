@@ -17,6 +17,7 @@ from vault_memory.vault.markdown import (
     NoteInfo,
     approx_tokens,
     chunk_body,
+    chunk_note,
     extract_info,
     strip_comments,
     strip_queries,
@@ -404,6 +405,28 @@ def test_query_blocks_are_not_text_but_code_is() -> None:
     # an unclosed query fence hides the rest, as Obsidian renders it (a query to the end)
     assert strip_queries("a\n```tasks\nnot done\nb") == "a\n\n\n"
     assert strip_queries("no fences here") == "no fences here"
+
+
+def test_properties_end_the_first_chunk_or_are_chunks_of_their_own() -> None:
+    props = [("model", "Vaillant ecoTEC plus 832"), ("installed", "2019")]
+    body = "# Boiler\n\nPressure should sit between 1.0 and 1.5 bar.\n\n## Service\n\nEvery February.\n"
+    plain = chunk_body(body)
+    assert chunk_note(body, (), "Boiler") == plain
+    first, second = chunk_note(body, props, "Boiler")
+    assert first.text == plain[0].text + "\n\n- model: Vaillant ecoTEC plus 832\n- installed: 2019"
+    assert (first.heading, first.index, second) == (plain[0].heading, 0, plain[1])  # ids stay
+    # too many to fit beside the first chunk: after the body's, headed by the title
+    many = [(f"key{i}", "a value of several words") for i in range(12)]
+    got = chunk_note(body, many, "Boiler", max_tokens=40, target_tokens=40)
+    assert got[:2] == chunk_body(body, max_tokens=40, target_tokens=40)
+    extra = got[2:]
+    assert len(extra) >= 2 and [c.index for c in got] == list(range(len(got)))
+    assert all(c.heading == "Boiler > Properties" and c.text.startswith("Boiler > Properties\n- key") for c in extra)
+    assert all(approx_tokens(c.text) <= 40 for c in got)
+    assert "".join(c.text for c in extra).count("a value of several words") == 12
+    # a note that is only properties
+    (only,) = chunk_note("", props, "Boiler")
+    assert only.text == "Boiler > Properties\n- model: Vaillant ecoTEC plus 832\n- installed: 2019"
 
 
 def test_long_section_keeps_code_fence_and_table_intact() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import math
 import os
@@ -29,10 +30,12 @@ from vault_memory.vault.atomic import TMP_PREFIX
 from vault_memory.vault.notefile import (
     OWNED_KEYS,
     ParsedNote,
+    content_hash,
     move_note,
     parse_note,
     read_note,
     safe_path,
+    stated_properties,
     write_note,
 )
 
@@ -74,11 +77,49 @@ def test_no_frontmatter_is_all_body() -> None:
 
 
 def test_hashes_and_size() -> None:
-    raw = b"---\nx: 1\n---\nbody\n"
+    raw = b"---\nlast_accessed: 2026-01-01\ntags: [a]\n---\nbody\n"
     note = parse_note("a.md", raw, mtime=12.5)
     assert note.file_hash == sha(raw)
-    assert note.body_hash == sha(b"body\n")
+    assert note.body_hash == sha(b"body\n")  # no property that states something: the body's hash
     assert (note.size, note.mtime) == (len(raw), 12.5)
+    stated = parse_note("a.md", b"---\nx: 1\n---\nbody\n")
+    assert stated.body_hash == content_hash("body\n", {"x": 1}) != note.body_hash
+
+
+def test_stated_properties_are_what_a_person_states_in_frontmatter() -> None:
+    meta = {
+        "title": "Boiler",
+        "aliases": ["heating"],
+        "tags": ["home"],
+        "cssclasses": ["wide"],
+        "type": "appliance",
+        "kanban-plugin": "basic",
+        "node_id": "mem-1",
+        "last_accessed": dt.date(2026, 1, 1),
+        "status": "done",  # ours (a draft's status): a person's `status:` is left out too
+        "created": dt.date(2019, 5, 1),
+        "Date Modified": "2026-01-01",  # the note's own dates date it
+        "model": "Vaillant   ecoTEC\nplus 832",
+        "installed": 2019,
+        "due": dt.date(2026, 12, 15),
+        "owner": [["Maya Chen"]],  # `owner: [[Maya Chen]]` unquoted
+        "related": ["[[Project Atlas]]", "", None],
+        "serviced": True,
+        "limits": {"min": 1.0, "max": 1.5, "none": None},
+        "mood": None,
+        "empty": [],
+    }
+    assert stated_properties(meta) == (
+        ("model", "Vaillant ecoTEC plus 832"),
+        ("installed", "2019"),
+        ("due", "2026-12-15"),
+        ("owner", "Maya Chen"),
+        ("related", "[[Project Atlas]]"),
+        ("serviced", "true"),
+        ("limits", "min: 1.0; max: 1.5"),
+    )
+    # every key we write is left out: a rehearsal or a commit never changes what is indexed
+    assert stated_properties({k: "x" for k in OWNED_KEYS}) == ()
 
 
 def test_bom_is_stripped_before_fence() -> None:

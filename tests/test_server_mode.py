@@ -27,13 +27,13 @@ from tests.chroma_server import ChromaServer, free_port
 from tests.conftest import MemoryFactory, snapshot
 from tests.test_index import (  # noqa: F401  (collected again, here against the server)
     edit_history,
+    test_a_frontmatter_change_that_states_nothing_embeds_nothing,
     test_body_edit_embeds_only_changed_chunks,
     test_copied_note_is_known_by_path_until_a_write_gives_it_an_id,
     test_corrupt_catalog_is_rebuilt,
     test_delete_removes_rows_from_both_indexes,
     test_embedder_mismatch_is_refused_with_advice,
     test_first_index_writes_nothing_and_second_is_noop,
-    test_frontmatter_only_change_embeds_nothing,
     test_interrupted_index_resumes_without_reembedding,
     test_partial_sync_of_paths_equals_full_reconcile,
     test_rename_and_move_keep_id_and_vectors,

@@ -29,8 +29,8 @@ import numpy as np
 from ..errors import EmbedderMismatchError, NoteError, NoteParseError
 from ..hashing import sha256_hex
 from ..vault.fields import parse_bool, stated_epoch
-from ..vault.markdown import CHUNKER_VERSION, chunk_body, extract_info
-from ..vault.notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note, read_note
+from ..vault.markdown import CHUNKER_VERSION, Chunk, chunk_note, extract_info
+from ..vault.notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note, read_note, stated_properties
 from ..vault.obsidian import DEFAULT_DAILY_FORMAT
 from ..vault.synccopies import conflict_copy
 from ..vault.walk import IgnoreRules, walk_notes
@@ -808,7 +808,7 @@ class Indexer:
         return f"{CHUNKER_VERSION}/{self.embedder.max_tokens}"
 
     def chunk_note(self, node_id: str, note: ParsedNote) -> list[ChunkRow]:
-        chunks = chunk_body(note.body, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)
+        chunks = note_chunks(note, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)
         return [
             ChunkRow(f"{node_id}#{c.index}", node_id, c.index, c.heading, c.text, sha256_hex(c.text)) for c in chunks
         ]
@@ -894,6 +894,13 @@ def racy(st: os.stat_result, read_at: float) -> bool:
     timestamp tick (coarse file systems: FAT keeps 2 s) without its stamp moving: its stamp is
     not trusted (it is read again next time), as git does with racily clean files."""
     return read_at - max(st.st_mtime, st.st_ctime) < RACY_SECONDS
+
+
+def note_chunks(note: ParsedNote, *, max_tokens: int, count_tokens: Callable[[str], int]) -> list[Chunk]:
+    """A note's chunks as the index keeps them: its body's, then its stated properties'
+    (markdown.chunk_note). Everything that chunks a note for embedding asks here."""
+    title = extract_info(note.meta, note.body, Path(note.path).stem).title
+    return chunk_note(note.body, stated_properties(note.meta), title, max_tokens=max_tokens, count_tokens=count_tokens)
 
 
 def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_FORMAT) -> NoteRow:

@@ -30,10 +30,11 @@ import numpy as np
 from ..errors import VaultMemoryError
 from ..hashing import sha256_hex
 from ..index.catalog import chunk_owner
+from ..index.indexer import note_chunks
 from ..search.workspace import Workspace
 from ..text import in_folder, snippet
 from ..vault.fields import parse_list
-from ..vault.markdown import chunk_body, extract_info
+from ..vault.markdown import extract_info
 from ..vault.notefile import read_note
 from .reading import check_readable
 from .resolve import Names, names, resolve_target
@@ -105,9 +106,7 @@ def _own_chunks(ws: Workspace, path: str) -> tuple[str, str, tuple[str, ...], li
     # not indexed (yet), or changed since: chunk it like the indexer; embed only unseen text
     emb = ws.embedder
     texts = [
-        c.text
-        for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
-        if c.text.strip()
+        c.text for c in note_chunks(note, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens) if c.text.strip()
     ][:SOURCE_CHUNKS]
     cached = ws.catalog.get_vectors([sha256_hex(t) for t in texts])
     missing = [t for t in texts if sha256_hex(t) not in cached]

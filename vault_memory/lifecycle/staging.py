@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from ..hashing import sha256_hex
+from ..index.indexer import note_chunks
 from ..records import CommitReport, Committed, Conflict, Left, StagedMemory, iso
 from ..search.workspace import Workspace, now_utc
 from ..text import (
@@ -57,7 +58,6 @@ from ..text import (
     unlink,
 )
 from ..vault.fields import parse_bool, parse_list, parse_time
-from ..vault.markdown import chunk_body
 from ..vault.notefile import ParsedNote, file_node_id, move_note, new_node_id, read_note, safe_path, write_note
 from ..vault.obsidian import date_from_name
 from ..vault.walk import walk_notes
@@ -763,7 +763,7 @@ def _staged_memories(ws: Workspace, qvec: np.ndarray) -> list[_Staged]:
             continue
         texts = [
             c.text
-            for c in chunk_body(note.body, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
+            for c in note_chunks(note, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
             if c.text.strip()
         ]
         cached = ws.catalog.get_vectors([sha256_hex(t) for t in texts])

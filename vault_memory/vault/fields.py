@@ -125,7 +125,8 @@ def parse_list(value: Any) -> tuple[str, ...]:
     return (text,) if text else ()
 
 
-def _key(name: str) -> str:
+def property_key(name: str) -> str:
+    """A property's name as rules compare it: lower case, without spaces, '_' or '-'."""
     return re.sub(r"[\s_\-]+", "", name).lower()
 
 
@@ -150,7 +151,7 @@ def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFA
     """Every date the note itself gives (properties and a daily note's file name)."""
     out: list[Stated] = []
     for name, value in meta.items():
-        key = _key(str(name))
+        key = property_key(str(name))
         if key in UPDATED_KEYS or key in CREATED_KEYS:
             when = parse_time(value)
             if when is not None:

@@ -44,6 +44,8 @@ __all__ = [
     "extract_info",
     "headings",
     "strip_comments",
+    "chunk_note",
+    "PROPERTIES_HEADING",
     "strip_queries",
 ]
 
@@ -775,10 +777,11 @@ class _Chunker:
 
 # Bump when chunk_body's output changes for the same input: the index re-chunks every note
 # (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 7: a note's stated properties are a chunk of their own (chunk_note);
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "6"
+CHUNKER_VERSION = "7"
 
 
 def chunk_body(
@@ -811,3 +814,38 @@ def chunk_body(
         return []
     counter = count_tokens if count_tokens is not None else approx_tokens
     return _Chunker(body, max_tokens, min(target_tokens, max_tokens), counter).run()
+
+
+#: The heading of a note's properties chunk, after its title ("Boiler > Properties"), when they
+#: do not fit in its first chunk.
+PROPERTIES_HEADING = "Properties"
+
+
+def chunk_note(
+    body: str,
+    properties: Sequence[tuple[str, str]],
+    title: str,
+    *,
+    max_tokens: int = 256,
+    target_tokens: int = TARGET_TOKENS,
+    count_tokens: Callable[[str], int] | None = None,
+) -> list[Chunk]:
+    """A note's chunks: its body's (chunk_body) with its stated properties
+    (notefile.stated_properties), one `- key: value` line each, at the end of its first chunk,
+    where they fit: Obsidian shows them at the top of the note, and "what model is my boiler"
+    meets `model: Vaillant ecoTEC plus 832` beside "Pressure should sit between 1.0 and 1.5 bar"
+    under "Boiler". A chunk of their own competed with the note's text for its one place in a
+    block ("location: Lisbon" shown for the hotel, beside `Hotel:: Casa do Príncipe`). When they do
+    not fit, they are chunks of their own after the body's, headed "<title> > Properties"."""
+    chunks = chunk_body(body, max_tokens=max_tokens, target_tokens=target_tokens, count_tokens=count_tokens)
+    if not properties:
+        return chunks
+    counter = count_tokens if count_tokens is not None else approx_tokens
+    lines = "\n".join(f"- {key}: {value}" for key, value in properties)
+    if chunks and counter(f"{chunks[0].text}\n\n{lines}") <= max_tokens:
+        first = chunks[0]
+        return [Chunk(0, first.heading, f"{first.text}\n\n{lines}", first.start_line), *chunks[1:]]
+    heading = _HEADING_SEP.join(p for p in (" ".join(title.split()), PROPERTIES_HEADING) if p)
+    room = max(1, max_tokens - counter(heading) - 1)
+    made = chunk_body(lines, max_tokens=room, target_tokens=min(target_tokens, room), count_tokens=counter)
+    return chunks + [Chunk(len(chunks) + i, heading, f"{heading}\n{c.text}", 0) for i, c in enumerate(made)]

@@ -28,6 +28,7 @@ from ..config import DEFAULT_MAX_NOTE_BYTES
 from ..errors import ConcurrentEditError, NoteBusyError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from ..hashing import sha256_hex
 from . import atomic
+from .fields import CREATED_KEYS, UPDATED_KEYS, property_key
 
 GENERATED_BY = "vault-memory"  # `generated_by:` of notes the system generates (the review note): never indexed
 
@@ -57,6 +58,58 @@ OWNED_KEYS: frozenset[str] = frozenset(
 )
 
 
+#: Properties that state nothing about the note's subject: its names and tags (the lexical
+#: index's title field), its type, and how Obsidian or a plugin shows or publishes it.
+_NOT_STATEMENTS = frozenset(
+    property_key(k) for k in ("title", "aliases", "alias", "tags", "tag", "type", "cssclasses", "cssclass", "publish")
+)
+#: ... and ours (OWNED_KEYS, `status` among them, so a person's `status: done` too), and the
+#: note's own dates, which date it (fields.stated_time) rather than state a fact.
+_NOT_STATED = _NOT_STATEMENTS | {property_key(k) for k in OWNED_KEYS} | set(CREATED_KEYS) | set(UPDATED_KEYS)
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):  # `[[Maya Chen]]` unquoted is a list in a list: Maya Chen
+        return ", ".join(t for t in (_value_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {t}" for k, t in ((k, _value_text(v)) for k, v in value.items()) if t)
+    return " ".join(str(value).split())
+
+
+def stated_properties(meta: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(key, value as text) of the properties that state something: `model: Vaillant ecoTEC plus
+    832`, `company: Northwind`, `due: 2026-12-15`, `context_window: 8192`. They are indexed with the
+    note's first chunk (markdown.chunk_note): a person writes facts there, and recall did not
+    see them (9 held-out questions on ../shared/obsidian-vault and sample_vault/ asked for one).
+    Empty values, ours, the note's own dates, names, tags, type and display settings
+    (`_NOT_STATED`) are left out, so a rehearsal or a commit never changes them."""
+    out: list[tuple[str, str]] = []
+    for key, value in meta.items():
+        name = property_key(str(key))
+        if name in _NOT_STATED or name.endswith("plugin") or not name:  # `kanban-plugin: basic`
+            continue
+        text = _value_text(value)
+        if text:
+            out.append((str(key), text))
+    return tuple(out)
+
+
+def content_hash(body: str, meta: Mapping[str, Any]) -> str:
+    """What the index embeds of a note, as one hash: its body and its stated properties. A change
+    of our own keys (a rehearsal) leaves it as it is; a person's edit of a property does not."""
+    props = stated_properties(meta)
+    if not props:
+        return sha256_hex(body.encode("utf-8"))
+    lines = "\n".join(f"{k}: {v}" for k, v in props)
+    return sha256_hex(f"{body}\0properties\0{lines}".encode())
+
+
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
 _WIDE = 2**30  # emitter width: never fold a value onto a second line
 _BREAKS = "\n\r\x85\u2028\u2029"  # what YAML counts as line breaks
@@ -76,7 +129,7 @@ class ParsedNote:
     file_hash: str  # sha256 hex of the raw bytes on disk
     meta: dict[str, Any]  # frontmatter mapping, {} if none, values as yaml.safe_load gives them
     body: str  # everything after the frontmatter, BOM removed, newlines "\n"
-    body_hash: str  # sha256 hex of body: the content identity used for embedding
+    body_hash: str  # the content identity used for embedding: body and stated properties (content_hash)
     has_frontmatter: bool
     newline: str  # "\r\n" if the file uses CRLF else "\n"
     size: int
@@ -248,7 +301,7 @@ def _parsed(rel_path: str, raw: bytes, lay: _Layout, mtime: float) -> ParsedNote
         file_hash=sha256_hex(raw),
         meta=lay.meta,
         body=body,
-        body_hash=sha256_hex(body.encode("utf-8")),
+        body_hash=content_hash(body, lay.meta),
         has_frontmatter=lay.close is not None,
         newline=lay.newline,
         size=len(raw),
