@@ -99,7 +99,9 @@ def _snippet_by_slicing(text: str, query: str, width: int = 240) -> str:
         hits = sum(1 for t in terms if t in body[start : start + width].lower())
         if hits > best_hits:
             best_start, best_hits = start, hits
-    start = max(0, best_start - 40)
+    window = body[best_start : best_start + width].lower()
+    ends = [best_start + window.rfind(t) + len(t) for t in terms if t in window]
+    start = max(0, best_start - 40, max(ends, default=0) - width)
     if start:
         start = body.find(" ", start) + 1 or start
     piece = body[start : start + width]
@@ -123,6 +125,19 @@ def test_snippet_picks_the_window_slicing_every_window_picks() -> None:
             assert got == _snippet_by_slicing(text, query), (text[:60], query)
             moved += got.startswith("… ")
     assert moved > 10  # windows other than the first were chosen, not only the trivial case
+
+
+def test_a_snippet_shows_the_words_it_was_chosen_for() -> None:
+    # The context kept before the window pushed its last word out: recall's hit for "what is the
+    # budget for the Lisbon trip" ended "location: Lisbon - …" before `budget: 1500`.
+    chunk = (
+        "Lisbon conference trip\nFlights booked: 12–16 March, TAP, seat 14A. Hotel:: Casa do Príncipe "
+        'Talk:: "Moving ingest to Kubernetes without tears" — Thursday 11:00 - [ ] Print the boarding '
+        "passes - [ ] Ask [[Jonas Weber]] for restaurant tips - location: Lisbon - budget: 1500"
+    )
+    got = snippet(chunk, "what is the budget for the Lisbon trip")
+    assert got.endswith("budget: 1500") and got.startswith("… ")
+    assert snippet(chunk, "Flights booked").startswith("Flights booked: 12–16 March")  # context when there is room
 
 
 def test_a_table_row_is_a_sentence_that_names_its_columns() -> None:

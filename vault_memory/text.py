@@ -452,7 +452,10 @@ def snippet(text: str, query: str, width: int = 240) -> str:
         hits = sum(1 for t in terms if t in window)
         if hits > best_hits:
             best_start, best_hits = start, hits
-    start = max(0, best_start - 40)
+    # Up to 40 characters before the window for context, never pushing a word it holds past its end
+    window = (low or body.lower())[best_start : best_start + width]
+    last = max((best_start + window.rfind(t) + len(t) for t in terms if t in window), default=best_start)
+    start = max(0, best_start - 40, last - width)
     if start:
         start = body.find(" ", start) + 1 or start
     piece = body[start : start + width]
