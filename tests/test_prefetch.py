@@ -620,6 +620,21 @@ def test_a_statement_in_several_notes_is_shown_from_the_newest_in_its_place(
     assert mem.recall("reply to Maya about the timeline", k=1, now=NOW, touch=False)[0].path == "Inbox/undated.md"
 
 
+def test_notes_equal_in_relevance_go_by_path_not_by_their_random_ids(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # A note's id is random once a rehearsal wrote one into it: two clones of a vault that rehearsed
+    # the same notes ordered their equal daily notes differently (tests/test_real_vault.py).
+    v = tmp_path / "ties"
+    for name, nid in (("c", "0a"), ("a", "ff"), ("b", "5c")):
+        put(v, f"Log/{name}.md", "Called the plumber about the boiler; he comes Thursday.", node_id=nid)
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix")
+    mem.index()
+    hits = mem.recall("when does the plumber come", k=3, now=NOW, touch=False)
+    assert len({round(h.score, 9) for h in hits}) == 1  # equal: the order is the tie-break's
+    assert [h.path for h in hits] == ["Log/a.md", "Log/b.md", "Log/c.md"]
+
+
 def test_an_entry_shows_its_paragraph_around_the_answer_but_not_the_next_list_item(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

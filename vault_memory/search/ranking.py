@@ -64,10 +64,12 @@ def minmax(scores: npt.ArrayLike, scaled_on: npt.ArrayLike | None = None) -> Flo
     return out if scaled_on is None else np.clip(out, 0.0, 1.0)
 
 
-def relevance_order(c: Candidate) -> tuple[bool, float, str]:
-    """Sort key of relevance order: the pool's candidates by relevance (ties by key), then those
-    found beyond it (Candidate.beyond), likewise."""
-    return (c.beyond, -c.relevance, c.key)
+def relevance_order(c: Candidate) -> tuple[bool, float, str, str]:
+    """Sort key of relevance order: the pool's candidates by relevance (ties by path, then key), then
+    those found beyond it (Candidate.beyond), likewise. Not by key first: a note's id is random once
+    we have written one into it, so two copies of a vault that rehearsed the same notes put equal
+    notes in different orders."""
+    return (c.beyond, -c.relevance, c.path, c.key)
 
 
 def fuse(
@@ -182,6 +184,7 @@ class Candidate:
     #: found beyond the pool that sets relevance's scale (search.first_of's extra chunks): it ranks
     #: after every candidate of the pool, so the notes the pool holds keep their order and places
     beyond: bool = False
+    path: str = ""  # the note's path: ties in relevance go by it (relevance_order)
 
     @property
     def answer_similarity(self) -> float:

@@ -290,6 +290,7 @@ class Searcher:
                 coverage=cover[i] if cover is not None else None,
                 window=found.get(cid),
                 beyond=not scaled_on[i],
+                path=notes[ch.node_id].path,
             )
             # a note of the pool is ranked by its chunks in the pool, then by relevance
             if key not in best or (not cand.beyond, rel) > (not best[key].beyond, best[key].relevance):
