@@ -35,6 +35,15 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+try:
+    from vault_memory.vault.atomic import QUIET_SECONDS, bookkeeping_quiet
+except ImportError:  # an older tree (before the modules were grouped): its own quiet second
+
+    def bookkeeping_quiet(quiet: float) -> float:
+        return 3 * quiet
+
+    QUIET_SECONDS = 1.0
+
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 OBSIDIAN = "obsidian"
 SAMPLE = "sample"
@@ -711,13 +720,522 @@ CASES: tuple[Case, ...] = (
 )
 
 
+#: Questions written later (session 30), after the rules above were set, to try them on questions
+#: they were not tuned on. Their first run found three misfires, fixed since (properties never
+#: indexed, a Dataview query's source read as text, a snippet cutting off its own words), so
+#: they are not held out any more: they keep those fixes. Each labelled as the cases above.
+LATER: tuple[Case, ...] = (
+    Case(
+        OV,
+        "what company does Maya work for",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "Northwind"},
+        needed=("Northwind",),
+    ),
+    Case(
+        OV,
+        "what team is Maya on",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "Platform"},
+        needed=("Platform",),
+    ),
+    Case(
+        OV,
+        "what model is my boiler",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "Vaillant"},
+        needed=("Vaillant",),
+    ),
+    Case(
+        OV,
+        "when was the boiler installed",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "installed: 2019"},
+        needed=("installed: 2019",),
+    ),
+    Case(
+        OV,
+        "what seat do I have on the Lisbon flight",
+        best=("Projects/Lisbon Conference.md",),
+        values={"Projects/Lisbon Conference.md": "14A"},
+        needed=("14A",),
+    ),
+    Case(
+        OV,
+        "what is the budget for the Lisbon trip",
+        best=("Projects/Lisbon Conference.md",),
+        values={"Projects/Lisbon Conference.md": "1200"},
+        needed=("1200",),
+    ),
+    Case(
+        OV,
+        "what time is my talk in Lisbon",
+        best=("Projects/Lisbon Conference.md",),
+        values={"Projects/Lisbon Conference.md": "Thursday 11:00"},
+        needed=("Thursday 11:00",),
+    ),
+    Case(
+        OV,
+        "what do I drink on weekends",
+        best=("Areas/Home/Coffee.md",),
+        values={"Areas/Home/Coffee.md": "flat white"},
+        needed=("flat white",),
+    ),
+    Case(
+        OV,
+        "what is growing in the south bed",
+        best=("Areas/Home/Garden.md",),
+        values={"Areas/Home/Garden.md": "tomatoes"},
+        needed=("tomatoes",),
+    ),
+    Case(
+        OV,
+        "who wrote Thinking in Systems",
+        best=("Reading/Thinking in Systems.md",),
+        values={"Reading/Thinking in Systems.md": "Donella Meadows"},
+        needed=("Donella Meadows",),
+    ),
+    Case(
+        OV,
+        "what did the physio tell me to stretch",
+        best=("Areas/Health/Running log.md",),
+        values={"Areas/Health/Running log.md": "IT band"},
+        needed=("IT band",),
+    ),
+    Case(
+        OV,
+        "how long was my longest run",
+        best=("Areas/Health/Running log.md",),
+        values={"Areas/Health/Running log.md": "10 km"},
+        needed=("10 km",),
+    ),
+    Case(
+        OV,
+        "when did I get new running shoes",
+        best=("Areas/Health/Running log.md",),
+        values={"Areas/Health/Running log.md": "new shoes"},
+        needed=("new shoes",),
+    ),
+    Case(
+        OV,
+        "who is my dentist",
+        best=("Areas/Health/Dentist.md",),
+        values={"Areas/Health/Dentist.md": "Okafor"},
+        needed=("Okafor",),
+    ),
+    Case(
+        OV,
+        "when is Project Atlas due",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "2026-12-15"},
+        needed=("2026-12-15",),
+    ),
+    Case(
+        OV,
+        "who owns Project Atlas",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "owner: [[Maya Chen]]"},
+        needed=("owner: [[Maya Chen]]",),
+    ),
+    Case(
+        OV,
+        "when is the Atlas cutover",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "Dec 1"},
+        needed=("Dec 1",),
+    ),
+    Case(
+        OV,
+        "how do I watch the ingest rollout",
+        best=("Projects/Atlas Runbook.md",),
+        values={"Projects/Atlas Runbook.md": "rollout status"},
+        needed=("rollout status",),
+    ),
+    Case(
+        OV,
+        "what does Jonas design",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "Atlas dashboard"},
+        needed=("Atlas dashboard",),
+    ),
+    Case(
+        OV,
+        "when did I meet Jonas",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "2019-09-01"},
+        needed=("2019-09-01",),
+    ),
+    Case(
+        OV,
+        "what kind of books does Mum like",
+        best=("People/Mum.md",),
+        values={"People/Mum.md": "crime novels"},
+        needed=("crime novels",),
+    ),
+    Case(
+        OV,
+        "what tea does Mum drink",
+        best=("People/Mum.md",),
+        values={"People/Mum.md": "green tea"},
+        needed=("green tea",),
+    ),
+    Case(
+        OV,
+        "what are leverage points",
+        best=("Reading/Thinking in Systems.md",),
+        values={"Reading/Thinking in Systems.md": "paradigms > goals"},
+        needed=("paradigms > goals",),
+    ),
+    Case(
+        OV,
+        "how much did I sleep on November 12",
+        best=("Daily Notes/2026-11-12.md",),
+        values={"Daily Notes/2026-11-12.md": "sleep:: 8"},
+        needed=("sleep:: 8",),
+    ),
+    Case(
+        OV,
+        "what was my mood on October 3",
+        best=("Daily Notes/2026-10-03.md",),
+        values={"Daily Notes/2026-10-03.md": "mood: great"},
+        needed=("mood: great",),
+    ),
+    Case(
+        OV,
+        "what do I still need to do before the Lisbon trip",
+        best=("Projects/Lisbon Conference.md",),
+        values={"Projects/Lisbon Conference.md": "boarding passes"},
+        needed=("boarding passes",),
+    ),
+    Case(
+        OV,
+        "what is left to do on Atlas",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "Load test"},
+        needed=("Load test",),
+    ),
+    Case(
+        OV,
+        "what does a reinforcing loop do",
+        best=("Reading/Thinking in Systems.md",),
+        values={"Reading/Thinking in Systems.md": "amplify"},
+        needed=("amplify",),
+    ),
+    Case(
+        OV,
+        "what average speed did I ride to the lake",
+        best=("Daily Notes/2026-10-27.md",),
+        values={"Daily Notes/2026-10-27.md": "24 km/h"},
+        needed=("24 km/h",),
+    ),
+    Case(
+        OV,
+        "who is Pete",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "Plumber:: Pete"},
+        needed=("Plumber:: Pete",),
+    ),
+    Case(
+        OV,
+        "when does the plumber come",
+        best=(
+            "Daily Notes/2026-10-01.md",
+            "Daily Notes/2026-11-02.md",
+        ),
+        values={"Daily Notes/2026-10-01.md": "comes Thursday", "Daily Notes/2026-11-02.md": "comes Thursday"},
+        needed=("comes Thursday",),
+    ),
+    Case(
+        OV,
+        "what went wrong with Maya's VPN key",
+        best=(
+            "Daily Notes/2026-10-05.md",
+            "Daily Notes/2026-11-06.md",
+        ),
+        values={"Daily Notes/2026-10-05.md": "failed again", "Daily Notes/2026-11-06.md": "failed again"},
+        needed=("failed again",),
+    ),
+    Case(
+        OV,
+        "does Jonas eat meat",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "vegetarian"},
+        needed=("vegetarian",),
+    ),
+    Case(
+        OV,
+        "which Kubernetes tool do we deploy Atlas with",
+        best=(
+            "Projects/Project Atlas.md",
+            "Projects/Atlas Runbook.md",
+        ),
+        values={"Projects/Project Atlas.md": "Helm", "Projects/Atlas Runbook.md": "Helm"},
+        needed=(
+            "Helm",
+            "helm",
+        ),
+    ),
+    Case(
+        OV,
+        "what chat channel for Atlas ops",
+        best=("Projects/Atlas Runbook.md",),
+        values={"Projects/Atlas Runbook.md": "#atlas-ops"},
+        needed=("#atlas-ops",),
+    ),
+    Case(
+        OV,
+        "what is the grinder model",
+        best=("Areas/Home/Coffee.md",),
+        values={"Areas/Home/Coffee.md": "Niche Zero"},
+        needed=("Niche Zero",),
+    ),
+    Case(
+        OV,
+        "what should I send Maya",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "cost spreadsheet"},
+        needed=("cost spreadsheet",),
+    ),
+    Case(
+        OV,
+        "what was the green curry like",
+        best=("Daily Notes/2026-10-21.md",),
+        values={"Daily Notes/2026-10-21.md": "too sweet"},
+        needed=("too sweet",),
+    ),
+    Case(
+        OV,
+        "what to keep in mind when updating Maya",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "async updates"},
+        needed=("async updates",),
+        turn="I'm writing Maya an update on Atlas, anything I should keep in mind?",
+    ),
+    Case(
+        OV,
+        "book dinner with Jonas",
+        best=("People/Jonas Weber.md",),
+        values={"People/Jonas Weber.md": "vegetarian"},
+        needed=("vegetarian",),
+        turn="Book a table for Jonas and me on Friday.",
+    ),
+    Case(
+        OV,
+        "what did the physio say about my knee",
+        best=("Areas/Health/Running log.md",),
+        values={"Areas/Health/Running log.md": "IT band"},
+        needed=(
+            "IT band",
+            "no hills",
+        ),
+        turn="My knee hurts after the run, what did the physio say?",
+    ),
+    Case(
+        OV,
+        "who do I call about the boiler",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "07700 900123"},
+        needed=("07700 900123",),
+        turn="The boiler is making noise, who do I call?",
+    ),
+    Case(
+        OV,
+        "how do I take my coffee",
+        best=("Areas/Home/Coffee.md",),
+        values={"Areas/Home/Coffee.md": "double espresso"},
+        needed=("double espresso",),
+        turn="Make me a coffee like I usually have it.",
+    ),
+    Case(
+        OV,
+        "what should I read next",
+        best=("Reading/Reading list.md",),
+        values={"Reading/Reading list.md": "The Mom Test"},
+        needed=(
+            "The Mom Test",
+            "Designing Data-Intensive",
+        ),
+        turn="What's a good book to read next?",
+    ),
+    Case(
+        SV,
+        "what CPU is in hearth",
+        best=("Projects/Home Lab.md",),
+        values={"Projects/Home Lab.md": "Ryzen 5 5600G"},
+        needed=("Ryzen 5 5600G",),
+    ),
+    Case(
+        SV,
+        "how much power does the home server draw",
+        best=("Projects/Home Lab.md",),
+        values={"Projects/Home Lab.md": "48 W"},
+        needed=("48 W",),
+    ),
+    Case(
+        SV,
+        "what is the ZFS pool called",
+        best=("Projects/Home Lab.md",),
+        values={"Projects/Home Lab.md": "`tank`"},
+        needed=("`tank`",),
+    ),
+    Case(
+        SV,
+        "where do backups go",
+        best=(
+            "Projects/Home Lab.md",
+            "Decisions/Restic for home lab backups.md",
+        ),
+        values={"Projects/Home Lab.md": "Backblaze B2", "Decisions/Restic for home lab backups.md": "Backblaze B2"},
+        needed=(
+            "Backblaze B2",
+            "b2:hearth-restic",
+        ),
+    ),
+    Case(
+        SV,
+        "when was the last restore test",
+        best=(
+            "Projects/Home Lab.md",
+            "Decisions/Restic for home lab backups.md",
+        ),
+        values={"Projects/Home Lab.md": "2026-08-16", "Decisions/Restic for home lab backups.md": "2026-08-16"},
+        needed=(
+            "2026-08-16",
+            "August 2026",
+        ),
+    ),
+    Case(
+        SV,
+        "what UPS do I have",
+        best=("Projects/Home Lab.md",),
+        values={"Projects/Home Lab.md": "APC Back-UPS 700"},
+        needed=("APC Back-UPS 700",),
+    ),
+    Case(
+        SV,
+        "which Obsidian plugins do I use",
+        best=("Preferences/Editor.md",),
+        values={"Preferences/Editor.md": "Dataview, Templater, Calendar"},
+        needed=("Dataview, Templater, Calendar",),
+    ),
+    Case(
+        SV,
+        "how do I sync the vault",
+        best=("Preferences/Editor.md",),
+        values={"Preferences/Editor.md": "Syncthing"},
+        needed=("Syncthing",),
+    ),
+    Case(
+        SV,
+        "what is Karl's plot number",
+        best=("People/Karl Neumann.md",),
+        values={"People/Karl Neumann.md": "plot 111"},
+        needed=("plot 111",),
+    ),
+    Case(
+        SV,
+        "how old is Karl",
+        best=("People/Karl Neumann.md",),
+        values={"People/Karl Neumann.md": "electrician, 71"},
+        needed=("electrician, 71",),
+    ),
+    Case(
+        SV,
+        "what does Karl's wife bake",
+        best=("People/Karl Neumann.md",),
+        values={"People/Karl Neumann.md": "plum cake"},
+        needed=("plum cake",),
+    ),
+    Case(
+        SV,
+        "when is Karl at the allotment",
+        best=("People/Karl Neumann.md",),
+        values={"People/Karl Neumann.md": "from 7:00"},
+        needed=("from 7:00",),
+    ),
+    Case(
+        SV,
+        "what do I owe Karl",
+        best=("People/Karl Neumann.md",),
+        values={"People/Karl Neumann.md": "shed roof"},
+        needed=("shed roof",),
+    ),
+    Case(
+        SV,
+        "what context window does the agent use",
+        best=("Inbox/agent config decisions.md",),
+        values={"Inbox/agent config decisions.md": "8192"},
+        needed=("8192",),
+    ),
+    Case(
+        SV,
+        "which model does the agent use",
+        best=(
+            "Inbox/agent config decisions.md",
+            "Inbox/ollama keep-alive.md",
+        ),
+        values={"Inbox/agent config decisions.md": "llama3.1:8b", "Inbox/ollama keep-alive.md": "llama3.1:8b"},
+        needed=("llama3.1:8b",),
+    ),
+    Case(
+        SV,
+        "what did the weekly review find",
+        best=("Inbox/weekly review.md",),
+        values={"Inbox/weekly review.md": "API key"},
+        needed=("API key",),
+    ),
+    Case(
+        SV,
+        "what did Priya merge",
+        best=("Daily/2026-10-05.md",),
+        values={"Daily/2026-10-05.md": "preview environment proof of concept"},
+        needed=("preview environment proof of concept",),
+    ),
+    Case(
+        SV,
+        "how much do preview environments cost",
+        best=("Daily/2026-10-06.md",),
+        values={"Daily/2026-10-06.md": "€420"},
+        needed=("€420",),
+    ),
+    Case(
+        SV,
+        "what fonts were missing in the container",
+        best=("Daily/2026-10-05.md",),
+        values={"Daily/2026-10-05.md": "fonts-dejavu"},
+        needed=("fonts-dejavu",),
+    ),
+    Case(
+        SV,
+        "how many slides did we caption with Grandma",
+        best=("Daily/2026-10-05.md",),
+        values={"Daily/2026-10-05.md": "35 slides"},
+        needed=("35 slides",),
+    ),
+    Case(
+        SV,
+        "what did Karl and I measure",
+        best=("Daily/2026-10-03.md",),
+        values={"Daily/2026-10-03.md": "2.4 × 3.1"},
+        needed=("2.4 × 3.1",),
+    ),
+    Case(
+        SV,
+        "who decided on Postgres for Ledger",
+        best=("Decisions/Postgres for Ledger.md",),
+        values={"Decisions/Postgres for Ledger.md": "Maya Okafor"},
+        needed=("Maya Okafor",),
+    ),
+)
+
+
 def vault_sources(repo: Path) -> dict[str, Path]:
     """Where each vault lives (read in place; the runner copies them)."""
     return {OBSIDIAN: repo.parent / "shared" / "obsidian-vault", SAMPLE: repo / "sample_vault"}
 
 
 def cases(vault: str | None = None) -> list[Case]:
-    return [c for c in CASES if vault is None or c.vault == vault]
+    return [c for c in (*CASES, *LATER) if vault is None or c.vault == vault]
 
 
 #: How a copy's file times are set: as the source had them; all now (what `git clone`, `cp -r`
@@ -737,6 +1255,10 @@ def copy_vault(src: Path, dst: Path, mtimes: str) -> Path:
         now = time.time()
         for p in files:
             os.utime(p, (now, now))
+        # A person asks after the clone has finished: within the quiet window of a file's last
+        # write nothing is written into it (an editor may be saving), so a question asked in the
+        # same second would lose its rehearsals, and later strengths would differ from the copies'.
+        time.sleep(max(0.0, now + bookkeeping_quiet(QUIET_SECONDS) + 0.05 - time.time()))
     elif mtimes == "reversed":
         base = time.time() - 10 * len(files)
         for i, p in enumerate(reversed(files)):

@@ -285,7 +285,7 @@ def run(opts: RunOptions) -> Result:
                 ", ".join(s["hidden_shown"]) or "none",
             ]
         )
-    res.params.update(k=K, now=rv.NOW.isoformat(), copies=list(rv.COPIES), labelled=len(rv.CASES))
+    res.params.update(k=K, now=rv.NOW.isoformat(), copies=list(rv.COPIES), labelled=len(rv.cases()))
     res.results = {"summary": summary, "questions": {n: per[n]["now"] for n in per}}
     res.markdown += [
         "Labelled questions about a person's Obsidian vault and sample_vault/ (bench/data/realvault.py), "
