@@ -653,3 +653,28 @@ def test_an_entry_shows_its_paragraph_around_the_answer_but_not_the_next_list_it
     got = {e.path: e.text for e in mem.prefetch("when are my flights to Lisbon booked", now=NOW).entries}
     assert got["Daily Notes/2026-10-29.md"] == "08:10 Booked flights to Lisbon, 12-16 March."
     assert got["Projects/Lisbon.md"] == "Flights: TAP, seat 14A. Hotel:: Casa do Príncipe"
+
+
+def test_an_entry_shows_its_whole_paragraph_when_it_fits_and_a_window_when_not(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # "does Jonas eat meat" was answered by "Jonas designs the Atlas dashboard.", and the entry's
+    # one sentence each side never reached "He is vegetarian" (../shared/obsidian-vault).
+    v = tmp_path / "whole"
+    put(
+        v,
+        "People/Jonas.md",
+        "Met:: 2019-09-01\nLikes:: cycling, espresso\n\nJonas designs the Atlas dashboard. We cycle to "
+        "the lake on Sundays. He is vegetarian.",
+    )
+    long = " ".join(f"Filler sentence number {i} about the lake." for i in range(30))
+    put(v, "People/Ana.md", f"{long} Ana designs the Atlas dashboard. {long}")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    got = {e.path: e.text for e in mem.prefetch("who designs the Atlas dashboard", now=NOW).entries}
+    assert got["People/Jonas.md"].endswith("He is vegetarian.")  # the whole part: it fits
+    assert got["People/Jonas.md"].startswith("Met:: 2019-09-01")
+    assert got["People/Ana.md"] == (  # longer than the cap: the sentence and one each side
+        "Filler sentence number 29 about the lake. Ana designs the Atlas dashboard. "
+        "Filler sentence number 0 about the lake."
+    )

@@ -245,12 +245,15 @@ def one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-#: An entry shows the sentence that answers with this many sentences on each side, of its own part
-#: of the note (text.sentence_units: its list item, or the prose around it): the best sentence is
-#: often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do Príncipe"; bench
-#: real_vault: the needed fact in 33 of 39 blocks with the sentence alone), but a log's next item is
-#: another statement ("13:00 Lunch with [[Jonas Weber]]." was in 31 of 85 blocks, 4 after, each a
-#: log shown whole; none of the 74 needed facts came from another item).
+#: An entry shows the sentence that answers within its own part of the note (text.sentence_units:
+#: its list item, or the prose around it): the whole part when it fits the entry's cap, else the
+#: sentence with this many on each side. The best sentence is often next to the fact ("Flights
+#: booked: 12-16 March." above "Hotel:: Casa do Príncipe"; bench real_vault: the needed fact in 33
+#: of 39 blocks with the sentence alone), and in a short note's prose anywhere in it ("does Jonas
+#: eat meat" answered by "Jonas designs the Atlas dashboard.", three sentences from "He is
+#: vegetarian"; the whole part: needed fact 127 -> 131 of 147), but a log's next item is another
+#: statement ("13:00 Lunch with [[Jonas Weber]]." was in 31 of 85 blocks, 4 after, each a log shown
+#: whole; none of the 74 needed facts came from another item).
 CONTEXT_SENTENCES = 1
 
 
@@ -264,9 +267,10 @@ def shown_part(cand: Candidate) -> Candidate:
 
 
 def entry_text(part: Candidate, query: str, cap: int) -> str:
-    """What an entry shows of the note's closest part (shown_part): the sentence that answers, with
-    its neighbours in its list item or prose (CONTEXT_SENTENCES), when it states one; else the chunk
-    cut around the turn's words (snippet drops a first line: "\\n" keeps the chunk's)."""
+    """What an entry shows of the note's closest part (shown_part): the sentence that answers, in its
+    list item or prose, whole when that fits `cap`, else with its neighbours (CONTEXT_SENTENCES),
+    when it states one; else the chunk cut around the turn's words (snippet drops a first line:
+    "\\n" keeps the chunk's)."""
     answer = part.answer_text
     body = chunk_body(part.chunk)
     if answer is None:
@@ -276,9 +280,13 @@ def entry_text(part: Candidate, query: str, cap: int) -> str:
     if answer not in sentences:
         return answer
     at = sentences.index(answer)
-    shown = [
-        s for s, unit in units[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1] if unit == units[at][1]
-    ]
+    whole = [s for s, unit in units if unit == units[at][1]]
+    if len(" ".join(whole)) <= cap:
+        shown = whole
+    else:
+        shown = [
+            s for s, unit in units[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1] if unit == units[at][1]
+        ]
     window = part.window
     also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
     return " ".join(shown) + "".join(f" … {w}" for w in also)
