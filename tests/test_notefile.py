@@ -101,6 +101,7 @@ def test_stated_properties_are_what_a_person_states_in_frontmatter() -> None:
         "Date Modified": "2026-01-01",  # the note's own dates date it
         "model": "Vaillant   ecoTEC\nplus 832",
         "installed": 2019,
+        "context_window": 8192,  # read as words: "what context window does the agent use"
         "due": dt.date(2026, 12, 15),
         "owner": [["Maya Chen"]],  # `owner: [[Maya Chen]]` unquoted
         "related": ["[[Project Atlas]]", "", None],
@@ -112,6 +113,7 @@ def test_stated_properties_are_what_a_person_states_in_frontmatter() -> None:
     assert stated_properties(meta) == (
         ("model", "Vaillant ecoTEC plus 832"),
         ("installed", "2019"),
+        ("context window", "8192"),
         ("due", "2026-12-15"),
         ("owner", "Maya Chen"),
         ("related", "[[Project Atlas]]"),

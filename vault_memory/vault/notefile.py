@@ -83,8 +83,9 @@ def _value_text(value: Any) -> str:
 
 
 def stated_properties(meta: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """(key, value as text) of the properties that state something: `model: Vaillant ecoTEC plus
-    832`, `company: Northwind`, `due: 2026-12-15`, `context_window: 8192`. They are indexed with the
+    """(name, value as text) of the properties that state something: `model: Vaillant ecoTEC plus
+    832`, `company: Northwind`, `due: 2026-12-15`, `context window: 8192` (a name is read as words,
+    so "what context window does the agent use" meets `context_window`). They are indexed with the
     note's first chunk (markdown.chunk_note): a person writes facts there, and recall did not
     see them (9 held-out questions on ../shared/obsidian-vault and sample_vault/ asked for one).
     Empty values, ours, the note's own dates, names, tags, type and display settings
@@ -96,7 +97,7 @@ def stated_properties(meta: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
             continue
         text = _value_text(value)
         if text:
-            out.append((str(key), text))
+            out.append((" ".join(re.split(r"[_\s]+", str(key))).strip(), text))
     return tuple(out)
 
 
