@@ -775,9 +775,9 @@ class _Chunker:
         return chunks
 
 
-# Bump when chunk_body's output changes for the same input: the index re-chunks every note
-# (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
-# 7: a note's stated properties are a chunk of their own (chunk_note);
+# Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
+# every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 7: a note's stated properties end its first chunk (chunk_note);
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
