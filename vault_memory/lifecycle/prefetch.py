@@ -410,7 +410,6 @@ def _entries(
     # what the live candidates were found, when they were saved, to state differently (KEEPS_REPLACED_OUT)
     contradicted = {n for o in got.ranked if not o.dormant and eligible(o) for n in o.state.conflicts_with}
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
-    days: dict[str, dt.date | None] = {}  # each merged note's day
     out: list[KeptOut] = []
     for r in got.ranked:
         c, state = r.cand, r.state
@@ -439,7 +438,6 @@ def _entries(
             strength=round(r.strength, 6),
             reactivated=r.reactivated,
         )
-        days[r.path] = day
         if twin is None:
             kept.append((entry, said, r))
             continue
@@ -452,6 +450,7 @@ def _entries(
         else:
             kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
     # where else, newest first (undated last): as the entry itself, the latest says most
+    days = {r.path: r.state.stated.day() for r in got.ranked}
     newest = [
         replace(e, merged=tuple(sorted(e.merged, key=lambda p: days[p] or dt.date.min, reverse=True)))
         for e, _, _ in kept
