@@ -899,8 +899,10 @@ def racy(st: os.stat_result, read_at: float) -> bool:
 def note_chunks(note: ParsedNote, *, max_tokens: int, count_tokens: Callable[[str], int]) -> list[Chunk]:
     """A note's chunks as the index keeps them: its body's, then its stated properties'
     (markdown.chunk_note). Everything that chunks a note for embedding asks here."""
-    title = extract_info(note.meta, note.body, Path(note.path).stem).title
-    return chunk_note(note.body, stated_properties(note.meta), title, max_tokens=max_tokens, count_tokens=count_tokens)
+    props = stated_properties(note.meta)
+    # the title heads properties that need chunks of their own: not read for a note without any
+    title = extract_info(note.meta, note.body, Path(note.path).stem).title if props else ""
+    return chunk_note(note.body, props, title, max_tokens=max_tokens, count_tokens=count_tokens)
 
 
 def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_FORMAT) -> NoteRow:
