@@ -569,6 +569,14 @@ def test_cli_prefetch(mini: Path, tmp_path: Path) -> None:
     assert none.returncode == 0 and none.stdout == "" and "no relevant memory" in none.stderr
 
 
+def carry_forward(vault: Path, days: list[str], task: str) -> None:
+    """A daily note for each day holding `task`, due the day after its note: a task list copied
+    forward from day to day, as the person's vault does (`- [ ] Water plants 📅 2026-10-26` on the 25th)."""
+    for day in days:
+        due = (dt.date.fromisoformat(day) + DAY).isoformat()
+        put(vault, f"Daily Notes/{day}.md", f"## Tasks\n- [ ] {task} 📅 {due}")
+
+
 def test_a_task_copied_from_day_to_day_with_its_due_date_moved_on_is_one_entry(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:
@@ -576,9 +584,7 @@ def test_a_task_copied_from_day_to_day_with_its_due_date_moved_on_is_one_entry(
     # (../shared/obsidian-vault: nine entries of one task list in one block before this rule).
     v = tmp_path / "days"
     days = ["2026-10-07", "2026-10-11", "2026-10-21", "2026-11-04"]
-    for day in days:
-        due = (dt.date.fromisoformat(day) + DAY).isoformat()
-        put(v, f"Daily Notes/{day}.md", f"## Tasks\n- [ ] Water the balcony plants 📅 {due}")
+    carry_forward(v, days, "Water the balcony plants")
     # a task whose due date did not move with its note is another statement: not merged
     put(v, "Daily Notes/2026-11-20.md", "## Tasks\n- [ ] Water the balcony plants 📅 2026-11-30")
     mem = make_memory(vault=v, index_dir=tmp_path / "ix")
@@ -598,9 +604,7 @@ def test_a_statement_in_several_notes_is_shown_from_the_newest_in_its_place(
     # first day's copy (2026-10-01, with that day's due date) and "also in" the later ones.
     v = tmp_path / "days"
     days = ["2026-10-01", "2026-10-21", "2026-11-12", "2026-10-03"]
-    for day in days:
-        due = (dt.date.fromisoformat(day) + DAY).isoformat()
-        put(v, f"Daily Notes/{day}.md", f"## Tasks\n- [ ] Reply to Maya about the timeline 📅 {due}")
+    carry_forward(v, days, "Reply to Maya about the timeline")
     # a copy with no day of its own is never the newest (here recall ranks it first)
     put(v, "Inbox/undated.md", "- [ ] Reply to Maya about the timeline 📅 2026-11-13")
     mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
