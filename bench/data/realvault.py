@@ -218,7 +218,7 @@ CASES: tuple[Case, ...] = (
         "when is Mum's birthday",
         best=("People/Mum.md",),
         values={"People/Mum.md": "3 December"},
-        needed=("3 December",),
+        needed=("3 December", "1958-12-03"),
     ),
     Case(
         OV,
