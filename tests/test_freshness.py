@@ -21,7 +21,15 @@ from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.search.decay import state_from_meta
 from vault_memory.search.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
-from vault_memory.search.windows import WindowCache, pick_windows, picks, split_windows, window_terms
+from vault_memory.search.windows import (
+    Subject,
+    WindowCache,
+    about,
+    pick_windows,
+    picks,
+    split_windows,
+    window_terms,
+)
 
 NOW = dt.datetime(2024, 12, 1, 18, 0, tzinfo=dt.UTC)
 
@@ -211,6 +219,43 @@ def test_picks_read_from_prepared_bodies_equal_pick_windows_of_split_windows() -
             assert picks(body, terms) == want, (body[:60], q)
             seen += bool(want)
     assert seen > 20  # the comparison saw real picks, not only empty lists
+
+
+def test_a_property_line_is_read_with_its_notes_title_when_it_names_what_the_query_asks() -> None:
+    # ../shared/obsidian-vault: "when was the boiler installed" meets `installed: 2019`, two words
+    # that are no sentence on their own (MIN_WINDOW_WORDS) and that say nothing of the boiler
+    body = "Pressure should sit between 1.0 and 1.5 bar.\n\n- model: Vaillant ecoTEC plus 832\n- installed: 2019"
+    boiler = Subject("Boiler", frozenset({"model: Vaillant ecoTEC plus 832", "installed: 2019"}))
+    asked = window_terms("when was the boiler installed")
+    assert about("installed: 2019", boiler, asked) == "Boiler: installed: 2019"
+    assert picks(body, asked, subject=boiler)[0] == "Boiler: installed: 2019"
+    assert "installed: 2019" not in " ".join(picks(body, asked))  # without its subject: too short to be read
+    # a line the query meets only through words of the title is read as it is: read with the title,
+    # `location: Lisbon` answered every question about the Lisbon trip
+    trip = Subject("Lisbon conference trip", frozenset({"location: Lisbon"}))
+    assert about("location: Lisbon", trip, window_terms("which hotel am I staying at in Lisbon")) == "location: Lisbon"
+    # a sentence of the body is never a property, whatever it says
+    assert about("Pressure should sit between 1.0 and 1.5 bar.", boiler, asked) == (
+        "Pressure should sit between 1.0 and 1.5 bar."
+    )
+
+
+def test_a_property_answers_recall_and_prefetch_with_its_notes_name(make_memory: MemoryFactory, vault: Path) -> None:
+    (vault / "Areas").mkdir(exist_ok=True)
+    (vault / "Areas/Boiler.md").write_text(
+        "---\nmodel: Vaillant ecoTEC plus 832\ninstalled: 2019\n---\n# Boiler\n\n"
+        "Pressure should sit between 1.0 and 1.5 bar. If it drops below 0.8, top up with the filling loop.\n",
+        encoding="utf-8",
+    )
+    mem = make_memory(FakeEmbedder())
+    mem.index()
+    hit = next(
+        h
+        for h in mem.recall("when was the boiler installed", k=3, touch=False, explain=True)
+        if h.path == "Areas/Boiler.md"
+    )
+    assert hit.explain is not None and hit.explain["window"]["text"] == "Boiler: installed: 2019"
+    assert "(undated, Areas/Boiler.md) Boiler: installed: 2019" in mem.prefetch("when was the boiler installed").block
 
 
 def test_windows_are_sentences_and_are_never_embedded_twice(tmp_path: Path) -> None:

@@ -277,16 +277,19 @@ def entry_text(part: Candidate, query: str, cap: int) -> str:
         return snippet("\n" + body, query, width=cap)
     units = sentence_units(body)
     sentences = [s for s, _ in units]
-    if answer not in sentences:
-        return answer
-    at = sentences.index(answer)
-    whole = [s for s, unit in units if unit == units[at][1]]
-    if len(" ".join(whole)) <= cap:
-        shown = whole
+    if answer not in sentences:  # a property read with its note's title (windows.about)
+        shown = [answer]
     else:
-        shown = [
-            s for s, unit in units[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1] if unit == units[at][1]
-        ]
+        at = sentences.index(answer)
+        whole = [s for s, unit in units if unit == units[at][1]]
+        if len(" ".join(whole)) <= cap:
+            shown = whole
+        else:
+            shown = [
+                s
+                for s, unit in units[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1]
+                if unit == units[at][1]
+            ]
     window = part.window
     also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
     return " ".join(shown) + "".join(f" … {w}" for w in also)

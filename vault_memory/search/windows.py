@@ -33,6 +33,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, Catalog, ChunkRow
 from ..index.embedders import Embedder
 from ..text import split_sentences, without_links
+from ..vault.notefile import stated_properties
 from .decay import EPISODIC_TYPES
 from .ranking import Window
 
@@ -128,6 +130,15 @@ def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence
             scored.append((-shared, i, w))
     scored.sort()
     return [w for _, _, w in scored[:cap]]
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a note's property lines are about: its title, and the lines as its first chunk holds
+    them (`key: value`, markdown.chunk_note)."""
+
+    title: str
+    properties: frozenset[str]
 
 
 # -- the cache -----------------------------------------------------------------------
@@ -258,9 +269,25 @@ def _needles(terms: Set[str]) -> tuple[str, ...]:
     return tuple(sorted(set(terms) | {t[:-1] + "ies" for t in terms if t.endswith("y")}))
 
 
-def picks(body: str, terms: Set[str], needles: Sequence[str] | None = None) -> list[str]:
+def about(window: str, subject: Subject | None, terms: Set[str]) -> str:
+    """A window as it is read for a query with these `terms`: a property line (`installed: 2019`)
+    states a value of its note, so when it names something the query asks that the note's title
+    does not ("when was the boiler installed"), it is read with the title as its subject ("Boiler:
+    installed: 2019"); any other window as it is. (Read with the title whenever it shares a word,
+    `location: Lisbon` answered every question about the Lisbon trip: bench real_vault.)"""
+    if subject is None or window not in subject.properties:
+        return window
+    said = {_stem_of(w) for w in _WORD.findall(without_links(window.lower()))}
+    titled = {_stem_of(w) for w in _WORD.findall(subject.title.lower())}
+    return f"{subject.title}: {window}" if terms & (said - titled) else window
+
+
+def picks(
+    body: str, terms: Set[str], needles: Sequence[str] | None = None, subject: Subject | None = None
+) -> list[str]:
     """The windows of `body` that `best_windows` embeds for a query with these `terms`:
-    `pick_windows(split_windows(body), terms)`, or none for a body of one window.
+    `pick_windows(split_windows(body), terms)`, or none for a body of one window; property lines
+    read with their note's title (`about`).
 
     Only windows containing one of the terms' `_needles` are tokenized (a word's stem is found
     in its text), so a chunk costs a substring search per window and term rather than
@@ -269,18 +296,26 @@ def picks(body: str, terms: Set[str], needles: Sequence[str] | None = None) -> l
     wins = _split_lowered(body)
     if len(wins) < 2 or not terms:
         return []
+    if subject is not None and subject.properties:
+        wins = tuple((w, low) if w == (a := about(w, subject, terms)) else (a, a.lower()) for w, low in wins)
     return _pick(wins, terms, _needles(terms) if needles is None else needles, WINDOWS_PER_CHUNK)
 
 
 def best_windows(
-    chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embedder: Embedder, cache: WindowCache
+    chunks: Sequence[ChunkRow],
+    qvec: np.ndarray,
+    query: str,
+    embedder: Embedder,
+    cache: WindowCache,
+    subjects: Mapping[str, Subject] | None = None,
 ) -> dict[str, Window]:
     """chunk id -> its best window for the query (only chunks with a window worth scoring).
 
     `chunks` are the candidates to score, most relevant first (the caller cuts them to
     search.WINDOW_CANDIDATES). All their windows go to the embedder in one batch, minus the cached.
     A chunk that is a single window already (a one-line note) gains nothing and is skipped.
-    What is picked for each chunk is `picks`.
+    What is picked for each chunk is `picks`; `subjects`: node id -> its note's `Subject`, for
+    the notes with properties.
     """
     terms = window_terms(query)
     if not terms:
@@ -288,7 +323,7 @@ def best_windows(
     picked: dict[str, list[str]] = {}
     needles = _needles(terms)
     for ch in chunks:
-        chosen = picks(chunk_body(ch), terms, needles)
+        chosen = picks(chunk_body(ch), terms, needles, subjects.get(ch.node_id) if subjects else None)
         if chosen:
             picked[ch.chunk_id] = chosen
     if not picked:
@@ -337,7 +372,12 @@ class WindowScorer:
     def __call__(self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str) -> dict[str, Window]:
         notes = self.catalog.notes_by_ids(sorted({c.node_id for c in chunks}))
         facts = [c for c in chunks if c.node_id in notes and not is_record(notes[c.node_id].meta)]
-        return best_windows(facts, qvec, query, self.embedder, self.cache) if facts else {}
+        subjects = {}
+        for nid in {c.node_id for c in facts}:
+            props = stated_properties(notes[nid].meta)
+            if props:
+                subjects[nid] = Subject(notes[nid].title, frozenset(f"{k}: {v}" for k, v in props))
+        return best_windows(facts, qvec, query, self.embedder, self.cache, subjects) if facts else {}
 
 
 __all__ = [
