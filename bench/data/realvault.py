@@ -1230,7 +1230,7 @@ LATER: tuple[Case, ...] = (
 
 
 #: 13 questions asked first of the next stop's library (properties read with their note's title),
-#: held out from it: the block held the fact for 7 of them with the last stop's library, 10 with it.
+#: held out from it: the block held the fact for 8 of them with the last stop's library, 11 with it.
 PROPERTIES: tuple[Case, ...] = (
     Case(
         OV,
