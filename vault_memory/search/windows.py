@@ -20,6 +20,8 @@ conversation`...) are scored whole, as before. What it buys and costs: docs/rank
     split_windows(body)            the sentences of a chunk (pure)
     window_terms(query)            the query's words as windows match them (pure)
     pick_windows(windows, terms)   those worth embedding for a query (pure)
+    about(window, subject, terms)  a property line as it is read: with its note's title, when it
+                                   names what the query asks that the title does not (pure)
     WindowCache                    the vector cache (SQLite; never required: errors only log)
     best_windows(...)              chunk id -> its best window and that window's cosine
     WindowScorer                   search.WindowScorer over an index (what Memory hands out)
@@ -383,8 +385,10 @@ class WindowScorer:
 __all__ = [
     "CACHE_NAME",
     "WINDOWS_PER_CHUNK",
+    "Subject",
     "WindowCache",
     "WindowScorer",
+    "about",
     "best_windows",
     "chunk_body",
     "closest_window",
