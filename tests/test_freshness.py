@@ -258,6 +258,25 @@ def test_a_property_answers_recall_and_prefetch_with_its_notes_name(make_memory:
     assert "(undated, Areas/Boiler.md) Boiler: installed: 2019" in mem.prefetch("when was the boiler installed").block
 
 
+def test_a_window_too_long_for_the_model_is_not_embedded_and_recall_still_answers(
+    make_memory: MemoryFactory, vault: Path
+) -> None:
+    # A property line fits its chunk, and its note's title read before it can take it past the
+    # model's window; an embedder refuses such a text rather than truncate it.
+    fake = FakeEmbedder(max_tokens=130)
+    title = "Long Summary Note With A Title Of Many Words"
+    line = "summary: the pump schedule " + " ".join(f"w{i}" for i in range(119))
+    assert fake.count_tokens(f"Pump.\n\n- {line}") <= 130 < fake.count_tokens(f"{title}: {line}")
+    (vault / "Areas").mkdir(exist_ok=True)
+    (vault / f"Areas/{title}.md").write_text(f"---\n{line}\n---\nPump.\n", encoding="utf-8")
+    mem = make_memory(fake)
+    mem.index()
+    hits = mem.recall("what is the pump schedule summary", k=3, touch=False, explain=True)
+    assert hits[0].path == f"Areas/{title}.md"
+    assert hits[0].explain is not None and hits[0].explain["window"] is None  # the line had no vector
+    mem.prefetch("what is the pump schedule summary")  # asks the same windows: it raised too
+
+
 def test_windows_are_sentences_and_are_never_embedded_twice(tmp_path: Path) -> None:
     body = "me: The city I chose was Lisbon. It has a river!\nfriend: Wow.\n- Cities change, notes too."
     assert split_windows(body) == [

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, Catalog, ChunkRow
-from ..index.embedders import Embedder
+from ..index.embedders import Embedder, fits_without_counting
 from ..text import split_sentences, without_links
 from ..vault.notefile import stated_properties
 from .decay import EPISODIC_TYPES
@@ -242,15 +242,23 @@ class WindowCache:
                 pass
 
     def vectors(self, texts: Sequence[str], embedder: Embedder) -> dict[str, np.ndarray]:
-        """text -> vector, embedding (in one batch) only the texts never seen before."""
+        """text -> vector, embedding (in one batch) only the texts never seen before. A text longer
+        than the model's window gets none (a model refuses it rather than truncate it): a sentence
+        fits the chunk it comes from, but a property line read with its note's title (`about`) can
+        outgrow it, and then the chunk's own cosine stands for it."""
         keys = {t: sha256_hex(t) for t in texts}
         known = self.get(sorted(set(keys.values())))
-        missing = sorted({t for t, h in keys.items() if h not in known})
+        missing = [t for t in sorted({t for t, h in keys.items() if h not in known}) if fits(t, embedder)]
         if missing:
             vecs = np.asarray(embedder.embed(missing), dtype=np.float32)
             self.put([keys[t] for t in missing], vecs)
             known = self.get(sorted(set(keys.values())))
         return {t: known[h] for t, h in keys.items() if h in known}
+
+
+def fits(text: str, embedder: Embedder) -> bool:
+    """Whether the embedder takes `text` whole (counted only when it is not plainly short)."""
+    return fits_without_counting(text, embedder.max_tokens) or embedder.count_tokens(text) <= embedder.max_tokens
 
 
 def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
