@@ -44,6 +44,7 @@ from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, Catalog, ChunkRow
 from ..index.embedders import Embedder, fits_without_counting
 from ..text import split_sentences, without_links
+from ..vault.fields import property_line
 from ..vault.notefile import stated_properties
 from .decay import EPISODIC_TYPES
 from .ranking import Window
@@ -386,7 +387,7 @@ class WindowScorer:
         for nid in {c.node_id for c in facts}:
             props = stated_properties(notes[nid].meta)
             if props:
-                subjects[nid] = Subject(notes[nid].title, frozenset(f"{k}: {v}" for k, v in props))
+                subjects[nid] = Subject(notes[nid].title, frozenset(property_line(k, v) for k, v in props))
         return best_windows(facts, qvec, query, self.embedder, self.cache, subjects) if facts else {}
 
 

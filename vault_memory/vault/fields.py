@@ -130,6 +130,13 @@ def property_key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name).lower()
 
 
+def property_line(name: str, value: str) -> str:
+    """A stated property as text (notefile.stated_properties' pairs): `installed: 2019`. What the
+    index embeds (markdown.chunk_note), hashes (notefile.content_hash) and reads as a window
+    (windows.about) is this one line."""
+    return f"{name}: {value}"
+
+
 @dataclass(frozen=True)
 class Stated:
     """When a note's content was stated, and how sure that is."""
@@ -186,6 +193,8 @@ __all__ = [
     "parse_int",
     "parse_list",
     "parse_time",
+    "property_key",
+    "property_line",
     "stated_epoch",
     "stated_time",
     "text_dates",

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vault_memory.errors import ConfigError
+from vault_memory.vault.fields import property_line
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -841,7 +842,7 @@ def chunk_note(
     if not properties:
         return chunks
     counter = count_tokens if count_tokens is not None else approx_tokens
-    lines = "\n".join(f"- {key}: {value}" for key, value in properties)
+    lines = "\n".join(f"- {property_line(key, value)}" for key, value in properties)
     if chunks and counter(f"{chunks[0].text}\n\n{lines}") <= max_tokens:
         first = chunks[0]
         return [Chunk(0, first.heading, f"{first.text}\n\n{lines}", first.start_line), *chunks[1:]]

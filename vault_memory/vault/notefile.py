@@ -28,7 +28,7 @@ from ..config import DEFAULT_MAX_NOTE_BYTES
 from ..errors import ConcurrentEditError, NoteBusyError, NoteError, NoteNotFoundError, NoteParseError, UnsafePathError
 from ..hashing import sha256_hex
 from . import atomic
-from .fields import CREATED_KEYS, UPDATED_KEYS, property_key
+from .fields import CREATED_KEYS, UPDATED_KEYS, property_key, property_line
 
 GENERATED_BY = "vault-memory"  # `generated_by:` of notes the system generates (the review note): never indexed
 
@@ -107,7 +107,7 @@ def content_hash(body: str, meta: Mapping[str, Any]) -> str:
     props = stated_properties(meta)
     if not props:
         return sha256_hex(body.encode("utf-8"))
-    lines = "\n".join(f"{k}: {v}" for k, v in props)
+    lines = "\n".join(property_line(k, v) for k, v in props)
     return sha256_hex(f"{body}\0properties\0{lines}".encode())
 
 
