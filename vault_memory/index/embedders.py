@@ -47,6 +47,7 @@ __all__ = [
     "embed_query",
     "make_embedder",
     "query_windows",
+    "takes_whole",
 ]
 
 log = logging.getLogger(__name__)
@@ -158,10 +159,16 @@ def fits_without_counting(text: str, max_tokens: int) -> bool:
     return MAX_TOKENS_PER_CHAR * len(text) + 2 <= max_tokens
 
 
+def takes_whole(embedder: Embedder, text: str) -> bool:
+    """Whether the embedder takes `text` at once (its tokens counted only when it is not plainly
+    short: fits_without_counting). An embedder refuses a longer text rather than truncate it."""
+    return fits_without_counting(text, embedder.max_tokens) or embedder.count_tokens(text) <= embedder.max_tokens
+
+
 def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
     """The unit vector of a query of any length: the text itself when it fits the embedder, else the
     mean of its windows (`query_windows`), re-normalised, with one warning. Never an error for length."""
-    if fits_without_counting(text, embedder.max_tokens) or embedder.count_tokens(text) <= embedder.max_tokens:
+    if takes_whole(embedder, text):
         return np.asarray(embedder.embed([text])[0], dtype=np.float32)
     windows = query_windows(text, embedder)
     cut = " (and cut to its first part)" if len(windows) >= MAX_QUERY_WINDOWS else ""

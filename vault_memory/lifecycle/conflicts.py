@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import VectorStoreUnavailableError
 from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, ChunkRow
-from ..index.embedders import embed_query
+from ..index.embedders import embed_query, takes_whole
 from ..records import Conflict
 from ..search.workspace import Workspace
 from ..text import unlink
@@ -196,7 +196,7 @@ def _embed(ws: Workspace, texts: Sequence[str]) -> dict[str, np.ndarray]:
     out = {t: cached[h] for t, h in hashes.items() if h in cached}
     missing = [t for t in hashes if t not in out]
     emb = ws.embedder
-    fits = [t for t in missing if emb.count_tokens(t) <= emb.max_tokens]
+    fits = [t for t in missing if takes_whole(emb, t)]
     if fits:
         out.update(zip(fits, emb.embed(fits), strict=True))
     for t in missing:  # a memory longer than the embedder takes: the mean of its windows, as a long query

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, Catalog, ChunkRow
-from ..index.embedders import Embedder, fits_without_counting
+from ..index.embedders import Embedder, takes_whole
 from ..text import split_sentences, without_links
 from ..vault.fields import property_line
 from ..vault.notefile import stated_properties
@@ -249,17 +249,12 @@ class WindowCache:
         outgrow it, and then the chunk's own cosine stands for it."""
         keys = {t: sha256_hex(t) for t in texts}
         known = self.get(sorted(set(keys.values())))
-        missing = [t for t in sorted({t for t, h in keys.items() if h not in known}) if fits(t, embedder)]
+        missing = [t for t in sorted({t for t, h in keys.items() if h not in known}) if takes_whole(embedder, t)]
         if missing:
             vecs = np.asarray(embedder.embed(missing), dtype=np.float32)
             self.put([keys[t] for t in missing], vecs)
             known = self.get(sorted(set(keys.values())))
         return {t: known[h] for t, h in keys.items() if h in known}
-
-
-def fits(text: str, embedder: Embedder) -> bool:
-    """Whether the embedder takes `text` whole (counted only when it is not plainly short)."""
-    return fits_without_counting(text, embedder.max_tokens) or embedder.count_tokens(text) <= embedder.max_tokens
 
 
 def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
