@@ -98,7 +98,7 @@ VARIANTS: tuple[Variant, ...] = (
         "today",
         "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
         "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it (a clear "
-        "match, or all its words) and no entry above names it in conflicts_with)",
+        "match, all its words, or half of them for its first hit) and no entry above names it in conflicts_with)",
     ),
     Variant(
         "replaced_come_back",
@@ -115,6 +115,22 @@ VARIANTS: tuple[Variant, ...] = (
         "prefetch_no_dormant",
         "a dormant note never enters a block, however closely the turn matches it (recall still finds it)",
         patch={"lifecycle.prefetch.SHOWS_CUED_DORMANT": False},
+    ),
+    Variant(
+        "first_not_cued",
+        "the query's first hit is cued like any other hit (a clear match, or all its words): the rule before a "
+        "person's faded decision went missing from the block for a turn about it",
+        patch={"search.ranking.FIRST_CUE_COVERAGE": None},
+    ),
+    Variant(
+        "first_any",
+        "the query's first hit is always cued, whatever words it holds",
+        patch={"search.ranking.FIRST_CUE_COVERAGE": 0.0},
+    ),
+    Variant(
+        "first_most",
+        "the query's first hit is cued by three quarters of the query's words, not half",
+        patch={"search.ranking.FIRST_CUE_COVERAGE": 0.75},
     ),
     Variant(
         "no_curve",

@@ -43,6 +43,7 @@ FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) con
 #: Whether recall leaves dormant notes out (unless cued), as prefetch does. Forgetting decides what
 #: memory offers unasked (prefetch), not what it finds when asked: bench lifetime, docs/memory-model.md.
 RECALL_HIDES_DORMANT = False
+FIRST_CUE_COVERAGE: float | None = 0.5  # ... or half of them for the query's first hit (docs/ranking.md)
 
 
 # -- fusion ---------------------------------------------------------------------------
@@ -147,9 +148,11 @@ def _has_stem(low: str, term: str) -> bool:
     return False
 
 
-def is_full_cue(terms: Set[str], text: str) -> bool:
-    """Every content word of a query of two or more is in the text (rank's reactivation cue)."""
-    return len(terms) >= FULL_CUE_MIN_TERMS and coverage(terms, text) >= 1.0
+def is_full_cue(terms: Set[str], text: str, *, first: bool = False) -> bool:
+    """Every content word of a query of two or more is in the text, or half of them when it is the
+    query's first hit by relevance (`first`, FIRST_CUE_COVERAGE): rank's reactivation cue."""
+    share = coverage(terms, text) if len(terms) >= FULL_CUE_MIN_TERMS else 0.0
+    return share >= 1.0 or (first and FIRST_CUE_COVERAGE is not None and share >= FIRST_CUE_COVERAGE)
 
 
 # -- records --------------------------------------------------------------------------
@@ -191,11 +194,10 @@ class Candidate:
         """How well the chunk answers the query: its cosine, or its best window's when higher."""
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
-    @property
-    def full_cue(self) -> bool:
-        """The chunk contains every content word of a query of two or more: a specific cue.
-        Computed on demand: only dormant candidates are asked."""
-        return is_full_cue(self.terms, self.chunk.text)
+    def full_cue(self, first: bool = False) -> bool:
+        """The chunk contains every content word of a query of two or more, or half of them when it
+        is the query's first hit (`is_full_cue`): a specific cue. Asked only of dormant candidates."""
+        return is_full_cue(self.terms, self.chunk.text, first=first)
 
     @property
     def answer_text(self) -> str | None:
@@ -258,8 +260,9 @@ def rank(
 
     1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
        query cues them: the answer's cosine reaches the clear-match bar (`cal.strong`), or the
-       chunk holds every content word of a query of two or more (`Candidate.full_cue`). Without
-       it they keep their place, marked dormant (and reactivated when cued).
+       chunk holds every content word of a query of two or more, half of them for the query's
+       first hit (`Candidate.full_cue`). Without it they keep their place, marked dormant (and
+       reactivated when cued).
     2. The rest keep their relevance order, except:
     3. among the first HEAD, the best answer and the notes that state the same fact differently
        (`same_fact_groups`) are put newest first, in the places they held;
@@ -269,10 +272,10 @@ def rank(
     that are a note's only sentence; window vectors come with the candidates.
     """
     kept: list[Ranked] = []
-    for c in sorted(cands, key=relevance_order):
+    for place, c in enumerate(sorted(cands, key=relevance_order)):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue, strong=cal.strong)  # noqa: B023
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue(place == 0), strong=cal.strong)  # noqa: B023
         if decay and hide_dormant and not gate.admitted:
             continue
         kept.append(
