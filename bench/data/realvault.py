@@ -1326,13 +1326,117 @@ PROPERTIES: tuple[Case, ...] = (
 )
 
 
+#: 13 questions asked of the library after the property rule, written as an owner would ask them and
+#: never tuned on. Two of them (the downside of local models, the GPT-4 idea) showed that a faded
+#: decision left the block empty though it was the first hit: the first-hit cue came from those two.
+ASKED: tuple[Case, ...] = (
+    Case(
+        OV,
+        "how far did I run on November 4",
+        best=(D + "2026-11-04.md",),
+        values={D + "2026-11-04.md": "5k"},
+        needed=("Ran 5k",),
+    ),
+    Case(
+        OV,
+        "did anything hurt after my run",
+        best=(D + "2026-11-04.md", D + "2026-10-03.md", "Areas/Health/Running log.md"),
+        values={
+            D + "2026-11-04.md": "left knee",
+            D + "2026-10-03.md": "left knee",
+            "Areas/Health/Running log.md": "knee",
+        },
+        needed=("knee slightly sore",),
+    ),
+    Case(
+        OV,
+        "when did I last read Thinking in Systems",
+        best=(D + "2026-11-10.md",),
+        values={D + "2026-11-10.md": "2026-11-10", D + "2026-10-09.md": "2026-10-09"},
+        needed=("2026-11-10",),
+    ),
+    Case(
+        OV,
+        "what does Maya need from me",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "the Atlas cost spreadsheet"},
+        needed=("Atlas cost spreadsheet", "about the Atlas timeline"),
+    ),
+    Case(
+        OV,
+        "when should I water the plants next",
+        best=(D + "2026-11-12.md",),
+        values={D + "2026-11-12.md": "2026-11-13"},
+        needed=("2026-11-13",),
+    ),
+    Case(
+        OV,
+        "My knee hurts after running, when did that start?",
+        best=("Areas/Health/Running log.md", D + "2026-10-03.md"),
+        values={"Areas/Health/Running log.md": "2026-10-03", D + "2026-10-03.md": "2026-10-03"},
+        needed=("2026-10-03",),
+    ),
+    Case(
+        OV,
+        "what do I still owe Maya",
+        best=("People/Maya Chen.md",),
+        values={"People/Maya Chen.md": "the Atlas cost spreadsheet"},
+        needed=("Atlas cost spreadsheet", "about the Atlas timeline"),
+        turn="Remind me what I still owe Maya.",
+    ),
+    Case(
+        SV,
+        "why does Eris not use hosted APIs",
+        best=("Decisions/Eris runs local models only.md", "Projects/Eris.md"),
+        values={"Decisions/Eris runs local models only.md": "?", "Projects/Eris.md": "?"},
+        needed=("anyone else's computer", "opaque", "stopped trusting"),
+    ),
+    Case(
+        SV,
+        "how much does it cost to run the 14B model",
+        best=("Decisions/Eris runs local models only.md",),
+        values={"Decisions/Eris runs local models only.md": "€6 a month"},
+        needed=("€6 a month",),
+    ),
+    Case(
+        SV,
+        "how often do I check for new models",
+        best=("Decisions/Eris runs local models only.md",),
+        values={"Decisions/Eris runs local models only.md": "once a month"},
+        needed=("once a month",),
+    ),
+    Case(
+        SV,
+        "can Eris browse the web",
+        best=("Decisions/Eris runs local models only.md",),
+        values={"Decisions/Eris runs local models only.md": "no"},
+        needed=("No web browsing",),
+    ),
+    Case(
+        SV,
+        "what is the downside of running models locally",
+        best=("Decisions/Eris runs local models only.md",),
+        values={"Decisions/Eris runs local models only.md": "?"},
+        needed=("Weaker answers", "No web browsing", "Updates to models are my job"),
+    ),
+    Case(
+        SV,
+        "should Eris call GPT-4 for the hard questions",
+        best=("Decisions/Eris runs local models only.md",),
+        values={"Decisions/Eris runs local models only.md": "no"},
+        needed=("no hosted APIs", "run it by hand"),
+        turn="I'm thinking of letting Eris call GPT-4 for the hard questions. Good idea?",
+    ),
+)
+
+
 def vault_sources(repo: Path) -> dict[str, Path]:
     """Where each vault lives (read in place; the runner copies them)."""
     return {OBSIDIAN: repo.parent / "shared" / "obsidian-vault", SAMPLE: repo / "sample_vault"}
 
 
 def cases(vault: str | None = None) -> list[Case]:
-    return [c for c in (*CASES, *LATER, *PROPERTIES) if vault is None or c.vault == vault]
+    return [c for c in (*CASES, *LATER, *PROPERTIES, *ASKED) if vault is None or c.vault == vault]
 
 
 #: How a copy's file times are set: as the source had them; all now (what `git clone`, `cp -r`
