@@ -207,7 +207,7 @@ def test_a_faded_note_comes_back_as_the_turns_first_hit_holding_half_its_words(
         first = mem.recall(turn, k=1, now=NOW, touch=False)[0].path
         return [e.path for e in got.entries if e.reactivated], [k.path for k in got.kept_out], first
 
-    # 3 of "pressure pump run valve 3" (pump, valve, 3): back, marked reactivated
+    # 2 of its 4 content words (pump, valve; "3" is too short to be one): back, marked reactivated
     assert shown("what pressure should the pump run at for valve 3") == (["Memory/valve.md"], [], "Memory/valve.md")
     # 1 of 4 (pump): the first hit still, but no cue: kept out, and counted as kept out
     assert shown("what setting should the irrigation pump run at") == ([], ["Memory/valve.md"], "Memory/valve.md")
