@@ -317,6 +317,7 @@ def test_recall_explain_in_process_and_json(vault: Path, index_dir: Path) -> Non
         "tier",
         "dormant",
         "reactivated",
+        "cued_by",
         "stated",
         "same_fact",
         "moved",

@@ -915,12 +915,14 @@ def test_cli_every_query_word_is_a_cue_for_a_dormant_note(cli: Cli, empty_vault:
         created="2023-01-01",
     )
     later = at(NOW + 30 * DAY)  # ~1,400 days on a 60-day half-life: deeply dormant
-    hits = cli.hits("garden shed key", "--now", later, "--no-touch")
+    hits = cli.hits("garden shed key", "--now", later, "--no-touch", "--explain")
     assert [h["path"] for h in hits][:1] == ["spare key.md"]
     assert hits[0]["dormant"] and hits[0]["reactivated"] and hits[0]["similarity"] < 0.5
+    assert hits[0]["explain"]["cued_by"] == "every word of the query"  # --explain names the cue
     # the query's first hit holding half its words is cued too: 3 of "garden shed key lawnmower"
-    half = cli.hits("garden shed key lawnmower", "--now", later, "--no-touch")
+    half = cli.hits("garden shed key lawnmower", "--now", later, "--no-touch", "--explain")
     assert half[0]["path"] == "spare key.md" and half[0]["reactivated"]
+    assert half[0]["explain"]["cued_by"] == "the first hit, with half the query's words"
     # fewer than half (2 of 5): a loose cue. Recall still finds it when asked (forgetting decides
     # what memory offers unasked, not what it finds: issue 24), marked dormant, not back
     query = "garden shed lawnmower hedge trimmer"

@@ -157,7 +157,8 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
         for x in [
             "pinned" if ex["pinned"] else "",
             "dormant" if ex["dormant"] else "",
-            "reactivated" if ex["reactivated"] else "",
+            f"reactivated ({ex['cued_by']})" if ex["reactivated"] and ex.get("cued_by") else "",
+            "reactivated" if ex["reactivated"] and not ex.get("cued_by") else "",
         ]
         if x
     )
