@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_memory.search import ranking
-from vault_memory.search.ranking import coverage, is_full_cue, query_terms
+from vault_memory.search.ranking import coverage, is_word_cue, query_terms
 
 _WORD = re.compile(r"\w+")
 
@@ -46,7 +46,12 @@ def test_coverage_examples() -> None:
     assert coverage(terms, "") == 0.0
     assert coverage(frozenset(), "anything") == 1.0
     assert coverage(frozenset({"morning"}), "morning") == 0.0  # longer than a stem: never a word's stem
-    assert is_full_cue(frozenset({"tea", "morni"}), "Tea, in the mornings") is True
+    assert is_word_cue(frozenset({"tea", "morni"}), "Tea, in the mornings") is True
+    four = frozenset({"tea", "morni", "sugar", "milk"})
+    assert is_word_cue(four, "Tea, in the mornings") is False  # 2 of 4: not every word ...
+    assert is_word_cue(four, "Tea, in the mornings", first=True) is True  # ... but half, for the first hit
+    assert is_word_cue(four, "Tea at noon", first=True) is False  # 1 of 4
+    assert is_word_cue(frozenset({"tea"}), "Tea", first=True) is False  # one word is never a cue
 
 
 def test_word_char_is_what_regex_w_matches() -> None:

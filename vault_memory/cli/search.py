@@ -157,8 +157,7 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
         for x in [
             "pinned" if ex["pinned"] else "",
             "dormant" if ex["dormant"] else "",
-            f"reactivated ({ex['cued_by']})" if ex["reactivated"] and ex.get("cued_by") else "",
-            "reactivated" if ex["reactivated"] and not ex.get("cued_by") else "",
+            ("reactivated" + (f" ({ex['cued_by']})" if ex.get("cued_by") else "")) if ex["reactivated"] else "",
         ]
         if x
     )

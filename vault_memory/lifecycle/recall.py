@@ -3,8 +3,8 @@
     hits = recall(ws, "which editor do I use?", k=5, now=now)
 
 Relevance is decided first; dormant notes keep their place, marked (reactivated when the query
-cues them), the statements of one fact are put newest first, and a superseded note never ranks above its
-successor (ranking.rank). The order is computed for every candidate and then cut to k, so k
+cues them), the statements of one fact are put newest first, and a superseded note never ranks
+above its successor (ranking.rank). The order is computed for every candidate and then cut to k, so k
 never changes it. What recall returns is rehearsed unless `touch=False`.
 """
 
@@ -269,9 +269,9 @@ def cued_by(r: Ranked, strong: float) -> str:
     the first that holds, in the gate's order."""
     if r.cand.answer_similarity >= strong:
         return "a clear match"
-    if r.cand.full_cue():
+    if r.cand.word_cue():
         return "every word of the query"
-    if r.relevance_rank == 1 and r.cand.full_cue(first=True):
+    if r.relevance_rank == 1 and r.cand.word_cue(first=True):
         return "the first hit, with half the query's words"
     return "cued"
 

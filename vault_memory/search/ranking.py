@@ -148,7 +148,7 @@ def _has_stem(low: str, term: str) -> bool:
     return False
 
 
-def is_full_cue(terms: Set[str], text: str, *, first: bool = False) -> bool:
+def is_word_cue(terms: Set[str], text: str, *, first: bool = False) -> bool:
     """Every content word of a query of two or more is in the text, or half of them when it is the
     query's first hit by relevance (`first`, FIRST_CUE_COVERAGE): rank's reactivation cue."""
     share = coverage(terms, text) if len(terms) >= FULL_CUE_MIN_TERMS else 0.0
@@ -194,10 +194,10 @@ class Candidate:
         """How well the chunk answers the query: its cosine, or its best window's when higher."""
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
-    def full_cue(self, first: bool = False) -> bool:
+    def word_cue(self, first: bool = False) -> bool:
         """The chunk contains every content word of a query of two or more, or half of them when it
-        is the query's first hit (`is_full_cue`): a specific cue. Asked only of dormant candidates."""
-        return is_full_cue(self.terms, self.chunk.text, first=first)
+        is the query's first hit (`is_word_cue`): a specific cue. Asked only of dormant candidates."""
+        return is_word_cue(self.terms, self.chunk.text, first=first)
 
     @property
     def answer_text(self) -> str | None:
@@ -261,7 +261,7 @@ def rank(
     1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
        query cues them: the answer's cosine reaches the clear-match bar (`cal.strong`), or the
        chunk holds every content word of a query of two or more, half of them for the query's
-       first hit (`Candidate.full_cue`). Without it they keep their place, marked dormant (and
+       first hit (`Candidate.word_cue`). Without it they keep their place, marked dormant (and
        reactivated when cued).
     2. The rest keep their relevance order, except:
     3. among the first HEAD, the best answer and the notes that state the same fact differently
@@ -275,7 +275,7 @@ def rank(
     for place, c in enumerate(sorted(cands, key=relevance_order)):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.full_cue(place == 0), strong=cal.strong)  # noqa: B023
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.word_cue(place == 0), strong=cal.strong)  # noqa: B023
         if decay and hide_dormant and not gate.admitted:
             continue
         kept.append(
@@ -488,7 +488,7 @@ __all__ = [
     "coverage",
     "freshness",
     "fuse",
-    "is_full_cue",
+    "is_word_cue",
     "minmax",
     "newest_first",
     "query_terms",
