@@ -125,10 +125,10 @@ def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence
     for i, (w, low) in enumerate(windows):
         if needles and not any(n in low for n in needles):
             continue  # most windows share no word with the query and stop here
-        own = without_links(low)
-        if len(_WORD.findall(own)) < MIN_WINDOW_WORDS:
+        words = _WORD.findall(without_links(low))
+        if len(words) < MIN_WINDOW_WORDS:
             continue
-        shared = len(terms & set(map(_stem_of, _WORD.findall(own))))
+        shared = len(terms & set(map(_stem_of, words)))
         if shared > 0:
             scored.append((-shared, i, w))
     scored.sort()
