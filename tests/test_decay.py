@@ -221,6 +221,9 @@ def test_a_dormant_note_comes_back_on_a_clear_match_however_long_it_faded(days: 
         return
     # an on-topic match that is not clear leaves it out, at any depth of forgetting (the rule before
     # let one at 0.1 + 0.12 per half-life in: just below the threshold, nearly any match)
-    assert gate.dormant and not gate.admitted
-    assert MODEL.gate(state, NOW, similarity=0.5, strong=0.5).admitted
-    assert MODEL.gate(state, NOW, similarity=0.2, strong=0.5, cue=lambda: True).admitted  # every word of the query
+    assert gate.dormant and not gate.admitted and gate.cue == ""
+    assert MODEL.gate(state, NOW, similarity=0.45, strong=0.5, cue=lambda: "").admitted is False  # no word cue
+    clear = MODEL.gate(state, NOW, similarity=0.5, strong=0.5, cue=lambda: "every word of the query")
+    assert clear.admitted and clear.cue == "a clear match"  # the cosine is asked first, and named
+    words = MODEL.gate(state, NOW, similarity=0.2, strong=0.5, cue=lambda: "every word of the query")
+    assert words.admitted and words.reactivated and words.cue == "every word of the query"

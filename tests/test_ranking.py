@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_memory.search import ranking
-from vault_memory.search.ranking import coverage, is_word_cue, query_terms
+from vault_memory.search.ranking import EVERY_WORD, FIRST_HIT, coverage, query_terms, word_cue
 
 _WORD = re.compile(r"\w+")
 
@@ -46,12 +46,13 @@ def test_coverage_examples() -> None:
     assert coverage(terms, "") == 0.0
     assert coverage(frozenset(), "anything") == 1.0
     assert coverage(frozenset({"morning"}), "morning") == 0.0  # longer than a stem: never a word's stem
-    assert is_word_cue(frozenset({"tea", "morni"}), "Tea, in the mornings") is True
+    assert word_cue(frozenset({"tea", "morni"}), "Tea, in the mornings") == EVERY_WORD
+    assert word_cue(frozenset({"tea", "morni"}), "Tea, in the mornings", first=True) == EVERY_WORD  # the stronger
     four = frozenset({"tea", "morni", "sugar", "milk"})
-    assert is_word_cue(four, "Tea, in the mornings") is False  # 2 of 4: not every word ...
-    assert is_word_cue(four, "Tea, in the mornings", first=True) is True  # ... but half, for the first hit
-    assert is_word_cue(four, "Tea at noon", first=True) is False  # 1 of 4
-    assert is_word_cue(frozenset({"tea"}), "Tea", first=True) is False  # one word is never a cue
+    assert word_cue(four, "Tea, in the mornings") == ""  # 2 of 4: not every word ...
+    assert word_cue(four, "Tea, in the mornings", first=True) == FIRST_HIT  # ... but half, for the first hit
+    assert word_cue(four, "Tea at noon", first=True) == ""  # 1 of 4
+    assert word_cue(frozenset({"tea"}), "Tea", first=True) == ""  # one word is never a cue
 
 
 def test_word_char_is_what_regex_w_matches() -> None:

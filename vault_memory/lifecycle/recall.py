@@ -240,7 +240,7 @@ def recall(
     if explain:
         top = got.ranked[:k]
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
-            h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay, strong=ws.calibration.strong)
+            h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
     if touch and not ws.config.read_only:
         from .edits import rehearse  # the write path: not imported by a recall that writes nothing
 
@@ -264,23 +264,11 @@ def day_of(date: str | None) -> str | None:
     return date[:10] if date else None
 
 
-def cued_by(r: Ranked, strong: float) -> str:
-    """Which of the dormancy gate's cues brought a reactivated hit back (ranking.rank), in words:
-    the first that holds, in the gate's order."""
-    if r.cand.answer_similarity >= strong:
-        return "a clear match"
-    if r.cand.word_cue():
-        return "every word of the query"
-    if r.relevance_rank == 1 and r.cand.word_cue(first=True):
-        return "the first hit, with half the query's words"
-    return "cued"
-
-
 def explain_hit(
-    place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *, mode: Mode, decay: bool, strong: float
+    place: int, r: Ranked, hits: list[Hit], ranked: list[Ranked], *, mode: Mode, decay: bool
 ) -> dict[str, Any]:
-    """How one hit was ranked: the parts of its relevance, its decay facts, and why it moved.
-    `strong`: the embedder's clear-match bar (what `cued_by` names first)."""
+    """How one hit was ranked: the parts of its relevance, its decay facts (and the cue that
+    reactivated it, as the gate named it), and why it moved."""
     c, st = r.cand, r.state
     path_of = {x.node_id: h.path for x, h in zip(ranked, hits, strict=True)}
     why = list(r.moves)
@@ -313,7 +301,7 @@ def explain_hit(
         else {"when": day_of(st.stated.when.isoformat()), "source": st.stated.source},
         "dormant": r.dormant,
         "reactivated": r.reactivated,
-        "cued_by": cued_by(r, strong) if r.reactivated else None,
+        "cued_by": r.cued_by or None,
         "same_fact": [path_of[n] for n in r.same_fact if n in path_of],
         "moved": why,
     }

@@ -96,6 +96,9 @@ class DecaySettings(Protocol):
     def dormant_below(self) -> float: ...
 
 
+CLEAR_MATCH = "a clear match"  # Gate.cue when the cosine reached the clear-match bar
+
+
 @dataclass(frozen=True)
 class Gate:
     """What the dormancy gate decided for one note and one query."""
@@ -103,6 +106,7 @@ class Gate:
     strength: float
     dormant: bool
     admitted: bool  # not dormant, or dormant and cued strongly enough to come back (reactivated)
+    cue: str = ""  # what brought a dormant note back, in `--explain`'s words ("" when nothing did)
 
     @property
     def reactivated(self) -> bool:
@@ -149,20 +153,22 @@ class DecayModel:
         state: MemoryState,
         now: dt.datetime,
         similarity: float,
-        cue: Callable[[], bool] | None = None,
+        cue: Callable[[], str] | None = None,
         *,
         strong: float = 0.5,
     ) -> Gate:
         """The one dormancy gate (recall and prefetch share it through ranking.rank): a dormant note
         comes back only when the query matches it clearly (cosine >= `strong`, the embedder's
-        clear-match bar: calibration.py), or `cue()` says the query names it specifically (asked
-        only then: it may cost a text scan)."""
+        clear-match bar: calibration.py), or `cue()` names how the query points at it specifically
+        (asked only then: it may cost a text scan; "" for no cue). The gate says which held."""
         strength = self.strength(state, now)
         dormant = not state.pinned and strength < self.dormant_below
-        admitted = (
-            not dormant or similarity >= self.reactivation_threshold(strength, strong) or (cue is not None and cue())
-        )
-        return Gate(strength, dormant, admitted)
+        if not dormant:
+            return Gate(strength, dormant, True)
+        if similarity >= self.reactivation_threshold(strength, strong):
+            return Gate(strength, dormant, True, CLEAR_MATCH)
+        why = cue() if cue is not None else ""
+        return Gate(strength, dormant, bool(why), why)
 
     def reactivation_threshold(self, strength: float, strong: float = 0.5) -> float:
         """Cosine a query needs to bring a note back: 0 while it is not dormant, else a clear match.

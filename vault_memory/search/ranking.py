@@ -148,11 +148,20 @@ def _has_stem(low: str, term: str) -> bool:
     return False
 
 
-def is_word_cue(terms: Set[str], text: str, *, first: bool = False) -> bool:
-    """Every content word of a query of two or more is in the text, or half of them when it is the
-    query's first hit by relevance (`first`, FIRST_CUE_COVERAGE): rank's reactivation cue."""
+EVERY_WORD = "every word of the query"
+FIRST_HIT = "the first hit, with half the query's words"
+
+
+def word_cue(terms: Set[str], text: str, *, first: bool = False) -> str:
+    """Which word cue the text gives a dormant note, in `--explain`'s words, or "" for none: every
+    content word of a query of two or more (EVERY_WORD), or half of them when it is the query's
+    first hit by relevance (`first`, FIRST_CUE_COVERAGE; FIRST_HIT). rank's reactivation cue."""
     share = coverage(terms, text) if len(terms) >= FULL_CUE_MIN_TERMS else 0.0
-    return share >= 1.0 or (first and FIRST_CUE_COVERAGE is not None and share >= FIRST_CUE_COVERAGE)
+    if share >= 1.0:
+        return EVERY_WORD
+    if first and FIRST_CUE_COVERAGE is not None and share >= FIRST_CUE_COVERAGE:
+        return FIRST_HIT
+    return ""
 
 
 # -- records --------------------------------------------------------------------------
@@ -194,10 +203,11 @@ class Candidate:
         """How well the chunk answers the query: its cosine, or its best window's when higher."""
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
-    def word_cue(self, first: bool = False) -> bool:
+    def word_cue(self, first: bool = False) -> str:
         """The chunk contains every content word of a query of two or more, or half of them when it
-        is the query's first hit (`is_word_cue`): a specific cue. Asked only of dormant candidates."""
-        return is_word_cue(self.terms, self.chunk.text, first=first)
+        is the query's first hit (module `word_cue`): a specific cue, named, or "". Asked only of
+        dormant candidates."""
+        return word_cue(self.terms, self.chunk.text, first=first)
 
     @property
     def answer_text(self) -> str | None:
@@ -227,6 +237,7 @@ class Ranked:
     dormant: bool
     reactivated: bool
     path: str = ""  # the note's vault path (what the same-folder rule compares)
+    cued_by: str = ""  # when reactivated, the cue that brought it back (decay.Gate.cue)
     same_fact: tuple[str, ...] = ()  # node ids of the others in the list that state the same fact
     moves: tuple[str, ...] = ()  # why it is not where relevance put it ("moved above #2: ...")
     relevance_rank: int = 0  # its 1-based place by relevance alone
@@ -286,6 +297,7 @@ def rank(
                 gate.dormant,
                 decay and gate.reactivated,
                 note.path,
+                cued_by=gate.cue if decay and gate.reactivated else "",
                 relevance_rank=len(kept) + 1,
             )
         )
@@ -488,7 +500,7 @@ __all__ = [
     "coverage",
     "freshness",
     "fuse",
-    "is_word_cue",
+    "word_cue",
     "minmax",
     "newest_first",
     "query_terms",
