@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_memory.search import ranking
-from vault_memory.search.ranking import EVERY_WORD, FIRST_HIT, coverage, query_terms, word_cue
+from vault_memory.search.ranking import coverage, query_terms, word_cue
+
+EVERY_WORD, FIRST_HIT = "every word of the query", "the first hit, with half the query's words"  # --explain's words
 
 _WORD = re.compile(r"\w+")
 

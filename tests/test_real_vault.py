@@ -159,6 +159,24 @@ def test_prefetch_shows_a_repeated_line_once_and_never_a_line_of_links(
     assert not any(re.fullmatch(r"[\[\]\d\- ·]+", t) for t in texts)  # no entry is only links or dates
 
 
+def test_a_line_of_links_never_stands_for_a_note_that_says_something(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Every chunk carries its note's heading path, so a daily note's `[[prev]] · [[next]]` section is
+    its shortest text holding the day's name: BM25's best match for "what did I do on October 17",
+    shown instead of the day's log (the person's vault: 55 of 920 top-5 hits, 5 of them first). A
+    chunk that says something stands for its note; a note of nothing but links keeps its own."""
+    notes = {"Home.md": "# Home\n\n- [[2026-10-12]] · [[Jonas Weber]]\n"}
+    mem = make_memory(vault=write_notes(_dailies(tmp_path / "v"), notes))
+    mem.index()
+    hits = mem.recall("what did I do on 2026-10-12", k=5, now=rv.NOW, touch=False)
+    daily = [h for h in hits if h.path.startswith("Daily/")]
+    assert daily[0].path == "Daily/2026-10-12.md" and "Called the plumber" in daily[0].snippet
+    assert all(h.heading.endswith("Log") for h in daily), [(h.path, h.heading) for h in hits]
+    home = mem.recall("Home 2026-10-12 Jonas Weber", k=5, now=rv.NOW, touch=False)
+    assert "Home.md" in [h.path for h in home]  # all links: its links still stand for it
+
+
 def test_a_log_that_reaches_the_turn_only_through_a_repeated_line_is_one_entry(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory.text import days_from, default_title, is_repeat, memory_body, note_name, snippet, unique_name, unlink
+from vault_memory.text import (
+    days_from,
+    default_title,
+    is_repeat,
+    memory_body,
+    note_name,
+    says_something,
+    snippet,
+    unique_name,
+    unlink,
+)
 
 
 @pytest.mark.parametrize(
@@ -191,3 +201,19 @@ def test_each_list_item_is_a_part_of_its_own_and_prose_reads_together() -> None:
     assert part["08:10 Booked flights."] == part["Paid."] != part["13:00 Lunch with [[Jonas Weber]]."]
     assert part["Log"] not in (part["After the list."], part["08:10 Booked flights."])  # a heading
     assert part["a: 1; b: 2"] != part["13:00 Lunch with [[Jonas Weber]]."]  # a table
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("[[2026-11-04]] · [[2026-11-08]]", False),  # a daily note's navigation
+        ("- [[Project Atlas]] · ![[Reading list]]", False),  # a page of links and embeds
+        ("10:30am · 2026-10-01 · 5 pm", False),  # dates and times
+        ("", False),
+        ("- 08:10 Ran 5k", True),
+        ("I am here", True),  # "am" is a word unless a time holds it
+        ("at 5 pm: call [[Mum]]", True),
+    ],
+)
+def test_says_something_is_what_is_left_without_links_dates_and_times(text: str, says: bool) -> None:
+    assert says_something(text) is says

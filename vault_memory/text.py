@@ -117,6 +117,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")
 _WORD_RE = re.compile(r"\w+")
 _TABLE_RULE = re.compile(r"\|?(?:\s*:?-+:?\s*\|)+\s*(?::?-+:?\s*)?")  # |---|:--:| under a header
 _EMBED_OR_LINK = re.compile(r"!?\[\[[^\]]*\]\]")
+_DATES_AND_TIMES = re.compile(r"\b\d{1,4}(?:[-./:]\d{1,4})*(?:\s*(?:am|pm))?\b", re.I)
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
 def _cells(line: str) -> list[str]:
@@ -196,6 +198,16 @@ def without_links(text: str) -> str:
     """The text with its `[[wikilinks]]` and `![[embeds]]` taken out: what it says itself, not the
     names of the notes it points to."""
     return _EMBED_OR_LINK.sub(" ", text) if "[[" in text else text
+
+
+def says_something(text: str) -> bool:
+    """Whether a text states anything of its own: once its links, dates and times are out, a
+    word (two letters or more) is left. `[[2026-11-04]] · [[2026-11-08]]` is navigation."""
+    own = without_links(text)
+    first = _LETTERS.search(own)  # no date or time holds letters but am / pm: most texts end here
+    if first is not None and first.group().lower() in ("am", "pm"):
+        return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is not None
+    return first is not None
 
 
 def words_of(text: str) -> frozenset[str]:

@@ -156,6 +156,19 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
         bare = re.sub(r"\b\d{1,4}(?:[-./:]\d{1,4})*\b", " ", bare)
         return re.search(r"[^\W\d_]{2,}", bare) is None
 
+    def body(h: Any) -> str:
+        return h.text[len(h.heading) + 1 :] if h.heading and h.text.startswith(h.heading + "\n") else h.text
+
+    def note_says_something(path: str) -> bool:
+        try:
+            text = mem.read(path).text
+        except Exception:  # noqa: BLE001 (a note recall returns may refuse to be read: count it as saying something)
+            return True
+        text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
+        return not says_nothing(re.sub(r"(?m)^#.*$", " ", text))
+
+    # recall's hits in the top 5 shown by a chunk of only links and dates from a note that says more
+    links_only = sum(1 for h in hits[:5] if says_nothing(body(h)) and note_says_something(h.path))
     weak = [getattr(h, "weak", None) for h in hits]
     shown = " ".join([h.text + " " + h.snippet for h in hits]) + " " + block.block
     for h in hits[:3]:
@@ -183,6 +196,7 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
         "labels": right(labels, False),
         "changes_newer_above": [newer_above, len(changes)],
         "prefix_stable": prefix,
+        "links_only": links_only,
         "view": _view(hits),
         "prefetch": {
             "block": block.block,
@@ -249,6 +263,7 @@ def run(opts: RunOptions) -> Result:
             "labels": [labels_ok, labels_n],
             "changes_newer_above": [sum(q.get("changes_newer_above", [0, 0])[i] for q in qs) for i in (0, 1)],
             "prefix_stable": sum(q["prefix_stable"] for q in qs),
+            "links_only": sum(q.get("links_only", 0) for q in qs),
             "copies_identical": same,
             "prefetch_needed": [sum(needs), len(needs)],
             "prefetch_repeated_pairs": sum(q["prefetch"]["repeated_pairs"] for q in qs),
@@ -272,6 +287,7 @@ def run(opts: RunOptions) -> Result:
                 f"{labels_ok}/{labels_n}",
                 "{}/{}".format(*s["changes_newer_above"]),
                 f"{s['prefix_stable']}/{len(qs)}",
+                s["links_only"],
                 f"{same}/{len(qs)}",
                 f"{sum(needs)}/{len(needs)}",
                 f"{s['prefetch_repeated_pairs']} / {s['prefetch_repeated_both_show']} "
@@ -292,7 +308,9 @@ def run(opts: RunOptions) -> Result:
         f"asked at {rv.NOW.date()} on a clone (every file time = now); `recall -k {K} --explain`. Moves and "
         "labels: right / all (a move or label is right only between notes that give different values for what"
         " the question asks, the newer above). True changes: of the pairs of notes giving different values "
-        "that are both returned and both dated, those with the newer above the older. Copies: identical "
+        "that are both returned and both dated, those with the newer above the older. Links-only hits: "
+        "hits in recall's top 5 shown by a part of only links and dates (`[[2026-10-15]] · [[2026-10-19]]`) "
+        "from a note that says more. Copies: identical "
         "paths, change, date and strength, and an identical prefetch block, with file times kept, now, and "
         "reversed. Prefetch: the block holds "
         "the needed fact; pairs of entries from notes labelled with the same value / of those, the pairs "
@@ -312,6 +330,7 @@ def run(opts: RunOptions) -> Result:
                 "change labels",
                 "true changes: newer above",
                 "k-prefix stable",
+                "recall: links-only hits",
                 "3 copies identical",
                 "prefetch: needed fact",
                 "prefetch: same-value pairs / both showing it (adding nothing)",

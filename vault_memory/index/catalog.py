@@ -122,6 +122,13 @@ class ChunkRow:
     text: str
     text_hash: str
 
+    @property
+    def body(self) -> str:
+        """The text without the heading-path line the indexer puts first (when it has one)."""
+        if self.heading and self.text.startswith(self.heading + "\n"):
+            return self.text[len(self.heading) + 1 :]
+        return self.text
+
 
 @dataclass(frozen=True)
 class VectorProgress:

@@ -61,9 +61,9 @@ from typing import Any
 from ..index.embedders import embed_query
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
-from ..search.windows import MIN_WINDOW_WORDS, chunk_body, closest_window
+from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import has_iso_date, is_repeat, sentence_units, snippet, split_sentences, without_links, words_of
+from ..text import has_iso_date, is_repeat, says_something, sentence_units, snippet, split_sentences, words_of
 from .edits import rehearse
 from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
@@ -85,8 +85,6 @@ KEEPS_REPLACED_OUT = True
 
 _WS = re.compile(r"\s+")
 # what a line that only dates or links things is made of, once its links are out
-_DATES_AND_TIMES = re.compile(r"\b\d{1,4}(?:[-./:]\d{1,4})*(?:\s*(?:am|pm))?\b", re.I)
-_LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
 @dataclass(frozen=True)
@@ -234,12 +232,6 @@ def render_block(
     return OPEN + "\n" + "".join(f"{ln}\n" for ln in lines) + CLOSE, shown
 
 
-def says_something(text: str) -> bool:
-    """Whether a line states anything of its own: once its links, dates and times are out, a
-    word (two letters or more) is left. `[[2026-11-04]] · [[2026-11-08]]` is navigation."""
-    return _LETTERS.search(_DATES_AND_TIMES.sub(" ", without_links(text))) is not None
-
-
 def one_line(text: str) -> str:
     """The turn on one line (embedded whole: embedders.embed_query takes any length)."""
     return _WS.sub(" ", text).strip()
@@ -272,7 +264,7 @@ def entry_text(part: Candidate, query: str, cap: int) -> str:
     when it states one; else the chunk cut around the turn's words (snippet drops a first line:
     "\\n" keeps the chunk's)."""
     answer = part.answer_text
-    body = chunk_body(part.chunk)
+    body = part.chunk.body
     if answer is None:
         return snippet("\n" + body, query, width=cap)
     units = sentence_units(body)
@@ -325,7 +317,7 @@ def prefetch(
         scorer = ws.window_scorer()
 
         def closest(part: Candidate) -> str | None:
-            return closest_window(chunk_body(part.chunk), qvec, scorer.embedder, scorer.cache)
+            return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache)
 
         entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest)
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
@@ -381,7 +373,7 @@ def _twin(
     if part.answer_text is not None or closest is None or not kept:
         return None
     above = [(_sentences_of(e.text), o.state.stated.day()) for e, _, o in kept]
-    mine = _sentences_of(chunk_body(part.chunk))
+    mine = _sentences_of(part.chunk.body)
     if not any(_adds_nothing(s, day, t, d) for s in mine for ts, d in above for t in ts):
         return None
     best = closest(part)

@@ -100,8 +100,6 @@ def fuse(
 
 
 _WORD = re.compile(r"\w+")
-
-
 _STEM_CHARS = 5
 _STEM = re.compile(rf"\w{{1,{_STEM_CHARS}}}")  # what a stem can be: anything else is in no text
 
@@ -148,20 +146,15 @@ def _has_stem(low: str, term: str) -> bool:
     return False
 
 
-EVERY_WORD = "every word of the query"
-FIRST_HIT = "the first hit, with half the query's words"
-
-
 def word_cue(terms: Set[str], text: str, *, first: bool = False) -> str:
-    """Which word cue the text gives a dormant note, in `--explain`'s words, or "" for none: every
-    content word of a query of two or more (EVERY_WORD), or half of them when it is the query's
-    first hit by relevance (`first`, FIRST_CUE_COVERAGE; FIRST_HIT). rank's reactivation cue."""
+    """Which word cue the text gives a dormant note, in `--explain`'s words ("" for none): every
+    content word of a query of two or more, or half of them for the query's first hit by relevance
+    (`first`, FIRST_CUE_COVERAGE). rank's reactivation cue."""
     share = coverage(terms, text) if len(terms) >= FULL_CUE_MIN_TERMS else 0.0
     if share >= 1.0:
-        return EVERY_WORD
-    if first and FIRST_CUE_COVERAGE is not None and share >= FIRST_CUE_COVERAGE:
-        return FIRST_HIT
-    return ""
+        return "every word of the query"
+    half = first and FIRST_CUE_COVERAGE is not None and share >= FIRST_CUE_COVERAGE
+    return "the first hit, with half the query's words" if half else ""
 
 
 # -- records --------------------------------------------------------------------------
@@ -204,9 +197,7 @@ class Candidate:
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
     def word_cue(self, first: bool = False) -> str:
-        """The chunk contains every content word of a query of two or more, or half of them when it
-        is the query's first hit (module `word_cue`): a specific cue, named, or "". Asked only of
-        dormant candidates."""
+        """Which word cue its chunk gives (module `word_cue`), or "". Asked only of dormant candidates."""
         return word_cue(self.terms, self.chunk.text, first=first)
 
     @property
@@ -215,10 +206,7 @@ class Candidate:
         one in its own words (not only inside a `[[link]]`); None for prose answered as a whole."""
         if self.window is not None:
             return self.window.text
-        body = self.chunk.text
-        if self.chunk.heading and body.startswith(self.chunk.heading + "\n"):
-            body = body[len(self.chunk.heading) + 1 :]
-        sentences = split_sentences(body)
+        sentences = split_sentences(self.chunk.body)
         if len(sentences) != 1 or (self.terms and coverage(self.terms, without_links(sentences[0])) == 0.0):
             return None
         return sentences[0]

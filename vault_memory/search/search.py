@@ -17,6 +17,7 @@ from ..errors import EmbedderError
 from ..index.catalog import Catalog, ChunkRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
+from ..text import says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,14 @@ def _top(ids: Sequence[str], sims: np.ndarray, n: int, rows: np.ndarray | None) 
     top = np.argpartition(-sims, n - 1)[:n]
     top = top[np.argsort(-sims[top], kind="stable")]
     return [(ids[int(index[i])], float(sims[i])) for i in top]
+
+
+def _stands(cand: Candidate) -> tuple[bool, bool, float]:
+    """What decides which chunk stands for its note: one of the pool, one that says something of
+    its own (text.says_something: not only links and dates, which the heading path every chunk
+    carries makes the best BM25 match for a daily note's name: "what did I do on the weekend of
+    October 17" found `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then relevance."""
+    return (not cand.beyond, says_something(cand.chunk.body), cand.relevance)
 
 
 class Searcher:
@@ -275,6 +284,7 @@ class Searcher:
                 ]
                 fused = fuse(mode, lex, answer, cover, scaled_on=scaled_on)
         best: dict[str, Candidate] = {}
+        stands: dict[str, tuple[bool, bool, float]] = {}  # note -> _stands(best[note])
         closest: dict[str, Candidate] = {}  # note -> its chunk with the highest answer_similarity
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]
@@ -292,9 +302,11 @@ class Searcher:
                 beyond=not scaled_on[i],
                 path=notes[ch.node_id].path,
             )
-            # a note of the pool is ranked by its chunks in the pool, then by relevance
-            if key not in best or (not cand.beyond, rel) > (not best[key].beyond, best[key].relevance):
-                best[key] = cand
+            # a note of the pool is ranked by its chunks in the pool, by those that say something
+            # (`stands`), then by relevance
+            order = _stands(cand)
+            if key not in best or order > stands[key]:
+                best[key], stands[key] = cand, order
             if key not in closest or cand.answer_similarity > closest[key].answer_similarity:
                 closest[key] = cand
         for key, cand in best.items():

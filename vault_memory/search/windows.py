@@ -68,13 +68,6 @@ _WORD = re.compile(r"\w+")
 # -- pure ---------------------------------------------------------------------------
 
 
-def chunk_body(chunk: ChunkRow) -> str:
-    """The chunk's text without the heading-path line the indexer puts first (when it has one)."""
-    if chunk.heading and chunk.text.startswith(chunk.heading + "\n"):
-        return chunk.text[len(chunk.heading) + 1 :]
-    return chunk.text
-
-
 def split_windows(body: str) -> list[str]:
     """The sentences of a chunk's body, in order (text.split_sentences): each line is split at
     sentence ends. A line of chat is one turn of one or two sentences; a line of prose is a
@@ -329,7 +322,7 @@ def best_windows(
     picked: dict[str, list[str]] = {}
     needles = _needles(terms)
     for ch in chunks:
-        chosen = picks(chunk_body(ch), terms, needles, subjects.get(ch.node_id) if subjects else None)
+        chosen = picks(ch.body, terms, needles, subjects.get(ch.node_id) if subjects else None)
         if chosen:
             picked[ch.chunk_id] = chosen
     if not picked:
@@ -394,7 +387,6 @@ __all__ = [
     "WindowScorer",
     "about",
     "best_windows",
-    "chunk_body",
     "closest_window",
     "is_record",
     "open_cache",
