@@ -318,6 +318,7 @@ def test_recall_explain_in_process_and_json(vault: Path, index_dir: Path) -> Non
         "dormant",
         "reactivated",
         "cued_by",
+        "on_day",
         "stated",
         "same_fact",
         "moved",

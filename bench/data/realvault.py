@@ -1430,13 +1430,72 @@ ASKED: tuple[Case, ...] = (
 )
 
 
+#: 7 questions that name a day, asked of the library while trying the person's vault as its owner
+#: would ("what did I do on the weekend of October 17" found the day's `[[prev]] · [[next]]` line
+#: and an empty block): they are where the day rule (search/days.py) came from, so they are not
+#: held out; LoCoMo's 140 questions that name a day are (bench locomo).
+DAYS: tuple[Case, ...] = (
+    Case(
+        OV,
+        "what did I do on the weekend of October 17",
+        best=(D + "2026-10-17.md",),
+        values={D + "2026-10-17.md": "garlic"},
+        needed=("garlic",),
+    ),
+    Case(
+        OV,
+        "what did I do on October 21",
+        best=(D + "2026-10-21.md",),
+        values={D + "2026-10-21.md": "Thai place"},
+        needed=("Thai place",),
+        turn="Remind me, what did I get up to on October 21?",
+    ),
+    Case(
+        OV,
+        "what happened on November 8",
+        best=(D + "2026-11-08.md",),
+        values={D + "2026-11-08.md": "Helix"},
+        needed=("Helix",),
+    ),
+    Case(
+        OV,
+        "what did I do on 2026-10-27",
+        best=(D + "2026-10-27.md",),
+        values={D + "2026-10-27.md": "lake"},
+        needed=("Cycled to the lake",),
+    ),
+    Case(
+        OV,
+        "what was going on around October 11",
+        best=(D + "2026-10-11.md",),
+        values={D + "2026-10-11.md": "dentist moved"},
+        needed=("Dentist appointment moved",),
+    ),
+    Case(
+        SV,
+        "what did I do on October 3",
+        best=("Daily/2026-10-03.md",),
+        values={"Daily/2026-10-03.md": "allotment"},
+        needed=("Allotment",),
+    ),
+    Case(
+        SV,
+        "what happened on 8 October",
+        best=("Daily/2026-10-08.md",),
+        values={"Daily/2026-10-08.md": "resilver"},
+        needed=("resilver",),
+        turn="What happened on 8 October? I've lost track.",
+    ),
+)
+
+
 def vault_sources(repo: Path) -> dict[str, Path]:
     """Where each vault lives (read in place; the runner copies them)."""
     return {OBSIDIAN: repo.parent / "shared" / "obsidian-vault", SAMPLE: repo / "sample_vault"}
 
 
 def cases(vault: str | None = None) -> list[Case]:
-    return [c for c in (*CASES, *LATER, *PROPERTIES, *ASKED) if vault is None or c.vault == vault]
+    return [c for c in (*CASES, *LATER, *PROPERTIES, *ASKED, *DAYS) if vault is None or c.vault == vault]
 
 
 #: How a copy's file times are set: as the source had them; all now (what `git clone`, `cp -r`

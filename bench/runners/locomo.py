@@ -7,8 +7,12 @@ top-k chunk texts. Category 5 (adversarial) has no answer in the conversation an
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import importlib.util
+import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from .. import metrics
@@ -38,6 +42,24 @@ SETTINGS = (
 NOW_AFTER_LAST = dt.timedelta(hours=1)  # "now" = just after the last session
 
 
+@functools.cache
+def _days_module() -> Any:
+    """search/days.py of the tree this bench lives in, loaded by path: the same questions count as
+    naming a day when the library under test is an older tree (an A/B run) that has no such module."""
+    path = Path(__file__).resolve().parents[2] / "vault_memory" / "search" / "days.py"
+    spec = importlib.util.spec_from_file_location("_bench_days", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _names_day(question: str) -> bool:
+    """Whether the question names a day ("on October 13, 2023"), as recall reads one (search/days.py)."""
+    return bool(_days_module().named_days(question))
+
+
 def _hit_text(hit: Any) -> str:
     return str(getattr(hit, "text", None) or getattr(hit, "snippet", "") or "")
 
@@ -59,6 +81,7 @@ def run(opts: RunOptions) -> Result:
     unit_words: dict[str, list[int]] = defaultdict(list)
     latency: dict[str, list[float]] = defaultdict(list)
     prefix: dict[str, list[bool]] = defaultdict(list)  # per question: -k 5 and -k 10 are the first of -k 25
+    day_rows: dict[str, list[dict[str, float]]] = defaultdict(list)  # the questions that name a day
     skipped = {"category_5": 0, "no_evidence": 0}
     indexes: dict[str, Any] = {}
     n_questions = 0
@@ -107,6 +130,8 @@ def run(opts: RunOptions) -> Result:
                         {f"r@{k}t": metrics.recall_at_k(metrics.flatten_units(per_k[k]), q.evidence, k) for k in KS}
                     )
                     scores[label][q.category].append(row)
+                    if _names_day(q.question):
+                        day_rows[label].append(row)
         log(f"locomo: {conv.sample_id}: {len(questions)} questions, index {indexes[conv.sample_id]}")
 
     table_rows: list[list[Any]] = []
@@ -119,6 +144,7 @@ def run(opts: RunOptions) -> Result:
             pooled += rows
             by_cat[str(cat)] = _summarise(rows)
         by_cat["pooled"] = _summarise(pooled)
+        by_cat["names a day"] = _summarise(day_rows[label])
         turns = unit_turns[label]
         summary[label] = {
             "recall": by_cat,
@@ -129,7 +155,7 @@ def run(opts: RunOptions) -> Result:
             "latency_ms_p95": round(metrics.p95(latency[label]), 2) if latency[label] else None,
             "k_prefix_stable": [sum(prefix[label]), len(prefix[label])],
         }
-        for key in (*[str(c) for c in CATEGORIES], "pooled"):
+        for key in (*[str(c) for c in CATEGORIES], "pooled", "names a day"):
             cell = by_cat[key]
             table_rows.append([label, key, cell["n"], *[cell[f"r@{k}"] for k in KS], *[cell[f"r@{k}t"] for k in KS]])
 

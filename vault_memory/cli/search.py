@@ -143,8 +143,9 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
     window = ex["window"]
     dense = f"cosine {ex['dense']:.3f}" + (f", best sentence {window['similarity']:.3f}" if window else "")
     lines = [
-        f"relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}): "
-        f"bm25 {ex['bm25']:.2f}{cover}, {dense}"
+        f"relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}"
+        + ("; stated on the day the query names: first" if ex.get("on_day") else "")
+        + f"): bm25 {ex['bm25']:.2f}{cover}, {dense}"
     ]
     if window and window["similarity"] > ex["dense"]:  # the sentence, not the whole chunk, decided
         lines.append(f"answers with: {window['text']}")

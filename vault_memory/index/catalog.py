@@ -489,6 +489,34 @@ class Catalog:
             )
         ]
 
+    def chunk_ids_of(self, node_ids: Sequence[str]) -> list[str]:
+        """The chunk ids of these notes, in note and chunk order."""
+        out: list[str] = []
+        for i in range(0, len(node_ids), 500):
+            part = list(node_ids[i : i + 500])
+            out += [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT chunk_id FROM chunks WHERE node_id IN ({','.join('?' * len(part))}) ORDER BY node_id, idx",
+                    part,
+                )
+            ]
+        return out
+
+    def stated_near(self, ranges: Sequence[tuple[float, float]], month_days: Sequence[str]) -> list[str]:
+        """node_ids of the notes stated in one of `ranges` (epoch seconds, `lo <= stated < hi`) or on
+        one of `month_days` (`MM-DD`, in UTC, any year): search/days.py's question, which keeps the
+        notes whose own day it names."""
+        where = ["(stated >= ? AND stated < ?)"] * len(ranges)
+        args: list[Any] = [x for r in ranges for x in r]
+        if month_days:
+            where.append(f"strftime('%m-%d', stated, 'unixepoch') IN ({','.join('?' * len(month_days))})")
+            args += list(month_days)
+        if not where:
+            return []
+        sql = f"SELECT node_id FROM notes WHERE stated IS NOT NULL AND ({' OR '.join(where)}) ORDER BY node_id"
+        return [r[0] for r in self.db.execute(sql, args)]
+
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
         out: dict[str, ChunkRow] = {}
         kept = self._chunks_by_id.current(self)

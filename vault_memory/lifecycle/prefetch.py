@@ -65,7 +65,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import has_iso_date, is_repeat, says_something, sentence_units, snippet, split_sentences, words_of
 from .edits import rehearse
-from .recall import Ranking, rank_query
+from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
 OPEN = "[RELEVANT_LEARNED_MEMORY]"
@@ -319,7 +319,13 @@ def prefetch(
         def closest(part: Candidate) -> str | None:
             return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache)
 
-        entries, kept_out = _entries(query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest)
+        def day_parts(part: Candidate) -> list[str]:
+            rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
+            return [_oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
+
+        entries, kept_out = _entries(
+            query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest, day_parts=day_parts
+        )
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if kept_out:  # invisible by nature: the review note counts it (keptout.py)
@@ -390,15 +396,17 @@ def _entries(
     *,
     decay: bool = True,
     closest: Callable[[Candidate], str | None] | None = None,
+    day_parts: Callable[[Candidate], list[str]] | None = None,
 ) -> tuple[list[PrefetchEntry], list[KeptOut]]:
     """Recall's order, without weak hits, superseded or staged notes, lines that say nothing,
     repeats (merged into the entry above them: `_twin`) and dormant notes (returned apart: what
     decay kept out), unless the turn cues them. `closest`: a chunk's sentence closest to the turn
-    (windows.closest_window), for the repeats of chunks scored whole."""
+    (windows.closest_window), for the repeats of chunks scored whole. `day_parts`: the parts of a
+    note stated on a day the turn names that say something, the one that answers first: its entry."""
     replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
 
     def eligible(r: Ranked) -> bool:
-        if r.cand.answer_similarity < got.weak_below or r.state.status == "staged":
+        if is_weak(r, got.weak_below) or r.state.status == "staged":
             return False
         return not (r.state.superseded_by or r.node_id in replaced)
 
@@ -412,6 +420,8 @@ def _entries(
             continue
         part = shown_part(c)
         shown = entry_text(part, query, cap)
+        if c.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
+            shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ConfigError, VectorStoreUnavailableError
 from ..index.catalog import NoteRow
-from ..search import ranking
+from ..search import days, ranking
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Mode, Ranked, change_label, rank, succession
 from ..search.search import Granularity, Searcher
@@ -97,8 +97,14 @@ def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
         chunk_id=c.chunk.chunk_id,
         text=c.chunk.text,
         date=date,
-        weak=similarity < weak_below,
+        weak=is_weak(r, weak_below),
     )
+
+
+def is_weak(r: Ranked, weak_below: float) -> bool:
+    """A hit whose answer's cosine is below the weak bar says little about the query, unless the
+    query names the day it was stated ("what did I do on October 17" is far from any log)."""
+    return r.cand.answer_similarity < weak_below and not r.cand.on_day
 
 
 @dataclass
@@ -119,6 +125,18 @@ class Ranking:
             h.lexical_only = self.lexical_only
         mark_changes(hits, top)
         return hits
+
+
+def notes_on_named_days(ws: Workspace, query: str) -> frozenset[str]:
+    """The notes stated on a day the query names (search/days.py), by their own day: what recall
+    puts first and prefetch shows however far the turn's words are from theirs."""
+    named = days.named_days(query)
+    if not named:
+        return frozenset()
+    near = ws.catalog.notes_by_ids(ws.catalog.stated_near(*days.spans(named)))
+    return frozenset(
+        i for i, n in near.items() if any(d.holds(ws.decay.state(n.meta, n.path).stated.day()) for d in named)
+    )
 
 
 def rank_query(
@@ -148,6 +166,7 @@ def rank_query(
         # every note by BM25 rather than favour the ones embedded first.
         mode, lexical_only = "bm25", True
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
+    on_day = notes_on_named_days(ws, query)
     died = False
     try:
         # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
@@ -167,6 +186,7 @@ def rank_query(
             windows=ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None,
             qvec=qvec,
             need=need,
+            on_day=on_day,
         )
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
@@ -179,6 +199,7 @@ def rank_query(
             exclude_prefixes=exclude,
             allow=allow,
             need=need,
+            on_day=on_day,
         )
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
@@ -292,6 +313,7 @@ def explain_hit(
         "window": None if c.window is None else {"text": c.window.text, "similarity": round(c.window.similarity, 4)},
         "coverage": None if c.coverage is None else round(c.coverage, 4),
         "relevance": round(c.relevance, 4),
+        "on_day": c.on_day,
         "decay": decay,
         "strength": round(r.strength, 4),
         "tier": st.tier,

@@ -44,6 +44,7 @@ FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) con
 #: memory offers unasked (prefetch), not what it finds when asked: bench lifetime, docs/memory-model.md.
 RECALL_HIDES_DORMANT = False
 FIRST_CUE_COVERAGE: float | None = 0.5  # ... or half of them for the query's first hit (docs/ranking.md)
+ON_DAY = "the day the query names"  # ... or the query names the day it was stated (Candidate.cue)
 
 
 # -- fusion ---------------------------------------------------------------------------
@@ -65,12 +66,11 @@ def minmax(scores: npt.ArrayLike, scaled_on: npt.ArrayLike | None = None) -> Flo
     return out if scaled_on is None else np.clip(out, 0.0, 1.0)
 
 
-def relevance_order(c: Candidate) -> tuple[bool, float, str, str]:
-    """Sort key of relevance order: the pool's candidates by relevance (ties by path, then key), then
-    those found beyond it (Candidate.beyond), likewise. Not by key first: a note's id is random once
-    we have written one into it, so two copies of a vault that rehearsed the same notes put equal
-    notes in different orders."""
-    return (c.beyond, -c.relevance, c.path, c.key)
+def relevance_order(c: Candidate) -> tuple[bool, bool, float, str, str]:
+    """Relevance order: notes stated on a day the query names (Candidate.on_day), then the pool's by
+    relevance (ties by path, not by a note's id, which is random once we write one), then those found
+    beyond it (Candidate.beyond), likewise."""
+    return (not c.on_day, c.beyond and not c.on_day, -c.relevance, c.path, c.key)
 
 
 def fuse(
@@ -114,14 +114,9 @@ def query_terms(query: str) -> frozenset[str]:
 
 
 def coverage(terms: Set[str], text: str) -> float:
-    """Share of the query's content terms that occur in the text: terms that are the crude stem
-    (`_stem`) of one of the text's words.
-
-    Searched for rather than computed from the text's word set: recall asks this of ~300
-    candidate chunks per query, and tokenizing them was most of a warm hybrid recall's Python;
-    searching costs a ninth of it, with the same results (tests/test_ranking.py checks it
-    against the word set).
-    """
+    """Share of the query's content terms that are the crude stem (`_stem`) of a word of the text.
+    Searched for, not computed from the text's word set: recall asks it of ~300 chunks a query, and
+    tokenizing them was most of a warm recall's Python; a ninth of that, same results (tests)."""
     if not terms:
         return 1.0
     low = text.lower()
@@ -190,15 +185,17 @@ class Candidate:
     #: after every candidate of the pool, so the notes the pool holds keep their order and places
     beyond: bool = False
     path: str = ""  # the note's path: ties in relevance go by it (relevance_order)
+    on_day: bool = False  # stated on a day the query names (search/days.py): first, shown, cued
 
     @property
     def answer_similarity(self) -> float:
         """How well the chunk answers the query: its cosine, or its best window's when higher."""
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
-    def word_cue(self, first: bool = False) -> str:
-        """Which word cue its chunk gives (module `word_cue`), or "". Asked only of dormant candidates."""
-        return word_cue(self.terms, self.chunk.text, first=first)
+    def cue(self, first: bool = False) -> str:
+        """How the query points at it, named, or "": it names its day, or its chunk gives a word cue
+        (module `word_cue`; `first`: the query's first hit). Asked only of dormant candidates."""
+        return ON_DAY if self.on_day else word_cue(self.terms, self.chunk.text, first=first)
 
     @property
     def answer_text(self) -> str | None:
@@ -274,7 +271,7 @@ def rank(
     for place, c in enumerate(sorted(cands, key=relevance_order)):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.word_cue(place == 0), strong=cal.strong)  # noqa: B023
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(place == 0), strong=cal.strong)  # noqa: B023
         if decay and hide_dormant and not gate.admitted:
             continue
         kept.append(

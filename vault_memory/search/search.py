@@ -194,6 +194,7 @@ class Searcher:
         windows: WindowScorer | None = None,
         qvec: np.ndarray | None = None,
         need: int | None = None,
+        on_day: AbstractSet[str] = frozenset(),
     ) -> list[Candidate]:
         """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first.
 
@@ -207,6 +208,9 @@ class Searcher:
         `qvec`: the query's vector when the caller has it (prefetch embeds a turn once).
         `need`: how many notes the caller will show (recall's k): when the pool's chunks hold fewer,
         notes beyond the pool follow it (`first_of`, Candidate.beyond).
+        `on_day`: the notes stated on a day the query names (days.py): their chunks are candidates
+        whether or not either side found them (placed on the pool's scale, changing no score in it),
+        marked `Candidate.on_day`, which relevance order puts first.
         """
         lexical_wide: dict[str, float] = {}
         ranked_lex: list[tuple[str, float]] = []
@@ -237,7 +241,8 @@ class Searcher:
                 ranked_dense = self._dense(qvec, _wide(candidates), allow)
             lexical = dict(first_of(ranked_lex, candidates))
             dense = dict(first_of(ranked_dense, candidates))
-        pool = sorted(set(lexical) | set(dense))
+        day_chunks = set(self.catalog.chunk_ids_of(sorted(on_day))) if on_day else set()
+        pool = sorted(set(lexical) | set(dense) | day_chunks)
         chunks = self.catalog.chunks_by_ids(pool)
         pool = [c for c in pool if c in chunks]
         if qvec is not None:
@@ -258,9 +263,9 @@ class Searcher:
         ]
         terms = query_terms(query)
         if mode == "bm25":
-            pool = [c for c in pool if c in lexical]
+            pool = [c for c in pool if c in lexical or c in day_chunks]
         elif mode == "dense":
-            pool = [c for c in pool if c in dense]
+            pool = [c for c in pool if c in dense or c in day_chunks]
         lex = [lexical.get(c, 0.0) for c in pool]
         cover = None
         if mode == "hybrid":
@@ -285,7 +290,8 @@ class Searcher:
                 fused = fuse(mode, lex, answer, cover, scaled_on=scaled_on)
         best: dict[str, Candidate] = {}
         stands: dict[str, tuple[bool, bool, float]] = {}  # note -> _stands(best[note])
-        closest: dict[str, Candidate] = {}  # note -> its chunk with the highest answer_similarity
+        closest: dict[str, Candidate] = {}  # note -> its chunk that answers closest (answer_similarity)
+        nearest: dict[str, tuple[bool, float]] = {}
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
@@ -301,14 +307,16 @@ class Searcher:
                 window=found.get(cid),
                 beyond=not scaled_on[i],
                 path=notes[ch.node_id].path,
+                on_day=ch.node_id in on_day,
             )
             # a note of the pool is ranked by its chunks in the pool, by those that say something
             # (`stands`), then by relevance
             order = _stands(cand)
             if key not in best or order > stands[key]:
                 best[key], stands[key] = cand, order
-            if key not in closest or cand.answer_similarity > closest[key].answer_similarity:
-                closest[key] = cand
+            near = (order[1], cand.answer_similarity)  # what prefetch shows of a note says something too
+            if key not in closest or near > nearest[key]:
+                closest[key], nearest[key] = cand, near
         for key, cand in best.items():
             if closest[key] is not cand:
                 best[key] = replace(cand, closest=closest[key])

@@ -1,0 +1,104 @@
+"""A query that names a day finds the notes stated that day (search/days.py): recall puts them
+first, prefetch shows them (the whole day's note) however far the turn's words are from theirs,
+and a faded one comes back for it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MemoryFactory, write_notes
+from vault_memory.index.calibration import FAKE
+from vault_memory.search.days import Day, named_days, spans
+
+NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        ("what did I do on the weekend of October 17", (Day(10, 17),)),
+        ("What painting did Melanie show to Caroline on October 13, 2023?", (Day(10, 13, 2023),)),
+        ("What did Gina find for her store on 1 February, 2023?", (Day(2, 1, 2023),)),
+        ("on the 3rd of June, 2023", (Day(6, 3, 2023),)),
+        ("Oct 17th and 2026-10-17 and 17 Oct", (Day(10, 17), Day(10, 17, 2026))),  # each once, in order
+        ("the 2023-05-08T13:56 session", (Day(5, 8, 2023),)),
+        ("Sept 3", (Day(9, 3),)),
+        ("February 29", (Day(2, 29),)),  # a day in some year
+        ("what happened on Feb 30", ()),  # in none
+        ("in 2026-13-01", ()),
+        ("may I ask about March", ()),  # a month is not a day
+        ("what did I do yesterday", ()),  # narration in a chat, not a day's notes (the module docstring)
+        ("standup on Mondays", ()),
+        ("version 10.17 of the driver", ()),
+    ],
+)
+def test_named_days(query: str, days: tuple[Day, ...]) -> None:
+    assert named_days(query) == days
+
+
+def test_a_day_holds_its_own_day_in_any_year_unless_it_names_one() -> None:
+    assert Day(10, 17).holds(dt.date(2019, 10, 17)) and Day(10, 17).holds(dt.date(2026, 10, 17))
+    assert Day(10, 17, 2026).holds(dt.date(2026, 10, 17)) and not Day(10, 17, 2026).holds(dt.date(2025, 10, 17))
+    assert not Day(10, 17).holds(dt.date(2026, 10, 18)) and not Day(10, 17).holds(None)
+    ranges, month_days = spans((Day(10, 17, 2026), Day(2, 29)))
+    lo, hi = ranges[0]
+    assert lo <= dt.datetime(2026, 10, 17, 23, 30, tzinfo=dt.UTC).timestamp() < hi  # a day wider: offsets
+    assert month_days == ["02-28", "02-29", "03-01"]
+
+
+def _days_vault(root: Path) -> Path:
+    """Daily notes named by their day and saying nothing of it in words (as sample_vault/'s do),
+    beside notes that share the turn's words."""
+    notes = {
+        "Daily/2026-10-03.md": "Allotment in the morning. Karl turned his compost; four pumpkins in.\n",
+        "Daily/2026-10-08.md": "Swapped the disk into hearth and started the resilver.\n",
+        "Daily/2026-10-09.md": "---\ntier: short\n---\nCalled Grandma about the slides.\n",
+        "Notes/What I do.md": "What I do on weekends: cycle to the lake, and what I did last October was rest.\n",
+        "Notes/October.md": "October plans: do the shed roof, do the taxes, do the garden.\n",
+    }
+    return write_notes(root, notes)
+
+
+def test_recall_puts_the_notes_of_the_day_the_query_names_first(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    mem = make_memory(vault=_days_vault(tmp_path / "v"))
+    mem.index()
+    query = "what did I do on October 3"
+    plain = [h.path for h in mem.recall("what did I do in October", k=5, now=NOW, touch=False)]
+    assert plain[0] != "Daily/2026-10-03.md"  # the words alone find the notes that share them ...
+    hits = mem.recall(query, k=5, now=NOW, touch=False, explain=True)
+    assert hits[0].path == "Daily/2026-10-03.md", [h.path for h in hits]  # ... the day finds its note
+    assert hits[0].explain is not None and hits[0].explain["on_day"] is True
+    assert hits[0].weak is False  # relevant by its day, whatever its cosine
+    assert all(h.explain is not None and not h.explain["on_day"] for h in hits[1:])
+    for k in (1, 2, 3):  # k never changes the order
+        assert [h.path for h in mem.recall(query, k=k, now=NOW, touch=False)] == [h.path for h in hits[:k]]
+    iso = mem.recall("notes from 2026-10-08", k=3, now=NOW, touch=False)
+    assert iso[0].path == "Daily/2026-10-08.md"
+    assert mem.recall("what did I do on October 3, 2025", k=1, now=NOW, touch=False)[0].path != "Daily/2026-10-03.md"
+
+
+def test_prefetch_shows_the_day_the_turn_names_even_when_its_words_are_far(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # every cosine is under the weak bar: only the day can put a note in the block
+    mem = make_memory(vault=_days_vault(tmp_path / "v"), calibration=replace(FAKE, weak=0.999, strong=0.9999))
+    mem.index()
+    result = mem.prefetch("Remind me, what did I get up to on October 3?", now=NOW, refresh_staged=False)
+    assert [e.path for e in result.entries] == ["Daily/2026-10-03.md"]
+    assert "pumpkins" in result.block
+    assert mem.prefetch("Remind me, what did I get up to in October?", now=NOW, refresh_staged=False).block == ""
+
+
+def test_a_faded_note_comes_back_when_the_turn_names_its_day(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    mem = make_memory(vault=_days_vault(tmp_path / "v"))
+    mem.index()
+    later = NOW + dt.timedelta(days=120)  # the short-tier note of 9 October is long dormant
+    hits = mem.recall("what happened on 9 October", k=3, now=later, touch=False, explain=True)
+    assert hits[0].path == "Daily/2026-10-09.md" and hits[0].dormant and hits[0].reactivated
+    assert hits[0].explain is not None and hits[0].explain["cued_by"] == "the day the query names"
+    shown = mem.prefetch("what happened on 9 October", now=later, refresh_staged=False)
+    assert "Daily/2026-10-09.md" in [e.path for e in shown.entries]
