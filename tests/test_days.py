@@ -12,22 +12,29 @@ import pytest
 
 from tests.conftest import MemoryFactory, write_notes
 from vault_memory.index.calibration import FAKE
-from vault_memory.search.days import Day, named_days, spans
+from vault_memory.search.days import named_days, spans
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
+
+
+D = dt.date
+TODAY = D(2026, 12, 1)
 
 
 @pytest.mark.parametrize(
     ("query", "days"),
     [
-        ("what did I do on the weekend of October 17", (Day(10, 17),)),
-        ("What painting did Melanie show to Caroline on October 13, 2023?", (Day(10, 13, 2023),)),
-        ("What did Gina find for her store on 1 February, 2023?", (Day(2, 1, 2023),)),
-        ("on the 3rd of June, 2023", (Day(6, 3, 2023),)),
-        ("Oct 17th and 2026-10-17 and 17 Oct", (Day(10, 17), Day(10, 17, 2026))),  # each once, in order
-        ("the 2023-05-08T13:56 session", (Day(5, 8, 2023),)),
-        ("Sept 3", (Day(9, 3),)),
-        ("February 29", (Day(2, 29),)),  # a day in some year
+        ("what did I do on the weekend of October 17", (D(2026, 10, 17),)),
+        ("What painting did Melanie show to Caroline on October 13, 2023?", (D(2023, 10, 13),)),
+        ("What did Gina find for her store on 1 February, 2023?", (D(2023, 2, 1),)),
+        ("on the 3rd of June, 2023", (D(2023, 6, 3),)),
+        ("Oct 17th and 2026-10-17 and 17 Oct", (D(2026, 10, 17),)),  # each once
+        ("2025-10-17 or Oct 17", (D(2025, 10, 17), D(2026, 10, 17))),  # in the order named
+        ("the 2023-05-08T13:56 session", (D(2023, 5, 8),)),
+        ("Sept 3", (D(2026, 9, 3),)),
+        ("let's meet on 5 December", (D(2026, 12, 5),)),  # four days on, not a December of years ago
+        ("June 14", (D(2026, 6, 14),)),  # 170 days back is nearer than 195 ahead
+        ("February 29", ()),  # none within a year of today
         ("what happened on Feb 30", ()),  # in none
         ("in 2026-13-01", ()),
         ("may I ask about March", ()),  # a month is not a day
@@ -36,18 +43,17 @@ NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
         ("version 10.17 of the driver", ()),
     ],
 )
-def test_named_days(query: str, days: tuple[Day, ...]) -> None:
-    assert named_days(query) == days
+def test_named_days(query: str, days: tuple[dt.date, ...]) -> None:
+    assert named_days(query, TODAY) == days
 
 
-def test_a_day_holds_its_own_day_in_any_year_unless_it_names_one() -> None:
-    assert Day(10, 17).holds(dt.date(2019, 10, 17)) and Day(10, 17).holds(dt.date(2026, 10, 17))
-    assert Day(10, 17, 2026).holds(dt.date(2026, 10, 17)) and not Day(10, 17, 2026).holds(dt.date(2025, 10, 17))
-    assert not Day(10, 17).holds(dt.date(2026, 10, 18)) and not Day(10, 17).holds(None)
-    ranges, month_days = spans((Day(10, 17, 2026), Day(2, 29)))
-    lo, hi = ranges[0]
+def test_a_day_without_a_year_is_its_nearest_occurrence() -> None:
+    assert named_days("December 28", D(2027, 1, 5)) == (D(2026, 12, 28),)  # the year before
+    assert named_days("January 2", D(2026, 12, 30)) == (D(2027, 1, 2),)  # the year after
+    assert named_days("February 29", D(2028, 1, 10)) == (D(2028, 2, 29),)
+    (lo, hi), *_ = spans((D(2026, 10, 17),))
     assert lo <= dt.datetime(2026, 10, 17, 23, 30, tzinfo=dt.UTC).timestamp() < hi  # a day wider: offsets
-    assert month_days == ["02-28", "02-29", "03-01"]
+    assert lo <= dt.datetime(2026, 10, 16, 23, 30, tzinfo=dt.UTC).timestamp()  # +02:00's 01:30 on the 17th
 
 
 def _days_vault(root: Path) -> Path:
@@ -79,6 +85,8 @@ def test_recall_puts_the_notes_of_the_day_the_query_names_first(make_memory: Mem
     iso = mem.recall("notes from 2026-10-08", k=3, now=NOW, touch=False)
     assert iso[0].path == "Daily/2026-10-08.md"
     assert mem.recall("what did I do on October 3, 2025", k=1, now=NOW, touch=False)[0].path != "Daily/2026-10-03.md"
+    years_on = NOW + dt.timedelta(days=3 * 365)  # "October 3" is now 2029's: the 2026 note is not first
+    assert mem.recall(query, k=1, now=years_on, touch=False)[0].path != "Daily/2026-10-03.md"
 
 
 def test_prefetch_shows_the_day_the_turn_names_even_when_its_words_are_far(

@@ -503,19 +503,14 @@ class Catalog:
             ]
         return out
 
-    def stated_near(self, ranges: Sequence[tuple[float, float]], month_days: Sequence[str]) -> list[str]:
-        """node_ids of the notes stated in one of `ranges` (epoch seconds, `lo <= stated < hi`) or on
-        one of `month_days` (`MM-DD`, in UTC, any year): search/days.py's question, which keeps the
-        notes whose own day it names."""
-        where = ["(stated >= ? AND stated < ?)"] * len(ranges)
-        args: list[Any] = [x for r in ranges for x in r]
-        if month_days:
-            where.append(f"strftime('%m-%d', stated, 'unixepoch') IN ({','.join('?' * len(month_days))})")
-            args += list(month_days)
-        if not where:
+    def stated_near(self, ranges: Sequence[tuple[float, float]]) -> list[str]:
+        """node_ids of the notes stated in one of `ranges` (epoch seconds, `lo <= stated < hi`):
+        search/days.py's question, whose caller keeps the notes whose own day it names."""
+        if not ranges:
             return []
-        sql = f"SELECT node_id FROM notes WHERE stated IS NOT NULL AND ({' OR '.join(where)}) ORDER BY node_id"
-        return [r[0] for r in self.db.execute(sql, args)]
+        where = " OR ".join(["(stated >= ? AND stated < ?)"] * len(ranges))
+        sql = f"SELECT node_id FROM notes WHERE stated IS NOT NULL AND ({where}) ORDER BY node_id"
+        return [r[0] for r in self.db.execute(sql, [x for r in ranges for x in r])]
 
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
         out: dict[str, ChunkRow] = {}

@@ -127,16 +127,14 @@ class Ranking:
         return hits
 
 
-def notes_on_named_days(ws: Workspace, query: str) -> frozenset[str]:
+def notes_on_named_days(ws: Workspace, query: str, now: dt.datetime) -> frozenset[str]:
     """The notes stated on a day the query names (search/days.py), by their own day: what recall
     puts first and prefetch shows however far the turn's words are from theirs."""
-    named = days.named_days(query)
+    named = days.named_days(query, now.date())
     if not named:
         return frozenset()
-    near = ws.catalog.notes_by_ids(ws.catalog.stated_near(*days.spans(named)))
-    return frozenset(
-        i for i, n in near.items() if any(d.holds(ws.decay.state(n.meta, n.path).stated.day()) for d in named)
-    )
+    near = ws.catalog.notes_by_ids(ws.catalog.stated_near(days.spans(named)))
+    return frozenset(i for i, n in near.items() if ws.decay.state(n.meta, n.path).stated.day() in named)
 
 
 def rank_query(
@@ -166,7 +164,7 @@ def rank_query(
         # every note by BM25 rather than favour the ones embedded first.
         mode, lexical_only = "bm25", True
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
-    on_day = notes_on_named_days(ws, query)
+    on_day = notes_on_named_days(ws, query, now)
     died = False
     try:
         # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
