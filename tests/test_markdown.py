@@ -407,6 +407,18 @@ def test_query_blocks_are_not_text_but_code_is() -> None:
     assert strip_queries("no fences here") == "no fences here"
 
 
+def test_a_fence_line_with_an_info_string_inside_a_fence_is_code_for_comments_and_queries() -> None:
+    """CommonMark, and the chunker's parser: a closing fence has nothing after it. strip_comments
+    took "```python" inside a ``` block for its end, so it cut the block's `%%` text and kept the
+    person's `%% comment %%` after the block in the index (recall and read showed it)."""
+    body = "```\ncode\n```python\n%% still code %%\n```\n%% the shed code is 4471 %%\ntext"
+    assert strip_comments(body) == "```\ncode\n```python\n%% still code %%\n```\n\ntext"
+    (chunk,) = chunk_body(body)
+    assert "4471" not in chunk.text and "still code" in chunk.text
+    query = "```dataview\nTABLE x\n```js\nLIST y\n```\nafter"
+    assert strip_queries(query) == "\n\n\n\n\nafter"  # the whole query, to its real end
+
+
 def test_properties_end_the_first_chunk_or_are_chunks_of_their_own() -> None:
     props = [("model", "Vaillant ecoTEC plus 832"), ("installed", "2019")]
     body = "# Boiler\n\nPressure should sit between 1.0 and 1.5 bar.\n\n## Service\n\nEvery February.\n"

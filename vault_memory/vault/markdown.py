@@ -76,6 +76,19 @@ def _normalise(body: str) -> str:
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
+def _fence_after(fence: str | None, line: str) -> tuple[str | None, str | None]:
+    """(the fence open after `line`, the info string when `line` opens one), as CommonMark reads
+    fences and the chunker's parser does: three or more backticks or tildes open one; the same
+    character, at least as many, and nothing after them close it (```` ```python ```` inside a
+    ``` block is code, not its end)."""
+    m = _FENCE.match(line)
+    if fence is None:
+        return (m.group(1), line[m.end() :].strip()) if m else (None, None)
+    rest = line[m.end() :].strip() if m else ""
+    closes = m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not rest
+    return (None if closes else fence), None
+
+
 def strip_comments(body: str) -> str:
     """The body without Obsidian `%% comments %%` (inline or across lines), which Obsidian hides
     in reading view: a person writes there what is not for reading. Fenced code and inline code
@@ -89,14 +102,9 @@ def strip_comments(body: str) -> str:
     fence: str | None = None
     for line in body.split("\n"):
         if not in_comment:
-            m = _FENCE.match(line)
-            if fence is not None:
-                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                    fence = None
-                out.append(line)
-                continue
-            if m:
-                fence = m.group(1)
+            after, _ = _fence_after(fence, line)
+            if fence is not None or after is not None:  # a fence line, or code inside one
+                fence = after
                 out.append(line)
                 continue
         kept: list[str] = []
@@ -137,17 +145,13 @@ def strip_queries(body: str) -> str:
     fence: str | None = None
     blank = False
     for line in body.split("\n"):
-        m = _FENCE.match(line)
-        if fence is None:
-            if m:
-                fence = m.group(1)
-                info = line[m.end() :].strip().split(maxsplit=1)
-                blank = bool(info) and info[0].lower() in QUERY_FENCES
-        elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end() :].strip():
-            out.append("" if blank else line)
-            fence, blank = None, False
-            continue
+        after, info = _fence_after(fence, line)
+        if info is not None:  # it opens a fence
+            blank = bool(info) and info.split(maxsplit=1)[0].lower() in QUERY_FENCES
         out.append("" if blank else line)
+        if fence is not None and after is None:  # it closed one
+            blank = False
+        fence = after
     return "\n".join(out)
 
 
@@ -778,11 +782,13 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 8: a fence line with an info string inside an open fence is code, not its end (strip_comments kept
+#    the `%%` comment after such a block);
 # 7: a note's stated properties end its first chunk (chunk_note);
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "7"
+CHUNKER_VERSION = "8"
 
 
 def chunk_body(
