@@ -5,6 +5,9 @@ and a faded one comes back for it."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -110,3 +113,29 @@ def test_a_faded_note_comes_back_when_the_turn_names_its_day(make_memory: Memory
     assert hits[0].explain is not None and hits[0].explain["cued_by"] == "the day the query names"
     shown = mem.prefetch("what happened on 9 October", now=later, refresh_staged=False)
     assert "Daily/2026-10-09.md" in [e.path for e in shown.entries]
+
+
+@pytest.mark.slow
+def test_the_installed_cli_says_a_hit_is_first_for_its_day(tmp_path: Path) -> None:
+    vault = _days_vault(tmp_path / "v")
+    exe = str(Path(sys.executable).parent / "vault-memory")
+    args = [exe, "--vault", str(vault), "--index-dir", str(tmp_path / "ix"), "--embedder", "fake"]
+    assert subprocess.run([*args, "index"], capture_output=True, text=True, timeout=300).returncode == 0
+    now = ["--now", NOW.isoformat()]
+    res = subprocess.run(
+        [*args, "recall", "what did I do on October 3", "--explain", "--no-touch", "-k", "2", *now, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    first, second = json.loads(res.stdout)["hits"]
+    assert first["path"] == "Daily/2026-10-03.md" and first["explain"]["on_day"] and not first["weak"]
+    assert not second["explain"]["on_day"]
+    text = subprocess.run(
+        [*args, "recall", "what did I do on October 3", "--explain", "--no-touch", "-k", "1", *now],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert text.returncode == 0 and "stated on the day the query names: first" in text.stdout, text.stdout
