@@ -256,10 +256,10 @@ class Tools:
     # -- finding and reading ---------------------------------------------------------------
     @tool(
         USES,
-        "Search long-term memory (plain words; meaning and keywords both count). Up to k notes, best "
-        "first: path, title, snippet, date, `similarity` (cosine to the note's answer) and `weak` (too far "
-        "to be an answer). Filters: tags, folder, type, after, before. `note` says when nothing is relevant "
-        "or results are keywords only. Use read for a note's text.",
+        "Search long-term memory (plain words; meaning and keywords both count; a day named, October 17, "
+        "puts that day's notes first). Up to k notes, best first: path, title, snippet, date, `similarity` "
+        "(cosine to the note's answer) and `weak` (too far to be an answer). Filters: tags, folder, type, "
+        "after, before. `note` says when nothing is relevant or results are keywords only. Use read for text.",
     )
     def recall(
         self,
