@@ -74,12 +74,10 @@ def _top(ids: Sequence[str], sims: np.ndarray, n: int, rows: np.ndarray | None) 
     return [(ids[int(index[i])], float(sims[i])) for i in top]
 
 
-def _stands(cand: Candidate) -> tuple[bool, bool, float]:
-    """What decides which chunk stands for its note: one of the pool, one that says something of
-    its own (text.says_something: not only links and dates, which the heading path every chunk
-    carries makes the best BM25 match for a daily note's name: "what did I do on the weekend of
-    October 17" found `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then relevance."""
-    return (not cand.beyond, says_something(cand.chunk.body), cand.relevance)
+# Which chunk stands for its note (Searcher.search): one of the pool, then one that says something
+# of its own (text.says_something: not only links and dates, which the heading path every chunk
+# carries makes the best BM25 match for a daily note's name: "what did I do on the weekend of
+# October 17" found `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then relevance.
 
 
 class Searcher:
@@ -289,9 +287,14 @@ class Searcher:
                 ]
                 fused = fuse(mode, lex, answer, cover, scaled_on=scaled_on)
         best: dict[str, Candidate] = {}
-        stands: dict[str, tuple[bool, bool, float]] = {}  # note -> _stands(best[note])
         closest: dict[str, Candidate] = {}  # note -> its chunk that answers closest (answer_similarity)
-        nearest: dict[str, tuple[bool, float]] = {}
+        says: dict[str, bool] = {}  # chunk id -> says something: asked only between a note's chunks
+
+        def said(c: Candidate) -> bool:
+            if c.chunk.chunk_id not in says:
+                says[c.chunk.chunk_id] = says_something(c.chunk.body)
+            return says[c.chunk.chunk_id]
+
         for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
             ch = chunks[cid]
             key = ch.node_id if granularity == "note" else cid
@@ -309,14 +312,16 @@ class Searcher:
                 path=notes[ch.node_id].path,
                 on_day=ch.node_id in on_day,
             )
+            if key not in best:
+                best[key] = closest[key] = cand
+                continue
             # a note of the pool is ranked by its chunks in the pool, by those that say something
-            # (`stands`), then by relevance
-            order = _stands(cand)
-            if key not in best or order > stands[key]:
-                best[key], stands[key] = cand, order
-            near = (order[1], cand.answer_similarity)  # what prefetch shows of a note says something too
-            if key not in closest or near > nearest[key]:
-                closest[key], nearest[key] = cand, near
+            # (`_stands`), then by relevance; what prefetch shows of it says something too
+            b, c = best[key], closest[key]
+            if (not cand.beyond, said(cand), cand.relevance) > (not b.beyond, said(b), b.relevance):
+                best[key] = cand
+            if (said(cand), cand.answer_similarity) > (said(c), c.answer_similarity):
+                closest[key] = cand
         for key, cand in best.items():
             if closest[key] is not cand:
                 best[key] = replace(cand, closest=closest[key])
