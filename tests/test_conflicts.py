@@ -31,6 +31,33 @@ def test_statements_are_sentences_and_items_with_hard_wraps_joined() -> None:
     ]
 
 
+def test_a_fact_is_not_compared_with_to_dos() -> None:
+    text = "Tasks\n- [x] Morning run\n- [ ] Reply to Maya Chen about the Atlas timeline\n- Maya prefers async updates."
+    assert statements(text, "Tasks", tasks=False) == ["Maya prefers async updates."]
+    assert "Reply to Maya Chen about the Atlas timeline" in statements(text, "Tasks")
+
+
+@pytest.mark.model
+def test_remember_does_not_flag_a_daily_task_line_copied_from_day_to_day(
+    make_memory: MemoryFactory, tmp_path: Path, minilm: object
+) -> None:
+    """The person's vault: "Maya asked to move the Atlas cutover review to Thursday 10:00" was
+    flagged as conflicting with five daily notes, each for its "- [ ] Reply to Maya Chen about the
+    Atlas timeline" (cosine 0.60, over the conflict bar), and `conflicts_with` named all five."""
+    day = "---\ndate: {d}\n---\n# {d}\n\n## Tasks\n- [ ] Reply to [[Maya Chen]] about the Atlas timeline\n"
+    notes = {f"Daily Notes/2026-10-{n:02d}.md": day.format(d=f"2026-10-{n:02d}") for n in (9, 15, 23)}
+    notes["People/Maya Chen.md"] = "# Maya Chen\n\nPrefers async updates in writing; hates surprise meetings.\n"
+    mem = make_memory(minilm, vault=write_notes(tmp_path / "tv", notes))
+    mem.index()
+    done = mem.remember("Maya asked to move the Atlas cutover review to Thursday 10:00.", now=NOW)
+    assert [c.path for c in done.conflicts if c.path.startswith("Daily Notes/")] == []
+    task = mem.remember("- [ ] Reply to Maya about the Atlas timeline", now=NOW)  # a to-do meets to-dos
+    assert any(c.path.startswith("Daily Notes/") for c in task.conflicts)
+    changed = mem.remember("Maya now prefers a quick call over written updates.", now=NOW)
+    assert changed.conflicts[0].path == "People/Maya Chen.md"  # a fact still meets the facts
+    assert not any(c.path.startswith("Daily Notes/") for c in changed.conflicts)
+
+
 @pytest.mark.parametrize(("memory", "statement", "context", "same"), [
     ("I drink a double espresso every morning, no sugar.", "I drink a double espresso every morning, no sugar.",
      "", True),

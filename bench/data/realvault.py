@@ -1489,6 +1489,45 @@ DAYS: tuple[Case, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """A memory an agent might commit to the person's vault, and the notes it really contradicts
+    (a changed value of what they state): what `remember` should flag, and nothing else."""
+
+    vault: str
+    text: str
+    conflicts: frozenset[str] = frozenset()
+
+
+#: 14 memories written for the person's vault after `remember` flagged five daily notes' task line
+#: "- [ ] Reply to Maya Chen about the Atlas timeline" as conflicting with "Maya asked to move the
+#: Atlas cutover review to Thursday 10:00": 8 change what a note says, 6 are new facts.
+REMEMBERED: tuple[Remembered, ...] = (
+    Remembered(OV, "Maya now prefers a quick call over written updates.", frozenset({"People/Maya Chen.md"})),
+    Remembered(OV, "The plumber Pete has a new number: 07700 900456.", frozenset({"Areas/Home/Boiler.md"})),
+    Remembered(OV, "Boiler pressure should now sit between 1.2 and 1.8 bar.", frozenset({"Areas/Home/Boiler.md"})),
+    Remembered(
+        OV,
+        "The dentist appointment moved again, to 21 November at 10:00.",
+        frozenset({"Areas/Health/Dentist.md", D + "2026-11-12.md", D + "2026-10-11.md"}),
+    ),
+    Remembered(OV, "We switched the Atlas deploys from Helm to Kustomize.", frozenset({"Projects/Project Atlas.md"})),
+    Remembered(OV, "I'm back to Vim for the Rust project.", frozenset({D + "2026-11-08.md"})),
+    Remembered(OV, "Jonas eats fish now, he is no longer vegetarian.", frozenset({"People/Jonas Weber.md"})),
+    Remembered(OV, "The Lisbon hotel is now the Memmo Alfama.", frozenset({"Projects/Lisbon Conference.md"})),
+    Remembered(OV, "Maya asked to move the Atlas cutover review to Thursday 10:00."),
+    Remembered(OV, "Jonas recommended the bakery on Elm Street."),
+    Remembered(OV, "Mum wants the Ann Cleeves novel in hardback."),
+    Remembered(OV, "The garden shed needs a new padlock."),
+    Remembered(OV, "Booked a table at the Thai place for Friday with Jonas."),
+    Remembered(OV, "Standup stays at 9:45 on Mondays, now also on Thursdays."),
+)
+
+
+def remembered(vault: str) -> list[Remembered]:
+    return [m for m in REMEMBERED if m.vault == vault]
+
+
 def vault_sources(repo: Path) -> dict[str, Path]:
     """Where each vault lives (read in place; the runner copies them)."""
     return {OBSIDIAN: repo.parent / "shared" / "obsidian-vault", SAMPLE: repo / "sample_vault"}

@@ -216,6 +216,22 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
     }
 
 
+def _conflicts(mem: Any, m: rv.Remembered) -> dict[str, Any]:
+    """The notes `remember` would flag for one memory (conflicts.check, as stage and remember run
+    it), against the notes it really contradicts."""
+    from vault_memory.internals import internals
+    from vault_memory.lifecycle.conflicts import check
+
+    flagged = sorted({c.path for c in check(internals(mem), m.text.rstrip("."), m.text)})
+    return {
+        "memory": m.text,
+        "flagged": flagged,
+        "right": len(set(flagged) & m.conflicts),
+        "wrong": sorted(set(flagged) - m.conflicts),
+        "missed": sorted(m.conflicts - set(flagged)),
+    }
+
+
 def run(opts: RunOptions) -> Result:
     res = Result("real_vault", opts)
     sources = rv.vault_sources(REPO)
@@ -224,6 +240,7 @@ def run(opts: RunOptions) -> Result:
         sources.pop(rv.OBSIDIAN)
     root = opts.cache / "real_vault" / opts.embedder_name
     per: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    checked: dict[str, list[dict[str, Any]]] = {}  # what `remember` would flag (rv.REMEMBERED)
     for name, src in sources.items():
         cases = rv.cases(name)
         if opts.quick:
@@ -235,6 +252,8 @@ def run(opts: RunOptions) -> Result:
             with open_memory(vault, index, opts.embedder_name) as mem:
                 mem.index()
                 per.setdefault(name, {})[copy] = [_ask(mem, c) for c in cases]
+                if copy == "now":
+                    checked[name] = [_conflicts(mem, m) for m in rv.remembered(name)[: 3 if opts.quick else None]]
             log(f"real_vault: {name} ({copy} file times): {len(cases)} questions")
     rows = []
     summary: dict[str, Any] = {}
@@ -276,6 +295,11 @@ def run(opts: RunOptions) -> Result:
             "no_answer_all_weak": [sum(bool(q["all_weak"]) for q in nothing), len(nothing)],
             "answered_top_weak": sum(bool(q["weak_top"]) for q in answerable),
             "hidden_shown": sorted({h for q in qs for h in q["hidden_shown"]}),
+            "remember_flagged": [
+                sum(c["right"] for c in checked.get(name, [])),
+                sum(len(c["flagged"]) for c in checked.get(name, [])),
+            ],
+            "remember_missed": sum(len(c["missed"]) for c in checked.get(name, [])),
         }
         rows.append(
             [
@@ -299,10 +323,11 @@ def run(opts: RunOptions) -> Result:
                 f"{s['no_answer_all_weak'][0]}/{len(nothing)}",
                 s["answered_top_weak"],
                 ", ".join(s["hidden_shown"]) or "none",
+                "{}/{} ({} missed)".format(*s["remember_flagged"], s["remember_missed"]) if checked.get(name) else "-",
             ]
         )
     res.params.update(k=K, now=rv.NOW.isoformat(), copies=list(rv.COPIES), labelled=len(rv.cases()))
-    res.results = {"summary": summary, "questions": {n: per[n]["now"] for n in per}}
+    res.results = {"summary": summary, "questions": {n: per[n]["now"] for n in per}, "remembered": checked}
     res.markdown += [
         "Labelled questions about a person's Obsidian vault and sample_vault/ (bench/data/realvault.py), "
         f"asked at {rv.NOW.date()} on a clone (every file time = now); `recall -k {K} --explain`. Moves and "
@@ -318,7 +343,9 @@ def run(opts: RunOptions) -> Result:
         "one above it); pairs of any entries alike but for their numbers (a line copied from note to note); "
         "sentences (3 words or more, numbers aside) shown by a second entry, counted per extra entry; "
         "entries that are only links or dates. No answer: block empty; every hit weak. Answered, top hit "
-        "weak: a miss of the weak bar.",
+        "weak: a miss of the weak bar. Remember: the notes `remember` flags for memories an agent might "
+        "commit (bench/data/realvault.py, REMEMBERED), right when the memory changes what the note "
+        "says; missed: such notes not flagged.",
         "",
         *table(
             [
@@ -341,6 +368,7 @@ def run(opts: RunOptions) -> Result:
                 "no answer: all weak",
                 "answered, top weak",
                 "hidden shown",
+                "remember: conflicts right / flagged",
             ],
             rows,
         ),

@@ -87,6 +87,7 @@ NEGATIONS = frozenset(
 
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[*_`])")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)\s+(?:\[[ xX]\]\s+)?")
+_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[.\]\s")  # "- [ ] Reply to Maya", "- [x] Morning run"
 _WORD = re.compile(r"\w+")
 _CLAUSE = re.compile(r";|,(?!\d)|\s[-\u2013\u2014]\s|:\s")
 _MIN_WORDS = 3
@@ -144,27 +145,31 @@ def says_the_same(memory: str, statement: str, context: str = "") -> bool:
     return all(any(_said_in(mine, clause, context) for clause in theirs) for mine in _clauses(memory))
 
 
-def statements(text: str, heading: str = "") -> list[str]:
+def statements(text: str, heading: str = "", *, tasks: bool = True) -> list[str]:
     """The sentences and list items of a chunk's text, without its heading-path line.
 
     Hard-wrapped lines of a paragraph or an item are joined first; a list item, a table row,
     a quote line or a blank line starts a new block. Links read as their text (`[[Maya Chen|Maya]]`
     -> Maya): agent memories link the notes they name (linking.py), the memory compared does not.
+    `tasks=False` leaves out task items (`- [ ] Reply to Maya about the Atlas timeline`): a to-do
+    states nothing a fact can contradict (`check`, when the memory is not a task itself).
     """
     if heading and text.startswith(heading + "\n"):
         text = text[len(heading) + 1 :]
     text = unlink(text)
     blocks: list[str] = []
     current: list[str] = []
+    skip = False  # the block being read is a task item left out
     for line in text.split("\n"):
         bare = line.strip()
         starts = not bare or _MARKER.match(line) is not None or bare.startswith(("|", "#"))
-        if starts and current:
-            blocks.append(" ".join(current))
-            current = []
+        if starts:
+            if current and not skip:
+                blocks.append(" ".join(current))
+            current, skip = [], not tasks and _TASK.match(line) is not None
         if bare and not bare.startswith("#"):
             current.append(_MARKER.sub("", line).strip().strip("|").strip())
-    if current:
+    if current and not skip:
         blocks.append(" ".join(current))
     out: list[str] = []
     for block in blocks:
@@ -220,6 +225,7 @@ def check(
     query = f"{title}\n{body}" if title and title.rstrip("…") not in body else body
     chunks = _candidates(ws, _fit(ws, query))
     mine = _sentences(text)
+    facts = not any(_TASK.match(line) for line in text.split("\n"))  # a fact is not compared with to-dos
     probes = list(dict.fromkeys([*mine, body] if len(mine) > 1 else [body]))
     parts = [i for i, p in enumerate(probes) if p != body or len(probes) == 1]  # what a duplicate must cover
     memory_words = words(body)
@@ -228,7 +234,7 @@ def check(
     for ch in chunks:
         # "Jonas Weber: Vegetarian." -- a note states things about its subject without naming it
         context = ch.heading or titles.get(ch.node_id, "")
-        for piece in statements(ch.text, ch.heading):
+        for piece in statements(ch.text, ch.heading, tasks=not facts):
             said = f"{context}: {piece}" if context else piece
             if len(_WORD.findall(said)) >= _MIN_WORDS:
                 found.append(_Statement(said, piece, context, ch.node_id))
@@ -256,6 +262,8 @@ def check(
         consider(st.node_id, pvecs @ vecs[st.text], st.text, st.sentence, st.context)
     for ch in chunks:  # the whole chunk too: a short note, or a long memory that matches it as a whole
         vec = chunk_vecs.get(ch.text_hash)
+        if facts and not statements(ch.text, ch.heading, tasks=False):
+            continue  # nothing but to-dos
         if vec is not None:
             stripped = (
                 ch.text[len(ch.heading) + 1 :] if ch.heading and ch.text.startswith(ch.heading + "\n") else ch.text
