@@ -1521,6 +1521,10 @@ REMEMBERED: tuple[Remembered, ...] = (
     Remembered(OV, "The garden shed needs a new padlock."),
     Remembered(OV, "Booked a table at the Thai place for Friday with Jonas."),
     Remembered(OV, "Standup stays at 9:45 on Mondays, now also on Thursdays."),
+    # three more, on sample_vault/, tried after the rule and not tuned on
+    Remembered(SV, "I switched my editor to Helix.", frozenset({"Preferences/Editor.md"})),
+    Remembered(SV, "The meetup talk moved to 19 November.", frozenset({"Projects/Meetup Talk.md"})),
+    Remembered(SV, "Karl lent me his ladder for the shed roof."),
 )
 
 
