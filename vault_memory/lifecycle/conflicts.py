@@ -231,10 +231,14 @@ def check(
     memory_words = words(body)
     titles = {nid: row.title for nid, row in cat.notes_by_ids(sorted({c.node_id for c in chunks})).items()}
     found: list[_Statement] = []
+    to_dos_only: set[str] = set()  # chunks with nothing but to-dos, for a memory that states a fact
     for ch in chunks:
         # "Jonas Weber: Vegetarian." -- a note states things about its subject without naming it
         context = ch.heading or titles.get(ch.node_id, "")
-        for piece in statements(ch.text, ch.heading, tasks=not facts):
+        pieces = statements(ch.text, ch.heading, tasks=not facts)
+        if facts and not pieces:
+            to_dos_only.add(ch.chunk_id)
+        for piece in pieces:
             said = f"{context}: {piece}" if context else piece
             if len(_WORD.findall(said)) >= _MIN_WORDS:
                 found.append(_Statement(said, piece, context, ch.node_id))
@@ -262,13 +266,8 @@ def check(
         consider(st.node_id, pvecs @ vecs[st.text], st.text, st.sentence, st.context)
     for ch in chunks:  # the whole chunk too: a short note, or a long memory that matches it as a whole
         vec = chunk_vecs.get(ch.text_hash)
-        if facts and not statements(ch.text, ch.heading, tasks=False):
-            continue  # nothing but to-dos
-        if vec is not None:
-            stripped = (
-                ch.text[len(ch.heading) + 1 :] if ch.heading and ch.text.startswith(ch.heading + "\n") else ch.text
-            )
-            flat = " ".join(stripped.split())
+        if vec is not None and ch.chunk_id not in to_dos_only:
+            flat = " ".join(ch.body.split())
             consider(ch.node_id, pvecs @ np.asarray(vec), flat, flat, ch.heading)
 
     def kind(node_id: str) -> str:

@@ -84,7 +84,6 @@ SHOWS_CUED_DORMANT = True
 KEEPS_REPLACED_OUT = True
 
 _WS = re.compile(r"\s+")
-# what a line that only dates or links things is made of, once its links are out
 
 
 @dataclass(frozen=True)

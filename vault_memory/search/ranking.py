@@ -257,8 +257,8 @@ def rank(
     1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
        query cues them: the answer's cosine reaches the clear-match bar (`cal.strong`), or the
        chunk holds every content word of a query of two or more, half of them for the query's
-       first hit (`Candidate.word_cue`). Without it they keep their place, marked dormant (and
-       reactivated when cued).
+       first hit, or the query names the day the note was stated (`Candidate.cue`). Without it
+       they keep their place, marked dormant (and reactivated when cued).
     2. The rest keep their relevance order, except:
     3. among the first HEAD, the best answer and the notes that state the same fact differently
        (`same_fact_groups`) are put newest first, in the places they held;

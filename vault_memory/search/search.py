@@ -74,12 +74,6 @@ def _top(ids: Sequence[str], sims: np.ndarray, n: int, rows: np.ndarray | None) 
     return [(ids[int(index[i])], float(sims[i])) for i in top]
 
 
-# Which chunk stands for its note (Searcher.search): one of the pool, then one that says something
-# of its own (text.says_something: not only links and dates, which the heading path every chunk
-# carries makes the best BM25 match for a daily note's name: "what did I do on the weekend of
-# October 17" found `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then relevance.
-
-
 class Searcher:
     """Relevance only: no decay, no writes."""
 
@@ -315,8 +309,11 @@ class Searcher:
             if key not in best:
                 best[key] = closest[key] = cand
                 continue
-            # a note of the pool is ranked by its chunks in the pool, by those that say something
-            # (`_stands`), then by relevance; what prefetch shows of it says something too
+            # A note is ranked by its chunks in the pool, by those that say something of their own
+            # (text.says_something: not only links and dates, which the heading path every chunk
+            # carries makes the best BM25 match for a daily note's name: "what did I do on the
+            # weekend of October 17" found `[[2026-10-15]] · [[2026-10-19]]`, not the day's log),
+            # then by relevance; the part prefetch shows of it (`closest`) says something too.
             b, c = best[key], closest[key]
             if (not cand.beyond, said(cand), cand.relevance) > (not b.beyond, said(b), b.relevance):
                 best[key] = cand
