@@ -300,8 +300,11 @@ def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
 
 
 def hit_keys(hits: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """What must not change between two `-k` of one question: each hit's note, chunk and `change`."""
-    return [(h.path, getattr(h, "chunk_id", None), getattr(h, "change", "")) for h in hits]
+    """What must not change between two `-k` of one question: each hit's note, chunk, `change` and
+    the copies it folds (`also_in`)."""
+    return [
+        (h.path, getattr(h, "chunk_id", None), getattr(h, "change", ""), tuple(getattr(h, "also_in", ()))) for h in hits
+    ]
 
 
 def k_prefix_stable(deep: Sequence[Any], ask: Callable[[int], Sequence[Any]], ks: Iterable[int]) -> bool:

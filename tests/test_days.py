@@ -92,6 +92,24 @@ def test_recall_puts_the_notes_of_the_day_the_query_names_first(make_memory: Mem
     assert mem.recall(query, k=1, now=years_on, touch=False)[0].path != "Daily/2026-10-03.md"
 
 
+def test_the_day_the_query_names_is_shown_and_its_copies_fold_into_it(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """The person's daily notes carry one task list forward: asked "what did I do on October 21",
+    the newest copy of the 21st's list (12 November) must not stand in for the day; the other days'
+    copies are named in its `also_in` instead of taking places (recall.fold_copies)."""
+    task = "- [ ] Reply to Maya about the Atlas timeline\n"
+    notes = {f"Daily/{d}.md": f"---\ndate: {d}\n---\n{task}" for d in ("2026-10-19", "2026-10-21", "2026-11-12")}
+    notes["Notes/Atlas.md"] = "The Atlas timeline slips to January.\n"
+    mem = make_memory(vault=write_notes(tmp_path / "v", notes), calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    hits = mem.recall("what did I do on October 21", k=5, now=NOW, touch=False)
+    assert hits[0].path == "Daily/2026-10-21.md" and hits[0].also_in == ["Daily/2026-11-12.md", "Daily/2026-10-19.md"]
+    assert [h.path for h in hits[1:]] == ["Notes/Atlas.md"]
+    plain = mem.recall("reply to Maya about the Atlas timeline", k=5, now=NOW, touch=False)
+    assert plain[0].path == "Daily/2026-11-12.md"  # no day named: the newest copy shows the line
+
+
 def test_prefetch_shows_the_day_the_turn_names_even_when_its_words_are_far(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

@@ -71,8 +71,12 @@ def test_k_hits_when_every_note_has_several_chunks(tmp_path: Path) -> None:
     from vault_memory.lifecycle.recall import CANDIDATES
     from vault_memory.memory import Memory
 
-    sections = "".join(f"\n## Part {s}\n\nThe lighthouse keeper logs the tide, entry {s}.\n" for s in range(3))
-    notes = {f"Logs/log {i:02d}.md": f"# Log {i}\n{sections}" for i in range(60)}
+    def sections(i: int) -> str:  # each note's own words: copies of one line would be one hit (fold_copies)
+        return "".join(
+            f"\n## Part {s}\n\nThe lighthouse keeper logs the tide, entry {s} of log {100 + i}.\n" for s in range(3)
+        )
+
+    notes = {f"Logs/log {i:02d}.md": f"# Log {i}\n{sections(i)}" for i in range(60)}
     vault = write_notes(tmp_path / "v", notes)
     with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
         m.index()

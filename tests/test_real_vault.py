@@ -10,6 +10,7 @@ that the issue's misfires came from.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import subprocess
@@ -157,6 +158,40 @@ def test_prefetch_shows_a_repeated_line_once_and_never_a_line_of_links(
     lunch = next(e for e in result.entries if "Lunch with" in e.text)
     assert len(lunch.merged) >= 1 and "also in" in result.block  # ... that says where else it is
     assert not any(re.fullmatch(r"[\[\]\d\- ·]+", t) for t in texts)  # no entry is only links or dates
+
+
+def test_recall_shows_a_line_copied_into_several_notes_once(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """The person's daily notes copy lines from day to day: "who do I call about the boiler" had the
+    same plumber line at #1 and #2 and Boiler.md at #4; on the labelled set 56 of 184 questions had
+    a copy in recall's top 5. A copy is one hit, shown from its newest note, naming the others
+    (newest first), in JSON and through the installed console script too."""
+    notes = {"Boiler.md": "# Boiler\n\nPlumber:: Pete, 07700 900123. Call him when the pressure drops.\n"}
+    for d in ("2026-10-01", "2026-11-02", "2026-10-19"):
+        notes[f"Daily/{d}.md"] = f"---\ndate: {d}\n---\n# {d}\n\n- 08:10 Called the plumber about the boiler.\n"
+    notes["Daily/2026-10-07.md"] = "---\ndate: 2026-10-07\n---\n# 2026-10-07\n\n- Called the plumber about the sink.\n"
+    vault = write_notes(tmp_path / "v", notes)
+    mem = make_memory(vault=vault, calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    hits = mem.recall("called the plumber about the boiler", k=10, now=rv.NOW, touch=False)
+    paths = [h.path for h in hits]
+    copy = next(h for h in hits if h.also_in)
+    assert (copy.path, copy.also_in) == ("Daily/2026-11-02.md", ["Daily/2026-10-19.md", "Daily/2026-10-01.md"])
+    assert sorted(paths) == ["Boiler.md", "Daily/2026-10-07.md", "Daily/2026-11-02.md"]  # one changed word: its own
+    for k in (1, 2):  # k never changes what a hit folds
+        assert [
+            (h.path, h.also_in) for h in mem.recall("called the plumber about the boiler", k=k, now=rv.NOW, touch=False)
+        ] == [(h.path, h.also_in) for h in hits[:k]]
+    exe = str(Path(sys.executable).parent / "vault-memory")
+    base = [exe, "--vault", str(vault), "--index-dir", str(tmp_path / "i"), "--embedder", "fake", "--read-only"]
+    text = subprocess.run(
+        [*base, "recall", "called the plumber about the boiler"], capture_output=True, text=True, timeout=120
+    )
+    assert text.returncode == 0 and "also in: Daily/2026-10-19.md, Daily/2026-10-01.md" in text.stdout, text.stderr
+    js = subprocess.run(
+        [*base, "recall", "called the plumber about the boiler", "--json"], capture_output=True, text=True, timeout=120
+    )
+    got = {h["path"]: h["also_in"] for h in json.loads(js.stdout)["hits"]}
+    assert got["Daily/2026-11-02.md"] == ["Daily/2026-10-19.md", "Daily/2026-10-01.md"] and got["Boiler.md"] == []
 
 
 def test_a_line_of_links_never_stands_for_a_note_that_says_something(

@@ -21,6 +21,7 @@ It runs on older trees too (fields they lack are read as absent), so before/afte
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 from collections.abc import Sequence
@@ -169,6 +170,18 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
 
     # recall's hits in the top 5 shown by a chunk of only links and dates from a note that says more
     links_only = sum(1 for h in hits[:5] if says_nothing(body(h)) and note_says_something(h.path))
+    # recall's hits in the top 5 that state what a hit above states in the same words (a line
+    # copied from day to day, its dates moved on with its note's day: text.is_repeat)
+    from vault_memory.text import is_repeat
+
+    def said(h: Any) -> str:
+        return ((h.explain or {}).get("window") or {}).get("text") or body(h)
+
+    def day(h: Any) -> dt.date | None:
+        return dt.date.fromisoformat(h.date[:10]) if h.date else None
+
+    top5 = hits[:5]
+    copies = sum(1 for i, h in enumerate(top5) if any(is_repeat(said(g), said(h), (day(g), day(h))) for g in top5[:i]))
     weak = [getattr(h, "weak", None) for h in hits]
     shown = " ".join([h.text + " " + h.snippet for h in hits]) + " " + block.block
     for h in hits[:3]:
@@ -197,6 +210,7 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
         "changes_newer_above": [newer_above, len(changes)],
         "prefix_stable": prefix,
         "links_only": links_only,
+        "copies_top5": copies,
         "view": _view(hits),
         "prefetch": {
             "block": block.block,
@@ -283,6 +297,7 @@ def run(opts: RunOptions) -> Result:
             "changes_newer_above": [sum(q.get("changes_newer_above", [0, 0])[i] for q in qs) for i in (0, 1)],
             "prefix_stable": sum(q["prefix_stable"] for q in qs),
             "links_only": sum(q.get("links_only", 0) for q in qs),
+            "copies_top5": sum(q.get("copies_top5", 0) for q in qs),
             "copies_identical": same,
             "prefetch_needed": [sum(needs), len(needs)],
             "prefetch_repeated_pairs": sum(q["prefetch"]["repeated_pairs"] for q in qs),
@@ -312,6 +327,7 @@ def run(opts: RunOptions) -> Result:
                 "{}/{}".format(*s["changes_newer_above"]),
                 f"{s['prefix_stable']}/{len(qs)}",
                 s["links_only"],
+                s["copies_top5"],
                 f"{same}/{len(qs)}",
                 f"{sum(needs)}/{len(needs)}",
                 f"{s['prefetch_repeated_pairs']} / {s['prefetch_repeated_both_show']} "
@@ -335,7 +351,8 @@ def run(opts: RunOptions) -> Result:
         " the question asks, the newer above). True changes: of the pairs of notes giving different values "
         "that are both returned and both dated, those with the newer above the older. Links-only hits: "
         "hits in recall's top 5 shown by a part of only links and dates (`[[2026-10-15]] · [[2026-10-19]]`) "
-        "from a note that says more. Copies: identical "
+        "from a note that says more. Copies in the top 5: hits stating what a hit above states in the same "
+        "words (text.is_repeat, dates counted from each note's day). Copies: identical "
         "paths, change, date and strength, and an identical prefetch block, with file times kept, now, and "
         "reversed. Prefetch: the block holds "
         "the needed fact; pairs of entries from notes labelled with the same value / of those, the pairs "
@@ -358,6 +375,7 @@ def run(opts: RunOptions) -> Result:
                 "true changes: newer above",
                 "k-prefix stable",
                 "recall: links-only hits",
+                "recall: copies in the top 5",
                 "3 copies identical",
                 "prefetch: needed fact",
                 "prefetch: same-value pairs / both showing it (adding nothing)",

@@ -132,9 +132,16 @@ def recall(
         if h.change:
             say(f"   [{h.change}]")
         say(f"   {h.snippet}")
+        if h.also_in:  # the copies this hit folds (recall.fold_copies), newest first; JSON lists all
+            more = len(h.also_in) - ALSO_SHOWN
+            say(f"   also in: {', '.join(h.also_in[:ALSO_SHOWN])}" + (f" and {more} more" if more > 0 else ""))
         if h.explain is not None:
             for line in render_explain(h.explain):
                 say(f"   | {line}")
+
+
+#: At most this many of a hit's copies are named on its "also in" line.
+ALSO_SHOWN = 3
 
 
 def render_explain(ex: dict[str, Any]) -> list[str]:

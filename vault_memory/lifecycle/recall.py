@@ -4,13 +4,15 @@
 
 Relevance is decided first; dormant notes keep their place, marked (reactivated when the query
 cues them), the statements of one fact are put newest first, and a superseded note never ranks
-above its successor (ranking.rank). The order is computed for every candidate and then cut to k, so k
-never changes it. What recall returns is rehearsed unless `touch=False`.
+above its successor (ranking.rank). A line copied into several notes is one hit (`fold_copies`).
+The order is computed for every candidate and then cut to k, so k never changes it. What recall
+returns is rehearsed unless `touch=False`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -24,7 +26,7 @@ from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Mode, Ranked, change_label, rank, succession
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
-from ..text import in_folder, snippet
+from ..text import has_iso_date, in_folder, is_repeat, says_something, snippet, words_of
 from .relations import with_identities
 
 #: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
@@ -64,6 +66,9 @@ class Hit:
     change: str = ""
     #: how it was ranked, when asked for (`recall(..., explain=True)`): see `explain_hit`
     explain: dict[str, Any] | None = None
+    #: the other notes that state what this hit states in the same words (a line copied from day
+    #: to day), newest first: folded into this hit (`fold_copies`), not hits of their own
+    also_in: list[str] = field(default_factory=list)
 
     def to_dict(self, *, with_text: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -118,13 +123,70 @@ class Ranking:
     #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer)
     weak_below: float
 
+    def top(self, k: int) -> list[Ranked]:
+        """The first k hits: the order with copies folded (`fold_copies`), cut to k."""
+        return [r for r, _ in fold_copies(self.ranked, k)]
+
     def hits(self, query: str, k: int) -> list[Hit]:
-        top = self.ranked[:k]
-        hits = [to_hit(query, r, self.notes[r.node_id], self.weak_below) for r in top]
-        for h in hits:
+        top = fold_copies(self.ranked, k)
+        hits = [to_hit(query, r, self.notes[r.node_id], self.weak_below) for r, _ in top]
+        for h, (_, also) in zip(hits, top, strict=True):
             h.lexical_only = self.lexical_only
-        mark_changes(hits, top)
+            h.also_in = list(also)
+        mark_changes(hits, [r for r, _ in top])
         return hits
+
+
+class _Said:
+    """What a hit states, as copies compare it: the sentence that answers, else its chunk; its
+    words once (text.is_repeat holds only when one's words are all the other's, or both hold a date)."""
+
+    def __init__(self, r: Ranked) -> None:
+        self.r = r
+        self.text = r.cand.answer_text or r.cand.chunk.body
+        self.words = words_of(self.text)
+        self.dated = has_iso_date(self.text)
+        self.day = r.state.stated.day()
+
+    def repeats(self, o: _Said) -> bool:
+        maybe = self.words <= o.words or o.words <= self.words or (self.dated and o.dated)
+        return maybe and is_repeat(o.text, self.text, (o.day, self.day))
+
+    def copies(self, group: list[_Said]) -> bool:
+        """Whether this states what a member of `group` (one hit and its copies) states, in another note."""
+        if any(o.r.node_id == self.r.node_id for o in group):
+            return False
+        return any(self.repeats(o) for o in group)
+
+
+def fold_copies(ranked: Sequence[Ranked], k: int) -> list[tuple[Ranked, tuple[str, ...]]]:
+    """The first k hits of the order with each line copied into several notes folded into one
+    hit: a note that states what a note above it states in the same words (text.is_repeat, dates
+    counted from each note's day: a task carried forward with its due date) is not a hit of its
+    own but is named in that hit's `also_in`, newest first. The hit shows the newest dated copy,
+    in the place of the first (the last time the vault says it), as a prefetch entry does. Two
+    chunks of one note are never copies, and a note stated on a day the query names answers for
+    its day: never a copy, and shown when its copies fold into it. A later note is a copy of the
+    first hit it repeats whatever k is, so k never changes the hits or what they fold (a note
+    after the k-th hit that repeats none of them is a later hit or its copy). On the labelled real
+    vault, 56 of 184 questions had a copy in recall's top 5."""
+    kept: list[list[_Said]] = []  # each hit's copies, the first found first
+    for r in ranked:
+        mine = _Said(r)
+        # a note of a day the query names is that day's answer: shown, never another day's copy
+        alone = r.cand.on_day or not says_something(mine.text)
+        twin = None if alone else next((g for g in kept if mine.copies(g)), None)
+        if twin is not None:
+            twin.append(mine)
+        elif len(kept) < k:
+            kept.append([mine])
+    out = []
+    for members in kept:
+        group = [x.r for x in members]
+        by_day = sorted(group, key=lambda x: x.state.stated.day() or dt.date.min, reverse=True)
+        shown = by_day[0] if by_day[0].state.stated.day() is not None and not group[0].cand.on_day else group[0]
+        out.append((shown, tuple(x.path for x in by_day if x is not shown)))
+    return out
 
 
 def notes_on_named_days(ws: Workspace, query: str, now: dt.datetime) -> frozenset[str]:
@@ -257,7 +319,7 @@ def recall(
     )
     hits = got.hits(query, k)
     if explain:
-        top = got.ranked[:k]
+        top = got.top(k)
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
             h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
     if touch and not ws.config.read_only:
@@ -357,6 +419,7 @@ __all__ = [
     "Hit",
     "Ranking",
     "explain_hit",
+    "fold_copies",
     "mark_changes",
     "rank_query",
     "recall",

@@ -28,6 +28,7 @@ class HitOut(TypedDict):
     superseded_by: list[str]
     lexical_only: bool  # ranked by keywords (BM25) alone: vectors still being filled in, or the store unreachable
     change: str  # what the vault records between two hits: "superseded by #1", "supersedes #3" ("" otherwise)
+    also_in: list[str]  # other notes that state this in the same words (a line copied from day to day), newest first
     explain: NotRequired[dict[str, Any]]  # how it was ranked, when asked for (explain=true)
 
 

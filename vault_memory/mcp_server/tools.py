@@ -214,6 +214,7 @@ def _hit(h: Hit) -> HitOut:
         "superseded_by": h.superseded_by,
         "lexical_only": h.lexical_only,
         "change": h.change,
+        "also_in": h.also_in,
     }
     if h.explain is not None:
         out["explain"] = h.explain
@@ -258,8 +259,9 @@ class Tools:
         USES,
         "Search long-term memory (plain words; meaning and keywords both count; a day named, October 17, "
         "puts that day's notes first). Up to k notes, best first: path, title, snippet, date, `similarity` "
-        "(cosine to the note's answer) and `weak` (too far to be an answer). Filters: tags, folder, type, "
-        "after, before. `note` says when nothing is relevant or results are keywords only. Use read for text.",
+        "(cosine to the note's answer), `weak` (too far to be an answer), `also_in` (copies of its line). "
+        "Filters: tags, folder, type, after, before. `note` says when nothing is relevant or results are "
+        "keywords only. Use read for text.",
     )
     def recall(
         self,
