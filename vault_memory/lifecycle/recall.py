@@ -26,7 +26,7 @@ from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Mode, Ranked, change_label, rank, succession
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
-from ..text import has_iso_date, in_folder, is_repeat, says_something, snippet, words_of
+from ..text import days_from, has_iso_date, in_folder, says_something, snippet
 from .relations import with_identities
 
 #: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
@@ -137,52 +137,47 @@ class Ranking:
         return hits
 
 
-class _Said:
-    """What a hit states, as copies compare it: the sentence that answers, else its chunk; its
-    words once (text.is_repeat holds only when one's words are all the other's, or both hold a date)."""
-
-    def __init__(self, r: Ranked) -> None:
-        self.r = r
-        self.text = r.cand.answer_text or r.cand.chunk.body
-        self.words = words_of(self.text)
-        self.dated = has_iso_date(self.text)
-        self.day = r.state.stated.day()
-
-    def repeats(self, o: _Said) -> bool:
-        maybe = self.words <= o.words or o.words <= self.words or (self.dated and o.dated)
-        return maybe and is_repeat(o.text, self.text, (o.day, self.day))
-
-    def copies(self, group: list[_Said]) -> bool:
-        """Whether this states what a member of `group` (one hit and its copies) states, in another note."""
-        if any(o.r.node_id == self.r.node_id for o in group):
-            return False
-        return any(self.repeats(o) for o in group)
+def copy_keys(text: str, day: dt.date | None) -> tuple[str, ...]:
+    """What a copy of this line shares with it: the text, case aside, and, when it holds an ISO
+    date, the text with each date read as days from its note's day ("Water plants 📅 2026-10-22"
+    on the 21st is "… dayplus1", as "📅 2026-11-13" is on the 12th November: text.days_from).
+    Cheap on purpose: recall asks it of every candidate (a regex only when a date may be there)."""
+    low = text.lower()
+    if day is not None and ("-0" in low or "-1" in low) and has_iso_date(low):
+        return (low, days_from(low, day))
+    return (low,)
 
 
 def fold_copies(ranked: Sequence[Ranked], k: int) -> list[tuple[Ranked, tuple[str, ...]]]:
     """The first k hits of the order with each line copied into several notes folded into one
-    hit: a note that states what a note above it states in the same words (text.is_repeat, dates
-    counted from each note's day: a task carried forward with its due date) is not a hit of its
-    own but is named in that hit's `also_in`, newest first. The hit shows the newest dated copy,
-    in the place of the first (the last time the vault says it), as a prefetch entry does. Two
-    chunks of one note are never copies, and a note stated on a day the query names answers for
-    its day: never a copy, and shown when its copies fold into it. A later note is a copy of the
-    first hit it repeats whatever k is, so k never changes the hits or what they fold (a note
-    after the k-th hit that repeats none of them is a later hit or its copy). On the labelled real
-    vault, 56 of 184 questions had a copy in recall's top 5."""
-    kept: list[list[_Said]] = []  # each hit's copies, the first found first
+    hit: a note whose statement (its best answer window, else its chunk) is a copy of a hit's
+    above, the same text with its dates moved on with its note's day (`copy_keys`), is not a hit
+    of its own but is named in that hit's `also_in`, newest first. The hit shows the newest dated
+    copy, in the place of the first (the last time the vault says it), as a prefetch entry does.
+    Two chunks of one note are never copies, and a note stated on a day the query names answers
+    for its day: never a copy, and shown when its copies fold into it. A later note is a copy of
+    the hit whatever k is, so k never changes the hits or what they fold (a note after the k-th
+    hit that copies none of them is a later hit or its copy). On the labelled real vault, 56 of
+    184 questions had a copy in recall's top 5."""
+    kept: list[list[Ranked]] = []  # each hit and its copies, the first found first
+    by_key: dict[str, int] = {}  # a copy's key -> its hit in `kept`
     for r in ranked:
-        mine = _Said(r)
-        # a note of a day the query names is that day's answer: shown, never another day's copy
-        alone = r.cand.on_day or not says_something(mine.text)
-        twin = None if alone else next((g for g in kept if mine.copies(g)), None)
-        if twin is not None:
-            twin.append(mine)
+        said = r.cand.window.text if r.cand.window is not None else r.cand.chunk.body
+        keys = copy_keys(said, r.state.stated.day())
+        # a note of a day the query names is that day's answer: shown, never a copy
+        found = [] if r.cand.on_day else [by_key[x] for x in keys if x in by_key]
+        at = min(found) if found else None  # the first hit it copies
+        if at is not None and all(x.node_id != r.node_id for x in kept[at]) and says_something(said):
+            kept[at].append(r)
         elif len(kept) < k:
-            kept.append([mine])
+            at = len(kept)
+            kept.append([r])
+        else:
+            continue
+        for x in keys:
+            by_key.setdefault(x, at)
     out = []
-    for members in kept:
-        group = [x.r for x in members]
+    for group in kept:
         by_day = sorted(group, key=lambda x: x.state.stated.day() or dt.date.min, reverse=True)
         shown = by_day[0] if by_day[0].state.stated.day() is not None and not group[0].cand.on_day else group[0]
         out.append((shown, tuple(x.path for x in by_day if x is not shown)))
@@ -419,6 +414,7 @@ __all__ = [
     "Hit",
     "Ranking",
     "explain_hit",
+    "copy_keys",
     "fold_copies",
     "mark_changes",
     "rank_query",
