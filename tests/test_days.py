@@ -97,7 +97,8 @@ def test_the_day_the_query_names_is_shown_and_its_copies_fold_into_it(
 ) -> None:
     """The person's daily notes carry one task list forward: asked "what did I do on October 21",
     the newest copy of the 21st's list (12 November) must not stand in for the day; the other days'
-    copies are named in its `also_in` instead of taking places (recall.fold_copies)."""
+    copies are named in its `also_in` instead of taking places (recall.fold_copies), and in its
+    prefetch entry's "also in"."""
     task = "- [ ] Reply to Maya about the Atlas timeline\n"
     notes = {f"Daily/{d}.md": f"---\ndate: {d}\n---\n{task}" for d in ("2026-10-19", "2026-10-21", "2026-11-12")}
     notes["Notes/Atlas.md"] = "The Atlas timeline slips to January.\n"
@@ -108,6 +109,9 @@ def test_the_day_the_query_names_is_shown_and_its_copies_fold_into_it(
     assert [h.path for h in hits[1:]] == ["Notes/Atlas.md"]
     plain = mem.recall("reply to Maya about the Atlas timeline", k=5, now=NOW, touch=False)
     assert plain[0].path == "Daily/2026-11-12.md"  # no day named: the newest copy shows the line
+    # prefetch alike: the person's "what did I do on 2026-10-27" showed 2 November's copy instead
+    entry = mem.prefetch("what about Maya did I note on October 21", now=NOW, refresh_staged=False).entries[0]
+    assert (entry.path, entry.merged) == ("Daily/2026-10-21.md", ("Daily/2026-11-12.md", "Daily/2026-10-19.md"))
 
 
 def test_prefetch_shows_the_day_the_turn_names_even_when_its_words_are_far(

@@ -429,7 +429,7 @@ def _entries(
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
             continue
         day = state.stated.day()
-        twin = _twin(kept, part, said, day, closest)
+        twin = None if c.on_day else _twin(kept, part, said, day, closest)  # a named day's note is its own entry
         entry = PrefetchEntry(
             node_id=r.node_id,
             path=r.path,
@@ -447,9 +447,10 @@ def _entries(
             continue
         e, other, o = kept[twin]
         older = o.state.stated.day()
-        if part.answer_text is not None and day is not None and (older is None or day > older):
+        if part.answer_text is not None and day is not None and (older is None or day > older) and not o.cand.on_day:
             # One statement in several notes is shown from the newest: the last time the vault says
-            # it (a task list carried forward shows today's copy, not the first day's), in its place.
+            # it (a task list carried forward shows today's copy, not the first day's), in its place;
+            # but the note of a day the turn names stays (its copies become part of it).
             kept[twin] = (replace(entry, merged=(*e.merged, e.path)), said, r)
         else:
             kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
