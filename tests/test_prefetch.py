@@ -658,6 +658,27 @@ def test_a_statement_in_several_notes_is_shown_from_the_newest_in_its_place(
     assert (hit.path, hit.also_in) == (entry.path, list(entry.merged))
 
 
+def test_a_whole_chunk_copied_from_day_to_day_is_shown_from_its_newest_copy(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # The person's daily logs repeat whole: "when is the plumber coming" showed 11 October's copy
+    # of a log that 12 November repeats word for word (recall showed 12 November's).
+    v = tmp_path / "logs"
+    log = "## Log\n- 08:10 Dentist appointment moved to November 14.\n- 13:00 Lunch with [[Ana]].\n"
+    for day in ("2026-10-11", "2026-11-12", "2026-10-20"):
+        put(v, f"Daily Notes/{day}.md", log, date=day)
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    result = mem.prefetch("when do I see the doctor", now=NOW)
+    (entry,) = result.entries
+    assert (entry.path, entry.merged) == (
+        "Daily Notes/2026-11-12.md",
+        ("Daily Notes/2026-10-20.md", "Daily Notes/2026-10-11.md"),
+    )
+    (hit,) = mem.recall("when do I see the doctor", k=5, now=NOW, touch=False)
+    assert (hit.path, hit.also_in) == (entry.path, list(entry.merged))
+
+
 def test_notes_equal_in_relevance_go_by_path_not_by_their_random_ids(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

@@ -447,7 +447,9 @@ def _entries(
             continue
         e, other, o = kept[twin]
         older = o.state.stated.day()
-        if part.answer_text is not None and day is not None and (older is None or day > older) and not o.cand.on_day:
+        # the same words (not a whole chunk that shares its closest sentence): either copy says it
+        same = part.answer_text is not None or is_repeat(other, said, (older, day))
+        if same and day is not None and (older is None or day > older) and not o.cand.on_day:
             # One statement in several notes is shown from the newest: the last time the vault says
             # it (a task list carried forward shows today's copy, not the first day's), in its place;
             # but the note of a day the turn names stays (its copies become part of it).
