@@ -317,6 +317,11 @@ def recall(
         top = got.top(k)
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
             h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
+            if h.also_in:  # recall.fold_copies, in the README's words
+                shown = "the day the query names" if r.cand.on_day else "the newest copy shown"
+                h.explain["moved"].append(
+                    f"a line copied into {len(h.also_in) + 1} notes, folded into one hit ({shown}; the others: also in)"
+                )
     if touch and not ws.config.read_only:
         from .edits import rehearse  # the write path: not imported by a recall that writes nothing
 
