@@ -177,7 +177,7 @@ def test_recall_shows_a_line_copied_into_several_notes_once(make_memory: MemoryF
     copy = next(h for h in hits if h.also_in)
     told = mem.recall("called the plumber about the boiler", k=3, now=rv.NOW, touch=False, explain=True)
     said = next(h for h in told if h.also_in).explain
-    assert said is not None and any("folded into one hit (the newest copy shown)" in m for m in said["moved"])
+    assert said is not None and any("folded into one hit (the newest copy shown;" in m for m in said["moved"])
     assert (copy.path, copy.also_in) == ("Daily/2026-11-02.md", ["Daily/2026-10-19.md", "Daily/2026-10-01.md"])
     assert sorted(paths) == ["Boiler.md", "Daily/2026-10-07.md", "Daily/2026-11-02.md"]  # one changed word: its own
     for k in (1, 2):  # k never changes what a hit folds
