@@ -257,11 +257,10 @@ class Tools:
     # -- finding and reading ---------------------------------------------------------------
     @tool(
         USES,
-        "Search long-term memory (plain words; meaning and keywords both count; a day named, October 17, "
-        "puts that day's notes first). Up to k notes, best first: path, title, snippet, date, `similarity` "
-        "(cosine to the note's answer), `weak` (too far to be an answer), `also_in` (copies of its line). "
-        "Filters: tags, folder, type, after, before. `note` says when nothing is relevant or results are "
-        "keywords only. Use read for text.",
+        "Search long-term memory (plain words: meaning and keywords count; a day named, October 17, puts "
+        "its notes first). Up to k notes, best first: path, title, snippet, date, `similarity` (cosine to "
+        "the answer), `weak` (too far to answer), `also_in` (copies of its line). Filters: tags, folder, "
+        "type, after, before. `note` says when nothing is relevant or results are keywords only. Use read.",
     )
     def recall(
         self,
