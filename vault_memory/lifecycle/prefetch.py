@@ -365,16 +365,16 @@ def _twin(
     said: str,
     day: dt.date | None,
     closest: Callable[[Candidate], str | None] | None,
-) -> int | None:
-    """The entry above that this one repeats, if any: their statements are one in the same words
-    (text.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
+) -> tuple[int, bool] | None:
+    """The entry above that this one repeats, if any, and whether the two statements are one in
+    the same words (text.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
     [[Jonas Weber]]." reaches "dinner with Jonas" only through its link) states what its sentence
     closest in meaning to the turn states (`closest`); it repeats an entry above when that entry
-    shows this sentence already. Sentences are embedded only for a chunk one of whose sentences an
-    entry above shows."""
+    shows this sentence already (not the same words: False). Sentences are embedded only for a
+    chunk one of whose sentences an entry above shows."""
     for i, (_, other, o) in enumerate(kept):
         if is_repeat(other, said, (o.state.stated.day(), day)):
-            return i
+            return i, True
     if part.answer_text is not None or closest is None or not kept:
         return None
     above = [(_sentences_of(e.text), o.state.stated.day()) for e, _, o in kept]
@@ -385,7 +385,8 @@ def _twin(
     said_best = next((s for s in mine if s.text == best), None)
     if said_best is None:
         return None
-    return next((i for i, (ts, d) in enumerate(above) if any(_adds_nothing(said_best, day, t, d) for t in ts)), None)
+    at = next((i for i, (ts, d) in enumerate(above) if any(_adds_nothing(said_best, day, t, d) for t in ts)), None)
+    return None if at is None else (at, False)
 
 
 def _entries(
@@ -445,17 +446,16 @@ def _entries(
         if twin is None:
             kept.append((entry, said, r))
             continue
-        e, other, o = kept[twin]
+        at, same = twin  # same: the same words (not a whole chunk sharing its closest sentence)
+        e, other, o = kept[at]
         older = o.state.stated.day()
-        # the same words (not a whole chunk that shares its closest sentence): either copy says it
-        same = part.answer_text is not None or is_repeat(other, said, (older, day))
         if same and day is not None and (older is None or day > older) and not o.cand.on_day:
             # One statement in several notes is shown from the newest: the last time the vault says
             # it (a task list carried forward shows today's copy, not the first day's), in its place;
             # but the note of a day the turn names stays (its copies become part of it).
-            kept[twin] = (replace(entry, merged=(*e.merged, e.path)), said, r)
+            kept[at] = (replace(entry, merged=(*e.merged, e.path)), said, r)
         else:
-            kept[twin] = (replace(e, merged=(*e.merged, r.path)), other, o)
+            kept[at] = (replace(e, merged=(*e.merged, r.path)), other, o)
     # where else, newest first (undated last): as the entry itself, the latest says most
     days = {r.path: r.state.stated.day() for r in got.ranked}
     newest = [

@@ -123,12 +123,13 @@ class Ranking:
     #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer)
     weak_below: float
 
-    def top(self, k: int) -> list[Ranked]:
-        """The first k hits: the order with copies folded (`fold_copies`), cut to k."""
-        return [r for r, _ in fold_copies(self.ranked, k)]
+    def top(self, k: int) -> list[tuple[Ranked, tuple[str, ...]]]:
+        """The first k hits, each with the copies it folds: the order with copies folded
+        (`fold_copies`), cut to k."""
+        return fold_copies(self.ranked, k)
 
-    def hits(self, query: str, k: int) -> list[Hit]:
-        top = fold_copies(self.ranked, k)
+    def hits(self, query: str, top: Sequence[tuple[Ranked, tuple[str, ...]]]) -> list[Hit]:
+        """`top` (`Ranking.top`) as hits."""
         hits = [to_hit(query, r, self.notes[r.node_id], self.weak_below) for r, _ in top]
         for h, (_, also) in zip(hits, top, strict=True):
             h.lexical_only = self.lexical_only
@@ -312,9 +313,10 @@ def recall(
         hide_dormant=ranking.RECALL_HIDES_DORMANT,
         need=k,
     )
-    hits = got.hits(query, k)
+    folded = got.top(k)
+    hits = got.hits(query, folded)
     if explain:
-        top = got.top(k)
+        top = [r for r, _ in folded]
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
             h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
             if h.also_in:  # recall.fold_copies, in the README's words
