@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,16 @@ from vault_memory.index.catalog import ChunkRow
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.search.decay import state_from_meta
-from vault_memory.search.ranking import Candidate, Ranked, Window, change_label, same_fact_groups
+from vault_memory.search.ranking import (
+    Candidate,
+    Ranked,
+    Window,
+    change_label,
+    refill,
+    said_first,
+    same_fact_groups,
+    statements,
+)
 from vault_memory.search.windows import (
     Subject,
     WindowCache,
@@ -198,6 +208,32 @@ def test_same_fact_groups_the_best_answer_with_its_restatements_only() -> None:
     assert same_fact_groups(record, answers, paths, MINILM)[0] == [1]
 
 
+def test_a_statement_repeated_in_a_later_note_counts_from_the_note_that_said_it_first() -> None:
+    """sample_vault's "how many slides did we caption with Grandma": a plan written on 2 October and
+    written again on 9 October ("Sunday: Grandma, slides box 3.") moved above 5 October's answer
+    ("We captioned 35 slides") as the later statement. Repeating a line does not make it newer: the
+    two notes are one statement, stated on 2 October, and the answer keeps its place."""
+    d2, d5, d9 = {"date": "2026-10-02"}, {"date": "2026-10-05"}, {"date": "2026-10-09"}
+    plan, answer = [1.0, 0.0], [0.6, 0.8]
+    items = [
+        _ranked("d/05.md", d5, 0.78, answer, 0.52, "We captioned 35 slides; she remembered the names."),
+        _ranked("d/02.md", d2, 0.73, plan, 0.65, "Grandma wants to go through box 3 of the slides on Sunday."),
+        _ranked("d/09.md", d9, 0.72, plan, 0.62, "Sunday: Grandma, slides box 3."),
+    ]
+    assert statements(items, [0, 1, 2]) == [[0], [1, 2]]
+    out = refill(items, [[0, 1, 2]])
+    assert [r.path for r in out] == ["d/05.md", "d/02.md", "d/09.md"] and not any(r.moves for r in out)
+    assert out[0].same_fact == ("d/02.md", "d/09.md")  # still one question's statements
+    assert out[2].repeats == "d/02.md" and out[1].repeats == "" == out[0].repeats  # --explain says so
+    # a later statement that says something new moves up, past both copies of the older one
+    newer = [items[1], items[2], _ranked("d/11.md", {"date": "2026-10-11"}, 0.7, answer, 0.5, "We captioned 20 more.")]
+    out = refill([replace(r, relevance_rank=i) for i, r in enumerate(newer, 1)], [[0, 1, 2]])
+    assert [r.path for r in out] == ["d/11.md", "d/02.md", "d/09.md"]
+    assert out[0].moves == ("moved above #1 (by relevance): states the same thing differently, stated later",)
+    # a statement counts from its first note, whichever note relevance put first
+    assert said_first(items, [2, 1])[1] == dt.date(2026, 10, 2).toordinal()
+
+
 def test_change_label() -> None:
     assert change_label(1, [], []) == ""
     assert change_label(1, [3], []) == "supersedes #3"
@@ -321,6 +357,7 @@ def test_recall_explain_in_process_and_json(vault: Path, index_dir: Path) -> Non
         "on_day",
         "stated",
         "same_fact",
+        "repeats",
         "moved",
         "relevance_rank",
     ):

@@ -441,3 +441,30 @@ def test_prefetch_shows_the_part_of_a_note_that_answers_a_table_row_with_its_hea
         first = got.entries[0]
         assert first.path == "Projects/Home Lab.md" and first.heading.endswith("Hardware")
         assert "Part: GPU; What: RTX 3060 12 GB" in got.block
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_a_plan_written_twice_is_not_a_later_statement_of_what_happened(tmp_path: Path) -> None:
+    """sample_vault: "how many slides did we caption with Grandma" is answered on 5 October ("We
+    captioned 35 slides"); a plan for a visit, written on 2 October and again on 9 October, moved
+    above it as the later statement. A repeated statement counts from the note that said it first,
+    so the answer keeps its place, and `--explain` says why the 9th did not move; a later statement
+    that says something new still moves up ("how far am I with scanning box 3": 255 of ~500 on the
+    8th above the 60 slides of the 3rd)."""
+    from vault_memory.index.embedders import make_embedder
+
+    vault = rv.copy_vault(SOURCES[rv.SAMPLE], tmp_path / "clone", "now")
+    with Memory(
+        Config(vault=vault, index_dir=tmp_path / "i", embedder="minilm"), embedder=make_embedder("minilm")
+    ) as m:
+        m.index()
+        hits = m.recall("how many slides did we caption with Grandma", k=5, now=rv.NOW, touch=False, explain=True)
+        assert hits[0].path == "Daily/2026-10-05.md"
+        assert not any(h.explain and h.explain["moved"] for h in hits)
+        again = next(h for h in hits if h.path == "Daily/2026-10-09.md")
+        assert again.explain is not None and again.explain["repeats"] == "Daily/2026-10-02.md"
+        hits = m.recall("how far am I with scanning box 3 of the slides", k=3, now=rv.NOW, touch=False, explain=True)
+        assert hits[0].path == "Daily/2026-10-08.md" and hits[0].explain is not None
+        why = "moved above #1 (by relevance): states the same thing differently, stated later"
+        assert hits[0].explain["moved"] == [why]

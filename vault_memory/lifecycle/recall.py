@@ -387,6 +387,7 @@ def explain_hit(
         "reactivated": r.reactivated,
         "cued_by": r.cued_by or None,
         "same_fact": [path_of[n] for n in r.same_fact if n in path_of],
+        "repeats": r.repeats or None,
         "moved": why,
     }
 

@@ -225,6 +225,7 @@ class Ranked:
     cued_by: str = ""  # when reactivated, the cue that brought it back (decay.Gate.cue)
     same_fact: tuple[str, ...] = ()  # node ids of the others in the list that state the same fact
     moves: tuple[str, ...] = ()  # why it is not where relevance put it ("moved above #2: ...")
+    repeats: str = ""  # the path of the note that said its statement first, when it repeats one (`statements`)
     relevance_rank: int = 0  # its 1-based place by relevance alone
 
     @property
@@ -397,9 +398,40 @@ def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarr
     return refill(items, same_fact_groups(head, answers, [r.path for r in head], cal)[:1])
 
 
+def statements(items: Sequence[Ranked], group: Sequence[int]) -> list[list[int]]:
+    """The members of one group as statements: members whose answers repeat one another
+    (`text.is_repeat`, dates counted from each note's day) are one statement, in relevance order.
+    A line carried forward, or a plan written down twice, says nothing new the second time."""
+    parent = {m: m for m in group}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in ((a, b) for a in group for b in group if a < b):
+        ra, rb = items[a], items[b]
+        days = (ra.state.stated.day(), rb.state.stated.day())
+        if is_repeat(ra.cand.answer_text or "", rb.cand.answer_text or "", days):
+            parent[find(b)] = find(a)
+    out: dict[int, list[int]] = {}
+    for m in sorted(group):
+        out.setdefault(find(m), []).append(m)
+    return list(out.values())
+
+
+def said_first(items: Sequence[Ranked], members: Sequence[int]) -> tuple[int, int, float, float]:
+    """A statement's freshness: pinned when any of its notes is, stated when its first note states
+    it (repeating a line does not make it newer), then its strongest note's strength."""
+    keys = [freshness(items[m].state, items[m].strength) for m in members]
+    first = min((k[1], k[2]) for k in keys)
+    return (max(k[0] for k in keys), first[0], first[1], max(k[3] for k in keys))
+
+
 def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]:
-    """Refill each group's places newest first (`freshness`); each member learns the others of its
-    group (`same_fact`) and, when it moved up, why (`moves`)."""
+    """Refill each group's places newest statement first (`statements`, `said_first`; the notes of
+    one statement in relevance order); each member learns the others of its group (`same_fact`)
+    and, when it moved up, why (`moves`)."""
     out = list(items)
     for group in groups:
         if len(group) < 2:
@@ -409,8 +441,13 @@ def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]
             out[m] = replace(items[m], same_fact=tuple(i for i in ids if i != items[m].node_id))
     moved = list(out)
     for group in groups:
-        order = sorted(group, key=lambda m: freshness(items[m].state, items[m].strength), reverse=True)
-        for pos, src in zip(group, order, strict=True):
+        said = sorted(statements(items, group), key=lambda st: said_first(items, st), reverse=True)
+        for st in (st for st in said if len(st) > 1):
+            first = min(st, key=lambda m: freshness(items[m].state, 0.0)[1:3])
+            for m in st:
+                if m != first:
+                    out[m] = replace(out[m], repeats=items[first].path)
+        for pos, src in zip(group, (m for st in said for m in st), strict=True):
             moved[pos] = out[src]
     for pos in (p for g in groups if len(g) > 1 for p in g):
         r = moved[pos]
@@ -491,7 +528,9 @@ __all__ = [
     "query_terms",
     "rank",
     "refill",
+    "said_first",
     "same_fact_groups",
+    "statements",
     "succession",
     "successors_first",
 ]
