@@ -452,6 +452,7 @@ def test_a_plan_written_twice_is_not_a_later_statement_of_what_happened(tmp_path
     so the answer keeps its place, and `--explain` says why the 9th did not move; a later statement
     that says something new still moves up ("how far am I with scanning box 3": 255 of ~500 on the
     8th above the 60 slides of the 3rd)."""
+    from vault_memory.cli.search import render_explain
     from vault_memory.index.embedders import make_embedder
 
     vault = rv.copy_vault(SOURCES[rv.SAMPLE], tmp_path / "clone", "now")
@@ -464,6 +465,8 @@ def test_a_plan_written_twice_is_not_a_later_statement_of_what_happened(tmp_path
         assert not any(h.explain and h.explain["moved"] for h in hits)
         again = next(h for h in hits if h.path == "Daily/2026-10-09.md")
         assert again.explain is not None and again.explain["repeats"] == "Daily/2026-10-02.md"
+        said = "a statement repeated: counts from the note that said it first, Daily/2026-10-02.md"
+        assert said in render_explain(again.explain)  # the README's words
         hits = m.recall("how far am I with scanning box 3 of the slides", k=3, now=rv.NOW, touch=False, explain=True)
         assert hits[0].path == "Daily/2026-10-08.md" and hits[0].explain is not None
         why = "moved above #1 (by relevance): states the same thing differently, stated later"

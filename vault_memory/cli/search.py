@@ -177,7 +177,7 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
     if ex["same_fact"]:
         lines.append("states the same thing as: " + ", ".join(ex["same_fact"]))
     if ex.get("repeats"):
-        lines.append(f"repeats what {ex['repeats']} said first: counted from that note's day")
+        lines.append(f"a statement repeated: counts from the note that said it first, {ex['repeats']}")
     lines += list(ex["moved"])
     return lines
 

@@ -8,6 +8,11 @@ with the same code, and the calibration replays (bench/) replay exactly what rec
     rank(...)             the dormancy gate, relevance order, newest first among the statements
                           of one fact, successors above what they supersede (`rank`'s docstring)
     same_fact_groups(...) which of the head state one fact (replayed by bench same_fact)
+    refill(...)           a group's places, newest statement first (a repeat counts from its first)
+
+Longer than 500 lines because it is the whole read-time rule (docs/ranking.md's six steps) in
+one place: the records fusion makes are what ordering reads, and the bench replays import both
+from here, so a split would only move the rule's halves apart and give them a cycle to break.
 """
 
 from __future__ import annotations
@@ -262,7 +267,8 @@ def rank(
        they keep their place, marked dormant (and reactivated when cued).
     2. The rest keep their relevance order, except:
     3. among the first HEAD, the best answer and the notes that state the same fact differently
-       (`same_fact_groups`) are put newest first, in the places they held;
+       (`same_fact_groups`) are put newest first, in the places they held, a statement repeated
+       counted from the note that said it first (`statements`, `said_first`);
     4. a superseded note never ranks above its successor.
     The whole list is ordered, then cut to k: the first n of any k are the same notes.
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
