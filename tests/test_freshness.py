@@ -234,6 +234,27 @@ def test_a_statement_repeated_in_a_later_note_counts_from_the_note_that_said_it_
     assert said_first(items, [2, 1])[1] == dt.date(2026, 10, 2).toordinal()
 
 
+def test_only_a_later_note_below_that_adds_nothing_repeats_one_above() -> None:
+    """The simulated year (bench lifetime): "Home for the user is the city of Denver now." adds no
+    word to an older, lower "Home for the user's dad is the city of Denver now.", and is the news:
+    it keeps its own day. A later line that adds words ("no longer") is a new statement too."""
+    old, new = {"date": "2026-03-02"}, {"date": "2026-11-20"}
+    a, b = [1.0, 0.0], [0.8, 0.6]
+    items = [
+        _ranked("m/user.md", new, 0.9, a, 0.6, "Home for the user is the city of Denver now."),
+        _ranked("m/lisbon.md", {"date": "2026-06-01"}, 0.8, b, 0.6, "The city the user chose was Lisbon."),
+        _ranked("m/dad.md", old, 0.7, b, 0.5, "Home for the user's dad is the city of Denver now."),
+    ]
+    assert statements(items, [0, 1, 2]) == [[0], [1], [2]]
+    assert [r.path for r in refill(items, [[0, 1, 2]])][0] == "m/user.md"
+    vim = [
+        _ranked("x/1.md", old, 0.9, a, 0.6, "I use Vim."),
+        _ranked("x/2.md", new, 0.8, b, 0.6, "I no longer use Vim."),
+    ]
+    assert statements(vim, [0, 1]) == [[0], [1]]
+    assert [r.path for r in refill(vim, [[0, 1]])] == ["x/2.md", "x/1.md"]
+
+
 def test_change_label() -> None:
     assert change_label(1, [], []) == ""
     assert change_label(1, [3], []) == "supersedes #3"

@@ -465,7 +465,7 @@ def test_a_plan_written_twice_is_not_a_later_statement_of_what_happened(tmp_path
         assert not any(h.explain and h.explain["moved"] for h in hits)
         again = next(h for h in hits if h.path == "Daily/2026-10-09.md")
         assert again.explain is not None and again.explain["repeats"] == "Daily/2026-10-02.md"
-        said = "a statement repeated: counts from the note that said it first, Daily/2026-10-02.md"
+        said = "adds no word to Daily/2026-10-02.md, above it: counts from that one's day"
         assert said in render_explain(again.explain)  # the README's words
         hits = m.recall("how far am I with scanning box 3 of the slides", k=3, now=rv.NOW, touch=False, explain=True)
         assert hits[0].path == "Daily/2026-10-08.md" and hits[0].explain is not None

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory.text import (
+    adds_nothing,
     days_from,
     default_title,
     is_repeat,
@@ -180,6 +181,19 @@ def test_a_line_whose_dates_moved_on_with_its_day_is_a_repeat() -> None:
     assert not is_repeat("Deadline 2026-11-14.", "Deadline 2026-11-21.", (d25, d25))  # one day: a change
     assert not is_repeat("Due 2026-13-45.", "Due 2026-13-46.", (d25, d04))  # not dates: words
     assert days_from("met 2026-10-25, due 2026-10-24", d25) == "met dayplus0, due dayminus1"
+
+
+def test_adds_nothing_is_one_direction_of_is_repeat() -> None:
+    plan, again = (
+        "Called Grandma, she wants to go through box 3 of the slides on Sunday.",
+        "Sunday: Grandma, slides box 3.",
+    )
+    assert adds_nothing(again, plan) and not adds_nothing(plan, again) and is_repeat(plan, again)
+    assert not adds_nothing("I no longer use Vim.", "I use Vim.")  # a negation adds words: news
+    a, b = "- [ ] Water plants 📅 2026-10-26", "- [ ] Water plants 📅 2026-11-05"
+    d25, d04 = dt.date(2026, 10, 25), dt.date(2026, 11, 4)
+    assert adds_nothing(b, a, (d04, d25)) and not adds_nothing(b, a)  # days in the order of the texts
+    assert not adds_nothing("", "anything") and not adds_nothing("anything", "")
 
 
 def test_each_list_item_is_a_part_of_its_own_and_prose_reads_together() -> None:

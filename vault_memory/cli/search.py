@@ -177,7 +177,7 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
     if ex["same_fact"]:
         lines.append("states the same thing as: " + ", ".join(ex["same_fact"]))
     if ex.get("repeats"):
-        lines.append(f"a statement repeated: counts from the note that said it first, {ex['repeats']}")
+        lines.append(f"adds no word to {ex['repeats']}, above it: counts from that one's day")
     lines += list(ex["moved"])
     return lines
 

@@ -8,7 +8,7 @@ with the same code, and the calibration replays (bench/) replay exactly what rec
     rank(...)             the dormancy gate, relevance order, newest first among the statements
                           of one fact, successors above what they supersede (`rank`'s docstring)
     same_fact_groups(...) which of the head state one fact (replayed by bench same_fact)
-    refill(...)           a group's places, newest statement first (a repeat counts from its first)
+    refill(...)           a group's places, newest statement first (a repeat counts from the first)
 
 Longer than 500 lines because it is the whole read-time rule (docs/ranking.md's six steps) in
 one place: the records fusion makes are what ordering reads, and the bench replays import both
@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ..index.calibration import MINILM, Calibration
 from ..index.catalog import STOPWORDS, ChunkRow, NoteRow
-from ..text import is_repeat, split_sentences, without_links
+from ..text import adds_nothing, is_repeat, split_sentences, without_links
 from .decay import DecayModel, MemoryState, is_episodic
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -267,8 +267,8 @@ def rank(
        they keep their place, marked dormant (and reactivated when cued).
     2. The rest keep their relevance order, except:
     3. among the first HEAD, the best answer and the notes that state the same fact differently
-       (`same_fact_groups`) are put newest first, in the places they held, a statement repeated
-       counted from the note that said it first (`statements`, `said_first`);
+       (`same_fact_groups`) are put newest first, in the places they held, a later note that adds
+       no word to one above it counted from that one's day (`statements`, `said_first`);
     4. a superseded note never ranks above its successor.
     The whole list is ordered, then cut to k: the first n of any k are the same notes.
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
@@ -405,9 +405,12 @@ def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarr
 
 
 def statements(items: Sequence[Ranked], group: Sequence[int]) -> list[list[int]]:
-    """The members of one group as statements: members whose answers repeat one another
-    (`text.is_repeat`, dates counted from each note's day) are one statement, in relevance order.
-    A line carried forward, or a plan written down twice, says nothing new the second time."""
+    """The members of one group as statements: a member stated later than one above it (in
+    relevance order) whose answer adds no word to that one's (`text.adds_nothing`, dates counted
+    from each note's day) repeats it, and is one statement with it, in relevance order. A line
+    carried forward, or a plan written down again, says nothing new the second time. Only a later
+    note below: "Home for the user is Denver now." adds no word to an older, lower "Home for the
+    user's dad is Denver now.", and is still the news (bench lifetime)."""
     parent = {m: m for m in group}
 
     def find(x: int) -> int:
@@ -417,8 +420,10 @@ def statements(items: Sequence[Ranked], group: Sequence[int]) -> list[list[int]]
 
     for a, b in ((a, b) for a in group for b in group if a < b):
         ra, rb = items[a], items[b]
-        days = (ra.state.stated.day(), rb.state.stated.day())
-        if is_repeat(ra.cand.answer_text or "", rb.cand.answer_text or "", days):
+        if freshness(rb.state, 0.0)[1:3] <= freshness(ra.state, 0.0)[1:3]:
+            continue
+        days = (rb.state.stated.day(), ra.state.stated.day())
+        if adds_nothing(rb.cand.answer_text or "", ra.cand.answer_text or "", days):
             parent[find(b)] = find(a)
     out: dict[int, list[int]] = {}
     for m in sorted(group):
