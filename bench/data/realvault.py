@@ -1499,6 +1499,262 @@ class Remembered:
     conflicts: frozenset[str] = frozenset()
 
 
+#: 34 questions asked of a clone (file times now) as the owner would, at stop 35, after the rule
+#: that a repeated statement counts from its first note and before anything else was changed, and
+#: labelled after they were asked: held out, nothing is tuned on them.
+OWNER: tuple[Case, ...] = (
+    Case(
+        OV,
+        "what editor am I using for Rust",
+        best=(D + "2026-10-07.md", D + "2026-11-08.md"),
+        values={D + "2026-10-07.md": "Helix", D + "2026-11-08.md": "Helix"},
+        needed=("Helix",),
+    ),
+    Case(
+        OV,
+        "when did my knee start hurting",
+        best=("Areas/Health/Running log.md", D + "2026-10-03.md"),
+        values={"Areas/Health/Running log.md": "2026-10-03", D + "2026-10-03.md": "2026-10-03"},
+        needed=("2026-10-03",),
+    ),
+    Case(
+        OV,
+        "what's the latest on the Atlas migration",
+        best=("Projects/Project Atlas.md", D + "2026-10-19.md"),
+        values={"Projects/Project Atlas.md": "70%", D + "2026-10-19.md": "70%"},
+        needed=("70%",),
+    ),
+    Case(
+        OV,
+        "is the dentist appointment still on the 14th",
+        best=("Areas/Health/Dentist.md", D + "2026-10-11.md", D + "2026-11-12.md"),
+        values={
+            "Areas/Health/Dentist.md": "14 Nov 9:30",
+            D + "2026-10-11.md": "14 Nov 9:30",
+            D + "2026-11-12.md": "14 Nov 9:30",
+        },
+        needed=("14 November", "November 14"),
+    ),
+    Case(
+        OV,
+        "what time is standup",
+        best=(D + "2026-10-15.md",),
+        values={D + "2026-10-15.md": "9:45"},
+        needed=("9:45",),
+    ),
+    Case(
+        OV,
+        "when did the plumber come",
+        best=(D + "2026-10-01.md", D + "2026-11-02.md"),
+        values={D + "2026-10-01.md": "Thursday", D + "2026-11-02.md": "Thursday"},
+        needed=("he comes Thursday",),
+    ),
+    Case(
+        OV,
+        "what did Maya say about the VPN",
+        best=(D + "2026-10-05.md", D + "2026-11-06.md"),
+        values={D + "2026-10-05.md": "key failed", D + "2026-11-06.md": "key failed"},
+        needed=("VPN hardware key failed",),
+    ),
+    Case(
+        OV,
+        "how's my running going",
+        best=("Areas/Health/Running log.md",),
+        values={"Areas/Health/Running log.md": "10 km"},
+        needed=("10 km",),
+    ),
+    Case(
+        OV,
+        "what's my resting heart rate",
+        nothing=True,
+    ),
+    Case(
+        OV,
+        "what do I need to buy for the car",
+        best=(D + "2026-10-31.md",),
+        values={D + "2026-10-31.md": "winter tyres"},
+        needed=("winter tyres",),
+    ),
+    Case(
+        OV,
+        "which beans am I using",
+        best=("Areas/Home/Coffee.md", D + "2026-10-13.md"),
+        values={"Areas/Home/Coffee.md": "Ethiopian", D + "2026-10-13.md": "Ethiopian"},
+        needed=("Ethiopian",),
+    ),
+    Case(
+        OV,
+        "when is the Atlas cutover review",
+        best=("Projects/Project Atlas.md",),
+        values={"Projects/Project Atlas.md": "slips to January"},
+        needed=("cutover slips to January",),
+    ),
+    Case(
+        OV,
+        "what is the boiler service interval",
+        best=("Areas/Home/Boiler.md",),
+        values={"Areas/Home/Boiler.md": "annual"},
+        needed=("annual service",),
+    ),
+    Case(
+        OV,
+        "did I reply to Maya yet",
+        best=(D + "2026-11-12.md", "People/Maya Chen.md"),
+        values={D + "2026-11-12.md": "not yet"},
+        needed=("Reply to [[Maya Chen]]",),
+    ),
+    Case(
+        SV,
+        "what is the current staging URL",
+        best=("Decisions/Move staging URL.md",),
+        values={"Decisions/Move staging URL.md": "staging-eu"},
+        needed=("staging-eu.brightwater.example",),
+    ),
+    Case(
+        SV,
+        "where is staging now",
+        best=("Decisions/Move staging URL.md",),
+        values={"Decisions/Move staging URL.md": "staging-eu"},
+        needed=("staging-eu.brightwater.example",),
+    ),
+    Case(
+        SV,
+        "who covers Jonas's code reviews",
+        best=("Memory/jonas-parental-leave.md", "Daily/2026-10-09.md"),
+        values={"Memory/jonas-parental-leave.md": "Priya", "Daily/2026-10-09.md": "Priya"},
+        needed=("Priya takes",),
+    ),
+    Case(
+        SV,
+        "who runs the sprint reviews now",
+        best=("Memory/jonas-parental-leave.md", "Daily/2026-10-09.md"),
+        values={"Memory/jonas-parental-leave.md": "Maya", "Daily/2026-10-09.md": "Maya"},
+        needed=("Maya runs the sprint reviews", "handed over the sprint reviews to me"),
+    ),
+    Case(
+        SV,
+        "how did the ZFS resilver go",
+        best=("Daily/2026-10-09.md",),
+        values={"Daily/2026-10-08.md": "started, 9 hours", "Daily/2026-10-09.md": "finished, no errors"},
+        needed=("Resilver finished overnight",),
+    ),
+    Case(
+        SV,
+        "what is the latest on the home server disk",
+        best=("Daily/2026-10-09.md",),
+        values={
+            "Projects/Home Lab.md": "replace the oldest WD Red",
+            "Daily/2026-10-02.md": "replacement ordered",
+            "Daily/2026-10-08.md": "swapped, resilver started",
+            "Daily/2026-10-09.md": "resilver finished",
+        },
+        needed=("Resilver finished overnight",),
+    ),
+    Case(
+        SV,
+        "which disk failed in hearth",
+        best=("Projects/Home Lab.md", "Daily/2026-10-02.md"),
+        values={"Projects/Home Lab.md": "WD Red", "Daily/2026-10-02.md": "WD Red"},
+        needed=("WD Red",),
+    ),
+    Case(
+        SV,
+        "where did we book dinner for Ines",
+        best=("Daily/2026-10-09.md",),
+        values={"Daily/2026-10-09.md": "the Ethiopian place"},
+        needed=("Ethiopian place",),
+    ),
+    Case(
+        SV,
+        "how is Ines's knee",
+        best=("Daily/2026-10-03.md",),
+        values={"People/Ines Okafor.md": "bad, patellar tendon", "Daily/2026-10-03.md": "better"},
+        needed=("Her knee is better",),
+    ),
+    Case(
+        SV,
+        "how many slides are left to scan",
+        best=("Daily/2026-10-08.md",),
+        values={"Projects/Photo Archive.md": "150 of 500", "Daily/2026-10-08.md": "255 of 500"},
+        needed=("255 of ~500",),
+    ),
+    Case(
+        SV,
+        "how many slides have I scanned from box 3",
+        best=("Daily/2026-10-08.md",),
+        values={
+            "Projects/Photo Archive.md": "150 of 500",
+            "Daily/2026-10-03.md": "60 more scanned",
+            "Daily/2026-10-08.md": "255 of 500",
+        },
+        needed=("255",),
+    ),
+    Case(
+        SV,
+        "when will the slides be finished",
+        best=("Projects/Photo Archive.md",),
+        values={"Projects/Photo Archive.md": "by Christmas"},
+        needed=("by Christmas",),
+    ),
+    Case(
+        SV,
+        "what did Grandma remember about the wedding",
+        best=("Daily/2026-10-05.md",),
+        values={"Daily/2026-10-05.md": "everyone but the groom's brother"},
+        needed=("groom's brother",),
+    ),
+    Case(
+        SV,
+        "what is the team chat tool",
+        best=("Decisions/Switched team chat to Discord.md",),
+        values={"Decisions/Switched team chat to Discord.md": "Discord"},
+        needed=("Discord",),
+    ),
+    Case(
+        SV,
+        "when did we move standup to Discord",
+        best=("Daily/2026-10-05.md",),
+        values={"Daily/2026-10-05.md": "2026-10-05"},
+        needed=("Standup moved to Discord voice",),
+    ),
+    Case(
+        SV,
+        "how did the talk abstract go",
+        best=("Daily/2026-10-08.md",),
+        values={"Daily/2026-10-08.md": "submitted, accepted unofficially"},
+        needed=("submitted",),
+    ),
+    Case(
+        SV,
+        "what is the status of the preview environments",
+        best=("Daily/2026-10-06.md", "Daily/2026-10-05.md"),
+        values={"Daily/2026-10-05.md": "?", "Daily/2026-10-06.md": "?"},
+        needed=("€90", "approved option 2"),
+    ),
+    Case(
+        SV,
+        "what does Eris get wrong",
+        best=("Projects/Eris.md", "Daily/2026-10-05.md"),
+        values={"Projects/Eris.md": "stale", "Daily/2026-10-05.md": "stale"},
+        needed=("Stale facts win", "stale memory"),
+    ),
+    Case(
+        SV,
+        "how many questions on my list does Eris get right",
+        best=("Daily/2026-10-09.md",),
+        values={"Projects/Eris.md": "16/20", "Daily/2026-10-09.md": "17/20"},
+        needed=("17/20",),
+    ),
+    Case(
+        SV,
+        "what does Eris use for search",
+        best=("Projects/Eris.md",),
+        values={"Projects/Eris.md": "embeddings plus BM25"},
+        needed=("embeddings plus BM25",),
+    ),
+)
+
+
 #: 14 memories written for the person's vault after `remember` flagged five daily notes' task line
 #: "- [ ] Reply to Maya Chen about the Atlas timeline" as conflicting with "Maya asked to move the
 #: Atlas cutover review to Thursday 10:00": 8 change what a note says, 6 are new facts.
@@ -1538,7 +1794,7 @@ def vault_sources(repo: Path) -> dict[str, Path]:
 
 
 def cases(vault: str | None = None) -> list[Case]:
-    return [c for c in (*CASES, *LATER, *PROPERTIES, *ASKED, *DAYS) if vault is None or c.vault == vault]
+    return [c for c in (*CASES, *LATER, *PROPERTIES, *ASKED, *DAYS, *OWNER) if vault is None or c.vault == vault]
 
 
 #: How a copy's file times are set: as the source had them; all now (what `git clone`, `cp -r`
