@@ -23,6 +23,7 @@ from typing import Any
 from vault_memory.internals import internals
 from vault_memory.search.ranking import (
     HEAD,
+    RECALL_HIDES_DORMANT,
     RELEVANCE_BAND,
     answer_vector,
     freshness,
@@ -44,7 +45,8 @@ CHOSEN = {"alike": 0.35, "band": RELEVANCE_BAND, "head": HEAD, "same_folder": Tr
 
 
 def _collect(mem: Any, query: str, now: Any, truth: Any) -> dict[str, Any]:
-    """Recall's gated relevance order for one question (no freshness), with what the rule reads."""
+    """Recall's relevance order for one question (no freshness), with what the rule reads: dormant
+    notes keep their places and marks, as recall and prefetch rank them (RECALL_HIDES_DORMANT)."""
     searcher = internals(mem).searcher()
     cands = searcher.search(query, candidates=100, windows=internals(mem).window_scorer())
     notes = internals(mem).catalog.notes_by_ids(sorted({c.node_id for c in cands}))
@@ -58,6 +60,7 @@ def _collect(mem: Any, query: str, now: Any, truth: Any) -> dict[str, Any]:
         k=max(HEADS),
         vectors=None,
         cal=internals(mem).calibration,
+        hide_dormant=RECALL_HIDES_DORMANT,
     )
     vecs = searcher.vectors_of([r.cand.chunk for r in items])
     return {"items": items, "answers": [answer_vector(r, vecs) for r in items], "truth": truth}
