@@ -15,7 +15,7 @@ question is asked through the library at `NOW`, nothing written:
 - `weak`: the questions with no answer have only weak hits, answered ones a top hit that is not;
 - `hidden`: what a `%%` comment holds is never shown by recall, prefetch or `read`.
 
-The numbers are counts over the labelled set (84 questions); the JSON keeps each question's hits.
+The numbers are counts over the labelled set (218 questions); the JSON keeps each question's hits.
 It runs on older trees too (fields they lack are read as absent), so before/after is one command.
 """
 
