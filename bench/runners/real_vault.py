@@ -171,8 +171,11 @@ def _ask(mem: Any, case: rv.Case) -> dict[str, Any]:
     # recall's hits in the top 5 shown by a chunk of only links and dates from a note that says more
     links_only = sum(1 for h in hits[:5] if says_nothing(body(h)) and note_says_something(h.path))
     # recall's hits in the top 5 that state what a hit above states in the same words (a line
-    # copied from day to day, its dates moved on with its note's day: text.is_repeat)
-    from vault_memory.text import is_repeat
+    # copied from day to day, its dates moved on with its note's day: repeats.is_repeat)
+    try:
+        from vault_memory.repeats import is_repeat
+    except ImportError:  # an older tree: it lived in text.py
+        from vault_memory.text import is_repeat  # type: ignore[attr-defined,no-redef]
 
     def said(h: Any) -> str:
         return ((h.explain or {}).get("window") or {}).get("text") or body(h)
@@ -352,7 +355,7 @@ def run(opts: RunOptions) -> Result:
         "that are both returned and both dated, those with the newer above the older. Links-only hits: "
         "hits in recall's top 5 shown by a part of only links and dates (`[[2026-10-15]] · [[2026-10-19]]`) "
         "from a note that says more. Copies in the top 5: hits stating what a hit above states in the same "
-        "words (text.is_repeat, dates counted from each note's day). Copies: identical "
+        "words (repeats.is_repeat, dates counted from each note's day). Copies: identical "
         "paths, change, date and strength, and an identical prefetch block, with file times kept, now, and "
         "reversed. Prefetch: the block holds "
         "the needed fact; pairs of entries from notes labelled with the same value / of those, the pairs "

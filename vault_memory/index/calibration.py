@@ -15,7 +15,7 @@ near 0.85), so a number tuned on one is wrong for another. A record holds three:
     conflict   a new memory that states what a note says (needs_review, conflicts.py).
 
 (Whether two statements are one repeated is a matter of their words, not of a cosine:
-text.is_repeat.)
+repeats.is_repeat.)
 
 MiniLM's record was measured (each number's study is in `MINILM.source` and docs/ranking.md).
 Any other embedder gets, in this order: a record saved in its index folder by `vault-memory

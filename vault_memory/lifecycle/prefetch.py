@@ -17,7 +17,7 @@ with the turn as the query and shows what recall would return, in recall's order
   logged for the review note;
 - entries that say nothing of their own: a line that is only links or dates (a daily note's
   `[[2026-11-04]] · [[2026-11-08]]`);
-- repeats: an entry that states what an entry above it states in the same words (text.is_repeat:
+- repeats: an entry that states what an entry above it states in the same words (repeats.is_repeat:
   the nine daily notes' "13:00 Lunch with [[Jonas Weber]].", or a task copied from day to day with
   its due date moved on, "Water plants 📅 2026-10-26" on the 25th) becomes part of that entry,
   which says where else it appears (newest first). The entry shows the newest dated copy, in the
@@ -59,11 +59,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..index.embedders import embed_query
+from ..repeats import has_iso_date, is_repeat, words_of
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import has_iso_date, is_repeat, says_something, sentence_units, snippet, split_sentences, words_of
+from ..text import says_something, sentence_units, snippet, split_sentences
 from .edits import rehearse
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
@@ -338,7 +339,7 @@ def prefetch(
 
 @dataclass(frozen=True)
 class _Sentence:
-    """A sentence as repeats compare it: its words (text.words_of) and whether it holds a date."""
+    """A sentence as repeats compare it: its words (repeats.words_of) and whether it holds a date."""
 
     text: str
     words: frozenset[str]
@@ -353,7 +354,7 @@ def _sentences_of(text: str) -> tuple[_Sentence, ...]:
 
 def _adds_nothing(s: _Sentence, day: dt.date | None, t: _Sentence, above_day: dt.date | None) -> bool:
     """Whether `s` adds no word to `t`, a sentence of MIN_WINDOW_WORDS words or more an entry above
-    shows (text.is_repeat, dates counted from each note's day)."""
+    shows (repeats.is_repeat, dates counted from each note's day)."""
     if not s.words or len(t.words) < max(len(s.words), MIN_WINDOW_WORDS):
         return False
     return s.words <= t.words or (s.dated and t.dated and is_repeat(s.text, t.text, (day, above_day)))
@@ -367,7 +368,7 @@ def _twin(
     closest: Callable[[Candidate], str | None] | None,
 ) -> tuple[int, bool] | None:
     """The entry above that this one repeats, if any, and whether the two statements are one in
-    the same words (text.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
+    the same words (repeats.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
     [[Jonas Weber]]." reaches "dinner with Jonas" only through its link) states what its sentence
     closest in meaning to the turn states (`closest`); it repeats an entry above when that entry
     shows this sentence already (not the same words: False). Sentences are embedded only for a

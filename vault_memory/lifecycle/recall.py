@@ -21,12 +21,13 @@ import numpy as np
 
 from ..errors import ConfigError, VectorStoreUnavailableError
 from ..index.catalog import NoteRow
+from ..repeats import days_from, has_iso_date
 from ..search import days, ranking
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Mode, Ranked, change_label, rank, succession
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
-from ..text import days_from, has_iso_date, in_folder, says_something, snippet
+from ..text import in_folder, says_something, snippet
 from .relations import with_identities
 
 #: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
@@ -141,7 +142,7 @@ class Ranking:
 def copy_keys(text: str, day: dt.date | None) -> tuple[str, ...]:
     """What a copy of this line shares with it: the text, case aside, and, when it holds an ISO
     date, the text with each date read as days from its note's day ("Water plants 📅 2026-10-22"
-    on the 21st is "… dayplus1", as "📅 2026-11-13" is on the 12th November: text.days_from).
+    on the 21st is "… dayplus1", as "📅 2026-11-13" is on the 12th November: repeats.days_from).
     Cheap on purpose: recall asks it of every candidate (a regex only when a date may be there)."""
     low = text.lower()
     if day is not None and ("-0" in low or "-1" in low) and has_iso_date(low):

@@ -28,7 +28,8 @@ import numpy.typing as npt
 
 from ..index.calibration import MINILM, Calibration
 from ..index.catalog import STOPWORDS, ChunkRow, NoteRow
-from ..text import adds_nothing, is_repeat, split_sentences, without_links
+from ..repeats import adds_nothing, is_repeat
+from ..text import split_sentences, without_links
 from .decay import DecayModel, MemoryState, is_episodic
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -340,7 +341,7 @@ def same_fact_groups(
     sentence of their own (`answers[i]` not None), live in the same folder (a note updates notes of
     its own kind: a daily note the daily notes, a memory the memories), were stated on different
     days, are comparably relevant (within RELEVANCE_BAND), answer alike (the two answers' cosine
-    clears the weak bar) and are not one statement repeated (text.is_repeat: a daily note's copied
+    clears the weak bar) and are not one statement repeated (repeats.is_repeat: a daily note's copied
     line is not a change, nor is one whose dates moved on with its day). The group is the connected
     component of the item that answers best, when that answer is clear (answer cosine >=
     `cal.weak`): a newer statement worded far from the query still joins by saying what the best
@@ -406,7 +407,7 @@ def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarr
 
 def statements(items: Sequence[Ranked], group: Sequence[int]) -> list[list[int]]:
     """The members of one group as statements: a member stated later than one above it (in
-    relevance order) whose answer adds no word to that one's (`text.adds_nothing`, dates counted
+    relevance order) whose answer adds no word to that one's (`repeats.adds_nothing`, dates counted
     from each note's day) repeats it, and is one statement with it, in relevance order. A line
     carried forward, or a plan written down again, says nothing new the second time. Only a later
     note below: "Home for the user is Denver now." adds no word to an older, lower "Home for the
