@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterator
 
 from .text import unlink
 
@@ -32,22 +33,29 @@ def is_repeat(a: str, b: str, days: tuple[dt.date | None, dt.date | None] = (Non
     moved on says the same of each day: "Water plants 📅 2026-10-26" in the daily note of the 25th
     and "Water plants 📅 2026-11-05" in the 4th's are one statement, "the day after" (each ISO date
     is also read as days from its note's day). A date that moved against its note's day is a change."""
-    return adds_nothing(a, b, days) or adds_nothing(b, a, (days[1], days[0]))
+    return any(wa <= wb or wb <= wa for wa, wb in _readings(a, b, days))
 
 
 def adds_nothing(a: str, b: str, days: tuple[dt.date | None, dt.date | None] = (None, None)) -> bool:
     """Whether `a` adds no word to `b`: its words are all words of `b`, or are once each ISO date
     is read as days from its note's day (`days`: the days `a` and `b` were stated). One direction
     of `is_repeat`: "I no longer use Vim" adds words to "I use Vim"; "I use Vim" adds none to it."""
+    return any(wa <= wb for wa, wb in _readings(a, b, days))
+
+
+def _readings(
+    a: str, b: str, days: tuple[dt.date | None, dt.date | None]
+) -> Iterator[tuple[frozenset[str], frozenset[str]]]:
+    """The two texts' word sets as read, then (only when asked for, and both hold an ISO date and
+    were stated on two known days) with each date read as days from its note's day; nothing when
+    either says no word."""
     wa, wb = words_of(a), words_of(b)
     if not (wa and wb):
-        return False
-    if wa <= wb:
-        return True
+        return
+    yield wa, wb
     da, db = days
-    if da is None or db is None or da == db or not (has_iso_date(a) and has_iso_date(b)):
-        return False
-    return words_of(days_from(a, da)) <= words_of(days_from(b, db))
+    if da is not None and db is not None and da != db and has_iso_date(a) and has_iso_date(b):
+        yield words_of(days_from(a, da)), words_of(days_from(b, db))
 
 
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")

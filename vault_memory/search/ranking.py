@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -356,14 +356,7 @@ def same_fact_groups(
     ok = [
         a is not None and not is_episodic(r.state) and r.state.stated.dated for r, a in zip(items, answers, strict=True)
     ]
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    links: list[tuple[int, int]] = []
     for i in range(n):
         for j in range(i + 1, n):
             a, b = items[i], items[j]
@@ -377,20 +370,36 @@ def same_fact_groups(
             assert va is not None and vb is not None
             said = (a.cand.answer_text or "", b.cand.answer_text or "")
             if float(np.dot(va, vb)) >= bar and not is_repeat(*said, (a.state.stated.day(), b.state.stated.day())):
-                parent[find(j)] = find(i)
+                links.append((i, j))
     if n == 0:
         return []
+    comps = components(range(n), links)
     if not anchored:
-        comps: dict[int, list[int]] = {}
-        for i in range(n):
-            comps.setdefault(find(i), []).append(i)
-        return sorted(comps.values(), key=lambda g: (-len(g), g))
+        return sorted(comps, key=lambda g: (-len(g), g))
     best = max(range(n), key=lambda i: (items[i].cand.answer_similarity, -i))
     if items[best].cand.answer_similarity < cal.weak:
         return [[i] for i in range(n)]
-    root = find(best)
-    group = [i for i in range(n) if find(i) == root]
+    group = next(g for g in comps if best in g)
     return [group] + [[i] for i in range(n) if i not in group]
+
+
+def components(members: Iterable[int], links: Iterable[tuple[int, int]]) -> list[list[int]]:
+    """The connected sets of `members` that `links` join, each in ascending order, ordered by their
+    first member (what `same_fact_groups` and `statements` group by)."""
+    parent = {m: m for m in members}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in links:
+        parent[find(b)] = find(a)
+    out: dict[int, list[int]] = {}
+    for m in sorted(parent):
+        out.setdefault(find(m), []).append(m)
+    return list(out.values())
 
 
 def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarray], cal: Calibration) -> list[Ranked]:
@@ -412,32 +421,33 @@ def statements(items: Sequence[Ranked], group: Sequence[int]) -> list[list[int]]
     carried forward, or a plan written down again, says nothing new the second time. Only a later
     note below: "Home for the user is Denver now." adds no word to an older, lower "Home for the
     user's dad is Denver now.", and is still the news (bench lifetime)."""
-    parent = {m: m for m in group}
+    links = [
+        (a, b)
+        for a in group
+        for b in group
+        if a < b
+        and stated(items[b]) > stated(items[a])
+        and adds_nothing(
+            items[b].cand.answer_text or "",
+            items[a].cand.answer_text or "",
+            (items[b].state.stated.day(), items[a].state.stated.day()),
+        )
+    ]
+    return components(group, links)
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            x = parent[x]
-        return x
 
-    for a, b in ((a, b) for a in group for b in group if a < b):
-        ra, rb = items[a], items[b]
-        if freshness(rb.state, 0.0)[1:3] <= freshness(ra.state, 0.0)[1:3]:
-            continue
-        days = (rb.state.stated.day(), ra.state.stated.day())
-        if adds_nothing(rb.cand.answer_text or "", ra.cand.answer_text or "", days):
-            parent[find(b)] = find(a)
-    out: dict[int, list[int]] = {}
-    for m in sorted(group):
-        out.setdefault(find(m), []).append(m)
-    return list(out.values())
+def stated(r: Ranked) -> tuple[int, float]:
+    """When a note was stated, as `freshness` orders it: the day, then the second when it gives a time."""
+    _, day, seconds, _ = freshness(r.state, r.strength)
+    return day, seconds
 
 
 def said_first(items: Sequence[Ranked], members: Sequence[int]) -> tuple[int, int, float, float]:
     """A statement's freshness: pinned when any of its notes is, stated when its first note states
     it (repeating a line does not make it newer), then its strongest note's strength."""
-    keys = [freshness(items[m].state, items[m].strength) for m in members]
-    first = min((k[1], k[2]) for k in keys)
-    return (max(k[0] for k in keys), first[0], first[1], max(k[3] for k in keys))
+    day, seconds = min(stated(items[m]) for m in members)
+    pinned = max(int(items[m].state.pinned) for m in members)
+    return (pinned, day, seconds, max(round(items[m].strength, 2) for m in members))
 
 
 def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]:
@@ -455,7 +465,7 @@ def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]
     for group in groups:
         said = sorted(statements(items, group), key=lambda st: said_first(items, st), reverse=True)
         for st in (st for st in said if len(st) > 1):
-            first = min(st, key=lambda m: freshness(items[m].state, 0.0)[1:3])
+            first = min(st, key=lambda m: stated(items[m]))
             for m in st:
                 if m != first:
                     out[m] = replace(out[m], repeats=items[first].path)
@@ -540,8 +550,10 @@ __all__ = [
     "query_terms",
     "rank",
     "refill",
+    "components",
     "said_first",
     "same_fact_groups",
+    "stated",
     "statements",
     "succession",
     "successors_first",
