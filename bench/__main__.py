@@ -34,6 +34,7 @@ RUNNERS: dict[str, tuple[str, str | None]] = {
     "peers": ("bench.runners.peers", "locomo"),
     "real_vault": ("bench.runners.real_vault", None),
     "lifetime": ("bench.runners.lifetime", "locomo"),
+    "foreign": ("bench.runners.foreign", None),
 }
 STUDIES: dict[str, tuple[str, str | None]] = {
     "ann": ("bench.studies.ann", None),

@@ -283,8 +283,9 @@ def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
 
 
 @contextmanager
-def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
-    """Open a read-only Memory over a generated vault with its cached index."""
+def open_memory(vault: Path, index_dir: Path, embedder: str, **memory: Any) -> Iterator[Any]:
+    """Open a read-only Memory over a generated vault with its cached index (`memory`: more
+    keywords for Memory, e.g. `rules=` a variant of the read path's rules)."""
     from vault_memory import Config, Memory
 
     ensure_fresh_index(index_dir, embedder)
@@ -295,7 +296,7 @@ def open_memory(vault: Path, index_dir: Path, embedder: str) -> Iterator[Any]:
         assign_ids=False,
         read_only=True,
     )
-    with Memory(cfg) as mem:
+    with Memory(cfg, **memory) as mem:
         yield mem
 
 

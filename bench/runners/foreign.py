@@ -1,0 +1,381 @@
+"""Right on text nobody here wrote: three people's vaults and the LongMemEval pool's dev questions.
+
+Every question file in `../shared/real-vaults/` (`--vaults`) and the pool's dev questions
+(`longmemeval-pool/` under `--data`) are asked through the library, nothing written, in each mode
+(hybrid, the default; bm25 and dense alone):
+
+- recall (k = 10): the right note first, in the top 5, MRR@10 (a hit is right when its path is an
+  answer's or its note contains an answer's text; the pool: an answer session), for the pool also
+  every answer in the top 5; "newest first" where a question names stale notes (a `latest` or
+  `decision` question, a knowledge update): its newest answer above every stale note;
+  questions with no answer: every hit `weak`; answered questions whose hits are all weak;
+- prefetch (default budget, hybrid): each agent turn's block holds what the turn needs (the real
+  vaults' `must_contain`/`any_of`; the pool: an answer session's entry); a question with no answer
+  gets an empty block; an answered one an empty block (the pool); entries that are only navigation
+  or print Dataview code, counted.
+
+Per vault and per question kind, written to `foreign.md` among the results. `evaluate()` is what `bench ablate`
+runs for each variant of the read path's rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..data import foreign as fd
+from ..harness import (
+    REPO,
+    Result,
+    RunOptions,
+    cache_key,
+    index_report,
+    log,
+    open_memory,
+    progress_printer,
+    sync_vault,
+    table,
+)
+
+MODES = ("hybrid", "bm25", "dense")
+K = 10
+DEFAULT_VAULTS = REPO.parent / "shared" / "real-vaults"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vaults", type=Path, default=None, help=f"the real vaults' folder (default {DEFAULT_VAULTS})")
+    parser.add_argument(
+        "--sets", default=None, help="comma list of data sets (dexter,flancian,jbranchaud-til,longmemeval)"
+    )
+    parser.add_argument("--modes", default=None, help="comma list of modes (default hybrid,bm25,dense)")
+
+
+def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Dataset]:
+    """The data sets at hand (a missing one is skipped with a line on stderr)."""
+    vaults = Path(opts.extra.get("vaults") or DEFAULT_VAULTS)
+    wanted = list(names) if names else [*fd.REAL_VAULTS, fd.LME]
+    out = []
+    for name in wanted:
+        if name == fd.LME:
+            root = opts.data / "longmemeval-pool"
+            if root.is_dir():
+                out.append(fd.longmemeval(root, limit=12 if opts.quick else None))
+            else:
+                log(f"foreign: no {root}; LongMemEval skipped")
+        elif (vaults / f"{name}.questions.json").is_file():
+            out.append(fd.real_vault(vaults, name))
+        else:
+            log(f"foreign: no {vaults / name}; skipped")
+    return out
+
+
+@contextmanager
+def opened(ds: fd.Dataset, opts: RunOptions, **memory: Any) -> Iterator[tuple[Any, Path, dict[str, Any]]]:
+    """The data set's vault copied into the cache and indexed; yields (a read-only Memory, the
+    vault, the index report). `memory`: more settings for the Memory (e.g. `rules=`)."""
+    vault = opts.cache / "foreign" / "vaults" / cache_key(ds.name, opts.suffix)
+    index_dir = opts.cache / "foreign" / "index" / cache_key(ds.name, opts.suffix, opts.embedder_name)
+    if ds.source is not None:
+        synced = fd.copy_tree(ds.source, vault)
+    else:
+        assert ds.files is not None
+        synced = sync_vault(vault, ds.files)
+    log(f"foreign {ds.name}: vault {synced}")
+    with open_memory(vault, index_dir, opts.embedder_name, **memory) as mem:
+        rep = index_report(mem.index(progress=progress_printer(f"foreign {ds.name}")))
+        yield mem, vault, rep
+
+
+# -- what counts ------------------------------------------------------------------------
+
+_WIKILINK = re.compile(r"!?\[\[[^\]]*\]\]")
+_MDLINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)")
+_URL = re.compile(r"https?://\S+")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_DATAVIEW = re.compile(r"`=\s*this\.|`=\s*\[|^```\s*(dataview|dataviewjs|query)\b|\$=\s*dv\.", re.I | re.M)
+
+
+def navigation_only(text: str) -> bool:
+    """An entry that is only a way to other notes: its links (wikilinks, Markdown links, URLs) take
+    most of it, or fewer than three words are left without them and dates."""
+    links = sum(len(m) for rx in (_WIKILINK, _MDLINK, _URL) for m in rx.findall(text))
+    rest = _DATE.sub(" ", _URL.sub(" ", _MDLINK.sub(" ", _WIKILINK.sub(" ", text))))
+    return len(_WORD.findall(rest)) < 3 or links >= 0.6 * max(1, len(text.strip()))
+
+
+def dataview_code(text: str) -> bool:
+    """An entry that prints a Dataview expression or query as code (`= this.name`)."""
+    return bool(_DATAVIEW.search(text)) or "= this." in text
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+class Notes:
+    """The text of a vault's notes, read once each (whether a hit's note holds an answer's text)."""
+
+    def __init__(self, vault: Path) -> None:
+        self.vault = vault
+        self._text: dict[str, str] = {}
+
+    def holds(self, path: str, texts: Sequence[str]) -> bool:
+        if not texts:
+            return False
+        if path not in self._text:
+            try:
+                self._text[path] = (self.vault / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._text[path] = ""
+        return any(t in self._text[path] for t in texts)
+
+
+def score_hits(q: fd.Question, hits: Sequence[Any], notes: Notes) -> dict[str, Any]:
+    """One question's recall, scored."""
+    paths = [h.path for h in hits]
+    right = [p in q.answers or notes.holds(p, q.answer_texts) for p in paths]
+    rank = next((i + 1 for i, r in enumerate(right) if r), None)
+    out: dict[str, Any] = {
+        "top": paths[:5],
+        "rank": rank,
+        "all_weak": bool(hits) and all(h.weak for h in hits) or not hits,
+        "top_weak": bool(hits) and hits[0].weak,
+    }
+    if len(q.answers) > 1:
+        out["all_in_5"] = all(a in paths[:5] for a in q.answers)
+    if q.newest is not None:
+        at = paths.index(q.newest) if q.newest in paths else None
+        out["newest_first"] = at is not None and all(s not in paths[:at] for s in q.stale)
+    return out
+
+
+def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
+    """One turn's block, scored: what it needs is there; entries that are only navigation or code."""
+    block = _flat(got.block)
+    if turn.answers:
+        ok = any(e.path in turn.answers for e in got.entries)
+    else:
+        ok = bool(block) and all(_flat(m) in block for m in turn.must)
+        ok = ok and (not turn.any_of or any(_flat(a) in block for a in turn.any_of))
+    return {
+        "ok": ok,
+        "empty": not got.block,
+        "entries": len(got.entries),
+        "chars": len(got.block),
+        "navigation": sum(1 for e in got.entries if navigation_only(e.text)),
+        "dataview": sum(1 for e in got.entries if dataview_code(e.text)),
+        "paths": [e.path for e in got.entries],
+    }
+
+
+# -- asking -----------------------------------------------------------------------------
+
+
+def evaluate(
+    mem: Any,
+    ds: fd.Dataset,
+    vault: Path,
+    *,
+    modes: Sequence[str] = MODES,
+    blocks: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, Any]:
+    """Every question of `ds` in each mode and (with `blocks`) every turn's and question's block;
+    per-question records (`questions`, `turns`) and the latency of each hybrid recall (ms)."""
+    notes = Notes(vault)
+    per_q: list[dict[str, Any]] = []
+    lat: list[float] = []
+    for q in ds.questions:
+        rec: dict[str, Any] = {"id": q.id, "kind": q.kind, "q": q.text}
+        for mode in modes:
+            t = clock()
+            hits = mem.recall(q.text, k=K, mode=mode, now=q.now, touch=False, before=q.before)
+            if mode == "hybrid":
+                lat.append((clock() - t) * 1000)
+            rec[mode] = score_hits(q, hits, notes)
+        if blocks:
+            got = mem.prefetch(q.text, now=q.now, refresh_staged=False, before=q.before)
+            rec["block"] = score_block(fd.Turn(q.id, q.text, answers=q.answers, now=q.now), got)
+        per_q.append(rec)
+    per_t = []
+    if blocks:
+        for turn in ds.turns:
+            got = mem.prefetch(turn.text, now=turn.now, refresh_staged=False, before=turn.before)
+            per_t.append({"id": turn.id, "turn": turn.text, **score_block(turn, got)})
+    return {"questions": per_q, "turns": per_t, "latency_ms": lat}
+
+
+def _share(xs: Sequence[bool]) -> float | None:
+    return round(sum(xs) / len(xs), 3) if xs else None
+
+
+def summarize(ev: dict[str, Any], modes: Sequence[str] = MODES) -> dict[str, Any]:
+    """The counts of one data set's evaluation (what the tables show)."""
+    qs = ev["questions"]
+    answered = [r for r in qs if r["kind"] not in fd.NO_ANSWER]
+    none = [r for r in qs if r["kind"] in fd.NO_ANSWER]
+    out: dict[str, Any] = {"questions": len(qs), "answered": len(answered), "no_answer": len(none)}
+    for mode in modes:
+        ranks = [r[mode]["rank"] for r in answered if mode in r]
+        if not ranks:
+            continue
+        m: dict[str, Any] = {
+            "first": _share([x == 1 for x in ranks]),
+            "top5": _share([x is not None and x <= 5 for x in ranks]),
+            "mrr": round(sum(1 / x for x in ranks if x) / len(ranks), 3),
+        }
+        all5 = [r[mode]["all_in_5"] for r in answered if "all_in_5" in r[mode]]
+        if all5:
+            m["all_in_5"] = _share(all5)
+        for kinds, key in ((("latest",), "latest"), (None, "stale_named")):
+            nf = [
+                r[mode]["newest_first"]
+                for r in qs
+                if "newest_first" in r[mode] and (kinds is None or r["kind"] in kinds)
+            ]
+            if nf:
+                m[f"newest_first_{key}"] = [sum(nf), len(nf)]
+        ku = [r[mode]["newest_first"] for r in qs if "newest_first" in r[mode] and r["kind"] == "knowledge-update"]
+        if ku:
+            m["newest_first_ku"] = [sum(ku), len(ku)]
+        m["no_answer_all_weak"] = [sum(r[mode]["all_weak"] for r in none), len(none)]
+        m["answered_all_weak"] = [sum(r[mode]["all_weak"] for r in answered), len(answered)]
+        by_kind: dict[str, list[int | None]] = defaultdict(list)
+        for r in answered:
+            by_kind[r["kind"]].append(r[mode]["rank"])
+        m["by_kind"] = {
+            k: {
+                "n": len(v),
+                "first": _share([x == 1 for x in v]),
+                "top5": _share([x is not None and x <= 5 for x in v]),
+            }
+            for k, v in sorted(by_kind.items())
+        }
+        out[mode] = m
+    blocks = [r["block"] for r in qs if "block" in r]
+    turns = ev["turns"] or [b for r, b in zip(qs, blocks, strict=False) if r["kind"] not in fd.NO_ANSWER]
+    if blocks or turns:
+        b: dict[str, Any] = {}
+        if ev["turns"]:
+            b["turns_ok"] = [sum(t["ok"] for t in ev["turns"]), len(ev["turns"])]
+        else:  # the pool: each answered question's own block
+            ans = [r["block"] for r in answered if "block" in r]
+            b["answer_in_block"] = _share([x["ok"] for x in ans])
+            b["answered_empty"] = _share([x["empty"] for x in ans])
+        nb = [r["block"] for r in none if "block" in r]
+        if nb:
+            b["no_answer_empty"] = [sum(x["empty"] for x in nb), len(nb)]
+            b["no_answer_silent"] = [
+                sum(x["empty"] and r["hybrid"]["all_weak"] for x, r in zip(nb, none, strict=True)),
+                len(nb),
+            ]
+        every = blocks + list(ev["turns"])
+        b["navigation_entries"] = sum(x["navigation"] for x in every)
+        b["dataview_entries"] = sum(x["dataview"] for x in every)
+        b["entries"] = sum(x["entries"] for x in every)
+        b["mean_chars"] = round(statistics.fmean(x["chars"] for x in every), 1) if every else 0
+        out["blocks"] = b
+    if ev["latency_ms"]:
+        out["recall_p50_ms"] = round(statistics.median(ev["latency_ms"]), 1)
+    return out
+
+
+def _frac(pair: Sequence[int] | None) -> str:
+    return "" if not pair else f"{pair[0]}/{pair[1]}"
+
+
+def run(opts: RunOptions) -> Result:
+    res = Result("foreign", opts)
+    sets = [s for s in (opts.extra.get("sets") or "").split(",") if s] or None
+    modes = [m for m in (opts.extra.get("modes") or "").split(",") if m] or list(MODES)
+    res.params.update(k=K, modes=modes, vaults="../shared/real-vaults", pool="longmemeval-pool (dev)")
+    summaries: dict[str, Any] = {}
+    detail: dict[str, Any] = {}
+    for ds in datasets(opts, sets):
+        t0 = time.perf_counter()
+        with opened(ds, opts) as (mem, vault, rep):
+            log(f"foreign {ds.name}: index {rep}")
+            ev = evaluate(mem, ds, vault, modes=modes)
+        summaries[ds.name] = summarize(ev, modes)
+        summaries[ds.name]["notes"] = rep.get("notes") or rep.get("notes_total")
+        detail[ds.name] = ev
+        log(f"foreign {ds.name}: {time.perf_counter() - t0:.0f}s {summaries[ds.name].get('hybrid', {})}")
+    res.results.update(summary=summaries, detail=detail)
+    res.markdown += render(summaries, modes)
+    return res
+
+
+def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
+    """The tables of foreign.md."""
+    md = ["Right note first / in the top 5 / MRR@10 (hybrid, the default), then the first hit of each mode alone:", ""]
+    rows = []
+    for name, s in summaries.items():
+        h = s.get("hybrid", {})
+        row = [name, s["answered"], h.get("first"), h.get("top5"), h.get("mrr")]
+        row += [s.get(m, {}).get("first") for m in modes if m != "hybrid"]
+        row += [_frac(h.get("newest_first_latest") or h.get("newest_first_ku")), h.get("all_in_5")]
+        rows.append(row)
+    md += table(
+        [
+            "set",
+            "answered",
+            "first",
+            "top 5",
+            "MRR",
+            *[f"{m} first" for m in modes if m != "hybrid"],
+            "newest first",
+            "all in top 5",
+        ],
+        rows,
+    )
+    md += ["", "The block and the silence (hybrid, default budget):", ""]
+    rows = []
+    for name, s in summaries.items():
+        h, b = s.get("hybrid", {}), s.get("blocks", {})
+        rows.append(
+            [
+                name,
+                _frac(b.get("turns_ok")) or b.get("answer_in_block"),
+                _frac(h.get("no_answer_all_weak")),
+                _frac(b.get("no_answer_silent")),
+                _frac(h.get("answered_all_weak")),
+                b.get("answered_empty"),
+                b.get("navigation_entries"),
+                b.get("dataview_entries"),
+                b.get("mean_chars"),
+                s.get("recall_p50_ms"),
+            ]
+        )
+    md += table(
+        [
+            "set",
+            "block holds what the turn needs",
+            "no answer: every hit weak",
+            "no answer: weak and no block",
+            "answered: all hits weak",
+            "answered: empty block",
+            "navigation entries",
+            "Dataview entries",
+            "block chars (mean)",
+            "recall p50 ms",
+        ],
+        rows,
+    )
+    md += ["", "By question kind (hybrid): first / top 5 (n):", ""]
+    kinds = sorted({k for s in summaries.values() for k in s.get("hybrid", {}).get("by_kind", {})})
+    rows = []
+    for name, s in summaries.items():
+        bk = s.get("hybrid", {}).get("by_kind", {})
+        rows.append(
+            [name] + [f"{bk[k]['first']:.2f} / {bk[k]['top5']:.2f} ({bk[k]['n']})" if k in bk else "" for k in kinds]
+        )
+    md += table(["set", *kinds], rows)
+    return md
