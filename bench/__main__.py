@@ -47,7 +47,6 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "save_race": ("bench.studies.save_race", None),
     "rehearse_floor": ("bench.studies.rehearse_floor", "locomo"),
     "lexical_study": ("bench.studies.lexical_study", None),
-    "same_fact": ("bench.studies.same_fact", "locomo"),
     "soak": ("bench.studies.soak", None),
     "tools": ("bench.studies.tools", None),
     "warm_ab": ("bench.studies.warm_ab", None),

@@ -293,7 +293,6 @@ def open_memory(vault: Path, index_dir: Path, embedder: str, **memory: Any) -> I
         vault=vault,
         index_dir=index_dir,
         embedder=embedder,
-        assign_ids=False,
         read_only=True,
     )
     with Memory(cfg, **memory) as mem:

@@ -7,11 +7,13 @@ inside functions: a lazy import is still a loop in the design.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parent.parent / "vault_memory"
+REPO = Path(__file__).resolve().parent.parent
+PKG = REPO / "vault_memory"
 MAX_LINES = 500  # a module above this must say why at its top ("Longer than")
 FLOORS = 20  # the longest import chain allowed (`floors`); issue 25 measured 23 before regrouping
 
@@ -265,3 +267,43 @@ if __name__ == "__main__":
     _chain = floors(_graph)
     print(f"{len(_chain)} floors, {len(_graph)} rooms")
     print(" -> ".join(m.removeprefix("vault_memory.") for m in _chain))
+
+
+READ_PATH = ("search", "lifecycle.recall", "lifecycle.prefetch", "repeats", "ranking", "windows", "recall", "prefetch")
+_PATCH = re.compile(
+    r"(?:monkeypatch\.setattr|mock\.patch(?:\.object)?|setattr)\(\s*"
+    r"(?P<target>[\"']?[\w.]+[\"']?)"
+)
+
+
+def patched_read_path(text: str) -> list[str]:
+    """The patches in `text` whose target is a module of the read path (by name, or by the string
+    path of one of its globals): a benchmark variant or a test passes a modified `ReadRules` instead."""
+    out = []
+    for m in _PATCH.finditer(text):
+        target = m.group("target").strip("\"'")
+        parts = target.removeprefix("vault_memory.").split(".")
+        if any(".".join(parts[: n + 1]) in READ_PATH or parts[n] in READ_PATH for n in range(len(parts))):
+            out.append(target)
+    return out
+
+
+def test_the_patch_finder_can_fail() -> None:
+    assert patched_read_path('monkeypatch.setattr("vault_memory.search.ranking.HEAD", 10)') == [
+        "vault_memory.search.ranking.HEAD"
+    ]
+    assert patched_read_path("monkeypatch.setattr(prefetch, 'SHOWS_CUED_DORMANT', False)") == ["prefetch"]
+    assert patched_read_path("setattr(mod, name, value)") == []
+    assert patched_read_path("monkeypatch.setattr(atomic, 'KERNEL', k)") == []
+
+
+def test_no_module_of_the_read_path_is_patched_in_bench_or_tests() -> None:
+    """Issue 37: a variant of the read path is a modified copy of its rules record (search/rules.py),
+    never a patched module global."""
+    problems = []
+    for root in ("bench", "tests"):
+        for path in (REPO / root).rglob("*.py"):
+            if ".cache" in path.parts or path.name == "test_architecture.py":
+                continue
+            problems += [f"{path.relative_to(REPO)}: {t}" for t in patched_read_path(path.read_text(encoding="utf-8"))]
+    assert not problems, problems

@@ -193,16 +193,15 @@ def test_a_short_year_runs_and_decay_shows(tmp_path: Path) -> None:
     assert any(line.startswith("| today |") for line in lines)
 
 
-def test_every_variants_switch_names_a_constant_of_the_library() -> None:
-    # a variant patches module constants by dotted name; a module that moved would fail a 25-minute
-    # run at its second variant, so each name is resolved here
-    import importlib
+def test_every_variants_rules_are_rules_of_the_read_path() -> None:
+    # a variant changes the read path's rules record (search/rules.py) by field name, never a module
+    # global; a renamed field would fail a 25-minute run at its second variant, so each is applied here
+    from vault_memory.search.rules import DEFAULT_RULES
 
-    names = [dotted for v in lt.VARIANTS for dotted in v.patch]
-    assert names
-    for dotted in names:
-        module, name = dotted.rsplit(".", 1)
-        assert hasattr(importlib.import_module(f"vault_memory.{module}"), name), dotted
-    with lt._patched({names[0]: "patched"}):
-        module, name = names[0].rsplit(".", 1)
-        assert getattr(importlib.import_module(f"vault_memory.{module}"), name) == "patched"
+    changed = [v for v in lt.VARIANTS if v.rules]
+    assert changed
+    for v in changed:
+        rules = DEFAULT_RULES.but(**v.rules)
+        assert all(getattr(rules, k) == val for k, val in v.rules.items()), v.name
+    with pytest.raises(TypeError):
+        DEFAULT_RULES.but(no_such_rule=True)

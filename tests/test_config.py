@@ -77,3 +77,18 @@ def test_tests_do_not_see_the_developers_settings(isolated_env: Path) -> None:
     assert user_config_path(os.environ).is_relative_to(isolated_env)
     assert not user_config_path(os.environ).exists()
     assert Path.home() == isolated_env
+
+
+def test_a_retired_setting_given_as_a_keyword_is_dropped_with_a_word(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`assign_ids` is no field of Config (issue 37): an old caller's `assign_ids=False` still loads,
+    silently (it says what is always true now); any other retired keyword loads with a warning."""
+    assert "assign_ids" not in {f.name for f in dataclasses.fields(Config)}
+    with caplog.at_level("WARNING"):
+        cfg = resolve_config({"vault": tmp_path, "assign_ids": False}, env={})
+    assert cfg.vault == tmp_path and not caplog.records
+    with caplog.at_level("WARNING"):
+        resolve_config({"vault": tmp_path, "assign_ids": True, "reactivate_cap": 0.5}, env={})
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "assign_ids is no longer a setting" in said and "reactivate_cap is no longer a setting" in said

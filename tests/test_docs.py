@@ -342,7 +342,8 @@ def test_every_module_name_a_doc_cites_exists(doc: Path) -> None:
 
 
 def test_the_name_checker_can_fail() -> None:
-    bad = "one `recall.REHEARSE_MAX_HITS`,\n`ranking.HEAD` and `vault_memory.decay.NO_SUCH` but not `catalog.sqlite`"
+    bad = "one `recall.REHEARSE_MAX_HITS`,\n`rules.ReadRules.head` and `vault_memory.decay.NO_SUCH` "
+    bad += "but not `catalog.sqlite`"
     assert missing_attributes(DOCS / "ranking.md", bad) == [
         "ranking.md:1: recall.REHEARSE_MAX_HITS: no such name",
         "ranking.md:2: decay.NO_SUCH: no such name",

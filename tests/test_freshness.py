@@ -31,6 +31,7 @@ from vault_memory.search.ranking import (
     same_fact_groups,
     statements,
 )
+from vault_memory.search.rules import DEFAULT_RULES
 from vault_memory.search.windows import (
     Subject,
     WindowCache,
@@ -177,35 +178,36 @@ def test_same_fact_groups_the_best_answer_with_its_restatements_only() -> None:
         _ranked("x/other.md", d3, 0.75, c, 0.6),
     ]
     answers = [r.cand.window.vector if r.cand.window else None for r in items]
-    paths = [r.path for r in items]
-    assert same_fact_groups(items, answers, paths, MINILM)[0] == [0, 1]
-    # another folder is another kind of note: no group
-    assert same_fact_groups(items, answers, ["x/old.md", "y/new.md", "x/other.md"], MINILM)[0] == [1]
+    assert same_fact_groups(items, answers, MINILM)[0] == [0, 1]
+    # another folder is another kind of note: no group (unless the rule is switched off)
+    elsewhere = [items[0], replace(items[1], path="y/new.md"), items[2]]
+    assert same_fact_groups(elsewhere, answers, MINILM)[0] == [1]
+    assert same_fact_groups(elsewhere, answers, MINILM, DEFAULT_RULES.but(same_folder=False))[0] == [0, 1]
     # undated: never "stated later" than anything
     undated = [_ranked("x/old.md", {}, 1.0, a, 0.6), *items[1:]]
-    assert same_fact_groups(undated, answers, paths, MINILM)[0] == [1]
+    assert same_fact_groups(undated, answers, MINILM)[0] == [1]
     # the same day, or the same words repeated (a daily note's copied line): not a change
     same_day = [_ranked("x/old.md", d2, 1.0, a, 0.6), *items[1:]]
-    assert same_fact_groups(same_day, answers, paths, MINILM)[0] == [1]
+    assert same_fact_groups(same_day, answers, MINILM)[0] == [1]
     said = "08:10 Switched my editor from Vim to Helix."
     copied = [_ranked("x/old.md", d1, 1.0, a, 0.6, said), _ranked("x/new.md", d2, 0.8, b, 0.7, said), items[2]]
-    assert same_fact_groups(copied, answers, paths, MINILM)[0] == [1]
+    assert same_fact_groups(copied, answers, MINILM)[0] == [1]
     # one changed word is a changed value
     slack = [_ranked("x/old.md", d1, 1.0, a, 0.6, "The chat is on Slack."), copied[1], items[2]]
-    assert same_fact_groups(slack, answers, paths, MINILM)[0] == [0, 1]
+    assert same_fact_groups(slack, answers, MINILM)[0] == [0, 1]
     # a statement worded far from the query (below the weak bar) still joins when it says what the
     # best answer says (bench updates_hard: newer first 0.951 -> 0.975); a weak best answer groups nothing
     weak = [_ranked("x/old.md", d1, 1.0, a, 0.2), *items[1:]]
-    assert same_fact_groups(weak, answers, paths, MINILM)[0] == [0, 1]
+    assert same_fact_groups(weak, answers, MINILM)[0] == [0, 1]
     faint = [_ranked("x/old.md", d1, 1.0, a, 0.2), _ranked("x/new.md", d2, 0.8, b, 0.25), items[2]]
     faint[2] = _ranked("x/other.md", d3, 0.75, c, 0.3)  # the best answer, and still below the bar
-    assert all(len(g) == 1 for g in same_fact_groups(faint, answers, paths, MINILM))
+    assert all(len(g) == 1 for g in same_fact_groups(faint, answers, MINILM))
     # a clearly better match (relevance apart by more than the band) is not the same question
     apart = [items[0], _ranked("x/new.md", d2, 0.5, b, 0.7), items[2]]
-    assert same_fact_groups(apart, answers, paths, MINILM)[0] == [1]
+    assert same_fact_groups(apart, answers, MINILM)[0] == [1]
     # episodic records keep their places
     record = [_ranked("x/old.md", {**d1, "type": "conversation"}, 1.0, a, 0.6), *items[1:]]
-    assert same_fact_groups(record, answers, paths, MINILM)[0] == [1]
+    assert same_fact_groups(record, answers, MINILM)[0] == [1]
 
 
 def test_a_statement_repeated_in_a_later_note_counts_from_the_note_that_said_it_first() -> None:

@@ -134,18 +134,26 @@ def test_prefetch_asks_one_search_per_turn(
 ) -> None:
     """Issue 25: one search a turn, ranked with recall's rule (recall.rank_query), the turn
     embedded once; no second search or ranking per admitted fact."""
-    from vault_memory.search.search import Searcher
+    from vault_memory.internals import internals
 
     mem = make_memory(vault=mini, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.3))
     mem.index()
     searches: list[str] = []
-    real = Searcher.search
+    folder = internals(mem)
+    real = folder.searcher
 
-    def counted(self: Searcher, query: str, **kw: Any) -> Any:
-        searches.append(query)
-        return real(self, query, **kw)
+    def counted(*a: Any, **kw: Any) -> Any:  # this memory's searchers, counted (no module is patched)
+        searcher = real(*a, **kw)
+        search = searcher.search
 
-    monkeypatch.setattr(Searcher, "search", counted)
+        def one(query: str, **kw: Any) -> Any:
+            searches.append(query)
+            return search(query, **kw)
+
+        searcher.search = one  # type: ignore[method-assign]
+        return searcher
+
+    monkeypatch.setattr(folder, "searcher", counted)
     result = mem.prefetch("how do I take my espresso in the morning?", now=NOW)
     assert len(result.entries) >= 2 and len(searches) == 1, searches
 

@@ -68,8 +68,8 @@ def test_k_hits_when_every_note_has_several_chunks(tmp_path: Path) -> None:
     from tests.conftest import write_notes
     from vault_memory.config import Config
     from vault_memory.index.embedders import FakeEmbedder
-    from vault_memory.lifecycle.recall import CANDIDATES
     from vault_memory.memory import Memory
+    from vault_memory.search.rules import DEFAULT_RULES
 
     def sections(i: int) -> str:  # each note's own words: copies of one line would be one hit (fold_copies)
         return "".join(
@@ -80,7 +80,7 @@ def test_k_hits_when_every_note_has_several_chunks(tmp_path: Path) -> None:
     vault = write_notes(tmp_path / "v", notes)
     with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
         m.index()
-        assert 3 * 34 > CANDIDATES  # the case: the pool's chunks hold fewer notes than asked for
+        assert 3 * 34 > DEFAULT_RULES.candidates  # the case: the pool's chunks hold fewer notes than asked for
         for mode in ("bm25", "dense", "hybrid"):
             full = [h.path for h in m.recall("lighthouse keeper tide", k=60, mode=mode, decay=False, touch=False)]
             assert len(full) == 60 and len(set(full)) == 60

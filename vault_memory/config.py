@@ -44,7 +44,6 @@ class Config:
     exact_search_limit: int = 150_000
     lexical_fallback: bool = False  # serve BM25-only recall when the vector store is unreachable
     read_only: bool = False  # never write to the vault (no node_ids, no rehearsal)
-    assign_ids: bool = False  # retired, ignored: ids are written only with state to keep (kept so old callers load)
     ignore: tuple[str, ...] = ()
     # Decay model (see decay.py and docs/memory-model.md).
     half_life_short_days: float = 7.0
@@ -240,7 +239,7 @@ class Source:
 
 
 # Highest precedence first. "flag" is any explicit override: a CLI flag or a keyword to Memory(...);
-# "derived" is a value another setting forces (read_only turns assign_ids off).
+# "derived" is a value another setting forces.
 SOURCE_KINDS = ("derived", "flag", "env", "vault file", "user file", "default")
 
 
@@ -255,6 +254,9 @@ def resolve_config_sources(
     """`resolve_config`, plus where each field's value came from (every field of Config but `extra`)."""
     env = os.environ if env is None else env
     explicit = {k: v for k, v in (overrides or {}).items() if v is not None}
+    for key in sorted(set(explicit) & set(_RETIRED)):  # an old caller's keyword: said, then dropped
+        if explicit.pop(key) or key != "assign_ids":
+            logging.getLogger(__name__).warning("%s is no longer a setting (%s)", key, _RETIRED[key])
     for key in explicit:
         if key not in _FIELDS:
             raise ConfigError(f"unknown setting {key!r}")

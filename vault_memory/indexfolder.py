@@ -53,6 +53,7 @@ from .index.moved import VAULT_KEY, adopt, find_moved
 from .index.queryvectors import QueryEmbedder
 from .index.vectorstore import STORE_FOLDER, VectorStore, describe_target, open_store
 from .search.decay import DecayModel
+from .search.rules import DEFAULT_RULES, ReadRules
 from .search.search import Searcher
 from .search.windows import WindowCache, WindowScorer, open_cache
 from .search.workspace import Bookkeeping
@@ -128,6 +129,7 @@ class IndexFolder:
         embedder: Embedder | str | None = None,
         clock: Callable[[], dt.datetime] = utcnow,
         calibration: Calibration | None = None,
+        rules: ReadRules | None = None,
         **overrides: Any,
     ) -> None:
         """See `Memory.__init__` (memory.py): the same arguments, documented once there."""
@@ -179,6 +181,7 @@ class IndexFolder:
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
         self._calibration: Calibration | None = calibration
+        self.read_rules: ReadRules = DEFAULT_RULES if rules is None else rules
         self._kept_out: KeptOutLog | None = None
         self._hold = False
         self.bookkeeping = Bookkeeping()  # warnings given once, rehearsals to retry (edits.py)
@@ -858,7 +861,7 @@ class IndexFolder:
         """Scores candidates' answer windows; their vectors are cached in the index folder (windows.py)."""
         if self._windows is None:
             self._windows = open_cache(self.index_dir, self.embedder)
-        return WindowScorer(self.catalog, self.embedder, self._windows)
+        return WindowScorer(self.catalog, self.embedder, self._windows, self.read_rules)
 
     # -- indexing -------------------------------------------------------------
     def index(

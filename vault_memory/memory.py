@@ -27,6 +27,7 @@ from .lifecycle.recall import Hit
 from .lifecycle.recall import recall as _recall
 from .search.filters import make_filter
 from .search.ranking import Mode
+from .search.rules import ReadRules
 from .search.search import Granularity
 from .text import review_path
 
@@ -84,15 +85,19 @@ class Memory:
         embedder: Embedder | str | None = None,
         clock: Callable[[], dt.datetime] = utcnow,
         calibration: Calibration | None = None,
+        rules: ReadRules | None = None,
         **overrides: Any,
     ) -> None:
         """`Memory(config)`, or `Memory(vault=..., **settings)` resolved like CLI flags (config.py).
 
         `embedder` is an Embedder instance, or a spec string ("minilm", "fake", "ollama:MODEL")
         taken as the `embedder` setting. `calibration` overrides the embedder's cosine thresholds
-        (calibration.py; the CLI's way is `vault-memory calibrate`).
+        (calibration.py; the CLI's way is `vault-memory calibrate`). `rules`: the read path's numbers
+        and switches (search/rules.py; default `DEFAULT_RULES`), for a benchmark's variant.
         """
-        self._folder = IndexFolder(config, embedder=embedder, clock=clock, calibration=calibration, **overrides)
+        self._folder = IndexFolder(
+            config, embedder=embedder, clock=clock, calibration=calibration, rules=rules, **overrides
+        )
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:

@@ -123,21 +123,23 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def split_sentences(body: str) -> list[str]:
+def split_sentences(body: str, table_headers: bool = True) -> list[str]:
     """The sentences of a text, in order: each line is split at sentence ends (list markers,
     quote marks and heading marks dropped). The unit a fact is stated in (windows.py).
 
     A Markdown table row is one sentence that names its columns: under `| Part | What |`, the
     row `| GPU | RTX 3060 12 GB |` reads "Part: GPU; What: RTX 3060 12 GB". A row alone does not
     say what its cells are, and "| model | recall@10 |" alone says nothing (the header and the
-    `|---|` rule are not sentences of their own). On the labelled real-vault set: bench real_vault."""
-    return [s for s, _ in sentence_units(body)]
+    `|---|` rule are not sentences of their own). On the labelled real-vault set: bench real_vault.
+    Without `table_headers` (a read-path rule, switched off in `bench ablate`), a row reads as its
+    cells and the header row is a sentence too."""
+    return [s for s, _ in sentence_units(body, table_headers)]
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
 
 
-def sentence_units(body: str) -> list[tuple[str, int]]:
+def sentence_units(body: str, table_headers: bool = True) -> list[tuple[str, int]]:
     """split_sentences(body), each sentence with the number of the part of the text it is in: each
     list item, heading and table is a part of its own, and so is the text between them. A log's
     items are each a statement ("- 08:10 Booked flights to Lisbon." and "- 13:00 Lunch with [[Jonas
@@ -164,7 +166,7 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
             if _TABLE_RULE.fullmatch(line):
                 continue
             cells = _cells(line)
-            if i + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1].strip()):
+            if table_headers and i + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1].strip()):
                 header = cells  # the header row: said by every row below it
                 continue
             names = header if header is not None and len(header) == len(cells) else [""] * len(cells)

@@ -36,13 +36,12 @@ What is measured (per turn, then per month and over the year; `score_turn` is th
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import hashlib
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,9 +77,9 @@ class Variant:
     prefetch_touch: bool = False  # prefetch(touch=...): rehearse what the block shows
     #: thresholds of the embedder's calibration record to override (calibration.py)
     calibration: Mapping[str, float] = field(default_factory=dict)
-    #: the library's public module constants a mechanism is switched by ("ranking.HEAD": 10), set
-    #: for this variant's replay and put back after it
-    patch: Mapping[str, Any] = field(default_factory=dict)
+    #: the read path's rules to change for this variant (search/rules.py: `{"head": 10}`): the
+    #: Memory of its replay is opened with `DEFAULT_RULES.but(**rules)`
+    rules: Mapping[str, Any] = field(default_factory=dict)
 
 
 NO_CURVE = {"dormant_below": 0.0, "half_life_short_days": FOREVER, "half_life_long_days": FOREVER}
@@ -104,33 +103,33 @@ VARIANTS: tuple[Variant, ...] = (
         "replaced_come_back",
         "a cued dormant note enters a block even when an entry above names it in conflicts_with (the rule "
         "before issue 24)",
-        patch={"lifecycle.prefetch.KEEPS_REPLACED_OUT": False},
+        rules={"keeps_replaced_out": False},
     ),
     Variant(
         "recall_hides",
         "recall leaves dormant notes out unless cued, as prefetch does (the rule before issue 24)",
-        patch={"search.ranking.RECALL_HIDES_DORMANT": True},
+        rules={"recall_hides_dormant": True},
     ),
     Variant(
         "prefetch_no_dormant",
         "a dormant note never enters a block, however closely the turn matches it (recall still finds it)",
-        patch={"lifecycle.prefetch.SHOWS_CUED_DORMANT": False},
+        rules={"shows_cued_dormant": False},
     ),
     Variant(
         "first_not_cued",
         "the query's first hit is cued like any other hit (a clear match, or all its words): the rule before a "
         "person's faded decision went missing from the block for a turn about it",
-        patch={"search.ranking.FIRST_CUE_COVERAGE": None},
+        rules={"first_hit_cue": None},
     ),
     Variant(
         "first_any",
         "the query's first hit is always cued, whatever words it holds",
-        patch={"search.ranking.FIRST_CUE_COVERAGE": 0.0},
+        rules={"first_hit_cue": 0.0},
     ),
     Variant(
         "first_most",
         "the query's first hit is cued by three quarters of the query's words, not half",
-        patch={"search.ranking.FIRST_CUE_COVERAGE": 0.75},
+        rules={"first_hit_cue": 0.75},
     ),
     Variant(
         "no_curve",
@@ -175,24 +174,6 @@ NEEDS_A_SWITCH: tuple[tuple[str, str], ...] = (
     ),
     ("per-folder or per-type half-lives", "half-life settings keyed by folder or frontmatter `type`"),
 )
-
-
-@contextlib.contextmanager
-def _patched(patch: Mapping[str, Any]) -> Iterator[None]:
-    """Set the library's module constants a variant names, and put them back."""
-    import importlib
-
-    old = []
-    for dotted, value in patch.items():
-        module, name = dotted.rsplit(".", 1)
-        mod = importlib.import_module(f"vault_memory.{module}")
-        old.append((mod, name, getattr(mod, name)))
-        setattr(mod, name, value)
-    try:
-        yield
-    finally:
-        for mod, name, value in reversed(old):
-            setattr(mod, name, value)
 
 
 # --------------------------------------------------------------------------- the checker (pure)
@@ -457,6 +438,7 @@ def simulate(
 ) -> dict[str, Any]:
     """Replay `world` with `variant` in a fresh vault and index under `root`; per-turn records and monthly states."""
     from vault_memory import Config, Memory
+    from vault_memory.search.rules import DEFAULT_RULES
 
     shutil.rmtree(root, ignore_errors=True)
     vault, index = root / "vault", root / "index"
@@ -486,7 +468,7 @@ def simulate(
     started = time.perf_counter()
     times = FileTimes(vault)
     path_of: dict[str, str] = {}
-    with _patched(variant.patch), Memory(cfg, embedder=embedder, calibration=cal) as mem:
+    with Memory(cfg, embedder=embedder, calibration=cal, rules=DEFAULT_RULES.but(**variant.rules)) as mem:
         seen = _vault_files(vault)
         for day in range(world.days):
             for m in writes_by_day.get(day, []):

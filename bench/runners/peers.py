@@ -515,7 +515,7 @@ def open_api(inst: Instance, embedder: str) -> Iterator[tuple[Any, float]]:
     from vault_memory import Config, Memory
 
     t = time.perf_counter()
-    cfg = Config(vault=inst.vault, index_dir=inst.home / "index", embedder=embedder, read_only=True, assign_ids=False)
+    cfg = Config(vault=inst.vault, index_dir=inst.home / "index", embedder=embedder, read_only=True)
     with Memory(cfg) as mem:
         mem.recall("warm up", k=K, touch=False)
         yield mem, time.perf_counter() - t

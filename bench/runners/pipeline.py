@@ -93,7 +93,7 @@ def pipeline_once(
 
     _wipe(index_dir)
     timed = Timed(embedder)
-    cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", assign_ids=False, read_only=True)
+    cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", read_only=True)
     if profile is not None:
         profile.enable()
     t0 = time.perf_counter()

@@ -62,7 +62,6 @@ def open_index(vault: Path, index_dir: Path, embedder: Any) -> Any:
         vault=vault,
         index_dir=index_dir,
         embedder=embedder if isinstance(embedder, str) else "fake",
-        assign_ids=False,
         read_only=True,
     )
     return Memory(cfg) if isinstance(embedder, str) else Memory(cfg, embedder=embedder)

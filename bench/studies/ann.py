@@ -174,7 +174,7 @@ def _scifact(opts: RunOptions, tmp: Path, n_queries: int) -> tuple[dict[str, Any
     if not (index_dir / "catalog.sqlite").is_file() or not vault.is_dir():
         log(f"ann: no SciFact index at {index_dir}; run `python -m bench scifact` first. Skipping the real-vector set.")
         return None
-    cfg = Config(vault=vault, index_dir=index_dir, embedder="minilm", read_only=True, assign_ids=False)
+    cfg = Config(vault=vault, index_dir=index_dir, embedder="minilm", read_only=True)
     with Memory(cfg) as mem:
         t = time.perf_counter()
         ids, mat = internals(mem).catalog.all_chunk_vectors()

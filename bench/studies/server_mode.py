@@ -81,7 +81,7 @@ def open_backend(vault: Path, index_dir: Path, url: str | None) -> Any:
     from vault_memory.index.embedders import FakeEmbedder
 
     shutil.rmtree(index_dir, ignore_errors=True)
-    cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", chroma_url=url, assign_ids=False, read_only=True)
+    cfg = Config(vault=vault, index_dir=index_dir, embedder="fake", chroma_url=url, read_only=True)
     return Memory(cfg, embedder=FakeEmbedder(), clock=lambda: NOW)
 
 

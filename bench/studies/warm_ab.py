@@ -50,7 +50,7 @@ def timed(self, texts):
         spent[0] += time.perf_counter() - t
 embedders.FakeEmbedder.embed = timed
 now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
-cfg = Config(vault=Path(args["vault"]), index_dir=Path(args["index"]), embedder="fake:384", assign_ids=False,
+cfg = Config(vault=Path(args["vault"]), index_dir=Path(args["index"]), embedder="fake:384",
              read_only=True)
 out = {}
 with Memory(cfg) as mem:

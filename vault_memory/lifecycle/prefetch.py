@@ -62,6 +62,7 @@ from ..index.embedders import embed_query
 from ..repeats import has_iso_date, is_repeat, words_of
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
+from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import says_something, sentence_units, snippet, split_sentences
@@ -71,18 +72,6 @@ from .staging import refresh_staged_memories
 
 OPEN = "[RELEVANT_LEARNED_MEMORY]"
 CLOSE = "[/RELEVANT_LEARNED_MEMORY]"
-#: An entry shortened to fit the budget must keep at least this much text, or it is not shown.
-MIN_ENTRY_TEXT = 40
-#: At most this many other paths are named in an entry's "also in".
-ALSO_SHOWN = 2
-#: Whether a dormant note the turn cues (ranking's reactivation rule) is shown. Off: a faded note is
-#: only ever found by an explicit recall (bench lifetime: the stale share and what it costs).
-SHOWS_CUED_DORMANT = True
-#: Whether a dormant note the turn cues stays out when a live note that answers the turn names it
-#: in `conflicts_with` (found when that newer memory was saved: it states the same thing differently).
-#: Off: a replaced statement that has faded comes back beside what replaced it (bench lifetime:
-#: stale entries 20 -> 8.8 per 100 turns; bench/results/lifetime-rules.md for the rules tried).
-KEEPS_REPLACED_OUT = True
 
 _WS = re.compile(r"\s+")
 
@@ -105,13 +94,14 @@ class PrefetchEntry:
     #: what the vault records about it and another entry: "superseded by #1" ... (ranking.change_label)
     change: str = ""
 
-    def line(self, room: int) -> str | None:
+    def line(self, room: int, rules: ReadRules = DEFAULT_RULES) -> str | None:
         """This entry as one line of at most `room` characters, or None if it cannot fit usefully."""
-        rendered = self._render(room)
+        rendered = self._render(room, rules)
         return None if rendered is None else rendered[0]
 
-    def _render(self, room: int) -> tuple[str, str] | None:
-        """(line, the text it shows), or None."""
+    def _render(self, room: int, rules: ReadRules = DEFAULT_RULES) -> tuple[str, str] | None:
+        """(line, the text it shows), or None: at least `rules.min_entry_text` characters of its
+        text, and at most `rules.also_shown` of the other notes it is in."""
         where = self.path + (f" > {self.heading}" if self.heading and self.heading != self.title else "")
         where = _oneline(where)
         date = self.date or "undated"
@@ -119,14 +109,14 @@ class PrefetchEntry:
             date = f"{date}; {self.change}"
         also = ""
         if self.merged:
-            names = [p.rsplit("/", 1)[-1].removesuffix(".md") for p in self.merged[:ALSO_SHOWN]]
+            names = [p.rsplit("/", 1)[-1].removesuffix(".md") for p in self.merged[: rules.also_shown]]
             more = len(self.merged) - len(names)
             also = "; also in " + ", ".join(names) + (f" and {more} more" if more else "")
         fixed = len(f"- ({date}, {also}) ")
-        max_where = room - fixed - MIN_ENTRY_TEXT
+        max_where = room - fixed - rules.min_entry_text
         if max_where < 8 and also:  # no room to say where else: drop that first
             also, fixed = "", len(f"- ({date}, ) ")
-            max_where = room - fixed - MIN_ENTRY_TEXT
+            max_where = room - fixed - rules.min_entry_text
         if max_where < 8:
             return None
         if len(where) > max_where:  # very long paths keep their end: the file name
@@ -134,7 +124,7 @@ class PrefetchEntry:
         prefix = f"- ({date}, {where}{also}) "
         full = _oneline(self.text)
         text = shorten(full, room - len(prefix))
-        if len(text) < MIN_ENTRY_TEXT and text != full:
+        if len(text) < rules.min_entry_text and text != full:
             return None
         return prefix + text, text
 
@@ -205,7 +195,7 @@ def shorten(text: str, width: int) -> str:
 
 
 def render_block(
-    entries: Sequence[PrefetchEntry], budget: int, entry_cap: int = 400
+    entries: Sequence[PrefetchEntry], budget: int, entry_cap: int = 400, rules: ReadRules = DEFAULT_RULES
 ) -> tuple[str, list[PrefetchEntry]]:
     """Pack entries (best first) into the block; stops at the first that no longer fits.
 
@@ -220,7 +210,7 @@ def render_block(
     used = frame
     for entry in entries:
         room = min(entry_cap, budget - used - 1)  # -1: the line's own "\n"
-        rendered = entry._render(room) if room > 0 else None
+        rendered = entry._render(room, rules) if room > 0 else None
         if rendered is None:
             break
         line, text = rendered
@@ -237,51 +227,44 @@ def one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-#: An entry shows the sentence that answers within its own part of the note (text.sentence_units:
-#: its list item, or the prose around it): the whole part when it fits the entry's cap, else the
-#: sentence with this many on each side. The best sentence is often next to the fact ("Flights
-#: booked: 12-16 March." above "Hotel:: Casa do Príncipe"; bench real_vault: the needed fact in 33
-#: of 39 blocks with the sentence alone), and in a short note's prose anywhere in it ("does Jonas
-#: eat meat" answered by "Jonas designs the Atlas dashboard.", three sentences from "He is
-#: vegetarian"; the whole part: needed fact 127 -> 131 of 147), but a log's next item is another
-#: statement ("13:00 Lunch with [[Jonas Weber]]." was in 31 of 85 blocks, 4 after, each a log shown
-#: whole; none of the 74 needed facts came from another item).
-CONTEXT_SENTENCES = 1
-
-
-def shown_part(cand: Candidate) -> Candidate:
+def shown_part(cand: Candidate, rules: ReadRules = DEFAULT_RULES) -> Candidate:
     """The part of a note an entry shows: of the chunks the search found, the one that answers the
     turn closest in meaning (its cosine, or its best sentence's), which is not always the chunk
     that ranked the note ("what GPU is in the home server": the Software section, which names the
-    GPU twice, ranks Home Lab; the Hardware table's row says which GPU; bench real_vault)."""
-    closest = cand.closest
+    GPU twice, ranks Home Lab; the Hardware table's row says which GPU; bench real_vault). Without
+    `rules.closest_part`, the chunk that ranked it."""
+    closest = cand.closest if rules.closest_part else None
     return closest if closest is not None and closest.answer_similarity > cand.answer_similarity else cand
 
 
-def entry_text(part: Candidate, query: str, cap: int) -> str:
+def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES) -> str:
     """What an entry shows of the note's closest part (shown_part): the sentence that answers, in its
-    list item or prose, whole when that fits `cap`, else with its neighbours (CONTEXT_SENTENCES),
-    when it states one; else the chunk cut around the turn's words (snippet drops a first line:
-    "\\n" keeps the chunk's)."""
+    list item or prose, whole when that fits `cap` (`rules.whole_list_item`), else with
+    `rules.context_sentences` neighbours of that part each side, when it states one; else the chunk
+    cut around the turn's words (snippet drops a first line: "\\n" keeps the chunk's).
+
+    The best sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa
+    do Príncipe"; bench real_vault: the needed fact in 33 of 39 blocks with the sentence alone), and
+    in a short note's prose anywhere in it ("does Jonas eat meat" answered by "Jonas designs the
+    Atlas dashboard.", three sentences from "He is vegetarian"; the whole part: needed fact 127 ->
+    131 of 147), but a log's next item is another statement ("13:00 Lunch with [[Jonas Weber]]."
+    was in 31 of 85 blocks, 4 after; none of the 74 needed facts came from another item)."""
     answer = part.answer_text
     body = part.chunk.body
     if answer is None:
         return snippet("\n" + body, query, width=cap)
-    units = sentence_units(body)
+    units = sentence_units(body, rules.table_headers)
     sentences = [s for s, _ in units]
     if answer not in sentences:  # a property read with its note's title (windows.about)
         shown = [answer]
     else:
         at = sentences.index(answer)
         whole = [s for s, unit in units if unit == units[at][1]]
-        if len(" ".join(whole)) <= cap:
+        if rules.whole_list_item and len(" ".join(whole)) <= cap:
             shown = whole
         else:
-            shown = [
-                s
-                for s, unit in units[max(0, at - CONTEXT_SENTENCES) : at + CONTEXT_SENTENCES + 1]
-                if unit == units[at][1]
-            ]
+            n = rules.context_sentences
+            shown = [s for s, unit in units[max(0, at - n) : at + n + 1] if unit == units[at][1]]
     window = part.window
     also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
     return " ".join(shown) + "".join(f" … {w}" for w in also)
@@ -312,21 +295,22 @@ def prefetch(
     qvec = embed_query(ws.embedder, query)  # once: the search and the staged refresh both use it
     entries: list[PrefetchEntry] = []
     kept_out: list[KeptOut] = []
+    rules = ws.read_rules
     if allow != set():
-        got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, hide_dormant=False, decay=decay, judge=True)
+        got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
         scorer = ws.window_scorer()
 
         def closest(part: Candidate) -> str | None:
-            return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache)
+            return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache, rules.table_headers)
 
         def day_parts(part: Candidate) -> list[str]:
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
             return [_oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
 
-        entries, kept_out = _entries(
-            query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest, day_parts=day_parts
+        entries, kept_out = present(
+            query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest, day_parts=day_parts, rules=rules
         )
-    block, shown = render_block(entries, budget, cfg.prefetch_entry_cap)
+    block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if kept_out:  # invisible by nature: the review note counts it (keptout.py)
         ws.kept_out_log().record(now, query, [(k.node_id, k.path, k.strength) for k in kept_out])
@@ -366,17 +350,21 @@ def _twin(
     said: str,
     day: dt.date | None,
     closest: Callable[[Candidate], str | None] | None,
+    rules: ReadRules = DEFAULT_RULES,
 ) -> tuple[int, bool] | None:
     """The entry above that this one repeats, if any, and whether the two statements are one in
     the same words (repeats.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
     [[Jonas Weber]]." reaches "dinner with Jonas" only through its link) states what its sentence
     closest in meaning to the turn states (`closest`); it repeats an entry above when that entry
     shows this sentence already (not the same words: False). Sentences are embedded only for a
-    chunk one of whose sentences an entry above shows."""
+    chunk one of whose sentences an entry above shows. Nothing repeats without `rules.merge_repeats`;
+    only the same words without `rules.closest_sentence_repeats`."""
+    if not rules.merge_repeats:
+        return None
     for i, (_, other, o) in enumerate(kept):
         if is_repeat(other, said, (o.state.stated.day(), day)):
             return i, True
-    if part.answer_text is not None or closest is None or not kept:
+    if part.answer_text is not None or closest is None or not kept or not rules.closest_sentence_repeats:
         return None
     above = [(_sentences_of(e.text), o.state.stated.day()) for e, _, o in kept]
     mine = _sentences_of(part.chunk.body)
@@ -390,7 +378,7 @@ def _twin(
     return None if at is None else (at, False)
 
 
-def _entries(
+def present(
     query: str,
     got: Ranking,
     cap: int,
@@ -398,65 +386,36 @@ def _entries(
     decay: bool = True,
     closest: Callable[[Candidate], str | None] | None = None,
     day_parts: Callable[[Candidate], list[str]] | None = None,
+    rules: ReadRules = DEFAULT_RULES,
 ) -> tuple[list[PrefetchEntry], list[KeptOut]]:
-    """Recall's order, without weak hits, superseded or staged notes, lines that say nothing,
-    repeats (merged into the entry above them: `_twin`) and dormant notes (returned apart: what
-    decay kept out), unless the turn cues them. `closest`: a chunk's sentence closest to the turn
-    (windows.closest_window), for the repeats of chunks scored whole. `day_parts`: the parts of a
-    note stated on a day the turn names that say something, the one that answers first: its entry."""
-    replaced = {s for o in got.ranked for s in o.state.supersedes}  # a person may link only the new note
-
-    def eligible(r: Ranked) -> bool:
-        if is_weak(r, got.weak_below) or r.state.status == "staged":
-            return False
-        return not (r.state.superseded_by or r.node_id in replaced)
-
-    # what the live candidates were found, when they were saved, to state differently (KEEPS_REPLACED_OUT)
-    contradicted = {n for o in got.ranked if not o.dormant and eligible(o) for n in o.state.conflicts_with}
+    """Stage 6, present (a block): recall's order, without weak hits, superseded or staged notes,
+    lines that say nothing, repeats (merged into the entry above them: `_twin`) and dormant notes
+    (returned apart: what decay kept out), unless the turn cues them (`_shows`). `closest`: a chunk's
+    sentence closest to the turn (windows.closest_window), for the repeats of chunks scored whole.
+    `day_parts`: the parts of a note stated on a day the turn names that say something, the one
+    that answers first: its entry."""
+    admitted = _admitted(got)
+    # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
+    contradicted = {n for o in admitted if not o.dormant for n in o.state.conflicts_with}
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
-    for r in got.ranked:
-        c, state = r.cand, r.state
-        if not eligible(r):
-            continue
-        part = shown_part(c)
-        shown = entry_text(part, query, cap)
-        if c.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
+    for r in admitted:
+        part = shown_part(r.cand, rules)
+        shown = entry_text(part, query, cap, rules)
+        if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if not says_something(said):
             continue
-        comes_back = SHOWS_CUED_DORMANT and r.reactivated and not (KEEPS_REPLACED_OUT and r.node_id in contradicted)
-        if decay and r.dormant and not comes_back:
-            out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(c.answer_similarity, 6)))
+        if decay and r.dormant and not _shows(r, contradicted, rules):
+            out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
             continue
-        day = state.stated.day()
-        twin = None if c.on_day else _twin(kept, part, said, day, closest)  # a named day's note is its own entry
-        entry = PrefetchEntry(
-            node_id=r.node_id,
-            path=r.path,
-            title=got.notes[r.node_id].title,
-            heading=part.chunk.heading,
-            date=day.isoformat() if day is not None else None,
-            text=shorten(shown, cap),
-            score=round(r.score, 6),
-            similarity=round(part.answer_similarity, 6),
-            strength=round(r.strength, 6),
-            reactivated=r.reactivated,
-        )
-        if twin is None:
+        entry = _entry(r, part, shown, got, cap)
+        twin = None if r.cand.on_day else _twin(kept, part, said, r.state.stated.day(), closest, rules)
+        if twin is None:  # a named day's note is its own entry
             kept.append((entry, said, r))
-            continue
-        at, same = twin  # same: the same words (not a whole chunk sharing its closest sentence)
-        e, other, o = kept[at]
-        older = o.state.stated.day()
-        if same and day is not None and (older is None or day > older) and not o.cand.on_day:
-            # One statement in several notes is shown from the newest: the last time the vault says
-            # it (a task list carried forward shows today's copy, not the first day's), in its place;
-            # but the note of a day the turn names stays (its copies become part of it).
-            kept[at] = (replace(entry, merged=(*e.merged, e.path)), said, r)
         else:
-            kept[at] = (replace(e, merged=(*e.merged, r.path)), other, o)
+            kept[twin[0]] = _merged(kept[twin[0]], (entry, said, r), same=twin[1])
     # where else, newest first (undated last): as the entry itself, the latest says most
     days = {r.path: r.state.stated.day() for r in got.ranked}
     newest = [
@@ -466,6 +425,55 @@ def _entries(
     return newest, out
 
 
+def _admitted(got: Ranking) -> list[Ranked]:
+    """Recall's order without weak hits, staged memories and superseded notes (a person may link
+    only the new note: `supersedes` on it counts as `superseded_by` on the old)."""
+    replaced = {s for o in got.ranked for s in o.state.supersedes}
+    return [
+        r
+        for r in got.ranked
+        if not (is_weak(r, got.weak_below) or r.state.status == "staged")
+        and not (r.state.superseded_by or r.node_id in replaced)
+    ]
+
+
+def _shows(r: Ranked, contradicted: set[str], rules: ReadRules) -> bool:
+    """Whether a dormant note is shown: the turn cues it (`rules.shows_cued_dormant`) and no live note
+    that answers the turn names it in `conflicts_with` (`rules.keeps_replaced_out`)."""
+    return rules.shows_cued_dormant and r.reactivated and not (rules.keeps_replaced_out and r.node_id in contradicted)
+
+
+def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> PrefetchEntry:
+    day = r.state.stated.day()
+    return PrefetchEntry(
+        node_id=r.node_id,
+        path=r.path,
+        title=got.notes[r.node_id].title,
+        heading=part.chunk.heading,
+        date=day.isoformat() if day is not None else None,
+        text=shorten(shown, cap),
+        score=round(r.score, 6),
+        similarity=round(part.answer_similarity, 6),
+        strength=round(r.strength, 6),
+        reactivated=r.reactivated,
+    )
+
+
+def _merged(
+    above: tuple[PrefetchEntry, str, Ranked], new: tuple[PrefetchEntry, str, Ranked], *, same: bool
+) -> tuple[PrefetchEntry, str, Ranked]:
+    """An entry above and the one that repeats it, as one entry. One statement in several notes in
+    the same words (`same`) is shown from the newest: the last time the vault says it (a task list
+    carried forward shows today's copy, not the first day's), in its place; but the note of a day
+    the turn names stays (its copies become part of it)."""
+    e, other, o = above
+    entry, said, r = new
+    day, older = r.state.stated.day(), o.state.stated.day()
+    if same and day is not None and (older is None or day > older) and not o.cand.on_day:
+        return replace(entry, merged=(*e.merged, e.path)), said, r
+    return replace(e, merged=(*e.merged, r.path)), other, o
+
+
 __all__ = [
     "CLOSE",
     "OPEN",
@@ -473,6 +481,7 @@ __all__ = [
     "PrefetchEntry",
     "PrefetchResult",
     "prefetch",
+    "present",
     "render_block",
     "says_something",
     "shorten",

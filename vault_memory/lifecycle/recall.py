@@ -4,7 +4,7 @@
 
 Relevance is decided first; dormant notes keep their place, marked (reactivated when the query
 cues them), the statements of one fact are put newest first, and a superseded note never ranks
-above its successor (ranking.rank). A line copied into several notes is one hit (`fold_copies`).
+above its successor (ranking.order). A line copied into several notes is one hit (`fold_copies`).
 The order is computed for every candidate and then cut to k, so k never changes it. What recall
 returns is rehearsed unless `touch=False`.
 """
@@ -12,6 +12,7 @@ returns is rehearsed unless `touch=False`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
@@ -22,17 +23,15 @@ import numpy as np
 from ..errors import ConfigError, VectorStoreUnavailableError
 from ..index.catalog import NoteRow
 from ..repeats import days_from, has_iso_date
-from ..search import days, ranking
+from ..search import days
 from ..search.filters import NoteFilter, eligible
-from ..search.ranking import Mode, Ranked, change_label, rank, succession
+from ..search.ranking import Mode, Ranked, change_label, order, succession
+from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
 from ..text import in_folder, says_something, snippet
 from .relations import with_identities
 
-#: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
-#: (min-max scaling is over the candidates). SciFact's nDCG@10 and Recall@100 are measured on it.
-CANDIDATES = 100
 MAX_K = 100
 
 
@@ -124,10 +123,10 @@ class Ranking:
     #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer)
     weak_below: float
 
-    def top(self, k: int) -> list[tuple[Ranked, tuple[str, ...]]]:
+    def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
         (`fold_copies`), cut to k."""
-        return fold_copies(self.ranked, k)
+        return fold_copies(self.ranked, k, rules)
 
     def hits(self, query: str, top: Sequence[tuple[Ranked, tuple[str, ...]]]) -> list[Hit]:
         """`top` (`Ranking.top`) as hits."""
@@ -150,8 +149,10 @@ def copy_keys(text: str, day: dt.date | None) -> tuple[str, ...]:
     return (low,)
 
 
-def fold_copies(ranked: Sequence[Ranked], k: int) -> list[tuple[Ranked, tuple[str, ...]]]:
-    """The first k hits of the order with each line copied into several notes folded into one
+def fold_copies(
+    ranked: Sequence[Ranked], k: int, rules: ReadRules = DEFAULT_RULES
+) -> list[tuple[Ranked, tuple[str, ...]]]:
+    """Stage 5, fold: the first k hits of the order with each line copied into several notes folded into one
     hit: a note whose statement (its best answer window, else its chunk) is a copy of a hit's
     above, the same text with its dates moved on with its note's day (`copy_keys`), is not a hit
     of its own but is named in that hit's `also_in`, newest first. The hit shows the newest dated
@@ -160,7 +161,9 @@ def fold_copies(ranked: Sequence[Ranked], k: int) -> list[tuple[Ranked, tuple[st
     for its day: never a copy, and shown when its copies fold into it. A later note is a copy of
     the hit whatever k is, so k never changes the hits or what they fold (a note after the k-th
     hit that copies none of them is a later hit or its copy). On the labelled real vault, 56 of
-    184 questions had a copy in recall's top 5."""
+    184 questions had a copy in recall's top 5. Without `rules.fold_copies`, every note is a hit."""
+    if not rules.fold_copies:
+        return [(r, ()) for r in ranked[:k]]
     kept: list[list[Ranked]] = []  # each hit and its copies, the first found first
     by_key: dict[str, int] = {}  # a copy's key -> its hit in `kept`
     for r in ranked:
@@ -178,12 +181,15 @@ def fold_copies(ranked: Sequence[Ranked], k: int) -> list[tuple[Ranked, tuple[st
             continue
         for x in keys:
             by_key.setdefault(x, at)
-    out = []
-    for group in kept:
-        by_day = sorted(group, key=lambda x: x.state.stated.day() or dt.date.min, reverse=True)
-        shown = by_day[0] if by_day[0].state.stated.day() is not None and not group[0].cand.on_day else group[0]
-        out.append((shown, tuple(x.path for x in by_day if x is not shown)))
-    return out
+    return [_newest_copy(group) for group in kept]
+
+
+def _newest_copy(group: Sequence[Ranked]) -> tuple[Ranked, tuple[str, ...]]:
+    """A hit and its copies (the first found first) as the copy it shows, the newest dated one (the
+    first when it is a named day's note), and the others' paths, newest first."""
+    by_day = sorted(group, key=lambda x: x.state.stated.day() or dt.date.min, reverse=True)
+    shown = by_day[0] if by_day[0].state.stated.day() is not None and not group[0].cand.on_day else group[0]
+    return shown, tuple(x.path for x in by_day if x is not shown)
 
 
 def notes_on_named_days(ws: Workspace, query: str, now: dt.datetime) -> frozenset[str]:
@@ -207,62 +213,48 @@ def rank_query(
     include_staged: bool = False,
     allow: AbstractSet[str] | None = None,
     qvec: np.ndarray | None = None,
-    hide_dormant: bool = True,
     judge: bool = False,
     need: int | None = None,
 ) -> Ranking:
-    """Search (search.py) and rank (ranking.rank) one query: recall's rule, which prefetch shares
-    (handing over the turn's vector, `qvec`, so it is embedded once). The answers' cosines are
-    computed when decay needs them or `judge` asks (prefetch's weak bar)."""
+    """The read path's first four stages for one query (search.py: pool, score, pick; ranking.order),
+    under the workspace's rules (`ws.read_rules`): recall's rule, which prefetch shares (handing over
+    the turn's vector, `qvec`, so it is embedded once). The answers' cosines are computed when decay
+    needs them or `judge` asks (prefetch's weak bar)."""
+    rules = ws.read_rules
     searcher = ws.searcher()
-    lexical_only = False
-    if not searcher.has_dense and mode != "bm25":
-        mode, lexical_only = "bm25", True  # the server is unreachable and lexical fallback is on
-    elif mode == "hybrid" and not ws.vectors().complete:
-        # A first index writes every note before it embeds them: until all have vectors, rank
-        # every note by BM25 rather than favour the ones embedded first.
-        mode, lexical_only = "bm25", True
+    mode, lexical_only = _mode(ws, searcher, mode)
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
-    on_day = notes_on_named_days(ws, query, now)
+    on_day = notes_on_named_days(ws, query, now) if rules.named_days else frozenset()
+    # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
+    # dormancy by, so the query is not embedded and no model is loaded for this answer.
+    similarity = (decay or judge) and ws.vectors().embedded > 0
+    search = functools.partial(
+        searcher.search,
+        query,
+        granularity=granularity,
+        exclude_prefixes=exclude,
+        allow=allow,
+        need=need,
+        on_day=on_day,
+        rules=rules,
+    )
     died = False
     try:
-        # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
-        # dormancy by, so the query is not embedded and no model is loaded for this answer.
-        similarity = (decay or judge) and ws.vectors().embedded > 0
-        cands = searcher.search(
-            query,
-            mode=mode,
-            granularity=granularity,
-            with_similarity=similarity,
-            candidates=CANDIDATES,
-            exclude_prefixes=exclude,
-            allow=allow,
-            # bm25 chosen on a complete index still finds the sentence that answers (what decides
-            # between two statements of a fact) when decay needs it; not while vectors fill in or
-            # the store is down
-            windows=ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None,
-            qvec=qvec,
-            need=need,
-            on_day=on_day,
-        )
+        # bm25 chosen on a complete index still finds the sentence that answers (what decides
+        # between two statements of a fact) when decay needs it; not while vectors fill in or
+        # the store is down
+        windows = ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None
+        cands = search(mode=mode, with_similarity=similarity, windows=windows, qvec=qvec)
     except VectorStoreUnavailableError as exc:  # the server died mid-run
         ws.lexical_only(exc)
         lexical_only = died = True
-        cands = Searcher(ws.catalog, None, ws.embedder).search(
-            query,
-            mode="bm25",
-            granularity=granularity,
-            candidates=CANDIDATES,
-            exclude_prefixes=exclude,
-            allow=allow,
-            need=need,
-            on_day=on_day,
-        )
+        search = functools.partial(Searcher(ws.catalog, None, ws.embedder).search, *search.args, **search.keywords)
+        cands = search(mode="bm25")
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
     cal = ws.calibration
-    ranked = rank(
+    ranked = order(
         cands,
         notes,
         model=ws.decay,
@@ -271,7 +263,7 @@ def rank_query(
         k=len(cands),
         vectors=searcher.vectors_of,
         cal=cal,
-        hide_dormant=hide_dormant,
+        rules=rules,
     )
     # Cosines were computed (dense or hybrid, or bm25 when decay needed them): a hit below the bar
     # is weak even when every cosine is 0. None were (the store down, vectors still filling in for
@@ -279,6 +271,17 @@ def rank_query(
     measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
     judged = measured or any(c.similarity != 0.0 for c in cands)
     return Ranking(ranked, notes, mode, lexical_only, cal.weak if judged else float("-inf"))
+
+
+def _mode(ws: Workspace, searcher: Searcher, mode: Mode) -> tuple[Mode, bool]:
+    """The mode a query can be answered in, and whether that is BM25 alone for want of vectors."""
+    if not searcher.has_dense and mode != "bm25":
+        return "bm25", True  # the server is unreachable and lexical fallback is on
+    if mode == "hybrid" and not ws.vectors().complete:
+        # A first index writes every note before it embeds them: until all have vectors, rank
+        # every note by BM25 rather than favour the ones embedded first.
+        return "bm25", True
+    return mode, False
 
 
 def recall(
@@ -311,10 +314,9 @@ def recall(
         granularity=granularity,
         include_staged=include_staged,
         allow=allow,
-        hide_dormant=ranking.RECALL_HIDES_DORMANT,
         need=k,
     )
-    folded = got.top(k)
+    folded = got.top(k, ws.read_rules)
     hits = got.hits(query, folded)
     if explain:
         top = [r for r, _ in folded]
@@ -418,7 +420,6 @@ def used_hits(ws: Workspace, hits: list[Hit]) -> list[Hit]:
 
 
 __all__ = [
-    "CANDIDATES",
     "MAX_K",
     "Hit",
     "Ranking",

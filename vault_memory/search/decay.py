@@ -165,22 +165,14 @@ class DecayModel:
         dormant = not state.pinned and strength < self.dormant_below
         if not dormant:
             return Gate(strength, dormant, True)
-        if similarity >= self.reactivation_threshold(strength, strong):
+        # One bar, not a threshold rising with each half-life forgotten (0.1 + 0.12 per halving,
+        # capped at `strong`): on the simulated year the single bar gave block precision 0.366
+        # against 0.319 for stale share 0.024 against 0.022 (bench lifetime, variant
+        # `clear_reactivation` at 8b3a43b).
+        if similarity >= strong:
             return Gate(strength, dormant, True, CLEAR_MATCH)
         why = cue() if cue is not None else ""
         return Gate(strength, dormant, bool(why), why)
-
-    def reactivation_threshold(self, strength: float, strong: float = 0.5) -> float:
-        """Cosine a query needs to bring a note back: 0 while it is not dormant, else a clear match.
-
-        One bar, not a threshold rising with each half-life forgotten (0.1 + 0.12 per halving, capped
-        at `strong`): on the simulated year the single bar gave block precision 0.366 against 0.319
-        for stale share 0.024 against 0.022 (bench lifetime, variant `clear_reactivation` at 8b3a43b),
-        and on a person's vault it kept three loosely related faded notes out of blocks while every
-        needed fact stayed (bench real_vault). Recall never hides a dormant note, so what it finds
-        does not depend on this bar.
-        """
-        return 0.0 if strength >= self.dormant_below else strong
 
     def half_life(self, tier: str) -> float:
         return self.half_life_short_days if tier == "short" else self.half_life_long_days

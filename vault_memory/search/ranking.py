@@ -4,10 +4,11 @@ Nothing here touches the disk, the index or the clock: every function takes valu
 returns values, so recall (recall.py), prefetch and every bench script compute relevance
 with the same code, and the calibration replays (bench/) replay exactly what recall does.
 
-    fuse(...)             relevance of each candidate, from BM25, cosine and coverage
-    rank(...)             the dormancy gate, relevance order, newest first among the statements
-                          of one fact, successors above what they supersede (`rank`'s docstring)
-    same_fact_groups(...) which of the head state one fact (replayed by bench same_fact)
+    fuse(...)             relevance of each candidate, from BM25, cosine and coverage (stage 2)
+    order(...)            stage 4: relevance order with decay marks (`marks`), newest first among
+                          the statements of one fact (`newest_first`), successors above what
+                          they supersede (`successors_first`)
+    same_fact_groups(...) which of the head state one fact (`state_alike`)
     refill(...)           a group's places, newest statement first (a repeat counts from the first)
 
 Longer than 500 lines because it is the whole read-time rule (docs/ranking.md's six steps) in
@@ -31,26 +32,14 @@ from ..index.catalog import STOPWORDS, ChunkRow, NoteRow
 from ..repeats import adds_nothing, is_repeat
 from ..text import split_sentences, without_links
 from .decay import DecayModel, MemoryState, is_episodic
+from .rules import DEFAULT_RULES, ReadRules
 
 Mode = Literal["hybrid", "bm25", "dense"]
 FloatArray = npt.NDArray[np.float64]
 
-# Every number here has its benchmark row in docs/ranking.md; cosine thresholds are the
-# embedder's (calibration.py).
-FUSION_ALPHA = 0.5  # dense weight in the convex fusion (LoCoMo R@10 flat over 0.4-0.6; SciFact hybrid 0.733)
-#: Freshness reorders only the first HEAD notes by relevance: a fixed head, so `-k` never changes
-#: the order (the first n of -k N are the first n of -k M), and no note climbs from far below.
-#: A head of 10 cost updates_hard's "both statements in the top 5" 0.99 -> 0.83 (bench same_fact).
-HEAD = 5
-#: Two statements of one fact are comparably relevant: fused relevance within this of each other
-#: (bench same_fact: 1.0, no band, let a weak newer note move above the answer on the real vault).
-RELEVANCE_BAND = 0.35
-FULL_CUE_MIN_TERMS = 2  # a dormant chunk containing all of a query's (>= 2) content words comes back
-#: Whether recall leaves dormant notes out (unless cued), as prefetch does. Forgetting decides what
-#: memory offers unasked (prefetch), not what it finds when asked: bench lifetime, docs/memory-model.md.
-RECALL_HIDES_DORMANT = False
-FIRST_CUE_COVERAGE: float | None = 0.5  # ... or half of them for the query's first hit (docs/ranking.md)
-ON_DAY = "the day the query names"  # ... or the query names the day it was stated (Candidate.cue)
+# Every number and switch the rule reads is in the read path's rules record (rules.py), with the
+# benchmark row that chose it in docs/ranking.md; cosine thresholds are the embedder's (calibration.py).
+ON_DAY = "the day the query names"  # a cue: the query names the day the note was stated (Candidate.cue)
 
 
 # -- fusion ---------------------------------------------------------------------------
@@ -84,7 +73,7 @@ def fuse(
     lexical: npt.ArrayLike,
     dense: npt.ArrayLike,
     coverage: npt.ArrayLike | None = None,
-    alpha: float = FUSION_ALPHA,
+    alpha: float = DEFAULT_RULES.fusion_alpha,
     scaled_on: npt.ArrayLike | None = None,
 ) -> FloatArray:
     """Relevance in [0, 1] of each candidate (arrays aligned by candidate; absent scores are 0).
@@ -147,14 +136,14 @@ def _has_stem(low: str, term: str) -> bool:
     return False
 
 
-def word_cue(terms: Set[str], text: str, *, first: bool = False) -> str:
+def word_cue(terms: Set[str], text: str, *, first: bool = False, rules: ReadRules = DEFAULT_RULES) -> str:
     """Which word cue the text gives a dormant note, in `--explain`'s words ("" for none): every
-    content word of a query of two or more, or half of them for the query's first hit by relevance
-    (`first`, FIRST_CUE_COVERAGE). rank's reactivation cue."""
-    share = coverage(terms, text) if len(terms) >= FULL_CUE_MIN_TERMS else 0.0
+    content word of a query of two or more (`rules.full_cue_min_terms`), or half of them for the
+    query's first hit by relevance (`first`, `rules.first_hit_cue`). order's reactivation cue."""
+    share = coverage(terms, text) if len(terms) >= rules.full_cue_min_terms else 0.0
     if share >= 1.0:
         return "every word of the query"
-    half = first and FIRST_CUE_COVERAGE is not None and share >= FIRST_CUE_COVERAGE
+    half = first and rules.first_hit_cue is not None and share >= rules.first_hit_cue
     return "the first hit, with half the query's words" if half else ""
 
 
@@ -198,10 +187,10 @@ class Candidate:
         """How well the chunk answers the query: its cosine, or its best window's when higher."""
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
-    def cue(self, first: bool = False) -> str:
+    def cue(self, first: bool = False, rules: ReadRules = DEFAULT_RULES) -> str:
         """How the query points at it, named, or "": it names its day, or its chunk gives a word cue
         (module `word_cue`; `first`: the query's first hit). Asked only of dormant candidates."""
-        return ON_DAY if self.on_day else word_cue(self.terms, self.chunk.text, first=first)
+        return ON_DAY if self.on_day else word_cue(self.terms, self.chunk.text, first=first, rules=rules)
 
     @property
     def answer_text(self) -> str | None:
@@ -247,7 +236,7 @@ class Ranked:
 VectorsOf = Callable[[Sequence[ChunkRow]], Mapping[str, np.ndarray]]
 
 
-def rank(
+def order(
     cands: Sequence[Candidate],
     notes: Mapping[str, NoteRow],
     *,
@@ -257,30 +246,53 @@ def rank(
     k: int,
     vectors: VectorsOf | Mapping[str, np.ndarray] | None = None,
     cal: Calibration = MINILM,
-    hide_dormant: bool = True,
+    rules: ReadRules = DEFAULT_RULES,
 ) -> list[Ranked]:
-    """Decide relevance first; then let the date decide only between statements of one fact.
+    """Stage 4, order: decide relevance first; then let the date decide only between statements
+    of one fact.
 
-    1. With `hide_dormant`, dormant notes (strength < threshold, not pinned) drop out unless the
-       query cues them: the answer's cosine reaches the clear-match bar (`cal.strong`), or the
-       chunk holds every content word of a query of two or more, half of them for the query's
-       first hit, or the query names the day the note was stated (`Candidate.cue`). Without it
-       they keep their place, marked dormant (and reactivated when cued).
-    2. The rest keep their relevance order, except:
-    3. among the first HEAD, the best answer and the notes that state the same fact differently
-       (`same_fact_groups`) are put newest first, in the places they held, a later note that adds
-       no word to one above it counted from that one's day (`statements`, `said_first`);
-    4. a superseded note never ranks above its successor.
+    1. Relevance order, the notes stated on a day the query names first (`relevance_order`); each
+       candidate marked with its strength at `now` and, below the dormant bar, `dormant`, and
+       `reactivated` when the query cues it (`marks`). With `rules.recall_hides_dormant`, a dormant
+       note the query does not cue drops out.
+    2. Among the first `rules.head`, the best answer and the notes that state the same fact
+       differently (`same_fact_groups`) are put newest first, in the places they held, a later note
+       that adds no word to one above it counted from that one's day (`newest_first`).
+    3. A superseded note never ranks above its successor (`successors_first`).
     The whole list is ordered, then cut to k: the first n of any k are the same notes.
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
     that are a note's only sentence; window vectors come with the candidates.
     """
+    kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules)
+    if decay:
+        if vectors is not None and rules.one_fact:
+            kept = newest_first(kept, vectors, cal, rules)
+        if rules.successors_first:
+            kept = successors_first(kept)
+    return kept[:k]
+
+
+def marks(
+    cands: Sequence[Candidate],
+    notes: Mapping[str, NoteRow],
+    *,
+    model: DecayModel,
+    now: dt.datetime,
+    decay: bool,
+    cal: Calibration = MINILM,
+    rules: ReadRules = DEFAULT_RULES,
+) -> list[Ranked]:
+    """The candidates in relevance order, each with its decay facts: strength at `now`, dormant
+    (strength below the bar, not pinned) and reactivated when the query cues it: the answer's cosine
+    reaches the clear-match bar (`cal.strong`), the chunk holds every content word of the query or,
+    as its first hit, `rules.first_hit_cue` of them, or the query names the day it was stated
+    (`Candidate.cue`). A dormant note keeps its place, marked, unless `rules.recall_hides_dormant`."""
     kept: list[Ranked] = []
     for place, c in enumerate(sorted(cands, key=relevance_order)):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(place == 0), strong=cal.strong)  # noqa: B023
-        if decay and hide_dormant and not gate.admitted:
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(place == 0, rules), strong=cal.strong)  # noqa: B023
+        if decay and rules.recall_hides_dormant and not gate.admitted:
             continue
         kept.append(
             Ranked(
@@ -294,11 +306,7 @@ def rank(
                 relevance_rank=len(kept) + 1,
             )
         )
-    if decay:
-        if vectors is not None:
-            kept = newest_first(kept, vectors, cal)
-        kept = successors_first(kept)
-    return kept[:k]
+    return kept
 
 
 def freshness(state: MemoryState, strength: float) -> tuple[int, int, float, float]:
@@ -326,61 +334,54 @@ def _folder(path: str) -> str:
 def same_fact_groups(
     items: Sequence[Ranked],
     answers: Sequence[np.ndarray | None],
-    paths: Sequence[str],
     cal: Calibration,
-    *,
-    band: float = RELEVANCE_BAND,
-    same_folder: bool = True,
-    anchored: bool = True,
-    alike: float | None = None,
+    rules: ReadRules = DEFAULT_RULES,
 ) -> list[list[int]]:
     """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
     and every other item alone.
 
-    Two items are linked when both are dated facts (not episodic records) that answer the query in a
-    sentence of their own (`answers[i]` not None), live in the same folder (a note updates notes of
-    its own kind: a daily note the daily notes, a memory the memories), were stated on different
-    days, are comparably relevant (within RELEVANCE_BAND), answer alike (the two answers' cosine
-    clears the weak bar) and are not one statement repeated (repeats.is_repeat: a daily note's copied
-    line is not a change, nor is one whose dates moved on with its day). The group is the connected
-    component of the item that answers best, when that answer is clear (answer cosine >=
-    `cal.weak`): a newer statement worded far from the query still joins by saying what the best
-    answer says (bench updates_hard: newer first 0.951 with every member held to the bar, 0.975
-    without; the real vault's moves unchanged). Everything else keeps its place: on a person's vault
-    nothing else this rule looks at told a changed value from a related statement (bench same_fact,
-    docs/ranking.md). The keywords are the variants that study replays (`anchored=False`: every
-    component is a group; `alike`: another bar for the answers' cosine).
-    """
+    Two items are linked when they `state_alike`. The group is the connected component of the item
+    that answers best, when that answer is clear (answer cosine >= `cal.weak`): a newer statement
+    worded far from the query still joins by saying what the best answer says (bench updates_hard:
+    newer first 0.951 with every member held to the bar, 0.975 without; the real vault's moves
+    unchanged). Everything else keeps its place: on a person's vault nothing else this rule looks at
+    told a changed value from a related statement (bench same_fact, docs/ranking.md)."""
     n = len(items)
-    bar = cal.weak if alike is None else alike
+    if n == 0:
+        return []
     ok = [
         a is not None and not is_episodic(r.state) and r.state.stated.dated for r, a in zip(items, answers, strict=True)
     ]
-    links: list[tuple[int, int]] = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = items[i], items[j]
-            if not (ok[i] and ok[j]) or a.node_id == b.node_id:
-                continue
-            if same_folder and _folder(paths[i]) != _folder(paths[j]):
-                continue
-            if a.state.stated.day() == b.state.stated.day() or abs(a.score - b.score) > band:
-                continue
-            va, vb = answers[i], answers[j]
-            assert va is not None and vb is not None
-            said = (a.cand.answer_text or "", b.cand.answer_text or "")
-            if float(np.dot(va, vb)) >= bar and not is_repeat(*said, (a.state.stated.day(), b.state.stated.day())):
-                links.append((i, j))
-    if n == 0:
-        return []
-    comps = components(range(n), links)
-    if not anchored:
-        return sorted(comps, key=lambda g: (-len(g), g))
+    links = [
+        (i, j)
+        for i in range(n)
+        for j in range(i + 1, n)
+        if ok[i] and ok[j] and state_alike(items[i], items[j], answers[i], answers[j], cal, rules)
+    ]
     best = max(range(n), key=lambda i: (items[i].cand.answer_similarity, -i))
     if items[best].cand.answer_similarity < cal.weak:
         return [[i] for i in range(n)]
-    group = next(g for g in comps if best in g)
+    group = next(g for g in components(range(n), links) if best in g)
     return [group] + [[i] for i in range(n) if i not in group]
+
+
+def state_alike(
+    a: Ranked, b: Ranked, va: np.ndarray | None, vb: np.ndarray | None, cal: Calibration, rules: ReadRules
+) -> bool:
+    """Whether two dated facts that answer the query in a sentence of their own (`va`, `vb`: those
+    sentences' vectors) state one fact differently: two notes, in the same folder (a note updates
+    notes of its own kind: a daily note the daily notes, a memory the memories; `rules.same_folder`),
+    stated on different days, comparably relevant (within `rules.relevance_band`), answering alike
+    (the two answers' cosine clears the weak bar) and not one statement repeated (repeats.is_repeat:
+    a daily note's copied line is not a change, nor is one whose dates moved on with its day)."""
+    if a.node_id == b.node_id or va is None or vb is None:
+        return False
+    if rules.same_folder and _folder(a.path) != _folder(b.path):
+        return False
+    if a.state.stated.day() == b.state.stated.day() or abs(a.score - b.score) > rules.relevance_band:
+        return False
+    said = (a.cand.answer_text or "", b.cand.answer_text or "")
+    return float(np.dot(va, vb)) >= cal.weak and not is_repeat(*said, (a.state.stated.day(), b.state.stated.day()))
 
 
 def components(members: Iterable[int], links: Iterable[tuple[int, int]]) -> list[list[int]]:
@@ -402,25 +403,33 @@ def components(members: Iterable[int], links: Iterable[tuple[int, int]]) -> list
     return list(out.values())
 
 
-def newest_first(items: list[Ranked], vectors: VectorsOf | Mapping[str, np.ndarray], cal: Calibration) -> list[Ranked]:
+def newest_first(
+    items: list[Ranked],
+    vectors: VectorsOf | Mapping[str, np.ndarray],
+    cal: Calibration,
+    rules: ReadRules = DEFAULT_RULES,
+) -> list[Ranked]:
     """Refill the places of the head's one-fact group (`same_fact_groups`) newest first; record
     in each item the others of its group and, when it moved up, why."""
-    head = items[:HEAD]
+    head = items[: rules.head]
     if len(head) < 2:
         return items
     need = [r.cand.chunk for r in head if r.cand.window is None and r.cand.answer_text is not None]
     vecs = (vectors if isinstance(vectors, Mapping) else vectors(need)) if need else {}
     answers = [answer_vector(r, vecs) for r in head]
-    return refill(items, same_fact_groups(head, answers, [r.path for r in head], cal)[:1])
+    return refill(items, same_fact_groups(head, answers, cal, rules)[:1], rules)
 
 
-def statements(items: Sequence[Ranked], group: Sequence[int]) -> list[list[int]]:
+def statements(items: Sequence[Ranked], group: Sequence[int], rules: ReadRules = DEFAULT_RULES) -> list[list[int]]:
     """The members of one group as statements: a member stated later than one above it (in
     relevance order) whose answer adds no word to that one's (`repeats.adds_nothing`, dates counted
     from each note's day) repeats it, and is one statement with it, in relevance order. A line
     carried forward, or a plan written down again, says nothing new the second time. Only a later
     note below: "Home for the user is Denver now." adds no word to an older, lower "Home for the
-    user's dad is Denver now.", and is still the news (bench lifetime)."""
+    user's dad is Denver now.", and is still the news (bench lifetime). Without
+    `rules.repeats_count_from_first` each member is a statement of its own."""
+    if not rules.repeats_count_from_first:
+        return [[m] for m in sorted(group)]
     links = [
         (a, b)
         for a in group
@@ -450,35 +459,39 @@ def said_first(items: Sequence[Ranked], members: Sequence[int]) -> tuple[int, in
     return (pinned, day, seconds, max(round(items[m].strength, 2) for m in members))
 
 
-def refill(items: list[Ranked], groups: Sequence[Sequence[int]]) -> list[Ranked]:
+def refill(items: list[Ranked], groups: Sequence[Sequence[int]], rules: ReadRules = DEFAULT_RULES) -> list[Ranked]:
     """Refill each group's places newest statement first (`statements`, `said_first`; the notes of
-    one statement in relevance order); each member learns the others of its group (`same_fact`)
-    and, when it moved up, why (`moves`)."""
+    one statement in relevance order); each member learns the others of its group (`same_fact`),
+    the note it repeats (`repeats`) and, when it moved up, why (`moves`)."""
+    groups = [g for g in groups if len(g) > 1]
     out = list(items)
     for group in groups:
-        if len(group) < 2:
-            continue
         ids = tuple(items[m].node_id for m in group)
         for m in group:
             out[m] = replace(items[m], same_fact=tuple(i for i in ids if i != items[m].node_id))
     moved = list(out)
     for group in groups:
-        said = sorted(statements(items, group), key=lambda st: said_first(items, st), reverse=True)
+        said = sorted(statements(items, group, rules), key=lambda st: said_first(items, st), reverse=True)
         for st in (st for st in said if len(st) > 1):
             first = min(st, key=lambda m: stated(items[m]))
-            for m in st:
-                if m != first:
-                    out[m] = replace(out[m], repeats=items[first].path)
+            for m in (m for m in st if m != first):
+                out[m] = replace(out[m], repeats=items[first].path)
         for pos, src in zip(group, (m for st in said for m in st), strict=True):
             moved[pos] = out[src]
-    for pos in (p for g in groups if len(g) > 1 for p in g):
-        r = moved[pos]
-        group = next(g for g in groups if pos in g)
-        passed = [moved[p].relevance_rank for p in group if p > pos and moved[p].relevance_rank < r.relevance_rank]
-        if passed:
-            why = f"moved above #{min(passed)} (by relevance): states the same thing differently, stated later"
-            moved[pos] = replace(r, moves=(*r.moves, why))
+    for group in groups:
+        for pos in group:
+            moved[pos] = _why_moved(moved, group, pos)
     return moved
+
+
+def _why_moved(moved: Sequence[Ranked], group: Sequence[int], pos: int) -> Ranked:
+    """The item at `pos` of a refilled group, saying which more relevant member it moved above."""
+    r = moved[pos]
+    passed = [moved[p].relevance_rank for p in group if p > pos and moved[p].relevance_rank < r.relevance_rank]
+    if not passed:
+        return r
+    why = f"moved above #{min(passed)} (by relevance): states the same thing differently, stated later"
+    return replace(r, moves=(*r.moves, why))
 
 
 def successors_first(items: list[Ranked]) -> list[Ranked]:
@@ -532,9 +545,6 @@ def change_label(place: int, replaces: Sequence[int], replaced_by: Sequence[int]
 
 
 __all__ = [
-    "FUSION_ALPHA",
-    "HEAD",
-    "RELEVANCE_BAND",
     "Candidate",
     "Mode",
     "Ranked",
@@ -548,11 +558,13 @@ __all__ = [
     "minmax",
     "newest_first",
     "query_terms",
-    "rank",
+    "marks",
+    "order",
     "refill",
     "components",
     "said_first",
     "same_fact_groups",
+    "state_alike",
     "stated",
     "statements",
     "succession",

@@ -1,5 +1,11 @@
-"""Relevance search over the index: lexical and dense candidates, fused (ranking.fuse),
-aggregated to notes or chunks. No decay and no writes: ranking.rank orders what this finds.
+"""Relevance search over the index, the read path's first three stages (docs/ranking.md):
+
+    Searcher.pool   the candidate pool: each side's best chunks (BM25, dense), a named day's notes
+    score           relevance: BM25 weighted by coverage and cosine fused, then answer sentences
+    pick            each note's candidate (its best chunk) and the part a block shows of it
+
+No decay and no writes: ranking.order orders what this finds. The numbers and switches are the
+read path's rules (rules.py).
 """
 
 from __future__ import annotations
@@ -8,17 +14,18 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
 from ..errors import EmbedderError
-from ..index.catalog import Catalog, ChunkRow, chunk_owner
+from ..index.catalog import Catalog, ChunkRow, NoteRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
 from ..text import says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
+from .rules import DEFAULT_RULES, ReadRules
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +34,6 @@ ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
 #: chunks (most relevant first), the query's vector and text -> chunk id -> its best
 #: answer window (windows.WindowScorer; None: chunks are scored whole, as before issue 14)
 WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Window]]
-#: How many of the most relevant chunks get their answer windows scored (see windows.py). 30 chunks
-#: gave updates_hard what 50 gave (20 loses a statement; bench same_question's replay, last in
-#: 0adc436^; same_fact replaced it); how many sentences each: windows.WINDOWS_PER_CHUNK.
-WINDOW_CANDIDATES = 30
 #: For the ids `ExactVectors` returned (the same list object: another process may change the
 #: vectors between two calls, so these are asked of one snapshot): each row's note as an
 #: integer code, and note -> code ...
@@ -179,7 +182,7 @@ class Searcher:
         *,
         mode: Mode = "hybrid",
         granularity: Granularity = "note",
-        candidates: int = 100,
+        candidates: int | None = None,
         exclude_prefixes: Sequence[str] = (),
         with_similarity: bool = True,
         allow: AbstractSet[str] | None = None,
@@ -187,31 +190,118 @@ class Searcher:
         qvec: np.ndarray | None = None,
         need: int | None = None,
         on_day: AbstractSet[str] = frozenset(),
+        rules: ReadRules = DEFAULT_RULES,
     ) -> list[Candidate]:
-        """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first.
+        """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first:
+        the first three stages of the read path, `pick(score(pool(...)))`.
 
         `allow`: a note-id allowlist (filters.py): only those notes are candidates, on both
         sides, so the candidates are the best *eligible* ones however selective the filter.
-        With `windows`, the WINDOW_CANDIDATES most relevant chunks are also scored by their
-        best answer window (the sentence that answers the query): their dense side becomes
-        max(cosine to the chunk, cosine to that window) and relevance is fused again, so a
-        fact stated among other talk is judged by the fact, not by how much talk surrounds it
-        (in bm25 mode relevance stays BM25's; the windows still say which sentence answers).
+        `windows`: score the most relevant chunks also by their best answer sentence (`score`).
         `qvec`: the query's vector when the caller has it (prefetch embeds a turn once).
         `need`: how many notes the caller will show (recall's k): when the pool's chunks hold fewer,
         notes beyond the pool follow it (`first_of`, Candidate.beyond).
         `on_day`: the notes stated on a day the query names (days.py): their chunks are candidates
         whether or not either side found them (placed on the pool's scale, changing no score in it),
         marked `Candidate.on_day`, which relevance order puts first.
+        `candidates`: per side (default `rules.candidates`).
         """
-        lexical_wide: dict[str, float] = {}
+        found = self.pool(
+            query,
+            mode=mode,
+            granularity=granularity,
+            candidates=rules.candidates if candidates is None else candidates,
+            exclude_prefixes=exclude_prefixes,
+            with_similarity=with_similarity,
+            allow=allow,
+            qvec=qvec,
+            need=need,
+            on_day=on_day,
+        )
+        return pick(found, score(found, rules, windows), granularity, rules)
+
+    def pool(
+        self,
+        query: str,
+        *,
+        mode: Mode,
+        granularity: Granularity,
+        candidates: int,
+        exclude_prefixes: Sequence[str] = (),
+        with_similarity: bool = True,
+        allow: AbstractSet[str] | None = None,
+        qvec: np.ndarray | None = None,
+        need: int | None = None,
+        on_day: AbstractSet[str] = frozenset(),
+    ) -> Pool:
+        """Stage 1, the candidate pool: each side's first `candidates` chunks (BM25 and dense), the
+        chunks of the notes stated on a day the query names, and, when those hold fewer notes than
+        the caller `need`s, each side's next notes (`first_of`: they rank after the pool and change
+        no score in it, so the first n of any k are the same). Each candidate gets both sides' real
+        scores: the exact cosine from the cached vectors, and BM25 from the same query's wide list."""
+        ranked_lex, ranked_dense, qvec = self._sides(query, mode, candidates, allow, qvec, with_similarity)
+        lexical, dense, core = self._heads(
+            ranked_lex, ranked_dense, qvec, candidates, allow, need if granularity == "note" else None
+        )
+        day_chunks = frozenset(self.catalog.chunk_ids_of(sorted(on_day))) if on_day else frozenset()
+        ids = sorted(set(lexical) | set(dense) | day_chunks)
+        chunks = self.catalog.chunks_by_ids(ids)
+        ids = [c for c in ids if c in chunks]
+        if qvec is not None:
+            # Exact cosine from the catalog's cached vectors, for every candidate: fusion sees real
+            # numbers instead of "absent", and scores do not depend on which store (embedded, a
+            # server, none) found the candidates or on its float arithmetic.
+            dense = self._cosines(ids, chunks, qvec)
+        if mode == "hybrid":
+            # ... and BM25 for the dense side's candidates (0 beyond the wide lexical list).
+            wide = dict(ranked_lex)
+            lexical.update({c: wide[c] for c in ids if c not in lexical and c in wide})
+        notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in ids}))
+        ids = _eligible(ids, chunks, notes, allow, exclude_prefixes)
+        if mode != "hybrid":  # one side alone: its own candidates, and the named days'
+            side = lexical if mode == "bm25" else dense
+            ids = [c for c in ids if c in side or c in day_chunks]
+        return Pool(query, mode, ids, chunks, notes, lexical, dense, core, frozenset(on_day), qvec)
+
+    def _heads(
+        self,
+        ranked_lex: list[tuple[str, float]],
+        ranked_dense: list[tuple[str, float]],
+        qvec: np.ndarray | None,
+        candidates: int,
+        allow: AbstractSet[str] | None,
+        need: int | None,
+    ) -> tuple[dict[str, float], dict[str, float], frozenset[str]]:
+        """Each side's first `candidates` chunks, and the pool proper they make (`core`, on which
+        relevance is scaled). When it holds fewer notes than `need`, each side also offers the chunks
+        of its next notes (`first_of`), the dense side asked as far down as the lexical side looks."""
+        lexical = dict(ranked_lex[:candidates])
+        dense = dict(ranked_dense[:candidates])
+        core = frozenset(lexical) | frozenset(dense)
+        if need and len({chunk_owner(c) for c in core}) < min(need, candidates):
+            if ranked_dense and qvec is not None:
+                ranked_dense = self._dense(qvec, _wide(candidates), allow)
+            lexical = dict(first_of(ranked_lex, candidates))
+            dense = dict(first_of(ranked_dense, candidates))
+        return lexical, dense, core
+
+    def _sides(
+        self,
+        query: str,
+        mode: Mode,
+        candidates: int,
+        allow: AbstractSet[str] | None,
+        qvec: np.ndarray | None,
+        with_similarity: bool,
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]], np.ndarray | None]:
+        """Each side's ranked chunks (BM25 as far down as `_wide`, dense `candidates`) and the query's
+        vector (None when it was not needed or could not be had)."""
         ranked_lex: list[tuple[str, float]] = []
         ranked_dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "bm25"):
             # FTS5 scores every match before it sorts, so asking for 10x the candidates costs about
             # the same as asking for them, and gives the BM25 of most dense candidates for free.
             ranked_lex = self.catalog.lexical_search(query, _wide(candidates), allow)
-            lexical_wide = dict(ranked_lex)
         if mode in ("hybrid", "dense"):
             qvec = embed_query(self.embedder, query) if qvec is None else qvec
             ranked_dense = self._dense(qvec, candidates, allow)
@@ -221,117 +311,161 @@ class Searcher:
                 qvec = embed_query(self.embedder, query)
             except EmbedderError as exc:
                 log.warning("no query vector (%s): dormant notes cannot be reactivated in this recall", exc)
-        # The pool: each side's first `candidates` chunks, on which relevance is scaled (`core`). When
-        # it holds fewer notes than the caller `need`s (a note has several chunks), each side adds the
-        # chunks of its next notes (`first_of`): they rank after the pool and change no score in it,
-        # so the first n of any k are the same, and asking for more costs only when more are needed.
-        lexical = dict(ranked_lex[:candidates])
-        dense = dict(ranked_dense[:candidates])
-        core = set(lexical) | set(dense)
-        if granularity == "note" and need and len({chunk_owner(c) for c in core}) < min(need, candidates):
-            if ranked_dense and qvec is not None:  # as far down as the lexical side looks
-                ranked_dense = self._dense(qvec, _wide(candidates), allow)
-            lexical = dict(first_of(ranked_lex, candidates))
-            dense = dict(first_of(ranked_dense, candidates))
-        day_chunks = set(self.catalog.chunk_ids_of(sorted(on_day))) if on_day else set()
-        pool = sorted(set(lexical) | set(dense) | day_chunks)
-        chunks = self.catalog.chunks_by_ids(pool)
-        pool = [c for c in pool if c in chunks]
-        if qvec is not None:
-            # Exact cosine from the catalog's cached vectors, for every candidate: fusion sees real
-            # numbers instead of "absent", and scores do not depend on which store (embedded, a
-            # server, none) found the candidates or on its float arithmetic.
-            dense = self._cosines(pool, chunks, qvec)
-        if mode == "hybrid":
-            # ... and BM25 for the dense side's candidates (0 beyond the wide lexical list).
-            lexical.update({c: lexical_wide[c] for c in pool if c not in lexical and c in lexical_wide})
-        notes = self.catalog.notes_by_ids(sorted({chunks[c].node_id for c in pool}))
-        pool = [
-            c
-            for c in pool
-            if chunks[c].node_id in notes
-            and (allow is None or chunks[c].node_id in allow)
-            and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)
-        ]
-        terms = query_terms(query)
-        if mode == "bm25":
-            pool = [c for c in pool if c in lexical or c in day_chunks]
-        elif mode == "dense":
-            pool = [c for c in pool if c in dense or c in day_chunks]
-        lex = [lexical.get(c, 0.0) for c in pool]
-        cover = None
-        if mode == "hybrid":
-            # Coverage weighs min-max scaled BM25, which is exactly 0 at the pool's lowest score
-            # (every dense-only candidate): there it changes nothing and is not computed.
-            scale = [s for c, s in zip(pool, lex, strict=True) if c in core] or lex
-            lo, hi = min(scale, default=0.0), max(scale, default=0.0)
-            skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
-            cover = [
-                1.0 if skip and s <= lo else coverage(terms, chunks[c].text) for c, s in zip(pool, lex, strict=True)
-            ]
-        scaled_on = np.fromiter((c in core for c in pool), dtype=bool, count=len(pool))
-        fused = fuse(mode, lex, [dense.get(c, 0.0) for c in pool], cover, scaled_on=scaled_on)
-        found: Mapping[str, Window] = {}
-        if windows is not None and qvec is not None and pool:  # bm25: found, not fused (fuse ignores them)
-            top = np.argsort(-fused, kind="stable")[:WINDOW_CANDIDATES]
-            found = windows([chunks[pool[i]] for i in top.tolist()], qvec, query)
-            if found:
-                answer = [
-                    max(dense.get(c, 0.0), found[c].similarity) if c in found else dense.get(c, 0.0) for c in pool
-                ]
-                fused = fuse(mode, lex, answer, cover, scaled_on=scaled_on)
-        best: dict[str, Candidate] = {}
-        closest: dict[str, Candidate] = {}  # note -> its chunk that answers closest (answer_similarity)
-        says: dict[str, bool] = {}  # chunk id -> says something: asked only between a note's chunks
+        return ranked_lex, ranked_dense, qvec
 
-        def said(c: Candidate) -> bool:
-            if c.chunk.chunk_id not in says:
-                says[c.chunk.chunk_id] = says_something(c.chunk.body)
-            return says[c.chunk.chunk_id]
 
-        for i, (cid, rel) in enumerate(zip(pool, fused.tolist(), strict=True)):
-            ch = chunks[cid]
-            key = ch.node_id if granularity == "note" else cid
-            cand = Candidate(
-                key,
-                ch.node_id,
-                ch,
-                rel,
-                dense.get(cid, 0.0),
-                lexical.get(cid, 0.0),
-                terms,
-                coverage=cover[i] if cover is not None else None,
-                window=found.get(cid),
-                beyond=not scaled_on[i],
-                path=notes[ch.node_id].path,
-                on_day=ch.node_id in on_day,
-            )
-            if key not in best:
-                best[key] = closest[key] = cand
-                continue
-            # A note is ranked by its chunks in the pool, by those that say something of their own
-            # (text.says_something: not only links and dates, which the heading path every chunk
-            # carries makes the best BM25 match for a daily note's name: "what did I do on the
-            # weekend of October 17" found `[[2026-10-15]] · [[2026-10-19]]`, not the day's log),
-            # then by relevance; the part prefetch shows of it (`closest`) says something too.
-            b, c = best[key], closest[key]
-            if (not cand.beyond, said(cand), cand.relevance) > (not b.beyond, said(b), b.relevance):
-                best[key] = cand
-            if (said(cand), cand.answer_similarity) > (said(c), c.answer_similarity):
-                closest[key] = cand
-        for key, cand in best.items():
-            if closest[key] is not cand:
-                best[key] = replace(cand, closest=closest[key])
-        return sorted(best.values(), key=relevance_order)
+def _eligible(
+    ids: Sequence[str],
+    chunks: Mapping[str, ChunkRow],
+    notes: Mapping[str, NoteRow],
+    allow: AbstractSet[str] | None,
+    exclude_prefixes: Sequence[str],
+) -> list[str]:
+    """The chunks whose note is in the catalog, allowed (filters.py) and not in an excluded folder."""
+    return [
+        c
+        for c in ids
+        if chunks[c].node_id in notes
+        and (allow is None or chunks[c].node_id in allow)
+        and not any(notes[chunks[c].node_id].path.startswith(p) for p in exclude_prefixes)
+    ]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Stage 1's result: the candidate chunks and each side's raw score of each."""
+
+    query: str
+    mode: Mode
+    ids: list[str]  # candidate chunk ids, sorted
+    chunks: Mapping[str, ChunkRow]
+    notes: Mapping[str, NoteRow]
+    lexical: dict[str, float]  # raw BM25 (absent: none)
+    dense: dict[str, float]  # exact cosine (absent: no vector)
+    core: frozenset[str]  # each side's first `candidates` chunks: relevance is scaled on them
+    on_day: frozenset[str]  # notes stated on a day the query names
+    qvec: np.ndarray | None
+
+    @property
+    def scaled_on(self) -> np.ndarray:
+        return np.fromiter((c in self.core for c in self.ids), dtype=bool, count=len(self.ids))
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Stage 2's result: each candidate's relevance, aligned with `Pool.ids`."""
+
+    relevance: list[float]  # fused, in [0, 1]
+    coverage: list[float] | None  # share of the query's content words in each chunk (hybrid)
+    windows: Mapping[str, Window]  # chunk id -> its best answer sentence, when one was scored
+
+
+def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | None = None) -> Scored:
+    """Stage 2, score: relevance in [0, 1] of each candidate (ranking.fuse: BM25 weighted by the
+    query's words a chunk covers, and cosine), then the most relevant `rules.window_candidates`
+    chunks are also scored by their best answer sentence (`windows`): a chunk's cosine becomes
+    max(chunk, best sentence) and relevance is fused again, so a fact stated among other talk is
+    judged by the fact, not by how much talk surrounds it (in bm25 mode relevance stays BM25's; the
+    sentences still say which one answers)."""
+    ids, mode = pool.ids, pool.mode
+    lex = [pool.lexical.get(c, 0.0) for c in ids]
+    cover = _coverage(pool, lex) if mode == "hybrid" and rules.coverage else None
+    scaled_on = pool.scaled_on
+    cosines = [pool.dense.get(c, 0.0) for c in ids]
+    fused = fuse(mode, lex, cosines, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on)
+    found: Mapping[str, Window] = {}
+    if windows is not None and pool.qvec is not None and ids and rules.windows_per_chunk > 0:
+        top = np.argsort(-fused, kind="stable")[: rules.window_candidates]
+        found = windows([pool.chunks[ids[i]] for i in top.tolist()], pool.qvec, pool.query)
+        if found:
+            answer = [max(cos, found[c].similarity) if c in found else cos for c, cos in zip(ids, cosines, strict=True)]
+            fused = fuse(mode, lex, answer, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on)
+    return Scored(fused.tolist(), cover, found)
+
+
+def _coverage(pool: Pool, lex: Sequence[float]) -> list[float]:
+    """Each candidate's coverage of the query's content words. Coverage weighs min-max scaled BM25,
+    which is exactly 0 at the pool's lowest score (every dense-only candidate): there it changes
+    nothing and is not computed."""
+    terms = query_terms(pool.query)
+    scale = [s for c, s in zip(pool.ids, lex, strict=True) if c in pool.core] or list(lex)
+    lo, hi = min(scale, default=0.0), max(scale, default=0.0)
+    skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
+    return [
+        1.0 if skip and s <= lo else coverage(terms, pool.chunks[c].text) for c, s in zip(pool.ids, lex, strict=True)
+    ]
+
+
+def pick(
+    pool: Pool, scored: Scored, granularity: Granularity = "note", rules: ReadRules = DEFAULT_RULES
+) -> list[Candidate]:
+    """Stage 3, pick: each note's candidate (or each chunk's, `granularity="chunk"`), in relevance
+    order. A note is ranked by its chunks in the pool, by those that say something of their own
+    (text.says_something: not only links and dates, which the heading path every chunk carries makes
+    the best BM25 match for a daily note's name: "what did I do on the weekend of October 17" found
+    `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then by relevance; the part a block shows
+    of it (`Candidate.closest`: its chunk that answers closest in meaning) says something too."""
+    terms = query_terms(pool.query)
+    says = _Says(rules.says_something_first)
+    best: dict[str, Candidate] = {}
+    closest: dict[str, Candidate] = {}
+    scaled_on = pool.scaled_on
+    for i, (cid, rel) in enumerate(zip(pool.ids, scored.relevance, strict=True)):
+        ch = pool.chunks[cid]
+        key = ch.node_id if granularity == "note" else cid
+        cand = Candidate(
+            key,
+            ch.node_id,
+            ch,
+            rel,
+            pool.dense.get(cid, 0.0),
+            pool.lexical.get(cid, 0.0),
+            terms,
+            coverage=scored.coverage[i] if scored.coverage is not None else None,
+            window=scored.windows.get(cid),
+            beyond=not scaled_on[i],
+            path=pool.notes[ch.node_id].path,
+            on_day=ch.node_id in pool.on_day,
+        )
+        if key not in best:
+            best[key] = closest[key] = cand
+            continue
+        b, c = best[key], closest[key]
+        if (not cand.beyond, says(cand), cand.relevance) > (not b.beyond, says(b), b.relevance):
+            best[key] = cand
+        if (says(cand), cand.answer_similarity) > (says(c), c.answer_similarity):
+            closest[key] = cand
+    out = [cand if closest[key] is cand else replace(cand, closest=closest[key]) for key, cand in best.items()]
+    return sorted(out, key=relevance_order)
+
+
+class _Says:
+    """Whether a candidate's chunk says something of its own (asked only between a note's chunks,
+    remembered per chunk); always True when the rule is off."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, c: Candidate) -> bool:
+        if not self.on:
+            return True
+        cid = c.chunk.chunk_id
+        if cid not in self.memo:
+            self.memo[cid] = says_something(c.chunk.body)
+        return self.memo[cid]
 
 
 __all__ = [
-    "WINDOW_CANDIDATES",
     "ExactOwners",
     "ExactRows",
     "ExactVectors",
     "Granularity",
+    "Pool",
+    "Scored",
     "Searcher",
     "WindowScorer",
     "first_of",
+    "pick",
+    "score",
 ]

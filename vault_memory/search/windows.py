@@ -11,9 +11,9 @@ Recall and prefetch therefore score their best candidates also by their best *wi
 the chunk's sentences (a line of chat is usually one; prose lines are split at sentence
 ends), of which only those sharing a content word with the query are embedded — the
 dense side of a chunk becomes max(cosine to the chunk, cosine to its best window)
-(search.Searcher.search). Window vectors are not in the index (that would double the cost
-of a first index); they are embedded at query time, for the top `search.WINDOW_CANDIDATES`
-chunks only, at most WINDOWS_PER_CHUNK each, and cached by text hash in `windows.sqlite`
+(search.score). Window vectors are not in the index (that would double the cost
+of a first index); they are embedded at query time, for the top `ReadRules.window_candidates`
+chunks only, at most `ReadRules.windows_per_chunk` each, and cached by text hash in `windows.sqlite`
 beside the catalog, so a text is never embedded twice. Episodic records (`type:
 conversation`...) are scored whole, as before. What it buys and costs: docs/ranking.md.
 
@@ -48,12 +48,10 @@ from ..vault.fields import property_line
 from ..vault.notefile import stated_properties
 from .decay import EPISODIC_TYPES
 from .ranking import Window
+from .rules import DEFAULT_RULES, ReadRules
 
 log = logging.getLogger(__name__)
 
-#: At most this many windows per chunk are embedded: those sharing the most query words (3, not 2:
-#: docs/ranking.md, bench real_vault and scifact).
-WINDOWS_PER_CHUNK = 3
 #: A window shorter than this many words ("Wow!", "Really?") says nothing on its own.
 MIN_WINDOW_WORDS = 3
 #: The cache keeps at most this many vectors (about 1.5 KB each), oldest dropped first.
@@ -68,13 +66,13 @@ _WORD = re.compile(r"\w+")
 # -- pure ---------------------------------------------------------------------------
 
 
-def split_windows(body: str) -> list[str]:
+def split_windows(body: str, table_headers: bool = True) -> list[str]:
     """The sentences of a chunk's body, in order (text.split_sentences): each line is split at
     sentence ends. A line of chat is one turn of one or two sentences; a line of prose is a
     paragraph. The sentence is the unit a fact is stated in (bench `answer_windows` compared
     lines, sentences and both: sentences lift the prose benchmark and leave LoCoMo's turn recall
-    as it was)."""
-    return split_sentences(body)
+    as it was). `table_headers`: a table row read with its header (text.sentence_units)."""
+    return split_sentences(body, table_headers=table_headers)
 
 
 def _light_stem(word: str) -> str:
@@ -95,7 +93,7 @@ def window_terms(query: str) -> frozenset[str]:
     return frozenset(_light_stem(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1)
 
 
-def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = WINDOWS_PER_CHUNK) -> list[str]:
+def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = DEFAULT_RULES.windows_per_chunk) -> list[str]:
     """The windows worth embedding for a query with these content `terms` (window_terms): those
     of at least MIN_WINDOW_WORDS words sharing a term with it, most shared terms first, at most `cap`.
 
@@ -256,10 +254,10 @@ def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
 
 
 @functools.lru_cache(maxsize=8192)
-def _split_lowered(body: str) -> tuple[tuple[str, str], ...]:
+def _split_lowered(body: str, table_headers: bool = True) -> tuple[tuple[str, str], ...]:
     """split_windows(body), each window with its lowercase (an LRU: a long-lived process asks
     of the same chunks again)."""
-    return tuple((w, w.lower()) for w in split_windows(body))
+    return tuple((w, w.lower()) for w in split_windows(body, table_headers))
 
 
 def _needles(terms: Set[str]) -> tuple[str, ...]:
@@ -282,22 +280,27 @@ def about(window: str, subject: Subject | None, terms: Set[str]) -> str:
 
 
 def picks(
-    body: str, terms: Set[str], needles: Sequence[str] | None = None, subject: Subject | None = None
+    body: str,
+    terms: Set[str],
+    needles: Sequence[str] | None = None,
+    subject: Subject | None = None,
+    rules: ReadRules = DEFAULT_RULES,
 ) -> list[str]:
     """The windows of `body` that `best_windows` embeds for a query with these `terms`:
-    `pick_windows(split_windows(body), terms)`, or none for a body of one window; property lines
-    read with their note's title (`about`).
+    `pick_windows(split_windows(body), terms)` (at most `rules.windows_per_chunk`), or none for a
+    body of one window; property lines read with their note's title (`about`, when
+    `rules.titled_properties`).
 
     Only windows containing one of the terms' `_needles` are tokenized (a word's stem is found
     in its text), so a chunk costs a substring search per window and term rather than
     tokenizing and stemming all its words (230 us a chunk; 30 chunks per new question).
     """
-    wins = _split_lowered(body)
+    wins = _split_lowered(body, rules.table_headers)
     if len(wins) < 2 or not terms:
         return []
-    if subject is not None and subject.properties:
+    if subject is not None and subject.properties and rules.titled_properties:
         wins = tuple((w, low) if w == (a := about(w, subject, terms)) else (a, a.lower()) for w, low in wins)
-    return _pick(wins, terms, _needles(terms) if needles is None else needles, WINDOWS_PER_CHUNK)
+    return _pick(wins, terms, _needles(terms) if needles is None else needles, rules.windows_per_chunk)
 
 
 def best_windows(
@@ -307,11 +310,12 @@ def best_windows(
     embedder: Embedder,
     cache: WindowCache,
     subjects: Mapping[str, Subject] | None = None,
+    rules: ReadRules = DEFAULT_RULES,
 ) -> dict[str, Window]:
     """chunk id -> its best window for the query (only chunks with a window worth scoring).
 
     `chunks` are the candidates to score, most relevant first (the caller cuts them to
-    search.WINDOW_CANDIDATES). All their windows go to the embedder in one batch, minus the cached.
+    `ReadRules.window_candidates`). All their windows go to the embedder in one batch, minus the cached.
     A chunk that is a single window already (a one-line note) gains nothing and is skipped.
     What is picked for each chunk is `picks`; `subjects`: node id -> its note's `Subject`, for
     the notes with properties.
@@ -322,7 +326,7 @@ def best_windows(
     picked: dict[str, list[str]] = {}
     needles = _needles(terms)
     for ch in chunks:
-        chosen = picks(ch.body, terms, needles, subjects.get(ch.node_id) if subjects else None)
+        chosen = picks(ch.body, terms, needles, subjects.get(ch.node_id) if subjects else None, rules)
         if chosen:
             picked[ch.chunk_id] = chosen
     if not picked:
@@ -338,12 +342,14 @@ def best_windows(
     return out
 
 
-def closest_window(body: str, qvec: np.ndarray, embedder: Embedder, cache: WindowCache) -> str | None:
+def closest_window(
+    body: str, qvec: np.ndarray, embedder: Embedder, cache: WindowCache, table_headers: bool = True
+) -> str | None:
     """The sentence of `body` closest in meaning to the query (every sentence of at least
     MIN_WINDOW_WORDS words, links read as their text, embedded through the cache; one such sentence
     needs no vector), or None when it has none. What prefetch judges a chunk scored whole by
     (prefetch.py: repeats)."""
-    wins = [w for w in split_windows(body) if len(_WORD.findall(w)) >= MIN_WINDOW_WORDS]
+    wins = [w for w in split_windows(body, table_headers) if len(_WORD.findall(w)) >= MIN_WINDOW_WORDS]
     if len(wins) < 2:
         return wins[0] if wins else None
     vecs = cache.vectors(sorted(set(wins)), embedder)
@@ -365,8 +371,10 @@ class WindowScorer:
     recall was calibrated on whole chunks; records keep their places (ranking.rank).
     """
 
-    def __init__(self, catalog: Catalog, embedder: Embedder, cache: WindowCache) -> None:
-        self.catalog, self.embedder, self.cache = catalog, embedder, cache
+    def __init__(
+        self, catalog: Catalog, embedder: Embedder, cache: WindowCache, rules: ReadRules = DEFAULT_RULES
+    ) -> None:
+        self.catalog, self.embedder, self.cache, self.rules = catalog, embedder, cache, rules
 
     def __call__(self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str) -> dict[str, Window]:
         notes = self.catalog.notes_by_ids(sorted({c.node_id for c in chunks}))
@@ -376,12 +384,11 @@ class WindowScorer:
             props = stated_properties(notes[nid].meta)
             if props:
                 subjects[nid] = Subject(notes[nid].title, frozenset(property_line(k, v) for k, v in props))
-        return best_windows(facts, qvec, query, self.embedder, self.cache, subjects) if facts else {}
+        return best_windows(facts, qvec, query, self.embedder, self.cache, subjects, self.rules) if facts else {}
 
 
 __all__ = [
     "CACHE_NAME",
-    "WINDOWS_PER_CHUNK",
     "Subject",
     "WindowCache",
     "WindowScorer",

@@ -25,6 +25,7 @@ from ..vault.names import Names
 from ..vault.notefile import ParsedNote
 from ..vault.walk import IgnoreRules
 from .decay import DecayModel
+from .rules import ReadRules
 from .search import Searcher
 from .windows import WindowScorer
 
@@ -45,6 +46,7 @@ class Workspace(Protocol):
     decay: DecayModel
     clock: Callable[[], dt.datetime]
     bookkeeping: Bookkeeping
+    read_rules: ReadRules  # every number and switch of the read path (rules.py)
 
     @property
     def rules(self) -> IgnoreRules: ...

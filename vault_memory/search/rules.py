@@ -1,0 +1,117 @@
+"""The read path's rules: every number and switch recall and prefetch follow, in one frozen record.
+
+Like an embedder's calibration record (calibration.py holds the cosine bars), a `ReadRules` is a
+value: recall and prefetch read the one their memory was opened with (`Memory(rules=...)`,
+default `DEFAULT_RULES`), and a benchmark variant is a modified copy (`dataclasses.replace`),
+never a patched module global. `bench ablate` switches each rule off in turn and prints what it
+changes on every data set at hand (its table: `ablate.md` among the results).
+
+The stages read them in order (docs/ranking.md, "In six sentences"):
+
+    pool     search.Searcher.pool       candidates per side
+    score    search.score               fusion weight, coverage, answer sentences and how they read
+    pick     search.pick                which chunk stands for a note, which part a block shows
+    order    ranking.order              named days, dormancy marks and cues, one fact, successors
+    fold     recall.fold_copies         a line copied into several notes is one hit
+    present  recall.present / prefetch  hits, or block entries (what an entry shows, what is left out)
+
+A switch is a rule that is a choice, not plumbing: without it the read path still answers, and
+`bench ablate` measures what it buys. Numbers beside each field cite the benchmark that chose them
+(docs/ranking.md has the tables).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ReadRules:
+    """Every number and switch of the read path (module docstring)."""
+
+    # -- pool --------------------------------------------------------------------------
+    #: Each side (BM25 and dense) proposes this many chunks: fixed, so k never changes relevance
+    #: (min-max scaling is over the candidates). SciFact's Recall@100 is measured on it.
+    candidates: int = 100
+
+    # -- score -------------------------------------------------------------------------
+    #: The dense weight of the convex fusion (LoCoMo R@10 flat over 0.4-0.6; SciFact hybrid 0.734).
+    fusion_alpha: float = 0.5
+    #: BM25 is weighted by the share of the query's content words a chunk holds: a chunk sharing one
+    #: everyday word with the query does not get the full lexical weight.
+    coverage: bool = True
+    #: The most relevant chunks scored also by their best sentence (the answer window): how many
+    #: (30 gave updates_hard what 50 gave) and how many sentences each (3; 0 switches windows off).
+    window_candidates: int = 30
+    windows_per_chunk: int = 3
+    #: A table row is read with its header ("Part: GPU; What: RTX 3060"), in what is scored and shown.
+    table_headers: bool = True
+    #: A property line is read with its note's title when it names a query word the title does not
+    #: ("Boiler: installed: 2019").
+    titled_properties: bool = True
+
+    # -- pick --------------------------------------------------------------------------
+    #: A note is ranked by its chunks that say something of their own (not only links and dates).
+    says_something_first: bool = True
+    #: A block shows the note's part that answers closest in meaning, not always the ranked chunk.
+    closest_part: bool = True
+
+    # -- order -------------------------------------------------------------------------
+    #: Notes stated on a day the query names come first (and are never weak).
+    named_days: bool = True
+    #: Newest first among the statements of one fact, inside the first `head` notes by relevance,
+    #: between notes whose relevance is within `relevance_band` (bench same_fact).
+    one_fact: bool = True
+    head: int = 5
+    relevance_band: float = 0.35
+    #: Statements of one fact are linked only within one folder (a note updates notes of its kind).
+    same_folder: bool = True
+    #: A later note that adds no word to one above it counts from that one's day.
+    repeats_count_from_first: bool = True
+    #: A superseded note never ranks above its successor.
+    successors_first: bool = True
+    #: A dormant note is cued by every content word of a query of at least this many words ...
+    full_cue_min_terms: int = 2
+    #: ... or, as the query's first hit, by this share of them (None: no first-hit cue).
+    first_hit_cue: float | None = 0.5
+    #: Recall leaves dormant notes out unless cued, as prefetch does (off: forgetting decides what
+    #: memory offers unasked, not what it finds when asked; bench lifetime).
+    recall_hides_dormant: bool = False
+
+    # -- fold --------------------------------------------------------------------------
+    #: A note that states what a hit above states in the same words is folded into that hit.
+    fold_copies: bool = True
+
+    # -- present: the block ------------------------------------------------------------
+    #: A dormant note the turn cues is shown (bench lifetime: old facts in the block 0.692 -> 0).
+    shows_cued_dormant: bool = True
+    #: ... unless a live note that answers the turn names it in `conflicts_with`.
+    keeps_replaced_out: bool = True
+    #: An entry shows its answer's whole list item or prose when it fits the entry cap ...
+    whole_list_item: bool = True
+    #: ... else (or without it) the answer with this many sentences on each side.
+    context_sentences: int = 1
+    #: An entry that repeats one above (the same words, dates moved with the day) is merged into it.
+    merge_repeats: bool = True
+    #: A chunk scored whole repeats an entry above that shows its sentence closest to the turn.
+    closest_sentence_repeats: bool = True
+    #: An entry shortened to fit the budget keeps at least this much text, or is not shown.
+    min_entry_text: int = 40
+    #: At most this many other paths are named in an entry's "also in".
+    also_shown: int = 2
+
+    def but(self, **changes: Any) -> ReadRules:
+        """A copy with these fields changed (a benchmark variant); unknown names are an error."""
+        return replace(self, **changes)
+
+
+DEFAULT_RULES = ReadRules()
+
+
+def switches() -> list[str]:
+    """The names of the rules that can be switched off (the boolean fields), in stage order."""
+    return [f.name for f in fields(ReadRules) if f.type in ("bool", bool)]
+
+
+__all__ = ["DEFAULT_RULES", "ReadRules", "switches"]
