@@ -50,6 +50,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "soak": ("bench.studies.soak", None),
     "tools": ("bench.studies.tools", None),
     "warm_ab": ("bench.studies.warm_ab", None),
+    "ablate": ("bench.studies.ablate", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")

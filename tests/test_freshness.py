@@ -20,6 +20,7 @@ from vault_memory.index.calibration import MINILM
 from vault_memory.index.catalog import ChunkRow
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
+from vault_memory.memory import Memory
 from vault_memory.search.decay import state_from_meta
 from vault_memory.search.ranking import (
     Candidate,
@@ -117,6 +118,13 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     assert shown.index("newer.md") < shown.index("older.md")
     newer = next(line for line in block.block.split("\n") if line.startswith("- (2024-11-20, newer.md) "))
     assert "Nora is living in Porto" in newer  # the sentence that answers, with its neighbours
+    # asked what happened, not how things are, relevance alone answers (search/tense.py): the date of
+    # a later note alike decides nothing about an event; with the rule off, it would
+    past = "Which city did Nora live in back in March?"
+    assert [h.path for h in mem.recall(past, k=2, now=NOW, touch=False)] == ["older.md", "newer.md"]
+    ungated = Memory(internals(mem).config, rules=DEFAULT_RULES.but(one_fact_present_only=False))
+    assert [h.path for h in ungated.recall(past, k=2, now=NOW, touch=False)] == ["newer.md", "older.md"]
+    ungated.close()
 
 
 def test_keyword_mode_still_finds_the_sentence_that_answers_and_ranks_the_newer_first(

@@ -87,3 +87,30 @@ def test_k_hits_when_every_note_has_several_chunks(tmp_path: Path) -> None:
             for k in (10, 34, 35, 50):
                 got = [h.path for h in m.recall("lighthouse keeper tide", k=k, mode=mode, decay=False, touch=False)]
                 assert got == full[:k]
+
+
+def test_a_notes_names_count_as_words_it_covers(tmp_path: Path) -> None:
+    """Issue 38: `recall "heating"` ranked Boiler (`aliases: [heating]`) 9th: coverage read the
+    chunk's words only, so the alias's BM25 match was multiplied by 0. A note's title, aliases and
+    file name are words each of its chunks covers."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    notes = {
+        "Areas/Boiler.md": "---\naliases: [heating]\n---\nVaillant ecoTEC, pressure between 1.0 and 1.5 bar.\n",
+        "Daily/2026-10-02.md": "Long day. Talked about the heating bill, bikes, lunch and the garden shed.\n",
+        **{f"n{i}.md": f"Note {i} about bikes, lunch and the garden shed.\n" for i in range(6)},
+    }
+    vault = write_notes(tmp_path / "v", notes)
+    cfg = Config(vault=vault, index_dir=tmp_path / "i", embedder="fake")
+    place = {}
+    for on in (True, False):
+        with Memory(cfg, embedder=FakeEmbedder(), rules=DEFAULT_RULES.but(names_count=on)) as m:
+            m.index()
+            hits = m.recall("heating", k=10, mode="hybrid", decay=False, touch=False, explain=True)
+            place[on] = [h.path for h in hits].index("Areas/Boiler.md")
+            assert hits[place[on]].explain["coverage"] == (1.0 if on else 0.0)  # type: ignore[index]
+    assert place[True] < place[False]

@@ -12,6 +12,7 @@ from vault_memory.text import (
     default_title,
     memory_body,
     note_name,
+    points_elsewhere,
     says_something,
     snippet,
     unique_name,
@@ -198,7 +199,24 @@ def test_each_list_item_is_a_part_of_its_own_and_prose_reads_together() -> None:
         ("- 08:10 Ran 5k", True),
         ("I am here", True),  # "am" is a word unless a time holds it
         ("at 5 pm: call [[Mum]]", True),
+        ("- [Generate A UUID](postgres/generate-a-uuid.md)\n- [Wipe A Database](pg/wipe.md)", False),  # a README
+        ("- [[go]] https://lexfridman.com/joscha-bach/", False),  # a link and a URL
+        ("If you use [Homebrew](https://brew.sh) for a while, old files pile up.", True),  # prose with a link
     ],
 )
 def test_says_something_is_what_is_left_without_links_dates_and_times(text: str, says: bool) -> None:
     assert says_something(text) is says
+
+
+@pytest.mark.parametrize(
+    ("text", "points"),
+    [
+        ("- [Generate A UUID](postgres/generate-a-uuid.md)\n- [Wipe A Database](pg/wipe.md)", True),
+        ("https://example.org/a · 2026-10-01", True),
+        ("[[2026-11-04]] · [[2026-11-08]]", True),  # links to days name nothing
+        ("1. [[Taylor St Pierre|Taylor]] 2. [[Jack Carlson]]", False),  # wikilinks name people: content
+        ("If you use [Homebrew](https://brew.sh) for a while", False),
+    ],
+)
+def test_points_elsewhere_is_markdown_links_urls_and_dates_only(text: str, points: bool) -> None:
+    assert points_elsewhere(text) is points

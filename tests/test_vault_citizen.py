@@ -171,7 +171,14 @@ def test_where_a_note_gets_its_date() -> None:
     assert stated_time({"date": [["2024-01-01"]]}).when == dt.datetime(2024, 1, 1, tzinfo=utc)  # unquoted link
     assert parse_time("2024-03-05T10:00:00") == dt.datetime(2024, 3, 5, 10, tzinfo=utc)  # naive: UTC, everywhere
     assert date_from_name("Tuesday 5 March 2024", "dddd D MMMM YYYY") == dt.date(2024, 3, 5)
-    assert date_from_name("2024-03-05 meeting") is None
+    # one whole date in a name dates the note whatever the daily-notes format says (a person's daily
+    # notes named by another tool, or a vault whose settings folder was renamed or not synced) ...
+    assert date_from_name("2024-03-05 meeting") == dt.date(2024, 3, 5)
+    assert date_from_name("May 5th, 2022, Thursday") == dt.date(2022, 5, 5)
+    assert date_from_name("Week of January 3rd, 2022 (02)") == dt.date(2022, 1, 3)
+    # ... but not a month without its day, a year alone, two different dates, nor a name's other numbers
+    for stem in ("January 2022", "2022", "from 2024-01-01 to 2024-02-01", "Chapter 12, 2020", "answer_7e9ad7b4_1"):
+        assert date_from_name(stem) is None, stem
 
 
 def test_first_write_into_an_undated_note_records_no_time(omem: Memory, ovault: Path) -> None:
@@ -272,3 +279,19 @@ def test_cli_first_index_leaves_git_clean(ovault: Path, tmp_path: Path) -> None:
             == 0
         )
     assert changed(ovault) == []
+
+
+def test_a_renamed_obsidian_settings_folder_is_read(tmp_path: Path) -> None:
+    """Obsidian lets a person rename its settings folder (Override config folder): a vault whose
+    settings live in `.desktop/` has its daily-notes format and template folder read from there."""
+    from vault_memory.vault.obsidian import read_settings, settings_dir
+
+    (tmp_path / ".desktop").mkdir()
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".desktop" / "daily-notes.json").write_text('{"format": "MMMM Do, YYYY, dddd", "folder": "Daily"}')
+    (tmp_path / ".desktop" / "templates.json").write_text('{"folder": "Templates"}')
+    assert settings_dir(tmp_path) == tmp_path / ".desktop"
+    got = read_settings(tmp_path)
+    assert got.daily_format == "MMMM Do, YYYY, dddd" and got.template_folders == ("Templates",)
+    (tmp_path / ".obsidian").mkdir()  # the usual folder wins when both are there
+    assert settings_dir(tmp_path) == tmp_path / ".obsidian" and read_settings(tmp_path).daily_format == "YYYY-MM-DD"

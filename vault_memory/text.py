@@ -6,6 +6,7 @@ decided here from strings, so they can be tested with strings.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -200,10 +201,34 @@ def without_links(text: str) -> str:
     return _EMBED_OR_LINK.sub(" ", text) if "[[" in text else text
 
 
+_POINTERS = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<?https?://[^\s>)\]]+>?|\bwww\.\S+")
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def points_elsewhere(text: str) -> bool:
+    """Whether a text only points at other pages: once its Markdown links (with their text), URLs,
+    dates and times are out, no word is left. A README that lists every note (`- [Generate A
+    UUID](postgres/generate-a-uuid.md)`) points elsewhere; a list of `[[wikilinks]]` names things
+    (`1. [[Taylor St Pierre|Taylor]] 2. [[Jack Carlson]]`, the people a person leans on) and is
+    content, unless what it names are only dates (`[[2026-11-04]] · [[2026-11-08]]`)."""
+    own = _POINTERS.sub(" ", unlink(_MD_ONLY.sub(" ", text)))
+    return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is None
+
+
+_MD_ONLY = re.compile(r"!?\[[^\]\n]*\]\((?!\s)[^)\n]*\)")
+
+
+@functools.lru_cache(maxsize=1 << 15)
 def says_something(text: str) -> bool:
-    """Whether a text states anything of its own: once its links, dates and times are out, a
-    word (two letters or more) is left. `[[2026-11-04]] · [[2026-11-08]]` is navigation."""
+    """Whether a text states anything of its own: once its links, dates and times are out, a word
+    (two letters or more) is left. `[[2026-11-04]] · [[2026-11-08]]` is navigation, and so are a
+    line of Markdown links (`- [Generate A UUID](postgres/generate-a-uuid.md)`: a README that lists
+    every note) and bare URLs (`- [[go]] https://example.org/talk`): what points elsewhere says
+    nothing of its own. (A link's text inside prose, "using [Homebrew](url) for a while", is gone
+    too, but its sentence says something.)"""
     own = without_links(text)
+    if "](" in own or "://" in own or "www." in own:
+        own = _POINTERS.sub(" ", own)
     first = _LETTERS.search(own)  # no date or time holds letters but am / pm: most texts end here
     if first is not None and first.group().lower() in ("am", "pm"):
         return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is not None

@@ -117,9 +117,12 @@ class _Edit:
 
 
 def _settings_file(rel: str) -> bool:
-    """An Obsidian settings file that decides which files are notes (obsidian.py)."""
-    return rel.startswith(".obsidian/") and rel.endswith(
-        ("/app.json", "/templates.json", "/daily-notes.json", "/templater-obsidian/data.json")
+    """An Obsidian settings file that decides which files are notes (obsidian.py): in `.obsidian/`, or
+    in the dot-folder a person renamed it to (obsidian.settings_dir)."""
+    return (
+        rel.startswith(".")
+        and "/" in rel
+        and rel.endswith(("/app.json", "/templates.json", "/daily-notes.json", "/templater-obsidian/data.json"))
     )
 
 

@@ -235,14 +235,13 @@ def summarize(ev: dict[str, Any], modes: Sequence[str] = MODES) -> dict[str, Any
         all5 = [r[mode]["all_in_5"] for r in answered if "all_in_5" in r[mode]]
         if all5:
             m["all_in_5"] = _share(all5)
-        for kinds, key in ((("latest",), "latest"), (None, "stale_named")):
-            nf = [
-                r[mode]["newest_first"]
-                for r in qs
-                if "newest_first" in r[mode] and (kinds is None or r["kind"] in kinds)
-            ]
-            if nf:
-                m[f"newest_first_{key}"] = [sum(nf), len(nf)]
+        # "what's the latest on X": the first hit is its (newest) answer
+        latest = [r[mode]["rank"] == 1 for r in answered if r["kind"] == "latest"]
+        if latest:
+            m["latest_first"] = [sum(latest), len(latest)]
+        nf = [r[mode]["newest_first"] for r in qs if "newest_first" in r[mode] and r["kind"] != "knowledge-update"]
+        if nf:  # the newest answer above every note the question names as stale
+            m["newest_above_stale"] = [sum(nf), len(nf)]
         ku = [r[mode]["newest_first"] for r in qs if "newest_first" in r[mode] and r["kind"] == "knowledge-update"]
         if ku:
             m["newest_first_ku"] = [sum(ku), len(ku)]
@@ -321,7 +320,8 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
         h = s.get("hybrid", {})
         row = [name, s["answered"], h.get("first"), h.get("top5"), h.get("mrr")]
         row += [s.get(m, {}).get("first") for m in modes if m != "hybrid"]
-        row += [_frac(h.get("newest_first_latest") or h.get("newest_first_ku")), h.get("all_in_5")]
+        row += [_frac(h.get("latest_first") or h.get("newest_first_ku")), _frac(h.get("newest_above_stale"))]
+        row += [h.get("all_in_5")]
         rows.append(row)
     md += table(
         [
@@ -331,8 +331,9 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
             "top 5",
             "MRR",
             *[f"{m} first" for m in modes if m != "hybrid"],
-            "newest first",
-            "all in top 5",
+            "latest: newest answer first (pool: knowledge updates, newest above older)",
+            "newest above every stale note",
+            "all answers in top 5",
         ],
         rows,
     )

@@ -60,7 +60,7 @@ def _names_day(question: str) -> bool:
     return bool(_days_module().named_days(question, dt.date(2023, 7, 1)))  # LoCoMo's year
 
 
-def _hit_text(hit: Any) -> str:
+def hit_text(hit: Any) -> str:
     return str(getattr(hit, "text", None) or getattr(hit, "snippet", "") or "")
 
 
@@ -108,7 +108,7 @@ def run(opts: RunOptions) -> Result:
                         q.question, k=kmax, mode=mode, decay=decay, now=now, touch=False, granularity="chunk"
                     )
                     latency[label].append((time.perf_counter() - t) * 1000)
-                    texts = [_hit_text(h) for h in hits]
+                    texts = [hit_text(h) for h in hits]
                     units = [turn_ids(t) for t in texts]
                     unit_turns[label] += [len(u) for u in units]
                     unit_words[label] += [len(t.split()) for t in texts]
@@ -123,7 +123,7 @@ def run(opts: RunOptions) -> Result:
                                 q.question, k=k, mode=mode, decay=decay, now=now, touch=False, granularity="chunk"
                             )
                             stable = stable and hit_keys(got) == hit_keys(hits)[:k]
-                            per_k[k] = [turn_ids(_hit_text(h)) for h in got]
+                            per_k[k] = [turn_ids(hit_text(h)) for h in got]
                     prefix[label].append(stable)
                     row: dict[str, float] = {f"r@{k}": metrics.evidence_recall(per_k[k], q.evidence, k) for k in KS}
                     row.update(

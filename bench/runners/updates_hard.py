@@ -51,7 +51,7 @@ K_DEEP = 20  # where the statements sit when they miss the top 5
 SETTINGS = (("hybrid+decay", True), ("hybrid", False))
 
 
-def _shown_order(paths: Sequence[str], statements: Sequence[str]) -> dict[str, bool]:
+def shown_order(paths: Sequence[str], statements: Sequence[str]) -> dict[str, bool]:
     """The columns for one ranked list (recall's hits or prefetch's entries)."""
     pos = {p: i for i, p in enumerate(paths)}
     present = [s in pos for s in statements]
@@ -120,7 +120,7 @@ def evaluate(
         for label, decay in SETTINGS:
             hits = mem.recall(q.query, k=k, decay=decay, now=now, touch=False)
             paths = [h.path for h in hits]
-            cols[label].append(_shown_order(paths, st))
+            cols[label].append(shown_order(paths, st))
             deep = mem.recall(q.query, k=k_deep, decay=decay, now=now, touch=False)
 
             def ask(n: int, query: str = q.query, decay: bool = decay) -> Any:
@@ -160,7 +160,7 @@ def evaluate(
             row[label] = detail
         pre = mem.prefetch(q.query, now=now, refresh_staged=False)
         shown = [e.path for e in pre.entries]
-        cols["prefetch"].append(_shown_order(shown, st))
+        cols["prefetch"].append(shown_order(shown, st))
         entry = {e.path: (i + 1, e) for i, e in enumerate(pre.entries)}
         row["prefetch"] = {
             "shown": shown,

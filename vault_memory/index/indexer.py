@@ -33,6 +33,8 @@ from ..vault.markdown import CHUNKER_VERSION, Chunk, chunk_note, extract_info
 from ..vault.notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note, read_note, stated_properties
 from ..vault.obsidian import DEFAULT_DAILY_FORMAT
 from ..vault.synccopies import conflict_copy
+from ..vault.templates import NONE as NO_SCAFFOLDING
+from ..vault.templates import Scaffolding
 from ..vault.walk import IgnoreRules, walk_notes
 from .catalog import Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
@@ -805,10 +807,16 @@ class Indexer:
 
     @property
     def chunker_identity(self) -> str:
-        return f"{CHUNKER_VERSION}/{self.embedder.max_tokens}"
+        templates = self.rules.scaffolding.identity
+        return f"{CHUNKER_VERSION}/{self.embedder.max_tokens}" + (f"/{templates}" if templates else "")
 
     def chunk_note(self, node_id: str, note: ParsedNote) -> list[ChunkRow]:
-        chunks = note_chunks(note, max_tokens=self.embedder.max_tokens, count_tokens=self.embedder.count_tokens)
+        chunks = note_chunks(
+            note,
+            max_tokens=self.embedder.max_tokens,
+            count_tokens=self.embedder.count_tokens,
+            scaffolding=self.rules.scaffolding,
+        )
         return [
             ChunkRow(f"{node_id}#{c.index}", node_id, c.index, c.heading, c.text, sha256_hex(c.text)) for c in chunks
         ]
@@ -896,13 +904,22 @@ def racy(st: os.stat_result, read_at: float) -> bool:
     return read_at - max(st.st_mtime, st.st_ctime) < RACY_SECONDS
 
 
-def note_chunks(note: ParsedNote, *, max_tokens: int, count_tokens: Callable[[str], int]) -> list[Chunk]:
-    """A note's chunks as the index keeps them: its body's, then its stated properties'
-    (markdown.chunk_note). Everything that chunks a note for embedding asks here."""
+def note_chunks(
+    note: ParsedNote,
+    *,
+    max_tokens: int,
+    count_tokens: Callable[[str], int],
+    scaffolding: Scaffolding = NO_SCAFFOLDING,
+) -> list[Chunk]:
+    """A note's chunks as the index keeps them: its body's without its vault's template
+    `scaffolding`, then its stated properties' (markdown.chunk_note). Everything that chunks a
+    note for embedding asks here."""
     props = stated_properties(note.meta)
     # the title heads properties that need chunks of their own: not read for a note without any
     title = extract_info(note.meta, note.body, Path(note.path).stem).title if props else ""
-    return chunk_note(note.body, props, title, max_tokens=max_tokens, count_tokens=count_tokens)
+    return chunk_note(
+        note.body, props, title, max_tokens=max_tokens, count_tokens=count_tokens, scaffolding=scaffolding
+    )
 
 
 def note_row(entry: Entry, note: ParsedNote, daily_format: str = DEFAULT_DAILY_FORMAT) -> NoteRow:

@@ -28,6 +28,7 @@ from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Mode, Ranked, change_label, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
+from ..search.tense import asks_how_things_are
 from ..search.workspace import Workspace
 from ..text import in_folder, says_something, snippet
 from .relations import with_identities
@@ -264,6 +265,7 @@ def rank_query(
         vectors=searcher.vectors_of,
         cal=cal,
         rules=rules,
+        asks_now=asks_how_things_are(query),
     )
     # Cosines were computed (dense or hybrid, or bm25 when decay needed them): a hit below the bar
     # is weak even when every cosine is 0. None were (the store down, vectors still filling in for

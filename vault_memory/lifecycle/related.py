@@ -106,7 +106,11 @@ def _own_chunks(ws: Workspace, path: str) -> tuple[str, str, tuple[str, ...], li
     # not indexed (yet), or changed since: chunk it like the indexer; embed only unseen text
     emb = ws.embedder
     texts = [
-        c.text for c in note_chunks(note, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens) if c.text.strip()
+        c.text
+        for c in note_chunks(
+            note, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens, scaffolding=ws.rules.scaffolding
+        )
+        if c.text.strip()
     ][:SOURCE_CHUNKS]
     cached = ws.catalog.get_vectors([sha256_hex(t) for t in texts])
     missing = [t for t in texts if sha256_hex(t) not in cached]

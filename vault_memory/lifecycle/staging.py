@@ -763,7 +763,9 @@ def _staged_memories(ws: Workspace, qvec: np.ndarray) -> list[_Staged]:
             continue
         texts = [
             c.text
-            for c in note_chunks(note, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens)
+            for c in note_chunks(
+                note, max_tokens=emb.max_tokens, count_tokens=emb.count_tokens, scaffolding=ws.rules.scaffolding
+            )
             if c.text.strip()
         ]
         cached = ws.catalog.get_vectors([sha256_hex(t) for t in texts])

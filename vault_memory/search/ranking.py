@@ -247,17 +247,19 @@ def order(
     vectors: VectorsOf | Mapping[str, np.ndarray] | None = None,
     cal: Calibration = MINILM,
     rules: ReadRules = DEFAULT_RULES,
+    asks_now: bool = True,
 ) -> list[Ranked]:
     """Stage 4, order: decide relevance first; then let the date decide only between statements
-    of one fact.
+    of one fact, when the question asks how things are (`asks_now`: tense.asks_how_things_are).
 
     1. Relevance order, the notes stated on a day the query names first (`relevance_order`); each
        candidate marked with its strength at `now` and, below the dormant bar, `dormant`, and
        `reactivated` when the query cues it (`marks`). With `rules.recall_hides_dormant`, a dormant
        note the query does not cue drops out.
-    2. Among the first `rules.head`, the best answer and the notes that state the same fact
-       differently (`same_fact_groups`) are put newest first, in the places they held, a later note
-       that adds no word to one above it counted from that one's day (`newest_first`).
+    2. For a question about how things are, among the first `rules.head`, the best answer and the
+       notes that state the same fact differently (`same_fact_groups`) are put newest first, in the
+       places they held, a later note that adds no word to one above it counted from that one's day
+       (`newest_first`).
     3. A superseded note never ranks above its successor (`successors_first`).
     The whole list is ordered, then cut to k: the first n of any k are the same notes.
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
@@ -265,7 +267,7 @@ def order(
     """
     kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules)
     if decay:
-        if vectors is not None and rules.one_fact:
+        if vectors is not None and rules.one_fact and (asks_now or not rules.one_fact_present_only):
             kept = newest_first(kept, vectors, cal, rules)
         if rules.successors_first:
             kept = successors_first(kept)
@@ -349,8 +351,11 @@ def same_fact_groups(
     n = len(items)
     if n == 0:
         return []
+    top = max(r.cand.answer_similarity for r in items)
+    floor = -1.0 if rules.answer_gap is None else top - rules.answer_gap
     ok = [
-        a is not None and not is_episodic(r.state) and r.state.stated.dated for r, a in zip(items, answers, strict=True)
+        a is not None and not is_episodic(r.state) and r.state.stated.dated and r.cand.answer_similarity >= floor
+        for r, a in zip(items, answers, strict=True)
     ]
     links = [
         (i, j)

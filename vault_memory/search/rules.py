@@ -41,12 +41,17 @@ class ReadRules:
     #: BM25 is weighted by the share of the query's content words a chunk holds: a chunk sharing one
     #: everyday word with the query does not get the full lexical weight.
     coverage: bool = True
+    #: ... and a chunk covers the words of its note's names too: title, aliases, file name.
+    names_count: bool = True
     #: The most relevant chunks scored also by their best sentence (the answer window): how many
     #: (30 gave updates_hard what 50 gave) and how many sentences each (3; 0 switches windows off).
     window_candidates: int = 30
     windows_per_chunk: int = 3
     #: A table row is read with its header ("Part: GPU; What: RTX 3060"), in what is scored and shown.
     table_headers: bool = True
+    #: A chunk that only points at other pages (Markdown links, URLs, dates: text.points_elsewhere)
+    #: is worth this share of its relevance: a README listing every note, a line of day links.
+    navigation_weight: float = 0.5
     #: A property line is read with its note's title when it names a query word the title does not
     #: ("Boiler: installed: 2019").
     titled_properties: bool = True
@@ -61,10 +66,15 @@ class ReadRules:
     #: Notes stated on a day the query names come first (and are never weak).
     named_days: bool = True
     #: Newest first among the statements of one fact, inside the first `head` notes by relevance,
-    #: between notes whose relevance is within `relevance_band` (bench same_fact).
+    #: between notes whose relevance is within `relevance_band` (bench same_fact) ...
     one_fact: bool = True
+    #: ... only for a question that asks how things are, not what happened (tense.py).
+    one_fact_present_only: bool = True
     head: int = 5
     relevance_band: float = 0.35
+    #: ... and whose answer sentence is within this cosine of the best answer's (None: any that
+    #: clears the weak bar through the best answer).
+    answer_gap: float | None = None
     #: Statements of one fact are linked only within one folder (a note updates notes of its kind).
     same_folder: bool = True
     #: A later note that adds no word to one above it counts from that one's day.

@@ -23,7 +23,7 @@ from ..errors import EmbedderError
 from ..index.catalog import Catalog, ChunkRow, NoteRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
-from ..text import says_something
+from ..text import points_elsewhere, says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 from .rules import DEFAULT_RULES, ReadRules
 
@@ -369,21 +369,35 @@ def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | 
     sentences still say which one answers)."""
     ids, mode = pool.ids, pool.mode
     lex = [pool.lexical.get(c, 0.0) for c in ids]
-    cover = _coverage(pool, lex) if mode == "hybrid" and rules.coverage else None
+    cover = _coverage(pool, lex, rules) if mode == "hybrid" and rules.coverage else None
     scaled_on = pool.scaled_on
     cosines = [pool.dense.get(c, 0.0) for c in ids]
-    fused = fuse(mode, lex, cosines, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on)
+    weight = _weights(pool, rules)
+    fused = fuse(mode, lex, cosines, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
     found: Mapping[str, Window] = {}
     if windows is not None and pool.qvec is not None and ids and rules.windows_per_chunk > 0:
         top = np.argsort(-fused, kind="stable")[: rules.window_candidates]
         found = windows([pool.chunks[ids[i]] for i in top.tolist()], pool.qvec, pool.query)
         if found:
             answer = [max(cos, found[c].similarity) if c in found else cos for c, cos in zip(ids, cosines, strict=True)]
-            fused = fuse(mode, lex, answer, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on)
+            fused = fuse(mode, lex, answer, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
     return Scored(fused.tolist(), cover, found)
 
 
-def _coverage(pool: Pool, lex: Sequence[float]) -> list[float]:
+def _weights(pool: Pool, rules: ReadRules) -> np.ndarray:
+    """What share of its relevance each candidate keeps: a chunk that only points at other pages
+    (Markdown links, URLs, dates: text.points_elsewhere) keeps `rules.navigation_weight` of it; any
+    other all of it."""
+    if rules.navigation_weight == 1.0:
+        return np.ones(len(pool.ids))
+    return np.fromiter(
+        (rules.navigation_weight if points_elsewhere(pool.chunks[c].body) else 1.0 for c in pool.ids),
+        dtype=np.float64,
+        count=len(pool.ids),
+    )
+
+
+def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
     """Each candidate's coverage of the query's content words. Coverage weighs min-max scaled BM25,
     which is exactly 0 at the pool's lowest score (every dense-only candidate): there it changes
     nothing and is not computed."""
@@ -391,9 +405,18 @@ def _coverage(pool: Pool, lex: Sequence[float]) -> list[float]:
     scale = [s for c, s in zip(pool.ids, lex, strict=True) if c in pool.core] or list(lex)
     lo, hi = min(scale, default=0.0), max(scale, default=0.0)
     skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
+    named = {} if not rules.names_count else {n: _names(r) for n, r in pool.notes.items()}
     return [
-        1.0 if skip and s <= lo else coverage(terms, pool.chunks[c].text) for c, s in zip(pool.ids, lex, strict=True)
+        1.0 if skip and s <= lo else coverage(terms, pool.chunks[c].text + named.get(pool.chunks[c].node_id, ""))
+        for c, s in zip(pool.ids, lex, strict=True)
     ]
+
+
+def _names(note: NoteRow) -> str:
+    """What a note is called, as words a chunk of it covers: its title, aliases and file name
+    (`Boiler.md` with `aliases: [heating]` is what "heating" asks for, whichever chunk answers)."""
+    stem = note.path.rsplit("/", 1)[-1].removesuffix(".md")
+    return "\n" + " ".join((note.title, *note.aliases, stem.replace("-", " ").replace("_", " ")))
 
 
 def pick(

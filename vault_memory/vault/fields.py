@@ -7,7 +7,8 @@ as a list in a list: every reader of a note's fields goes through these function
 Time comes only from evidence in the vault (issue 21). When a note was *stated* comes from
 its own dates: `updated`/`modified`-like and `created`/`date`-like properties (the latest of
 them wins: an edit restates the note; `[[2024-01-01]]` link-valued dates included), else a
-daily note's file name (`2024-03-05.md`, or the vault's daily-notes format). Our own commit
+daily note's file name (`2024-03-05.md`, the vault's daily-notes format, or one whole date the
+name holds: `May 5th, 2022, Thursday.md`, obsidian.date_in_name). Our own commit
 time is such a property (`created`, written when a memory is committed). Nothing else: a file
 time is what a clone, a copy, a checkout or a sync download set, so it is never read, and a
 note with no date of its own is *undated* (`Stated.when is None`): relevance alone places it.

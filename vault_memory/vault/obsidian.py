@@ -24,6 +24,10 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 SETTINGS_DIR = ".obsidian"
+#: Files only Obsidian's settings folder holds: Obsidian lets a person rename that folder (Settings
+#: > About > Override config folder, e.g. `.desktop/`), so a dot-folder at the vault's root holding
+#: one of them is its settings folder when there is no `.obsidian/`.
+SETTINGS_FILES = ("app.json", "core-plugins.json", "appearance.json", "workspace.json", "daily-notes.json")
 DEFAULT_DAILY_FORMAT = "YYYY-MM-DD"
 EXCALIDRAW_SUFFIX = ".excalidraw.md"
 
@@ -76,10 +80,23 @@ def _clean(path: Any) -> str:
     return "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
 
 
-def read_settings(vault: Path) -> ObsidianSettings:
-    """The vault's Obsidian settings (all empty when it has no `.obsidian/`)."""
+def settings_dir(vault: Path) -> Path | None:
+    """The vault's Obsidian settings folder: `.obsidian/`, else the dot-folder at its root that
+    holds Obsidian's settings files (a renamed config folder: `SETTINGS_FILES`), else None."""
     root = vault / SETTINGS_DIR
-    if not root.is_dir():
+    if root.is_dir():
+        return root
+    try:
+        folders = sorted(p for p in vault.iterdir() if p.name.startswith(".") and p.is_dir())
+    except OSError:
+        return None
+    return next((p for p in folders if any((p / f).is_file() for f in SETTINGS_FILES)), None)
+
+
+def read_settings(vault: Path) -> ObsidianSettings:
+    """The vault's Obsidian settings (all empty when it has no settings folder: `settings_dir`)."""
+    root = settings_dir(vault)
+    if root is None:
         return ObsidianSettings()
     folders: list[str] = []
     files: list[str] = []
@@ -196,15 +213,50 @@ _DIGIT = re.compile(r"\d")
 
 
 def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None:
-    """The day a daily note's file name names (`2024-03-05`, or the vault's daily-notes format)."""
+    """The day a note's file name names: a daily note's (`2024-03-05`, or the vault's daily-notes
+    format), else the one whole date the name holds (`date_in_name`)."""
     m = _ISO_DAY.match(stem)
     if m is not None:
         try:
             return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError:
             pass
-    if fmt == DEFAULT_DAILY_FORMAT:
-        return None  # the ISO form was it (building its regex again costs ~40 us per note read)
+    if not _DIGIT.search(stem):
+        return None  # no date without a number (most names: the regexes below cost ~40 us a note)
+    day = _daily_date(stem, fmt) if fmt != DEFAULT_DAILY_FORMAT else None
+    return day if day is not None else date_in_name(stem)
+
+
+_NAMED_DATE = re.compile(
+    r"(?<![\w-])(?:(?P<y0>\d{4})-(?P<m0>\d{2})-(?P<d0>\d{2})"
+    r"|(?P<m1>[A-Za-z]{3,9})\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})"
+    r"|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>[A-Za-z]{3,9}),?\s+(?P<y2>\d{4}))(?![\w-])"
+)
+
+
+def date_in_name(stem: str) -> dt.date | None:
+    """The day a file name names when it holds one whole date, year included, in a common form:
+    ISO (`Standup 2024-03-05`), or a month's name with a day either way round (`May 5th, 2022,
+    Thursday`, `5 May 2022`): a person's daily notes named by another tool or format than the vault's
+    settings say (a vault's `.obsidian/` is often not synced). None for no date or two different ones."""
+    found: set[dt.date] = set()
+    for m in _NAMED_DATE.finditer(stem):
+        if m["y0"]:
+            parts = (int(m["y0"]), int(m["m0"]), int(m["d0"]))
+        else:
+            n = "1" if m["m1"] else "2"
+            name = m["m" + n].lower()
+            month = next((i for full, i in _MONTHS.items() if full.startswith(name) and len(name) >= 3), 0)
+            parts = (int(m["y" + n]), month, int(m["d" + n]))
+        try:
+            found.add(dt.date(*parts))
+        except ValueError:
+            continue
+    return found.pop() if len(found) == 1 else None
+
+
+def _daily_date(stem: str, fmt: str) -> dt.date | None:
+    """The day a file name names in the daily-notes format `fmt`, or None."""
     rx = format_regex(fmt)
     m = rx.match(stem) if rx is not None else None
     if m is None:

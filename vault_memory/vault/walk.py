@@ -13,6 +13,8 @@ from ..config import DEFAULT_MAX_NOTE_BYTES, IGNORE_FILE_NAME
 from ..errors import StorageError, storage_message
 from ..hashing import sha256_hex
 from .obsidian import ObsidianSettings, read_settings
+from .templates import NONE as NO_SCAFFOLDING
+from .templates import Scaffolding, read_scaffolding
 
 
 class IgnoreRules:
@@ -31,8 +33,10 @@ class IgnoreRules:
         obsidian: ObsidianSettings | None = None,
         *,
         max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES,
+        scaffolding: Scaffolding = NO_SCAFFOLDING,
     ) -> None:
         self.patterns = tuple(p.rstrip("\r\n") for p in patterns if p.strip() and not p.strip().startswith("#"))
+        self.scaffolding = scaffolding  # the lines the vault's templates give a note: not text (templates.py)
         self.max_note_bytes = max_note_bytes  # a bigger file is passed over unread (stat before open)
         self.obsidian = obsidian or ObsidianSettings()
         self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
@@ -50,7 +54,9 @@ class IgnoreRules:
         ignore_file = vault / IGNORE_FILE_NAME
         if ignore_file.is_file():
             patterns.extend(ignore_file.read_text(encoding="utf-8", errors="replace").splitlines())
-        return cls(patterns, read_settings(vault) if use_obsidian else None, max_note_bytes=max_note_bytes)
+        settings = read_settings(vault) if use_obsidian else None
+        scaffolding = read_scaffolding(vault, settings) if settings is not None else NO_SCAFFOLDING
+        return cls(patterns, settings, max_note_bytes=max_note_bytes, scaffolding=scaffolding)
 
     def fingerprint(self) -> str:
         """Changes whenever these rules may decide a path differently (patterns, Obsidian's settings)."""

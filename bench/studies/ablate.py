@@ -1,0 +1,365 @@
+"""What each rule of the read path buys: every switchable rule off in turn, on every data set at hand.
+
+An instrument, not a verdict (issue 37). The read path's rules are one record (`vault_memory/search/
+rules.py`); a variant is `DEFAULT_RULES.but(rule=off)`, and each is run, over the same indexes, on:
+
+- the three people's vaults of `../shared/real-vaults/` and the LongMemEval pool's dev questions
+  (bench foreign's `evaluate`): right note first, answer in the top 5, "latest" questions whose
+  first hit is the newest answer (the pool: knowledge updates whose newest answer is above the
+  older), the block holds what the turn needs, no-answer questions all weak with no block;
+- the project's own labelled questions (`data/realvault.py`, 218 over `obsidian-vault` and
+  `sample_vault`, on a copy with every file time now): right note first, top 5, the needed fact in
+  the block, unanswerable questions all weak;
+- `updates_hard` (recall k = 5, decay on): newest statement first, all statements in the top 5,
+  and the block's newest statement shown;
+- SciFact (hybrid, decay off, as its runner asks): nDCG@10 in the "first" column, Recall@100 in "top 5";
+- LoCoMo (categories 1-4, chunk granularity, decay on): evidence R@5 in "first", R@10 in "top 5".
+
+And the latency of a new question: the p50 of 20 real-vault questions asked with a word no text
+holds added (so no query vector and no answer sentence is cached), per variant.
+Each row is the default's value, then every variant's difference from it. `--rules` picks variants,
+`--sets` data sets; `--quick` runs a few questions of each with the fake embedder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .. import metrics
+from ..data import foreign as fd
+from ..data import realvault as rv
+from ..harness import REPO, Result, RunOptions, cache_key, log, open_memory, table
+from ..runners import foreign
+
+# Each variant: (name, what it changes, the rules' fields it sets). The switches come from the record
+# itself (rules.switches()); these are the rules that are a number rather than a switch.
+NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("no_answer_sentences", "chunks are scored whole: no answer sentence is embedded", {"windows_per_chunk": 0}),
+    ("two_sentences_a_chunk", "2 answer sentences a chunk, not 3", {"windows_per_chunk": 2}),
+    ("no_first_hit_cue", "the query's first hit is cued like any other dormant note", {"first_hit_cue": None}),
+    ("sentence_alone", "an entry shows its answer sentence alone (no neighbours)", {"context_sentences": 0}),
+)
+SETS = ("dexter", "flancian", "jbranchaud-til", "longmemeval", "real_vault", "updates_hard", "scifact", "locomo")
+COLUMNS = ("first", "top5", "newest", "block", "silence")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default=None, help="comma list of variants (default: every switch and number)")
+    parser.add_argument("--sets", default=None, help=f"comma list of data sets (default {','.join(SETS)})")
+    parser.add_argument(
+        "--vaults", type=Path, default=None, help="the real vaults' folder (default ../shared/real-vaults)"
+    )
+
+
+def variants() -> list[tuple[str, str, dict[str, Any]]]:
+    """Every rule of the record that can be switched off, as (name, what, fields)."""
+    from vault_memory.search.rules import switches
+
+    out = [(f"no_{name}", f"`{name}` off", {name: False}) for name in switches()]
+    return out + list(NUMBERS)
+
+
+# -- the data sets, each an evaluation over an open Memory ------------------------------------
+
+Evaluate = Callable[[Any], dict[str, float | None]]
+
+
+def _share(xs: Sequence[bool]) -> float | None:
+    return round(sum(xs) / len(xs), 4) if xs else None
+
+
+def _foreign(ds: fd.Dataset, vault: Path, quick: bool) -> Evaluate:
+    if quick:
+        ds = fd.Dataset(ds.name, ds.source, ds.files, ds.questions[:6], ds.turns[:3])
+
+    def run(mem: Any) -> dict[str, float | None]:
+        s = foreign.summarize(foreign.evaluate(mem, ds, vault, modes=("hybrid",)), ("hybrid",))
+        h, b = s.get("hybrid", {}), s.get("blocks", {})
+        latest = h.get("newest_first_ku") or h.get("latest_first")
+        silent = b.get("no_answer_silent")
+        return {
+            "first": h.get("first"),
+            "top5": h.get("top5"),
+            "newest": round(latest[0] / latest[1], 4) if latest else None,
+            "block": (b["turns_ok"][0] / b["turns_ok"][1]) if b.get("turns_ok") else b.get("answer_in_block"),
+            "silence": round(silent[0] / silent[1], 4) if silent else None,
+        }
+
+    return run
+
+
+def _real_vault(cases: Sequence[rv.Case]) -> Evaluate:
+    def run(mem: Any) -> dict[str, float | None]:
+        first, top5, block, silence = [], [], [], []
+        for c in cases:
+            hits = mem.recall(c.query, k=5, now=rv.NOW, touch=False)
+            got = mem.prefetch(c.prefetch_text, now=rv.NOW, refresh_staged=False)
+            if c.nothing:
+                silence.append(all(h.weak for h in hits) and not got.block)
+                continue
+            paths = [h.path for h in hits]
+            first.append(bool(paths) and paths[0] in c.best)
+            top5.append(any(p in c.best for p in paths))
+            if c.needed:
+                block.append(any(n in got.block for n in c.needed))
+        return {
+            "first": _share(first),
+            "top5": _share(top5),
+            "newest": None,
+            "block": _share(block),
+            "silence": _share(silence),
+        }
+
+    return run
+
+
+def _updates_hard(bench: Any) -> Evaluate:
+    from ..runners import updates_hard as uh
+
+    def run(mem: Any) -> dict[str, float | None]:
+        cols: dict[str, list[bool]] = {"newest": [], "all": [], "block": []}
+        for q in bench.questions:
+            if q.vault.name != mem_vault(mem).name:
+                continue
+            st = list(q.statements)
+            hits = mem.recall(q.query, k=uh.K, now=bench.now, touch=False)
+            order = uh.shown_order([h.path for h in hits], st)
+            cols["newest"].append(order["newest_first"])
+            cols["all"].append(order["all_present"])
+            got = mem.prefetch(q.query, now=bench.now, refresh_staged=False)
+            cols["block"].append(uh.shown_order([e.path for e in got.entries], st)["newest_first"])
+        return {
+            "first": None,
+            "top5": _share(cols["all"]),
+            "newest": _share(cols["newest"]),
+            "block": _share(cols["block"]),
+            "silence": None,
+        }
+
+    return run
+
+
+def mem_vault(mem: Any) -> Path:
+    from vault_memory.internals import internals
+
+    return Path(internals(mem).vault)
+
+
+def _scifact(ds: Any, now: Any, quick: bool) -> Evaluate:
+    queries = list(ds.queries.items())[: 10 if quick else None]
+
+    def run(mem: Any) -> dict[str, float | None]:
+        ndcg, rec = [], []
+        for qid, text in queries:
+            hits = mem.recall(text, k=100, mode="hybrid", decay=False, now=now, touch=False)
+            ranked = [ds.path_to_doc.get(h.path, h.path) for h in hits]
+            ndcg.append(metrics.ndcg_at_k(ranked, ds.qrels[qid], 10))
+            rec.append(metrics.recall_at_k(ranked, ds.qrels[qid], 100))
+        return {
+            "first": round(statistics.fmean(ndcg), 4),
+            "top5": round(statistics.fmean(rec), 4),
+            "newest": None,
+            "block": None,
+            "silence": None,
+        }
+
+    return run
+
+
+def _locomo(conv: Any, quick: bool) -> Evaluate:
+    from ..data.datasets import turn_ids
+    from ..runners import locomo as lr
+
+    questions = [q for q in conv.questions if q.category in lr.CATEGORIES and q.evidence][: 8 if quick else None]
+    now = conv.last_date + lr.NOW_AFTER_LAST
+
+    def run(mem: Any) -> dict[str, float | None]:
+        r5, r10 = [], []
+        for q in questions:
+            hits = mem.recall(q.question, k=10, now=now, touch=False, granularity="chunk")
+            units = [turn_ids(lr.hit_text(h)) for h in hits]
+            r5.append(metrics.evidence_recall(units[:5], q.evidence, 5))
+            r10.append(metrics.evidence_recall(units, q.evidence, 10))
+        return {
+            "first": round(statistics.fmean(r5), 4),
+            "top5": round(statistics.fmean(r10), 4),
+            "newest": None,
+            "block": None,
+            "silence": None,
+            "n": len(questions),
+        }
+
+    return run
+
+
+@contextmanager
+def _sets(opts: RunOptions, names: Sequence[str]) -> Iterator[list[tuple[str, Path, Path, Evaluate]]]:
+    """Each data set as (name, vault, index folder, evaluation), its vault built or copied and indexed once."""
+    out: list[tuple[str, Path, Path, Evaluate]] = []
+    for name in names:
+        if name in (*fd.REAL_VAULTS, fd.LME):
+            got = foreign.datasets(opts, [name])
+            if not got:
+                continue
+            ds = got[0]
+            with foreign.opened(ds, opts) as (_, vault, _rep):
+                pass
+            index = opts.cache / "foreign" / "index" / cache_key(ds.name, opts.suffix, opts.embedder_name)
+            out.append((name, vault, index, _foreign(ds, vault, opts.quick)))
+        elif name == "real_vault":
+            for vname, src in rv.vault_sources(REPO).items():
+                if not src.is_dir():
+                    continue
+                vault = opts.cache / "ablate" / "real_vault" / vname
+                if not vault.is_dir():
+                    rv.copy_vault(src, vault, "now")
+                index = opts.cache / "ablate" / "real_vault" / f"{vname}.index"
+                with open_memory(vault, index, opts.embedder_name) as mem:
+                    mem.index()
+                cases = rv.cases(vname)[: 6 if opts.quick else None]
+                out.append((f"real_vault {vname}", vault, index, _real_vault(cases)))
+        elif name == "updates_hard" and (opts.data / "locomo").is_dir():
+            from ..data.updates_hard import build_updates_hard
+
+            root = opts.cache / "vaults" / cache_key("updates_hard", opts.suffix, "frontmatter")
+            bench = build_updates_hard(opts.data, root, style="frontmatter", quick=opts.quick)
+            index_root = (
+                opts.cache / "index" / cache_key("updates_hard", opts.suffix, "frontmatter", opts.embedder_name)
+            )
+            for vault in bench.vaults:
+                with open_memory(vault, index_root / vault.name, opts.embedder_name) as mem:
+                    mem.index()
+                out.append((f"updates_hard {vault.name}", vault, index_root / vault.name, _updates_hard(bench)))
+        elif name == "scifact" and (opts.data / "scifact").is_dir():
+            from ..data.datasets import SCIFACT_CREATED, build_scifact
+
+            vault = opts.cache / "vaults" / cache_key("scifact", opts.suffix)
+            index = opts.cache / "index" / cache_key("scifact", opts.suffix, opts.embedder_name)
+            ds = build_scifact(opts.data, vault, quick=opts.quick)
+            with open_memory(vault, index, opts.embedder_name) as mem:
+                mem.index()
+            out.append(
+                (
+                    "scifact",
+                    vault,
+                    index,
+                    _scifact(ds, SCIFACT_CREATED + __import__("datetime").timedelta(days=1), opts.quick),
+                )
+            )
+        elif name == "locomo" and (opts.data / "locomo").is_dir():
+            from ..data.datasets import build_locomo
+
+            root = opts.cache / "vaults" / cache_key("locomo", opts.suffix)
+            index_root = opts.cache / "index" / cache_key("locomo", opts.suffix, opts.embedder_name)
+            for conv in build_locomo(opts.data, root, quick=opts.quick):
+                with open_memory(conv.vault, index_root / conv.sample_id, opts.embedder_name) as mem:
+                    mem.index()
+                out.append(
+                    (f"locomo {conv.sample_id}", conv.vault, index_root / conv.sample_id, _locomo(conv, opts.quick))
+                )
+    yield out
+
+
+def _pooled(rows: Sequence[tuple[str, dict[str, float | None]]]) -> dict[str, dict[str, float | None]]:
+    """Per data set: the parts of one set (updates_hard's vaults, LoCoMo's conversations, the two
+    real vaults of our own) pooled, each part weighted by its questions when it says how many."""
+    groups: dict[str, list[dict[str, float | None]]] = {}
+    for name, row in rows:
+        groups.setdefault(name.split(" ")[0], []).append(row)
+    out = {}
+    for name, parts in groups.items():
+        cell: dict[str, float | None] = {}
+        for col in COLUMNS:
+            vals = [(p[col], p.get("n") or 1) for p in parts if p.get(col) is not None]
+            cell[col] = round(sum(v * w for v, w in vals) / sum(w for _, w in vals), 4) if vals else None  # type: ignore[operator]
+        out[name] = cell
+    return out
+
+
+def _new_question_ms(mem: Any, questions: Sequence[str], salt: str) -> float:
+    lat = []
+    for q in questions:
+        t = time.perf_counter()
+        mem.recall(f"{q} {salt}", k=10, now=fd.NOW["dexter"], touch=False)
+        lat.append((time.perf_counter() - t) * 1000)
+    return round(statistics.median(lat), 1) if lat else math.nan
+
+
+def run(opts: RunOptions) -> Result:
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    res = Result("ablate", opts)
+    wanted = [r for r in (opts.extra.get("rules") or "").split(",") if r]
+    every = variants()
+    chosen = [("default", "the shipped rules", {})] + [v for v in every if not wanted or v[0] in wanted]
+    names = [s for s in (opts.extra.get("sets") or "").split(",") if s] or list(SETS)
+    results: dict[str, dict[str, dict[str, float | None]]] = {}
+    latency: dict[str, float] = {}
+    with _sets(opts, names) as sets:
+        probe = next(((v, i) for n, v, i, _ in sets if n == "dexter"), next(((v, i) for _, v, i, _ in sets), None))
+        probe_qs = [q.text for q in fd.real_vault(foreign.DEFAULT_VAULTS, "dexter").questions[:20]] if probe else []
+        for vi, (vname, _what, fields) in enumerate(chosen):
+            rules = DEFAULT_RULES.but(**fields)
+            t0 = time.perf_counter()
+            rows = []
+            for name, vault, index, evaluate in sets:
+                with open_memory(vault, index, opts.embedder_name, rules=rules) as mem:
+                    rows.append((name, evaluate(mem)))
+            results[vname] = _pooled(rows)
+            if probe is not None and probe_qs:
+                with open_memory(probe[0], probe[1], opts.embedder_name, rules=rules) as mem:
+                    latency[vname] = _new_question_ms(mem, probe_qs[: 5 if opts.quick else 20], f"zq{vi}x{int(t0)}")
+            log(f"ablate {vname}: {time.perf_counter() - t0:.0f}s {results[vname]}")
+    res.params.update(variants=[v[0] for v in chosen], sets=names)
+    res.results.update(
+        variants={v[0]: {"what": v[1], "rules": v[2]} for v in chosen}, scores=results, new_question_ms=latency
+    )
+    res.markdown += render(results, latency, chosen)
+    return res
+
+
+def render(
+    results: dict[str, dict[str, dict[str, float | None]]],
+    latency: dict[str, float],
+    chosen: Sequence[tuple[str, str, dict[str, Any]]],
+) -> list[str]:
+    base = results["default"]
+    sets = list(base)
+    head = ["variant"] + [
+        f"{s} {c}" for s in sets for c in COLUMNS if any(results[v][s].get(c) is not None for v in results)
+    ]
+    keys = [(s, c) for s in sets for c in COLUMNS if any(results[v][s].get(c) is not None for v in results)]
+    rows = []
+    for name, _what, _f in chosen:
+        row: list[Any] = [name]
+        for s, c in keys:
+            v, b = results[name][s].get(c), base[s].get(c)
+            if name == "default" or v is None or b is None:
+                row.append("" if v is None else f"{v:.3f}")
+            else:
+                d = v - b
+                row.append("=" if abs(d) < 5e-4 else f"{d:+.3f}")
+        rows.append(row + [latency.get(name, "")])
+    md = [
+        "Each rule of the read path switched off in turn (`vault_memory/search/rules.py`). The `default` row is the "
+        "shipped rules' value; every other row is the difference the variant makes (`=`: none). Columns per data set: "
+        "`first` right note first (SciFact: nDCG@10; LoCoMo: evidence R@5), `top5` an answer in the top 5 (SciFact: "
+        "Recall@100; LoCoMo: R@10; updates_hard: every statement in the top 5), `newest` the newest answer first "
+        "(`latest` questions; the pool's knowledge updates; updates_hard), `block` the block holds what the turn needs "
+        "(updates_hard: the newest statement in the block), `silence` a question with no answer gets only weak hits "
+        "and no block; last, the p50 ms of a question never asked before.",
+        "",
+        *table([*head, "new question ms"], rows),
+        "",
+        "Variants:",
+        "",
+        *[f"- `{n}`: {w}" for n, w, _ in chosen],
+    ]
+    return md

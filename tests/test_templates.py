@@ -1,0 +1,95 @@
+"""A vault's template scaffolding is not text (vault/templates.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vault_memory.vault.markdown import chunk_body
+from vault_memory.vault.obsidian import read_settings
+from vault_memory.vault.templates import NONE, Scaffolding, read_scaffolding
+
+TEMPLATE = """---
+aliases: [<% tp.date.now("YYYY-MM-DD") %>]
+---
+# <% tp.date.now("MMMM Do, YYYY") %>
+
+[[Daily/<% tp.date.now("YYYY-MM-DD", -1) %>|<<Yesterday]] | [[Daily/<% tp.date.now("YYYY-MM-DD", 1) %>|Tomorrow>>]]
+
+### [[Morning Routine]]
+- [ ] Review YNAB
+- [ ] Stretch
+
+```button
+name Start Time Tracking
+type append template
+```
+^button-start
+
+<% tp.user.getPrompts('Evening Questions', 1) %>
+
+#### [[Journal]]
+"""
+
+NOTE = """# May 5th, 2022
+
+[[Daily/2022-05-04|<<Yesterday]] | [[Daily/2022-05-06|Tomorrow>>]]
+
+### [[Morning Routine]]
+- [x] Review YNAB
+- [ ] Stretch
+- [ ] Call the plumber about the boiler
+
+```button
+name Start Time Tracking
+type append template
+```
+^button-start
+
+#### [[Journal]]
+Today we went to Midas and the serpentine belt was replaced.
+"""
+
+
+def scaffolding() -> Scaffolding:
+    return Scaffolding.from_lines(TEMPLATE.split("---\n", 2)[2].split("\n"))
+
+
+def test_a_notes_template_lines_are_blanked_and_its_own_kept() -> None:
+    got = scaffolding().strip(NOTE)
+    assert len(got.split("\n")) == len(NOTE.split("\n"))  # lines kept, as empty lines
+    kept = [ln for ln in got.split("\n") if ln.strip()]
+    assert kept == [
+        "# May 5th, 2022",  # a heading that is only an expression is no pattern: it would match any H1
+        "- [ ] Call the plumber about the boiler",  # the person's own item
+        "Today we went to Midas and the serpentine belt was replaced.",
+    ]
+
+
+def test_expressions_match_anything_checkboxes_either_state_and_a_line_needs_a_word() -> None:
+    s = scaffolding()
+    assert s.matches("[[Daily/2021-01-01|<<Yesterday]] | [[Daily/2021-01-03|Tomorrow>>]]")
+    assert s.matches("- [x] Stretch") and s.matches("  - [ ] Stretch  ")
+    assert not s.matches("- [ ] Stretch for ten minutes")  # a whole line, not a prefix
+    assert not s.matches("# Anything at all") and not s.matches("whatever the prompt said")
+    assert not NONE and NONE.strip(NOTE) == NOTE and NONE.identity == ""
+    assert s.identity and s.identity != Scaffolding.from_lines(["- [ ] Floss"]).identity
+
+
+def test_a_fenced_block_goes_only_whole() -> None:
+    s = scaffolding()
+    other = "```button\nname Start Time Tracking\ntype append template\nextra line of mine\n```\nafter"
+    assert s.strip(other) == other  # a line of the person's inside: the block stays, fence and all
+    unclosed = "```button\nname Start Time Tracking\n"
+    assert s.strip(unclosed) == unclosed  # an unclosed fence is code to the end: left alone
+
+
+def test_chunks_of_a_daily_note_hold_its_own_words_only(tmp_path: Path) -> None:
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / ".obsidian" / "templates.json").write_text('{"folder": "Templates"}')
+    (tmp_path / "Templates").mkdir()
+    (tmp_path / "Templates" / "Daily.md").write_text(TEMPLATE)
+    found = read_scaffolding(tmp_path, read_settings(tmp_path))
+    text = " ".join(c.text for c in chunk_body(NOTE, scaffolding=found))
+    assert "serpentine belt" in text and "plumber" in text
+    assert not any(w in text for w in ("Morning Routine", "Review YNAB", "Stretch", "button", "Journal", "Yesterday"))
+    assert read_scaffolding(tmp_path / "nowhere", read_settings(tmp_path / "nowhere")) is NONE
