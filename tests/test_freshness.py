@@ -426,3 +426,12 @@ def test_closest_window_is_the_sentence_nearest_the_query_and_embeds_each_once(t
         assert closest_window(one, q, emb, cache) == "Fixed the bike chain."  # the only one: no vector needed
         assert emb.texts_embedded - before == 2
         assert closest_window("- Ok.\n- Yes", q, emb, cache) is None
+
+
+def test_a_sentence_with_words_of_its_own_shares_its_links_words() -> None:
+    """A garden written in links ("My [[window manager]] of choice.") names what its links name:
+    the sentence is picked for "which window manager do I use"; a pointer with one word of its own
+    ("See [[Window manager setup]].") is no sentence, as before."""
+    terms = window_terms("Which tiling window manager do I use?")
+    said = ["My [[window manager]] of choice.", "See [[Window manager setup]].", "By Michael Stapelberg, in C."]
+    assert pick_windows(said, terms) == ["My [[window manager]] of choice."]

@@ -47,6 +47,8 @@ class ReadRules:
     #: (30 gave updates_hard what 50 gave) and how many sentences each (3; 0 switches windows off).
     window_candidates: int = 30
     windows_per_chunk: int = 3
+    #: A sentence with words of its own shares its [[links]]' words with the query too.
+    link_words: bool = True
     #: A table row is read with its header ("Part: GPU; What: RTX 3060"), in what is scored and shown.
     table_headers: bool = True
     #: A chunk that only points at other pages (Markdown links, URLs, dates: text.points_elsewhere)

@@ -43,7 +43,7 @@ import numpy as np
 from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, Catalog, ChunkRow
 from ..index.embedders import Embedder, takes_whole
-from ..text import split_sentences, without_links
+from ..text import split_sentences, unlink, without_links
 from ..vault.fields import property_line
 from ..vault.notefile import stated_properties
 from .decay import EPISODIC_TYPES
@@ -107,9 +107,14 @@ def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = DEFAULT_RUL
     return _pick([(w, w.lower()) for w in windows], terms, (), cap)
 
 
-def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence[str], cap: int) -> list[str]:
+def _pick(
+    windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence[str], cap: int, link_words: bool = True
+) -> list[str]:
     """pick_windows over (window, its lowercase) pairs; with `needles` (see `_needles`), a window
-    containing none of them is passed over before it is tokenized (it can share no term)."""
+    containing none of them is passed over before it is tokenized (it can share no term). With
+    `link_words`, a sentence of MIN_WINDOW_WORDS words of its own shares the words of its links too:
+    "My [[window manager]] of choice." names a window manager (a garden of notes written in links),
+    while "See [[Move staging URL]]." has one word of its own and is no sentence."""
     if not terms:
         return []
     scored = []
@@ -119,6 +124,8 @@ def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence
         words = _WORD.findall(without_links(low))
         if len(words) < MIN_WINDOW_WORDS:
             continue
+        if link_words and "[[" in low:
+            words = _WORD.findall(unlink(low))
         shared = len(terms & set(map(_stem_of, words)))
         if shared > 0:
             scored.append((-shared, i, w))
@@ -300,7 +307,9 @@ def picks(
         return []
     if subject is not None and subject.properties and rules.titled_properties:
         wins = tuple((w, low) if w == (a := about(w, subject, terms)) else (a, a.lower()) for w, low in wins)
-    return _pick(wins, terms, _needles(terms) if needles is None else needles, rules.windows_per_chunk)
+    return _pick(
+        wins, terms, _needles(terms) if needles is None else needles, rules.windows_per_chunk, rules.link_words
+    )
 
 
 def best_windows(
