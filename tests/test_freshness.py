@@ -118,7 +118,7 @@ def test_changed_fact_inside_unrelated_talk_ranks_the_newer_first(make_memory: M
     assert shown.index("newer.md") < shown.index("older.md")
     newer = next(line for line in block.block.split("\n") if line.startswith("- (2024-11-20, newer.md) "))
     assert "Nora is living in Porto" in newer  # the sentence that answers, with its neighbours
-    # asked what happened, not how things are, relevance alone answers (search/tense.py): the date of
+    # asked what happened, not how things are, relevance alone answers (search/question.py): the date of
     # a later note alike decides nothing about an event; with the rule off, it would
     past = "Which city did Nora live in back in March?"
     assert [h.path for h in mem.recall(past, k=2, now=NOW, touch=False)] == ["older.md", "newer.md"]

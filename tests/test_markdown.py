@@ -700,3 +700,15 @@ def test_link_reference_definitions_are_not_text() -> None:
     code = "```\n[x]: y\n```\n\npara\n[x]: y"  # in code, or continuing a paragraph: not a definition
     assert strip_link_definitions(code) == code
     assert [c.text for c in chunk_body(body)] == ["- A [[person]] on [[twitter]]."]
+
+
+def test_dataview_inline_queries_read_as_their_values() -> None:
+    """A note written as "`= this.name` > `= this.rating`" with its values in its properties was
+    indexed and shown as code; `= this.key` reads as the property, any other query not at all."""
+    from vault_memory.vault.markdown import chunk_note, resolve_inline_queries
+
+    body = "# Dune\n\n`= this.name` > `= this.rating` stars, read `= date(today)`\n"
+    props = [("name", "Dune"), ("rating", "5")]
+    assert resolve_inline_queries(body, props) == "# Dune\n\nDune > 5 stars, read \n"
+    assert resolve_inline_queries("`$= dv.current().x` and `code`", []) == " and `code`"
+    assert "this." not in chunk_note(body, props, "Dune")[0].text

@@ -746,3 +746,29 @@ def test_an_entry_shows_its_whole_paragraph_when_it_fits_and_a_window_when_not(
         "Filler sentence number 29 about the lake. Ana designs the Atlas dashboard. "
         "Filler sentence number 0 about the lake."
     )
+
+
+def test_an_entry_shows_the_lines_that_answer_a_how_to_its_command_included() -> None:
+    """Issue 39: "what should I call to generate a UUID" showed a how-to's first lines, not its
+    command. An entry packs the sentence that answers, then the code block after it (its first lines
+    when not all fit), then neighbours and the other scored sentences, shown in note order; a fence
+    line is never shown."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.search.rules import DEFAULT_RULES
+    from vault_memory.text import sentence_units
+
+    body = (
+        "Postgres has support for UUIDs as a column data type via `uuid`.\n\n"
+        "As of PostgreSQL v13, you no longer need an extension for v4 UUIDs.\n\n"
+        "```sql\n> select gen_random_uuid();\n gen_random_uuid\n```\n\n"
+        "See the docs for more.\n"
+    )
+    units = sentence_units(body)
+    at = [s for s, _ in units].index("As of PostgreSQL v13, you no longer need an extension for v4 UUIDs.")
+    got = answering_lines(units, at, (), 160)
+    assert got.startswith("As of PostgreSQL v13") and "select gen_random_uuid();" in got and "```" not in got
+    assert "Postgres has support" not in got  # the part's neighbour comes after the command, room allowing
+    without = answering_lines(units, at, (), 160, DEFAULT_RULES.but(answer_code=False))
+    assert "gen_random_uuid" not in without
+    roomy = answering_lines(units, at, (), 400)
+    assert roomy.index("Postgres has support") < roomy.index("As of PostgreSQL v13") < roomy.index("select")

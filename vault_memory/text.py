@@ -146,7 +146,7 @@ def sentence_units(body: str, table_headers: bool = True) -> list[tuple[str, int
     items are each a statement ("- 08:10 Booked flights to Lisbon." and "- 13:00 Lunch with [[Jonas
     Weber]]."); lines of prose, blank lines between them or not, read together ("Flights booked:
     12-16 March." and "Hotel:: Casa do Príncipe"; "Likes:: cycling" above "Jonas designs the Atlas
-    dashboard."). What an entry shows around its answer (prefetch.entry_text)."""
+    dashboard."). What an entry shows around its answer (entries.entry_text)."""
     out: list[tuple[str, int]] = []
     lines = body.split("\n")
     header: list[str] | None = None

@@ -65,8 +65,9 @@ from ..search.ranking import Candidate, Ranked
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import says_something, sentence_units, snippet, split_sentences
+from ..text import says_something, split_sentences
 from .edits import rehearse
+from .entries import entry_text, shown_part, text_room
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -227,49 +228,6 @@ def one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def shown_part(cand: Candidate, rules: ReadRules = DEFAULT_RULES) -> Candidate:
-    """The part of a note an entry shows: of the chunks the search found, the one that answers the
-    turn closest in meaning (its cosine, or its best sentence's), which is not always the chunk
-    that ranked the note ("what GPU is in the home server": the Software section, which names the
-    GPU twice, ranks Home Lab; the Hardware table's row says which GPU; bench real_vault). Without
-    `rules.closest_part`, the chunk that ranked it."""
-    closest = cand.closest if rules.closest_part else None
-    return closest if closest is not None and closest.answer_similarity > cand.answer_similarity else cand
-
-
-def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES) -> str:
-    """What an entry shows of the note's closest part (shown_part): the sentence that answers, in its
-    list item or prose, whole when that fits `cap` (`rules.whole_list_item`), else with
-    `rules.context_sentences` neighbours of that part each side, when it states one; else the chunk
-    cut around the turn's words (snippet drops a first line: "\\n" keeps the chunk's).
-
-    The best sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa
-    do Príncipe"; bench real_vault: the needed fact in 33 of 39 blocks with the sentence alone), and
-    in a short note's prose anywhere in it ("does Jonas eat meat" answered by "Jonas designs the
-    Atlas dashboard.", three sentences from "He is vegetarian"; the whole part: needed fact 127 ->
-    131 of 147), but a log's next item is another statement ("13:00 Lunch with [[Jonas Weber]]."
-    was in 31 of 85 blocks, 4 after; none of the 74 needed facts came from another item)."""
-    answer = part.answer_text
-    body = part.chunk.body
-    if answer is None:
-        return snippet("\n" + body, query, width=cap)
-    units = sentence_units(body, rules.table_headers)
-    sentences = [s for s, _ in units]
-    if answer not in sentences:  # a property read with its note's title (windows.about)
-        shown = [answer]
-    else:
-        at = sentences.index(answer)
-        whole = [s for s, unit in units if unit == units[at][1]]
-        if rules.whole_list_item and len(" ".join(whole)) <= cap:
-            shown = whole
-        else:
-            n = rules.context_sentences
-            shown = [s for s, unit in units[max(0, at - n) : at + n + 1] if unit == units[at][1]]
-    window = part.window
-    also = [w for w in (window.others if window is not None else ()) if w not in shown][:1]
-    return " ".join(shown) + "".join(f" … {w}" for w in also)
-
-
 # -- the edge: one call against a Memory ------------------------------------------------
 
 
@@ -401,7 +359,7 @@ def present(
     out: list[KeptOut] = []
     for r in admitted:
         part = shown_part(r.cand, rules)
-        shown = entry_text(part, query, cap, rules)
+        shown = entry_text(part, query, text_room(r.path, part.chunk.heading, cap), rules)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context

@@ -25,10 +25,10 @@ from ..index.catalog import NoteRow
 from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
+from ..search.question import asks_how_things_are, names_in
 from ..search.ranking import Mode, Ranked, change_label, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
-from ..search.tense import asks_how_things_are
 from ..search.workspace import Workspace
 from ..text import in_folder, says_something, snippet
 from .relations import with_identities
@@ -121,8 +121,11 @@ class Ranking:
     notes: dict[str, NoteRow]
     mode: Mode
     lexical_only: bool
-    #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer)
+    #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer;
+    #: +inf when the query names something no note mentions: `unknown`)
     weak_below: float
+    #: the names the query asks about that no note mentions (`unknown_names`)
+    unknown: list[str] = field(default_factory=list)
 
     def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
@@ -272,7 +275,16 @@ def rank_query(
     # bm25 without decay): nothing is judged weak, as nothing was measured.
     measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
     judged = measured or any(c.similarity != 0.0 for c in cands)
-    return Ranking(ranked, notes, mode, lexical_only, cal.weak if judged else float("-inf"))
+    unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
+    weak_below = float("inf") if unknown else cal.weak if judged else float("-inf")
+    return Ranking(ranked, notes, mode, lexical_only, weak_below, unknown)
+
+
+def unknown_names(ws: Workspace, query: str, allow: AbstractSet[str] | None) -> list[str]:
+    """The names the query asks about (question.names_in) that no note it may see mentions: then
+    nothing in the vault answers it ("how do I set up a Kubernetes ingress" of a vault that never
+    says Kubernetes), however close some note's words are."""
+    return [n for n in names_in(query) if not ws.catalog.lexical_search(n, 1, allow)]
 
 
 def _mode(ws: Workspace, searcher: Searcher, mode: Mode) -> tuple[Mode, bool]:

@@ -2,7 +2,7 @@
 
 Relevance search, BM25 and dense (search: the pool, score and pick stages), answer windows
 (windows), the filters that pick candidates before ranking (filters), the days a query names
-(days), whether it asks how things are or what happened (tense), decay computed at read time
+(days), what a question asks (question: how things are or what happened, which names), decay computed at read time
 from frontmatter (decay), the pure ranking rule recall and prefetch share (ranking: the order
 stage), the record of every number and switch the read path follows (rules), and the narrow
 `Workspace` interface the operations above take (workspace).

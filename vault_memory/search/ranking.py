@@ -250,7 +250,7 @@ def order(
     asks_now: bool = True,
 ) -> list[Ranked]:
     """Stage 4, order: decide relevance first; then let the date decide only between statements
-    of one fact, when the question asks how things are (`asks_now`: tense.asks_how_things_are).
+    of one fact, when the question asks how things are (`asks_now`: question.asks_how_things_are).
 
     1. Relevance order, the notes stated on a day the query names first (`relevance_order`); each
        candidate marked with its strength at `now` and, below the dormant bar, `dormant`, and

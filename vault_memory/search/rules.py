@@ -70,7 +70,7 @@ class ReadRules:
     #: Newest first among the statements of one fact, inside the first `head` notes by relevance,
     #: between notes whose relevance is within `relevance_band` (bench same_fact) ...
     one_fact: bool = True
-    #: ... only for a question that asks how things are, not what happened (tense.py).
+    #: ... only for a question that asks how things are, not what happened (question.py).
     one_fact_present_only: bool = True
     head: int = 5
     relevance_band: float = 0.35
@@ -87,6 +87,9 @@ class ReadRules:
     full_cue_min_terms: int = 2
     #: ... or, as the query's first hit, by this share of them (None: no first-hit cue).
     first_hit_cue: float | None = 0.5
+    #: A question naming something no note mentions ("how do I set up a Kubernetes ingress" in a vault
+    #: that never says Kubernetes) is answered by nothing in the vault: every hit is weak, no block.
+    unknown_names_silence: bool = True
     #: Recall leaves dormant notes out unless cued, as prefetch does (off: forgetting decides what
     #: memory offers unasked, not what it finds when asked; bench lifetime).
     recall_hides_dormant: bool = False
@@ -102,7 +105,9 @@ class ReadRules:
     keeps_replaced_out: bool = True
     #: An entry shows its answer's whole list item or prose when it fits the entry cap ...
     whole_list_item: bool = True
-    #: ... else (or without it) the answer with this many sentences on each side.
+    #: ... and the code block after the answer (a how-to's command) ...
+    answer_code: bool = True
+    #: ... and this many sentences on each side of the answer, in its part.
     context_sentences: int = 1
     #: An entry that repeats one above (the same words, dates moved with the day) is merged into it.
     merge_repeats: bool = True

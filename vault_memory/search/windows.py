@@ -112,9 +112,10 @@ def _pick(
 ) -> list[str]:
     """pick_windows over (window, its lowercase) pairs; with `needles` (see `_needles`), a window
     containing none of them is passed over before it is tokenized (it can share no term). With
-    `link_words`, a sentence of MIN_WINDOW_WORDS words of its own shares the words of its links too:
-    "My [[window manager]] of choice." names a window manager (a garden of notes written in links),
-    while "See [[Move staging URL]]." has one word of its own and is no sentence."""
+    `link_words`, a sentence of MIN_WINDOW_WORDS words of its own (numbers aside) shares the words of
+    its links too: "My [[window manager]] of choice." names a window manager (a garden of notes written
+    in links), while "See [[Move staging URL]]." and "13:00 Lunch with [[Jonas Weber]]." reach the
+    query only through a link, as before."""
     if not terms:
         return []
     scored = []
@@ -124,7 +125,7 @@ def _pick(
         words = _WORD.findall(without_links(low))
         if len(words) < MIN_WINDOW_WORDS:
             continue
-        if link_words and "[[" in low:
+        if link_words and "[[" in low and sum(1 for w in words if not w.isdigit()) >= MIN_WINDOW_WORDS:
             words = _WORD.findall(unlink(low))
         shared = len(terms & set(map(_stem_of, words)))
         if shared > 0:

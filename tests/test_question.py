@@ -1,0 +1,72 @@
+"""Whether a question asks how things are or what happened (search/question.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vault_memory.search.question import asks_how_things_are, names_in
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where do I currently keep my old sneakers?",
+        "How many trips have I taken my Canon EOS 80D camera on?",
+        "Am I still doing the running plan, or did I change how I'm working out?",  # "still"
+        "What's the latest on Taylor's glucose testing?",
+        "Where did the switch from Webpack to Vite end up?",  # "end up" names the present
+        "How do I reverse a list in Elixir these days?",
+        "Is the crib set up in the nursery yet?",
+        "When's my wife's birthday?",
+    ],
+)
+def test_questions_about_how_things_are(question: str) -> None:
+    assert asks_how_things_are(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did I get for my first Father's Day?",
+        "How much was the check the mortgage company sent us around Christmas?",
+        "Who offered to pay for the baby's crib?",  # no auxiliary: an event
+        "Which musical did Taylor, Jack and I see in March?",
+        "What went missing at the airport at the start of the California trip?",
+    ],
+)
+def test_questions_about_what_happened(question: str) -> None:
+    assert not asks_how_things_are(question)
+
+
+def test_names_a_question_asks_about() -> None:
+    assert names_in("How do I set up a Kubernetes ingress for the app?") == ["Kubernetes"]
+    assert names_in("Which SQLite pragma turns on write-ahead logging?") == ["SQLite"]
+    assert names_in("How many pages do I have left to read in 'Sapiens'?") == ["Sapiens"]
+    assert names_in("In VSCode's vim mode, how do I wrap a word?") == ["VSCode"]
+    assert names_in("How many days did it take for my iPad case to arrive?") == ["iPad"]
+    # the start of a sentence, question words and "I" name nothing
+    assert names_in("When's my wife's birthday? I forgot. Remind me.") == []
+
+
+def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 39: "nothing relevant" was said for 0 of 24 questions whose answer is not in the vault.
+    A question naming what no note mentions gets only weak hits and no block; the same question
+    about what the vault does mention is answered as before."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+
+    notes = {
+        f"postgres/note-{i}.md": f"# Postgres tip {i}\n\nRun `psql` and set up the app database, tip {i}.\n"
+        for i in range(5)
+    }
+    vault = write_notes(tmp_path / "v", notes)
+    with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
+        m.index()
+        asked = "How do I set up the app database with Kubernetes?"
+        hits = m.recall(asked, k=5, touch=False)
+        assert hits and all(h.weak for h in hits)
+        assert m.prefetch(asked, refresh_staged=False).block == ""
+        known = m.recall("How do I set up the app database with Postgres?", k=5, touch=False)
+        assert not known[0].weak

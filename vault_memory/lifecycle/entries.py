@@ -1,0 +1,124 @@
+"""What a prefetch entry shows of its note: the part that answers the turn, and in it the lines that
+answer, packed into the room an entry's line has (prefetch.py builds the entries; this says what
+each one's text is).
+
+    shown_part(cand)          the note's chunk that answers closest (not always the one that ranked it)
+    entry_text(part, ...)     the lines of that part that answer (answering_lines), or a snippet
+    answering_lines(...)      the answer, its list item or prose, the command after it, its neighbours
+    text_room(path, ...)      about how many characters an entry's text has, once its line says where
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..search.ranking import Candidate
+from ..search.rules import DEFAULT_RULES, ReadRules
+from ..text import sentence_units, snippet
+
+
+def shown_part(cand: Candidate, rules: ReadRules = DEFAULT_RULES) -> Candidate:
+    """The part of a note an entry shows: of the chunks the search found, the one that answers the
+    turn closest in meaning (its cosine, or its best sentence's), which is not always the chunk
+    that ranked the note ("what GPU is in the home server": the Software section, which names the
+    GPU twice, ranks Home Lab; the Hardware table's row says which GPU; bench real_vault). Without
+    `rules.closest_part`, the chunk that ranked it."""
+    closest = cand.closest if rules.closest_part else None
+    return closest if closest is not None and closest.answer_similarity > cand.answer_similarity else cand
+
+
+def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES) -> str:
+    """What an entry shows of the note's closest part (shown_part): its lines that answer the turn,
+    in note order, at most `cap` characters (`answering_lines`), when it states a sentence that
+    answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
+    chunk's)."""
+    answer = part.answer_text
+    body = part.chunk.body
+    if answer is None:
+        return snippet("\n" + body, query, width=cap)
+    units = sentence_units(body, rules.table_headers)
+    sentences = [s for s, _ in units]
+    if answer not in sentences:  # a property read with its note's title (windows.about)
+        return answer
+    others = part.window.others if part.window is not None else ()
+    return answering_lines(units, sentences.index(answer), others, cap, rules)
+
+
+def answering_lines(
+    units: Sequence[tuple[str, int]], at: int, others: Sequence[str], cap: int, rules: ReadRules = DEFAULT_RULES
+) -> str:
+    """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
+    note order (" … " where lines are left out between two):
+
+    1. the sentence that answers (`at`);
+    2. its whole list item or prose, when all of it fits (`rules.whole_list_item`): the best sentence is
+       often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do Príncipe"), and in
+       a short note's prose anywhere in it (the whole part: needed fact 127 -> 131 of 147 on the
+       labelled real vault), but a log's next item is another statement;
+    3. the code block after it (else the last before it): a how-to's answer is its command ("what
+       should I call to generate a UUID" showed the note's first lines, not `gen_random_uuid()`);
+    4. `rules.context_sentences` neighbours in its part, each side;
+    5. the part's other sentences scored for the turn (`others`, best first).
+    """
+    unit = units[at][1]
+    code, fences = _code_blocks(units)
+    pieces: list[list[int]] = [[at]]
+    if rules.whole_list_item:
+        pieces.append([i for i, (_, u) in enumerate(units) if u == unit and i not in code and i not in fences])
+    if code and rules.answer_code:
+        blocks = list({id(b): b for b in code.values()}.values())
+        near = [b for b in blocks if b[0] > at] or [b for b in blocks if b[-1] < at][-1:]
+        pieces += [[i] for i in near[0]] if near else []  # line by line: its first lines when not all fit
+    n = rules.context_sentences
+    pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
+    by_text = {s: i for i, (s, _) in enumerate(units)}
+    pieces += [[by_text[w]] for w in others if w in by_text]
+    chosen: set[int] = set()
+    for piece in pieces:
+        more = [i for i in piece if i not in chosen and i not in fences]
+        if more and _length(units, chosen | set(more)) <= cap:
+            chosen.update(more)
+    return _joined(units, sorted(chosen), code)
+
+
+def _code_blocks(units: Sequence[tuple[str, int]]) -> tuple[dict[int, list[int]], set[int]]:
+    """(sentence index -> the indexes of the fenced code block it is a line of, the fence lines)."""
+    blocks: dict[int, list[int]] = {}
+    fences: set[int] = set()
+    inside: list[int] | None = None
+    for i, (s, _) in enumerate(units):
+        if s.startswith(("```", "~~~")):
+            fences.add(i)
+            inside = [] if inside is None else None
+            continue
+        if inside is not None:
+            inside.append(i)
+            blocks[i] = inside
+    return {i: b for i, b in blocks.items() if b}, fences
+
+
+def _length(units: Sequence[tuple[str, int]], chosen: set[int]) -> int:
+    return sum(len(units[i][0]) + 3 for i in chosen)
+
+
+def _joined(units: Sequence[tuple[str, int]], chosen: Sequence[int], code: Mapping[int, list[int]]) -> str:
+    out = ""
+    for k, i in enumerate(chosen):
+        if k:
+            near = i == chosen[k - 1] + 1 or (i in code and code.get(chosen[k - 1]) is code[i])
+            out += ("; " if i in code and code.get(chosen[k - 1]) is code[i] else " ") if near else " … "
+        out += units[i][0]
+    return out
+
+
+def text_room(path: str, heading: str, cap: int) -> int:
+    """About how much of an entry's line of `cap` characters its text has, once the line says where
+    it comes from ("- (2026-11-20, Memory/coffee.md > Heading) "): what its lines are packed into."""
+    return max(MIN_TEXT_ROOM, cap - len(path) - len(heading) - 20)
+
+
+#: An entry's text is packed into at least this many characters, however long its path.
+MIN_TEXT_ROOM = 160
+
+
+__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "shown_part", "text_room"]

@@ -1,0 +1,136 @@
+"""What a question asks, read from its words: pure, English, no model.
+
+    asks_how_things_are(q)   how things are now, or what happened then (newest first answers the first)
+    names_in(q)              the names it asks about ("Kubernetes", "SQLite", 'Sapiens'): when the vault
+                             never mentions one, nothing in it answers (recall.rank_query: all weak)
+
+How things are, or what happened:
+
+Newest first between two statements of one fact (ranking.newest_first) answers "how are things
+now": "where do I keep my old sneakers", "how many trips have I taken my camera on", "am I still
+doing the running plan", "what's the latest on the crib". It does not answer "what happened then":
+"what did I get for my first Father's Day", "how much was the check around Christmas", "who
+offered to pay for the crib" ask about one event, and the note that tells it is the answer however
+many later notes talk about something alike. On three people's vaults the rule fired on such
+questions and moved a later, unrelated note above the answer (bench foreign, docs/ranking.md).
+
+So a question asks how things are when it names the present ("now", "currently", "still", "these
+days", "the latest", "anymore", "yet", "so far", "end up", "ever") or its first auxiliary is in
+the present ("do", "does", "am", "is", "are", "have", "has", "can", "what's", "I'm", "I've"); a question
+whose first auxiliary is in the past ("did", "was", "were", "had"), or that has none ("who offered
+to pay"), asks what happened.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NOW = re.compile(
+    r"\b(?:now|nowadays|currently|current|still|these days|latest|newest|most recent(?:ly)?|recently|anymore|"
+    r"any more|yet|so far|up[- ]to[- ]date|end(?:ed)? up|ever|today)\b",
+    re.I,
+)
+_PRESENT = frozenset({"do", "does", "am", "is", "are", "have", "has", "can"})
+_PAST = frozenset({"did", "was", "were", "had"})
+#: "'s" is "is" after these ("what's", "it's"); after a name it is a possessive ("the baby's crib")
+_IS_AFTER = frozenset(
+    {"what", "who", "where", "when", "how", "why", "which", "that", "there", "here", "it", "he", "she"}
+)
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def asks_how_things_are(question: str) -> bool:
+    """Whether `question` asks how things are (the module docstring), not what happened."""
+    if _NOW.search(question):
+        return True
+    for word in _WORD.findall(question.lower().replace("’", "'")):
+        base, _, tail = word.partition("'")
+        if base in _PRESENT or tail in ("m", "re", "ve") or (tail == "s" and base in _IS_AFTER):
+            return True
+        if base in _PAST:
+            return False
+    return False
+
+
+#: Words a question capitalises that name nothing: the question's own words and "I".
+_NOT_NAMES = frozenset(
+    {
+        "i",
+        "i'm",
+        "i've",
+        "i'd",
+        "i'll",
+        "what",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "why",
+        "how",
+        "which",
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "have",
+        "has",
+        "had",
+        "am",
+        "my",
+        "the",
+        "a",
+        "an",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "to",
+        "of",
+        "help",
+        "please",
+        "write",
+        "draft",
+        "give",
+        "tell",
+        "show",
+        "remind",
+        "set",
+    }
+)
+#: ... nor do the names of months and weekdays: a day is asked for by its date (search/days.py), and a
+#: vault of ISO-named daily notes never writes "October".
+_CALENDAR = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)"
+    r"(?:uary|ruary|ch|il|e|y|ust|tember|ober|ember|day|sday|nesday|rsday|urday)?",
+    re.I,
+)
+_TOKEN = re.compile(r"[\w][\w'’.-]*[\w]|[\w]")
+
+
+def names_in(question: str) -> list[str]:
+    """The names a question asks about: its words that begin with a capital letter, or hold one after
+    their first letter ("iPad", "SQLite"), except at the start of a sentence and its question words;
+    each once, in order. "How do I set up a Kubernetes ingress" names Kubernetes."""
+    out: list[str] = []
+    start = True
+    for m in _TOKEN.finditer(question):
+        word = re.sub(r"['’]s$", "", m.group()).strip(".'’")
+        named = bool(word) and (word[0].isupper() and not start or any(c.isupper() for c in word[1:]))
+        if named and word.lower() not in _NOT_NAMES and not _CALENDAR.fullmatch(word) and word not in out:
+            out.append(word)
+        start = question[m.end() : m.end() + 2].startswith((". ", "? ", "! ", ": "))
+    return out
+
+
+__all__ = ["asks_how_things_are", "names_in"]
