@@ -1,0 +1,54 @@
+"""The first session (issue 40): each friction a new user met in one session on a copy of a
+person's vault under git, reproduced the way they met it. Each test failed on 8b68fab.
+
+ 1. `--vault ''` (an unset shell variable) took the current folder as the vault.
+ 2. A copy of a vault (`cp -r`) took over the original's index, as if the vault had moved.
+ 3. An added fact about a person was a "conflict", with advice to supersede the person's note.
+ 4. A dormant note matched only on a word of its title was written back as `reactivated`.
+ 5. `recent` left out dated daily notes; a log entry showed as 00:00.
+ 6. `prefetch ""` exited 0; a budget too small for one entry said "no relevant memory".
+ 7. `related` listed every daily note sharing one copied line.
+ 8. MCP `stage` took a string for `tags` and a memory with no content word.
+ 9. `commit --supersedes` printed a node_id; `pin` on a template did not say it was one.
+10. The quick start's answer line cut off the answering sentence; the deliberate latin1 sample was unmarked.
+11. The review chart drew memories with curves a reader cannot tell apart as separate lines.
+12. Benchmark result files recorded the absolute paths of the machine that ran them.
+"""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_notes
+from vault_memory.cli.main import execute
+from vault_memory.errors import ConfigError
+from vault_memory.memory import Memory
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = execute(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+# -- 1. --vault '' -------------------------------------------------------------------------
+
+
+def test_an_empty_vault_option_is_refused_not_taken_for_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> None:
+    here = write_notes(tmp_path / "clone", {"docs/tea.md": "# Tea\n\nGreen tea in the afternoon.\n"})
+    monkeypatch.chdir(here)
+    cache = isolated_env / ".cache" / "vault-memory"
+    before = sorted(p.name for p in cache.iterdir())
+    code, out, err = cli("--vault", "", "--embedder", "fake", "recall", "tea")
+    assert code == 2 and out == "", (code, out, err)
+    assert "--vault is empty" in err
+    assert sorted(p.name for p in cache.iterdir()) == before, "no index folder was made for the current folder"
+    with pytest.raises(ConfigError, match="empty"):
+        Memory(vault="", embedder="fake")
