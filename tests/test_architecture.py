@@ -134,7 +134,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("search", {"search"}),
     ("lifecycle", {"lifecycle"}),
     ("review", {"review"}),
-    ("top", {"indexfolder", "internals", "memory", "watch", "doctor", "", "__main__"}),
+    ("top", {"indexfolder", "internals", "memory", "watch", "doctor", "hooks", "", "__main__"}),
     ("mcp_server", {"mcp_server"}),
     ("cli", {"cli"}),
 ]
