@@ -18,6 +18,7 @@ person's vault under git, reproduced the way they met it. Each test failed on 8b
 from __future__ import annotations
 
 import io
+import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -52,3 +53,59 @@ def test_an_empty_vault_option_is_refused_not_taken_for_the_current_folder(
     assert sorted(p.name for p in cache.iterdir()) == before, "no index folder was made for the current folder"
     with pytest.raises(ConfigError, match="empty"):
         Memory(vault="", embedder="fake")
+
+
+# -- 2. a copy is not a move -----------------------------------------------------------------
+
+
+def test_a_copy_of_a_vault_renamed_and_renamed_back_keeps_its_own_index(tmp_path: Path) -> None:
+    """Renamed away and back by commands that write nothing (`status`), then copied: the copy gets
+    an index of its own; the original keeps its index, and never takes the copy's."""
+    import shutil
+
+    from tests.conftest import SAMPLE
+    from vault_memory.config import default_index_dir
+
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE, vault, symlinks=True)
+    assert cli("--vault", str(vault), "--embedder", "fake", "index")[0] == 0
+    index = default_index_dir(vault)
+    middle = tmp_path / "vault-moved"
+    vault.rename(middle)
+    assert cli("--vault", str(middle), "--embedder", "fake", "status")[0] == 0
+    assert default_index_dir(middle).is_dir() and not index.exists()  # a move: the index followed
+    middle.rename(vault)
+    assert cli("--vault", str(vault), "--embedder", "fake", "status")[0] == 0
+    assert index.is_dir() and not default_index_dir(middle).exists()  # and back
+    copy = tmp_path / "vaultcopy"
+    shutil.copytree(vault, copy, symlinks=True)
+    code, out, _ = cli("--vault", str(copy), "--embedder", "fake", "status", "--json")
+    assert code == 0 and json.loads(out)["index_state"] == "missing"  # its own, yet to be built
+    assert (index / "catalog.sqlite").is_file(), "the original keeps its index"
+    assert cli("--vault", str(copy), "--embedder", "fake", "index")[0] == 0
+    shutil.rmtree(index)  # the original's index deleted: it builds its own, never takes the copy's
+    code, out, _ = cli("--vault", str(vault), "--embedder", "fake", "status", "--json")
+    assert code == 0 and json.loads(out)["index_state"] == "missing"
+    assert (default_index_dir(copy) / "catalog.sqlite").is_file()
+
+
+def test_an_index_whose_record_went_stale_stays_with_the_vault_its_folder_is_named_for(tmp_path: Path) -> None:
+    """An index adopted by an older version records the gone middle path; its folder still names
+    the vault beside it, so a copy of that vault does not take it."""
+    import shutil
+    import sqlite3
+
+    from tests.conftest import SAMPLE
+    from vault_memory.config import default_index_dir
+
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE, vault, symlinks=True)
+    assert cli("--vault", str(vault), "--embedder", "fake", "index")[0] == 0
+    index = default_index_dir(vault)
+    with sqlite3.connect(index / "catalog.sqlite") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'vault'", (str(tmp_path / "vault-moved"),))
+    copy = tmp_path / "vaultcopy"
+    shutil.copytree(vault, copy, symlinks=True)
+    code, out, _ = cli("--vault", str(copy), "--embedder", "fake", "status", "--json")
+    assert code == 0 and json.loads(out)["index_state"] == "missing"
+    assert (index / "catalog.sqlite").is_file()
