@@ -43,7 +43,7 @@ def cli(*args: str) -> tuple[int, str, str]:
 def test_an_empty_vault_option_is_refused_not_taken_for_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> None:
-    here = write_notes(tmp_path / "clone", {"docs/tea.md": "# Tea\n\nGreen tea in the afternoon.\n"})
+    here = write_notes(tmp_path / "clone", {"guide/tea.md": "# Tea\n\nGreen tea in the afternoon.\n"})
     monkeypatch.chdir(here)
     cache = isolated_env / ".cache" / "vault-memory"
     before = sorted(p.name for p in cache.iterdir())
@@ -109,3 +109,55 @@ def test_an_index_whose_record_went_stale_stays_with_the_vault_its_folder_is_nam
     code, out, _ = cli("--vault", str(copy), "--embedder", "fake", "status", "--json")
     assert code == 0 and json.loads(out)["index_state"] == "missing"
     assert (index / "catalog.sqlite").is_file()
+
+
+# -- 3. an added fact is not a conflict --------------------------------------------------------
+
+PERSON_VAULT = {
+    "People/Jonas Weber.md": (
+        "---\naliases: [Jonas, JW]\ntags:\n  - person\ncompany: freelance\nrole: designer\n---\n# Jonas Weber\n\n"
+        "Met:: 2019-09-01\nLikes:: cycling, espresso, Lisbon\n\nJonas designs the Atlas dashboard. We cycle to "
+        "the lake on Sundays.\nHe is vegetarian — remember when booking dinner.\n"
+    ),
+    "Areas/Health/Dentist.md": (
+        "# Dentist\n\nAppointment moved to **14 November, 9:30**.\n\nDr. Berger, Lindenstraße 4.\n"
+    ),
+    "Daily Notes/2026-10-11.md": (
+        "---\ndate: 2026-10-11\n---\n# Sunday, October 11, 2026\n\n## Log\n"
+        "- 08:10 Dentist appointment moved to November 14 at 9:30.\n- 13:00 Lunch with [[Jonas Weber]].\n"
+    ),
+    "Daily Notes/2026-11-12.md": (
+        "---\ndate: 2026-11-12\n---\n# Thursday, November 12, 2026\n\n## Log\n"
+        "- 08:10 Dentist appointment moved to November 14 at 9:30.\n- 13:00 Lunch with [[Jonas Weber]].\n"
+    ),
+}
+
+
+@pytest.mark.model
+def test_an_added_fact_is_not_a_conflict_and_a_persons_note_is_never_to_be_superseded(tmp_path: Path) -> None:
+    vault = write_notes(tmp_path / "v", PERSON_VAULT)
+    base = ["--vault", str(vault), "--index-dir", str(tmp_path / "idx")]
+    assert cli(*base, "index")[0] == 0
+    code, out, err = cli(
+        *base, "remember", "Jonas's new favourite restaurant is Taberna do Mercado in Lisbon.", "--json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["conflicts"] == [], "an added fact about a person is not a conflict"
+    code, out, err = cli(
+        *base, "remember", "My dentist appointment is on 2026-12-03 at 9:30.", "--now", "2026-11-29T12:00:00+00:00"
+    )
+    assert code == 0, err
+    assert "Daily Notes/" not in err, "a daily note records what was said that day: no conflict"
+    assert "Areas/Health/Dentist.md" in err and "supersedes:" not in err and "--supersedes" not in err
+    assert "edit that line there" in err
+    first = "My dentist appointment is on 2026-12-03 at 9 30"  # the memory just written (its file name)
+    code, out, err = cli(
+        *base, "remember", "The dentist appointment is on 2026-12-10 at 8:00.", "--supersedes", first, "--json"
+    )
+    assert code == 0, err
+    done = json.loads(out)
+    assert done["supersedes"] and first not in json.dumps(done["conflicts"]), "the note it supersedes is no conflict"
+    code, _, err = cli(
+        *base, "remember", "The dentist appointment is on 2026-12-17 at 8:00.", "--supersedes", "Dentist"
+    )
+    assert code == 0 and "[[Dentist]]" not in err and "conflicts with Dentist" not in err, err

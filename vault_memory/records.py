@@ -29,6 +29,9 @@ class Conflict:
     similarity: float | None = None  # known when just computed; not stored in the note
     kind: str = "conflict"  # conflict: states the subject differently | duplicate: already states it
     statement: str = ""  # the note's statement that matched (when just computed)
+    #: the note is an agent memory (one fact, in the memory folder): superseding it loses nothing.
+    #: A person's note states more than the line that matched: never advise superseding it whole.
+    replaceable: bool = False
 
     def describe(self) -> str:
         what = "already stated in" if self.kind == "duplicate" else "conflicts with"

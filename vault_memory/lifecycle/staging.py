@@ -62,6 +62,7 @@ from ..vault.notefile import ParsedNote, file_node_id, move_note, new_node_id, r
 from ..vault.obsidian import date_from_name
 from ..vault.walk import walk_notes
 from .conflicts import check as check_conflicts
+from .conflicts import replaceable
 from .edits import (
     PATIENCE,
     link_superseded,
@@ -103,7 +104,7 @@ def _conflicts_from_meta(ws: Workspace, meta: dict[str, Any]) -> list[Conflict]:
     for value in values:
         row = ids.row(value)
         if row is not None:
-            out.append(Conflict(row.node_id, row.title, row.path))
+            out.append(Conflict(row.node_id, row.title, row.path, replaceable=replaceable(ws, row.path)))
         elif value.startswith("[["):  # a link to a note not indexed (yet), or gone: keep its name
             out.append(Conflict("", value.strip("[]").split("|")[0]))
         else:
@@ -581,8 +582,9 @@ def remember(
     clean_title, clean_text, given = clean_input(text, title)
     tag_list = clean_tags(tags)
     olds = _as_list(supersedes)
-    supersede_targets(ws, olds)  # every target resolves before the first byte is written (or nothing is)
-    conflicts = find_conflicts(ws, clean_title, clean_text)
+    old_paths = supersede_targets(ws, olds)  # every target resolves before the first byte is written (or nothing is)
+    # a note this memory supersedes is resolved, not a conflict to look at (nor to advise superseding)
+    conflicts = [c for c in find_conflicts(ws, clean_title, clean_text) if not c.path or c.path not in old_paths]
     same = next((c for c in conflicts if c.kind == "duplicate"), None)
     if same is not None and not olds:
         if _may_rehearse(ws, same.path):

@@ -138,6 +138,7 @@ class ConflictOut(TypedDict):
     similarity: float | None
     kind: str  # conflict | duplicate
     statement: str
+    replaceable: bool  # an agent memory: `supersedes` may replace it; a person's note is edited instead
 
 
 class StagedOut(TypedDict):
