@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_notes
+from tests.conftest import MemoryFactory, write_notes
 from vault_memory.cli.main import execute
 from vault_memory.errors import ConfigError
 from vault_memory.memory import Memory
@@ -161,3 +161,37 @@ def test_an_added_fact_is_not_a_conflict_and_a_persons_note_is_never_to_be_super
         *base, "remember", "The dentist appointment is on 2026-12-17 at 8:00.", "--supersedes", "Dentist"
     )
     assert code == 0 and "[[Dentist]]" not in err and "conflicts with Dentist" not in err, err
+
+
+# -- 4. a title word does not bring a faded note back ----------------------------------------
+
+LISBON = (
+    "---\ntags: [travel, conference]\ndate: 2026-03-12\nlocation: Lisbon\n---\n# Lisbon conference trip\n\n"
+    "Flights booked: 12–16 March, TAP, seat 14A.\nHotel:: Casa do Príncipe\n"
+    'Talk:: "Moving ingest to Kubernetes without tears" — Thursday 11:00\n\n'
+    "- [ ] Print the boarding passes\n- [ ] Ask [[Jonas Weber]] for restaurant tips\n"
+)
+
+
+def test_a_dormant_note_matched_only_on_its_title_is_not_written_back_as_come_back(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from tests.conftest import NOW
+    from vault_memory.index.calibration import FAKE
+
+    notes = {"Projects/Lisbon Conference.md": LISBON, "Notes/other.md": "# Other\n\nTea.\n"}
+    vault = write_notes(tmp_path / "v", notes)
+    # the fake embedder's cosines are lower than MiniLM's: a lower clear-match bar lets it rehearse
+    mem = make_memory(vault=vault, calibration=dataclasses.replace(FAKE, strong=0.1))
+    mem.index()
+    note = vault / "Projects/Lisbon Conference.md"
+    hits = mem.recall("Lisbon trip", now=NOW)
+    assert hits[0].path == "Projects/Lisbon Conference.md" and hits[0].dormant and hits[0].similarity >= 0.1
+    assert note.read_text(encoding="utf-8") == LISBON, "matched on its title alone: not a use, not come back"
+    assert mem.review(NOW, write=False).reactivated == []
+    hits = mem.recall("flights booked TAP seat 14A", now=NOW)  # its text answers: it comes back
+    assert hits[0].path == "Projects/Lisbon Conference.md" and hits[0].rehearsed
+    assert "reactivated:" in note.read_text(encoding="utf-8")
+    assert [v.path for v in mem.review(NOW, write=False).reactivated] == ["Projects/Lisbon Conference.md"]

@@ -326,9 +326,10 @@ def recall(
                     f"a line copied into {len(h.also_in) + 1} notes, folded into one hit ({shown}; the others: also in)"
                 )
     if touch and not ws.config.read_only:
-        from .edits import rehearse  # the write path: not imported by a recall that writes nothing
+        from .edits import comes_back_on_its_title_only, rehearse  # the write path: imported only to write
 
-        used = used_hits(ws, hits)
+        strong = ws.calibration.strong  # a dormant note matched on its title alone is not used (issue 40)
+        used = [h for h in used_hits(ws, hits) if not comes_back_on_its_title_only(folded[0][0], h.title, strong)]
         written = set(rehearse(ws, [h.node_id for h in used], now=now))
         for h in used:
             h.rehearsed = h.path in written
