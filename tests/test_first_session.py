@@ -195,3 +195,44 @@ def test_a_dormant_note_matched_only_on_its_title_is_not_written_back_as_come_ba
     assert hits[0].path == "Projects/Lisbon Conference.md" and hits[0].rehearsed
     assert "reactivated:" in note.read_text(encoding="utf-8")
     assert [v.path for v in mem.review(NOW, write=False).reactivated] == ["Projects/Lisbon Conference.md"]
+
+
+# -- 5. recent lists daily notes, at their entries' time ---------------------------------------
+
+
+def test_recent_lists_dated_daily_notes_and_a_log_entry_at_its_time(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    import datetime as dt
+
+    vault = write_notes(
+        tmp_path / "v",
+        {
+            "Daily Notes/2026-10-29.md": "---\ndate: 2026-10-29\n---\n# Thursday\n\n## Log\n- 08:10 Booked flights.\n"
+            "- 13:00 Lunch with Jonas.\n",
+            "Daily Notes/2026-11-02.md": "# Monday\n\nA quiet day, nothing timed.\n",
+            "Daily Notes/2025-01-01.md": "# Long ago\n\n- 09:00 New year.\n",
+            "People/Jonas.md": "# Jonas\n\nDesigner.\n",
+        },
+    )
+    mem = make_memory(vault=vault)
+    now = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
+    mem.log("Helped Maya fix the VPN", now=dt.datetime(2026, 11, 28, 14, 35, tzinfo=dt.UTC))
+    mem.index()
+    got = {r.path: (r.event, r.when) for r in mem.recent(days=400, k=50, now=now)}
+    assert got["Daily Notes/2026-10-29.md"] == ("logged", "2026-10-29T13:00:00+00:00")
+    assert got["Daily Notes/2026-11-02.md"] == ("logged", "2026-11-02")  # a day, not a made-up 00:00
+    assert got["Memory/Episodes/2026-11-28.md"] == ("logged", "2026-11-28T14:35:00+00:00")
+    assert "Daily Notes/2025-01-01.md" not in got and "People/Jonas.md" not in got  # too old; no date at all
+    code, out, _ = cli(
+        "--vault",
+        str(vault),
+        "--index-dir",
+        str(tmp_path / "index"),
+        "--embedder",
+        "fake",
+        "recent",
+        "--days",
+        "400",
+        "--now",
+        "2026-11-29T12:00:00+00:00",
+    )
+    assert "2026-11-28 14:35  logged" in out and "2026-11-02        logged" in out and "00:00" not in out

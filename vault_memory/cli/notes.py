@@ -107,4 +107,4 @@ def recent(
     if not items:
         typer.echo(f"nothing in the last {days:g} days")
     for r in items:
-        typer.echo(f"{r.when[:16].replace('T', ' ')}  {r.event:9}  {r.path}  ({r.title})")
+        typer.echo(f"{r.when[:16].replace('T', ' '):16}  {r.event:9}  {r.path}  ({r.title})")
