@@ -236,3 +236,23 @@ def test_recent_lists_dated_daily_notes_and_a_log_entry_at_its_time(make_memory:
         "2026-11-29T12:00:00+00:00",
     )
     assert "2026-11-28 14:35  logged" in out and "2026-11-02        logged" in out and "00:00" not in out
+
+
+# -- 6. prefetch "" and a budget too small ----------------------------------------------------
+
+
+@pytest.mark.parametrize("turn", ["", "   "])
+def test_an_empty_prefetch_is_a_usage_error_as_recall_calls_it(vault: Path, index_dir: Path, turn: str) -> None:
+    code, out, err = cli("--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake", "prefetch", turn)
+    assert code == 2 and out == "" and "the turn is empty" in err, (code, err)
+    assert not index_dir.exists(), "refused before the vault was opened"
+
+
+def test_a_budget_too_small_for_one_entry_says_so(vault: Path, index_dir: Path) -> None:
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake", "prefetch"]
+    turn = "how do I take my espresso in the morning?"
+    code, out, err = cli(*base, turn, "--json")
+    assert code == 0 and json.loads(out)["relevant"] >= 1
+    code, out, err = cli(*base, turn, "--budget", "80")
+    assert code == 0 and out == ""
+    assert "no relevant memory" not in err and "too long for --budget 80" in err, err
