@@ -256,3 +256,34 @@ def test_a_budget_too_small_for_one_entry_says_so(vault: Path, index_dir: Path) 
     code, out, err = cli(*base, turn, "--budget", "80")
     assert code == 0 and out == ""
     assert "no relevant memory" not in err and "too long for --budget 80" in err, err
+
+
+# -- 7. related folds copies of one line ------------------------------------------------------
+
+
+def test_related_folds_daily_notes_that_share_one_copied_line(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    days = {
+        f"Daily Notes/2026-10-{d:02d}.md": (
+            f"---\ndate: 2026-10-{d:02d}\nmood: {mood}\n---\n# October {d}\n\n## Tasks\n- [x] Morning run\n"
+            f"- [ ] Reply to [[Maya Chen]] about the Atlas timeline\n- [ ] Water plants 📅 2026-10-{d + 1:02d}\n"
+        )
+        for d, mood in zip(range(1, 19, 2), ["good", "tired", "ok"] * 3, strict=True)
+    }
+    vault = write_notes(
+        tmp_path / "v",
+        {
+            **days,
+            "Projects/Project Atlas.md": "# Project Atlas\n\nMigrating the ingest pipeline to Kubernetes. The "
+            "timeline is agreed with Maya Chen; the dashboard comes last.\n",
+            "Notes/Atlas dashboard.md": "# Atlas dashboard\n\nThe dashboard of the Atlas pipeline shows ingest lag.\n",
+            "People/Maya Chen.md": "# Maya Chen\n\nPlatform team.\n",
+        },
+    )
+    mem = make_memory(vault=vault)
+    mem.index()
+    found = mem.related("Project Atlas", k=10)
+    daily = [r for r in found.related if r.path.startswith("Daily Notes/")]
+    assert len(daily) == 1, [r.path for r in found.related]
+    assert len(daily[0].also_in) == len(days) - 1 and daily[0].path not in daily[0].also_in
+    assert daily[0].also_in == sorted(daily[0].also_in, reverse=True)  # newest first
+    assert any(r.path == "Notes/Atlas dashboard.md" for r in found.related)  # room for the other neighbours

@@ -105,6 +105,7 @@ class RelatedNoteOut(TypedDict):
     similarity: float | None
     snippet: str
     reasons: list[str]
+    also_in: list[str]  # unlinked notes matching through a copy of the same line, folded into this one
 
 
 class RelatedOut(TypedDict):
