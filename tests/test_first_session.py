@@ -287,3 +287,46 @@ def test_related_folds_daily_notes_that_share_one_copied_line(make_memory: Memor
     assert len(daily[0].also_in) == len(days) - 1 and daily[0].path not in daily[0].also_in
     assert daily[0].also_in == sorted(daily[0].also_in, reverse=True)  # newest first
     assert any(r.path == "Notes/Atlas dashboard.md" for r in found.related)  # room for the other neighbours
+
+
+# -- 8. a memory must say something, and tags are a list ----------------------------------------
+
+
+def test_mcp_stage_refuses_a_string_for_tags_and_a_memory_with_no_content_word(vault: Path, tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    from tests.test_mcp import _service, text_of
+    from vault_memory.mcp_server import build_server
+
+    async def body(c: Client) -> None:
+        for args, expected in [
+            ({"text": "The user likes green tea.", "tags": "notalist"}, "tags"),
+            ({"text": "x"}, "says nothing to remember it by"),
+            ({"text": "the, of. a!"}, "says nothing to remember it by"),
+        ]:
+            r = await c.call_tool("stage", args)
+            assert r.is_error and expected in text_of(r), (args, text_of(r))
+        r = await c.call_tool("remember", {"text": "x"})
+        assert r.is_error and "says nothing" in text_of(r)
+        done = await c.call_tool("commit_all", {})
+        assert not done.is_error and done.structured_content is not None
+        assert done.structured_content["committed"] == []
+
+    service = _service(vault, tmp_path / "index")
+
+    async def main() -> None:
+        async with Client(build_server(service), read_timeout_seconds=60) as client:
+            await body(client)
+
+    anyio.run(main)
+    assert not (vault / "Memory" / "x.md").exists()
+
+
+def test_the_api_refuses_them_too(make_memory: MemoryFactory) -> None:
+    mem = make_memory()
+    with pytest.raises(ConfigError, match="says nothing"):
+        mem.stage("x")
+    with pytest.raises(ConfigError, match="not one string"):
+        mem.remember("The user likes green tea.", tags="notalist")  # type: ignore[arg-type]
+    assert mem.stage("JW prefers tea.").title  # a name counts as a word

@@ -315,7 +315,10 @@ def clean_input(text: str, title: str | None) -> tuple[str, str, bool]:
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
-    """Tags without '#', spaces or brackets, each once; an empty one is an error."""
+    """Tags without '#', spaces or brackets, each once; an empty one is an error, and so is one
+    string where a list of tags belongs (its letters would become tags)."""
+    if isinstance(tags, str):
+        raise ConfigError(f"tags must be a list of tags, not one string (got {tags!r}); e.g. [{tags!r}]")
     out: list[str] = []
     for tag in tags:
         clean = _TAG_BAD.sub("-", plain_text(str(tag), f"tag {str(tag)!r}").strip().lstrip("#")).strip("-/")

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from ..hashing import sha256_hex
+from ..index.catalog import STOPWORDS
 from ..index.indexer import note_chunks
 from ..records import CommitReport, Committed, Conflict, Left, StagedMemory, iso
 from ..search.workspace import Workspace, now_utc
@@ -84,6 +85,7 @@ STAGED_BY = "staged_by"  # which call made a draft; `remember`'s are committed b
 # A turn that points at what was just said instead of naming it ("keep that", "save it",
 # "don't forget this"): it refreshes the newest staged memory. A false positive only
 # extends one expiry, so a small closed list of verbs is enough.
+_WORDS = re.compile(r"\w+")
 _POINTER = re.compile(
     r"\b(?:keep|save|store|remember|commit|record|write|note|stage|don'?t\s+forget|do\s+not\s+forget)"
     r"\b[^.?!\n]{0,24}?\b(?:that|this|it|these|those|them)\b",
@@ -208,6 +210,16 @@ def staged(ws: Workspace, now: dt.datetime | None = None) -> list[StagedMemory]:
     return [sm for sm, _ in items]
 
 
+def says_a_fact(text: str) -> None:
+    """ConfigError unless the memory has a content word (two letters or more, not a stop word): "x"
+    or "ok" says nothing, and once committed it came first for short queries (issue 40: `recall "JW"`)."""
+    if not any(len(w) > 1 and w.lower() not in STOPWORDS and not w.isdigit() for w in _WORDS.findall(text)):
+        raise ConfigError(
+            f"the memory {text[:40]!r} says nothing to remember it by; write the fact in words, "
+            "e.g. 'Jonas prefers tea in the afternoon.'"
+        )
+
+
 def find_conflicts(ws: Workspace, title: str, text: str) -> list[Conflict]:
     """Notes that state what this memory says, differently or already (conflicts.check)."""
     return check_conflicts(ws, title, text)
@@ -316,6 +328,7 @@ def stage(
     writable(ws)
     now = now_utc(ws, now)
     clean_title, clean_text, given = clean_input(text, title)
+    says_a_fact(clean_text)
     tag_list = clean_tags(tags)
     conflicts = find_conflicts(ws, clean_title, clean_text)
     return _stage(ws, clean_text, clean_title, given, tag_list, now, conflicts)
@@ -580,6 +593,7 @@ def remember(
     writable(ws)
     now = now_utc(ws, now)
     clean_title, clean_text, given = clean_input(text, title)
+    says_a_fact(clean_text)
     tag_list = clean_tags(tags)
     olds = _as_list(supersedes)
     old_paths = supersede_targets(ws, olds)  # every target resolves before the first byte is written (or nothing is)
