@@ -330,3 +330,25 @@ def test_the_api_refuses_them_too(make_memory: MemoryFactory) -> None:
     with pytest.raises(ConfigError, match="not one string"):
         mem.remember("The user likes green tea.", tags="notalist")  # type: ignore[arg-type]
     assert mem.stage("JW prefers tea.").title  # a name counts as a word
+
+
+# -- 9. names, not ids; the template folder named --------------------------------------------
+
+
+def test_commit_supersedes_names_the_note_and_pin_names_the_template_folder(tmp_path: Path) -> None:
+    vault = write_notes(
+        tmp_path / "v",
+        {
+            "Notes/Garden.md": "# Garden\n\nThe rain barrel holds 300 litres.\n",
+            "Templates/Daily.md": '---\ndate: "{{date}}"\n---\n# {{title}}\n\n## Log\n',
+            ".obsidian/templates.json": '{"folder": "Templates"}',
+        },
+    )
+    base = ["--vault", str(vault), "--index-dir", str(tmp_path / "idx"), "--embedder", "fake"]
+    code, out, err = cli(*base, "stage", "The rain barrel holds 500 litres now.")
+    assert code == 0, err
+    code, out, err = cli(*base, "commit", out.strip(), "--supersedes", "Garden")
+    assert code == 0, err
+    assert out.rstrip().endswith("(supersedes Garden)"), out
+    code, out, err = cli(*base, "pin", "Templates/Daily.md")
+    assert code != 0 and "Templates/, the vault's template folder" in err, err

@@ -84,11 +84,13 @@ class Committed:
     supersedes: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     existing: bool = False  # remember(): the same text was already committed; it was rehearsed instead
+    #: the vault paths of the notes it supersedes (what a person reads; `supersedes` holds their ids)
+    superseded_paths: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "node_id": self.node_id, "path": self.path, "title": self.title, "staged_path": self.staged_path,
-            "tier": self.tier, "supersedes": list(self.supersedes),
+            "tier": self.tier, "supersedes": list(self.supersedes), "superseded_paths": list(self.superseded_paths),
             "conflicts_with": [c.node_id for c in self.conflicts], "conflicts": [c.__dict__ for c in self.conflicts],
             "existing": self.existing,
         }  # fmt: skip

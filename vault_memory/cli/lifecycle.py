@@ -128,7 +128,8 @@ def staged(ctx: typer.Context, as_json: AsJson = False, now: Now = None) -> None
 
 def _render_commit(report: CommitReport) -> None:
     for c in report.committed:
-        extra = f" (supersedes {', '.join(c.supersedes)})" if c.supersedes else ""
+        names = [PurePosixPath(p).stem for p in c.superseded_paths] or c.supersedes  # names, not node_ids
+        extra = f" (supersedes {', '.join(names)})" if names else ""
         say(f"committed {c.node_id}  {c.title}  -> {c.path}{extra}")
     for x in report.left:
         say(f"left      {x.node_id or '-'}  {x.title}  ({x.path}): {x.reason}")

@@ -435,9 +435,13 @@ def _commit_one(
     except (NoteError, ValueError, OSError) as exc:
         report.left.append(Left(nid, note.path, sm.title, "error", f"error: {exc}; it stays staged"))
         return None
-    superseded = Identities(ws).all(current) if current else []
+    ids = Identities(ws)
+    superseded = ids.all(current) if current else []
     superseded += [o.node_id for o in olds if o.node_id and o.node_id not in superseded]
-    report.committed.append(Committed(nid, final, sm.title, note.path, tier, superseded, list(sm.conflicts)))
+    paths = list(dict.fromkeys([o.path for o in olds] + [row.path for v in current if (row := ids.row(v)) is not None]))
+    report.committed.append(
+        Committed(nid, final, sm.title, note.path, tier, superseded, list(sm.conflicts), superseded_paths=paths)
+    )
     return final
 
 
@@ -699,7 +703,7 @@ def _remember_in_place(
         raise
     ws.index_paths([rel] + [o.path for o in olds])
     superseded = [o.node_id for o in olds if o.node_id]
-    return Committed(nid, rel, title, "", "short", superseded, list(conflicts))
+    return Committed(nid, rel, title, "", "short", superseded, list(conflicts), superseded_paths=[o.path for o in olds])
 
 
 def _withdraw(ws: Workspace, draft: ParsedNote) -> bool:

@@ -173,6 +173,7 @@ class CommittedOut(TypedDict):
     staged_path: str
     tier: str
     supersedes: list[str]
+    superseded_paths: list[str]
     conflicts_with: list[str]
     conflicts: list[ConflictOut]
     existing: bool
