@@ -352,3 +352,24 @@ def test_commit_supersedes_names_the_note_and_pin_names_the_template_folder(tmp_
     assert out.rstrip().endswith("(supersedes Garden)"), out
     code, out, err = cli(*base, "pin", "Templates/Daily.md")
     assert code != 0 and "Templates/, the vault's template folder" in err, err
+
+
+# -- 10. the quick start's answer line; the deliberate sample marked ---------------------------
+
+
+def test_the_quick_start_answer_line_starts_with_the_sentence_that_answers(vault: Path, index_dir: Path) -> None:
+    from tests.test_first_hour import QUICK_START_QUERY
+
+    base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake", "--read-only"]
+    code, out, err = cli(*base, "recall", QUICK_START_QUERY, "--folder", "Preferences", "-k", "5", "--json")
+    assert code == 0, err
+    coffee = next(h for h in json.loads(out)["hits"] if h["path"] == "Preferences/Coffee.md")
+    # no content word of the question is in the note: its line starts where the note does
+    assert coffee["snippet"].startswith("Dark roast espresso, a double, first thing after I get up")
+
+
+def test_the_sample_vaults_unreadable_note_says_it_is_one_on_purpose(vault: Path, index_dir: Path) -> None:
+    code, out, err = cli("--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake", "index")
+    assert code == 0, err
+    warned = [line for line in (out + err).splitlines() if "not valid UTF-8" in line]
+    assert warned and all("deliberately-not-utf8" in line for line in warned), warned

@@ -90,7 +90,7 @@ def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
         node_id=note.node_id,
         title=note.title,
         heading=c.chunk.heading,
-        snippet=snippet(c.chunk.text, query),
+        snippet=snippet(c.chunk.text, query, terms=c.terms),  # its content words (issue 40)
         score=round(r.score, 6),
         relevance=round(c.relevance, 6),
         similarity=round(similarity, 6),
