@@ -373,3 +373,28 @@ def test_the_sample_vaults_unreadable_note_says_it_is_one_on_purpose(vault: Path
     assert code == 0, err
     warned = [line for line in (out + err).splitlines() if "not valid UTF-8" in line]
     assert warned and all("deliberately-not-utf8" in line for line in warned), warned
+
+
+# -- 11. the chart draws lines a reader can tell apart ------------------------------------------
+
+
+def test_memories_of_one_session_are_one_curve_on_the_review_chart(make_memory: MemoryFactory) -> None:
+    import datetime as dt
+
+    from tests.test_review import check_xychart
+
+    mem = make_memory()
+    made = dt.datetime(2026, 11, 1, 10, 0, tzinfo=dt.UTC)
+    facts = [
+        "owns a bike", "plays chess", "speaks German", "keeps bees", "drives a van", "grows tomatoes",
+        "sings in a choir", "runs on Sundays", "reads Dutch", "bakes bread", "rows a boat",
+    ]  # fmt: skip
+    for i, fact in enumerate(facts):  # eleven memories of one afternoon, a few minutes apart
+        mem.remember(f"The user {fact}.", title=f"The user {fact}", now=made + dt.timedelta(minutes=17 * i))
+    review = mem.review(made + dt.timedelta(days=2), write=False)
+    block = review.markdown.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    parsed = check_xychart(block)
+    assert len(parsed["lines"]) == 2, block  # one curve and the dormancy threshold
+    assert "(11 memories)" in block
+    legend = review.markdown.split("| Memory |", 1)[1].split("\n\n", 1)[0]
+    assert legend.count("\n| ") == 1 + 1 + 1, legend  # the separator row, one memory row, the threshold row
