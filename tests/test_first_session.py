@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import MemoryFactory, write_notes
+from tests.conftest import REPO, MemoryFactory, write_notes
 from vault_memory.cli.main import execute
 from vault_memory.errors import ConfigError
 from vault_memory.memory import Memory
@@ -398,3 +399,45 @@ def test_memories_of_one_session_are_one_curve_on_the_review_chart(make_memory: 
     assert "(11 memories)" in block
     legend = review.markdown.split("| Memory |", 1)[1].split("\n\n", 1)[0]
     assert legend.count("\n| ") == 1 + 1 + 1, legend  # the separator row, one memory row, the threshold row
+
+
+# -- 12. benchmark results say nothing about whose machine made them ------------------------
+
+ABSOLUTE_PATH = re.compile(r"""(?:^|(?<=[\s"'=(\[{,:]))/[A-Za-z0-9._-]+/[^\s"',;)\]}]*""", re.M)
+
+
+def absolute_paths(text: str) -> list[str]:
+    return ABSOLUTE_PATH.findall(text)
+
+
+def test_the_path_finder_can_fail() -> None:
+    assert absolute_paths('"vault": "/home/ana/perf-cache/vaults/x", tree=/work/main') == [
+        "/home/ana/perf-cache/vaults/x",
+        "/work/main",
+    ]
+    assert absolute_paths("bench/.cache/x ../shared/bench-data …/tmp/x https://a.b/c 12 ms/query") == []
+
+
+def test_no_benchmark_result_file_records_an_absolute_path() -> None:
+    files = sorted(p for p in (REPO / "bench" / "results").iterdir() if p.suffix in (".json", ".md"))
+    assert len(files) > 20
+    found = {p.name: absolute_paths(p.read_text(encoding="utf-8")) for p in files}
+    assert not {k: v for k, v in found.items() if v}, "record paths relative to the repository or the data folder"
+
+
+def test_the_result_writer_records_portable_paths(tmp_path: Path) -> None:
+    from bench.harness import REPO as BENCH_REPO
+    from bench.harness import Result, RunOptions
+
+    result = Result("probe", RunOptions(out=tmp_path, quick=True))
+    result.params.update(vault=BENCH_REPO / "bench/.cache/vaults/x", data=BENCH_REPO.parent / "shared/bench-data/y")
+    result.results["elsewhere"] = "/home/someone/perf-cache/index/z"
+    result.markdown.append(f"read from {BENCH_REPO / 'bench/results/scale.json'}")
+    json_path, md_path = result.write()
+    for path in (json_path, md_path):
+        assert absolute_paths(path.read_text(encoding="utf-8")) == [], path.read_text(encoding="utf-8")
+    payload = json.loads(json_path.read_text(encoding="utf-8"))
+    assert payload["params"]["vault"] == "bench/.cache/vaults/x"
+    assert payload["params"]["data"] == "../shared/bench-data/y"
+    assert payload["results"]["elsewhere"] == "…/perf-cache/index/z"
+    assert "read from bench/results/scale.json" in md_path.read_text(encoding="utf-8")
