@@ -59,6 +59,7 @@ def test_an_empty_vault_option_is_refused_not_taken_for_the_current_folder(
 # -- 2. a copy is not a move -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_copy_of_a_vault_renamed_and_renamed_back_keeps_its_own_index(tmp_path: Path) -> None:
     """Renamed away and back by commands that write nothing (`status`), then copied: the copy gets
     an index of its own; the original keeps its index, and never takes the copy's."""
@@ -293,6 +294,7 @@ def test_related_folds_daily_notes_that_share_one_copied_line(make_memory: Memor
 # -- 8. a memory must say something, and tags are a list ----------------------------------------
 
 
+@pytest.mark.slow
 def test_mcp_stage_refuses_a_string_for_tags_and_a_memory_with_no_content_word(vault: Path, tmp_path: Path) -> None:
     import anyio
     from mcp import Client

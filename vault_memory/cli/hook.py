@@ -79,12 +79,12 @@ def _program() -> list[str]:
 
 
 def _run(ctx: typer.Context, client: hooks.Client, deadline: float) -> None:
-    raw = sys.stdin.buffer.read(hooks.STDIN_MAX + 1) if sys.stdin is not None else b""
     result: list[str] = []
     failure: list[str] = []
 
     def work() -> None:
-        try:
+        try:  # stdin is read here too, under the deadline: a terminal left open never holds the turn
+            raw = sys.stdin.buffer.read(hooks.STDIN_MAX + 1) if sys.stdin is not None else b""
             if len(raw) > hooks.STDIN_MAX:
                 raise ValueError(f"stdin is longer than {hooks.STDIN_MAX:,} bytes")
             event = hooks.parse_event(client, raw.decode("utf-8", errors="replace"))
