@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -174,6 +175,11 @@ class Result:
     load_at_start: list[float] | None = field(default_factory=load_average)
 
     def payload(self) -> dict[str, Any]:
+        """What `write` records, paths made portable (`portable`): a result file says nothing about
+        whose machine made it, and a rerun elsewhere diffs only where the numbers moved."""
+        return portable(self._payload())
+
+    def _payload(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "quick": self.opts.quick,
@@ -218,7 +224,46 @@ class Result:
             f"Parameters: {params}",
             "",
         ]
-        return "\n".join(head + self.markdown).rstrip() + "\n"
+        return "\n".join(head + [portable(line) for line in self.markdown]).rstrip() + "\n"
+
+
+#: An absolute path inside a text: "/" then at least two components, after a delimiter.
+_ABS_PATH = re.compile(r"""(?:^|(?<=[\s"'=(\[{,:]))/[A-Za-z0-9._-]+/[^\s"',;)\]}]*""", re.M)
+#: Components of an outside path kept after "…/" (the folder it is in says what it was).
+OUTSIDE_PARTS = 3
+
+
+def portable_path(path: str, repo: Path = REPO, checkouts: Sequence[Path] = ()) -> str:
+    """An absolute path as a result file records it: relative to the repository (`.` for the
+    repository itself; `checkouts`: other trees that count as it, e.g. worktrees), `../x` for a
+    folder beside it (the data folder, `../shared/bench-data/...`), else its last OUTSIDE_PARTS
+    components after "…/". Never the machine's home or user name."""
+    p = Path(os.path.normpath(path))
+    for root in (repo, *checkouts):
+        try:
+            rel = p.relative_to(root)
+        except ValueError:
+            continue
+        return rel.as_posix() or "."
+    try:
+        rel = p.relative_to(repo.parent)
+    except ValueError:
+        return "…/" + "/".join(p.parts[-OUTSIDE_PARTS:])
+    return "../" + rel.as_posix()
+
+
+def portable(value: Any, repo: Path = REPO, checkouts: Sequence[Path] = ()) -> Any:
+    """`value` (a payload, a list, a string) with every absolute path in its strings made
+    portable (`portable_path`); keys, numbers and the rest unchanged."""
+    if isinstance(value, str):
+        return _ABS_PATH.sub(lambda m: portable_path(m.group(0), repo, checkouts), value)
+    if isinstance(value, Path):
+        return portable(str(value), repo, checkouts)
+    if isinstance(value, dict):
+        return {k: portable(v, repo, checkouts) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v, repo, checkouts) for v in value]
+    return value
 
 
 def _atomic_write(path: Path, text: str) -> None:

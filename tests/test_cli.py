@@ -36,7 +36,7 @@ def test_index_then_recall_json(base: list[str]) -> None:
     out = run([*base, "index"])
     assert out.returncode == 0, out.stderr
     assert "indexed" in out.stdout and "notes" in out.stdout
-    assert "latin1-export.md" in out.stderr  # the unreadable note is named on stderr
+    assert "deliberately-not-utf8.md" in out.stderr  # the unreadable note is named on stderr
     res = run([*base, "recall", "ollama keep alive", "-k", "3", "--json", "--no-touch"])
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -70,7 +70,7 @@ def test_recall_human_output_and_status(base: list[str]) -> None:
     assert info["notes"] > 0 and info["chunks"] >= info["notes"] - 5
     assert info["embedder"] == "fake/256"
     assert info["pending"] == {}
-    assert "Inbox/latin1-export.md" in info["failures"]
+    assert "Inbox/deliberately-not-utf8.md" in info["failures"]
 
 
 @pytest.mark.slow

@@ -141,9 +141,9 @@ def test_index_names_the_notes_it_skipped_without_a_warning_above(vault: Path, i
     base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
     assert cli(*base, "index")[0] == 0
     code, out, err = cli(*base, "index")
-    assert code == 0 and "latin1-export" not in err  # nothing above it this time
+    assert code == 0 and "deliberately-not-utf8" not in err  # nothing above it this time
     assert "skipped 1 note that could not be read" in out and "see warnings above" not in out
-    assert "Inbox/latin1-export.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in out
+    assert "Inbox/deliberately-not-utf8.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in out
 
 
 @pytest.mark.parametrize("query", ["", "   "])
@@ -238,14 +238,20 @@ def test_a_vault_that_is_a_file_is_called_a_file(vault: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "target", ["latin1-export", "[[latin1-export]]", "Inbox/latin1-export", "Inbox/latin1-export.md"]
+    "target",
+    [
+        "deliberately-not-utf8",
+        "[[deliberately-not-utf8]]",
+        "Inbox/deliberately-not-utf8",
+        "Inbox/deliberately-not-utf8.md",
+    ],
 )
 def test_reading_a_note_that_is_not_utf8_says_so(vault: Path, index_dir: Path, target: str) -> None:
     base = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
     assert cli(*base, "index")[0] == 0  # indexed: the note is known as unreadable, with no title
     code, out, err = cli(*base, "read", target)
     assert code == 8 and out == "", (code, err)
-    assert "error: Inbox/latin1-export.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in err
+    assert "error: Inbox/deliberately-not-utf8.md: not valid UTF-8 at byte 44; re-save the file as UTF-8" in err
     assert "no note by this title" not in err
 
 

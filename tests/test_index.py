@@ -51,11 +51,11 @@ def test_first_index_writes_nothing_and_second_is_noop(make_memory: MemoryFactor
 
 
 def test_unreadable_note_is_reported_and_left_alone(make_memory: MemoryFactory, vault: Path) -> None:
-    raw = (vault / "Inbox/latin1-export.md").read_bytes()
+    raw = (vault / "Inbox/deliberately-not-utf8.md").read_bytes()
     report = make_memory().index()
-    assert "Inbox/latin1-export.md" in report.failures
-    assert "UTF-8" in report.failures["Inbox/latin1-export.md"]
-    assert (vault / "Inbox/latin1-export.md").read_bytes() == raw
+    assert "Inbox/deliberately-not-utf8.md" in report.failures
+    assert "UTF-8" in report.failures["Inbox/deliberately-not-utf8.md"]
+    assert (vault / "Inbox/deliberately-not-utf8.md").read_bytes() == raw
 
 
 def test_a_frontmatter_change_that_states_nothing_embeds_nothing(make_memory: MemoryFactory, vault: Path) -> None:

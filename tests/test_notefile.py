@@ -861,7 +861,7 @@ def test_sample_vault_specific_content() -> None:
 
 def test_sample_vault_latin1_export_is_skipped_with_clear_error() -> None:
     with pytest.raises(NoteParseError, match=r"not valid UTF-8 at byte \d+; re-save the file as UTF-8"):
-        read_note(SAMPLE_VAULT, "Inbox/latin1-export.md")
+        read_note(SAMPLE_VAULT, "Inbox/deliberately-not-utf8.md")
 
 
 def test_sample_vault_notes_survive_owned_edits(tmp_path: Path) -> None:

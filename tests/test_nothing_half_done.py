@@ -84,7 +84,7 @@ def test_a_failed_remember_over_the_api_leaves_nothing_for_commit_all(make_memor
     mem.index()
     before = vault_files(vault)
     with pytest.raises(NoteNotFoundError):
-        mem.remember("x", supersedes="No Such Note")
+        mem.remember("The spare key is under the blue pot.", supersedes="No Such Note")
     assert vault_files(vault) == before
     report = mem.commit_all()
     assert report.committed == [] and vault_files(vault) == before

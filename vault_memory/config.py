@@ -275,6 +275,10 @@ def resolve_config_sources(
     user_file = user_config_path(env)
     from_user = _load_toml(user_file) if user_file.is_file() else {}
 
+    given = (overrides or {}).get("vault")
+    if isinstance(given, str) and not given.strip():
+        # `--vault "$VAULT"` with VAULT unset: never the current folder (it indexed a clone's docs)
+        raise ConfigError("--vault is empty (an unset shell variable?); pass --vault PATH or set VAULT_MEMORY_VAULT")
     vault_value = explicit.get("vault") or from_env.get("vault") or from_user.get("vault")
     if vault_value is None:
         raise ConfigError("no vault given; pass --vault PATH or set VAULT_MEMORY_VAULT")

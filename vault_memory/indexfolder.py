@@ -213,7 +213,7 @@ class IndexFolder:
             )
             return
         moved = found[0]
-        failed = adopt(moved, self.index_dir)
+        failed = adopt(moved, self.index_dir, self.vault, CATALOG_NAME)
         if failed is None:
             log.warning(
                 "the vault moved from %s to %s: its index moved with it (%s -> %s; %d of its %d notes are "

@@ -29,6 +29,9 @@ class Conflict:
     similarity: float | None = None  # known when just computed; not stored in the note
     kind: str = "conflict"  # conflict: states the subject differently | duplicate: already states it
     statement: str = ""  # the note's statement that matched (when just computed)
+    #: the note is an agent memory (one fact, in the memory folder): superseding it loses nothing.
+    #: A person's note states more than the line that matched: never advise superseding it whole.
+    replaceable: bool = False
 
     def describe(self) -> str:
         what = "already stated in" if self.kind == "duplicate" else "conflicts with"
@@ -81,11 +84,13 @@ class Committed:
     supersedes: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     existing: bool = False  # remember(): the same text was already committed; it was rehearsed instead
+    #: the vault paths of the notes it supersedes (what a person reads; `supersedes` holds their ids)
+    superseded_paths: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "node_id": self.node_id, "path": self.path, "title": self.title, "staged_path": self.staged_path,
-            "tier": self.tier, "supersedes": list(self.supersedes),
+            "tier": self.tier, "supersedes": list(self.supersedes), "superseded_paths": list(self.superseded_paths),
             "conflicts_with": [c.node_id for c in self.conflicts], "conflicts": [c.__dict__ for c in self.conflicts],
             "existing": self.existing,
         }  # fmt: skip

@@ -10,6 +10,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -342,7 +343,10 @@ def clean_input(text: str, title: str | None) -> tuple[str, str, bool]:
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
-    """Tags without '#', spaces or brackets, each once; an empty one is an error."""
+    """Tags without '#', spaces or brackets, each once; an empty one is an error, and so is one
+    string where a list of tags belongs (its letters would become tags)."""
+    if isinstance(tags, str):
+        raise ConfigError(f"tags must be a list of tags, not one string (got {tags!r}); e.g. [{tags!r}]")
     out: list[str] = []
     for tag in tags:
         clean = _TAG_BAD.sub("-", plain_text(str(tag), f"tag {str(tag)!r}").strip().lstrip("#")).strip("-/")
@@ -418,14 +422,18 @@ def _best_window_start(low: str, starts: list[int], terms: Iterable[str], width:
     return int(at[int(np.argmax(hits))])
 
 
-def snippet(text: str, query: str, width: int = 240) -> str:
-    """The part of a chunk with the most query words, on word boundaries."""
+def snippet(text: str, query: str, width: int = 240, *, terms: AbstractSet[str] | None = None) -> str:
+    """The part of a chunk with the most query words, on word boundaries. `terms`: the query's
+    content words (ranking.query_terms), when known: "the", "does" and "with" then choose nothing,
+    and a chunk that shares no content word with the query (found by meaning alone) is shown from
+    its start, where its answer usually is (issue 40: the quick start's answer line began
+    "… 18 g in, 36 g out" and cut off the sentence that answers)."""
     lines = text.split("\n")
     body = " ".join(line.strip() for line in lines[1:] if line.strip()) if len(lines) > 1 else text.strip()
     body = body or text.strip()
     if len(body) <= width:
         return body
-    terms = {w for w in _WORD.findall(query.lower()) if len(w) > 2}
+    terms = set(terms) if terms else {w for w in _WORD.findall(query.lower()) if len(w) > 2}
     best_start, best_hits = 0, -1
     positions = [m.start() for m in _WORD.finditer(body)]
     low = body.lower()

@@ -40,6 +40,11 @@ def prefetch(
     before: FilterBefore = None,
 ) -> None:
     """The [RELEVANT_LEARNED_MEMORY] block for TEXT, to put in a system prompt (prints nothing if none)."""
+    if not text.strip():  # before the vault is opened: a usage error, as `recall ""` and the MCP tool say
+        raise typer.BadParameter(
+            'the turn is empty; pass the user\'s message, e.g. vault-memory prefetch "how do I take my coffee?"',
+            param_hint="'TEXT'",
+        )
     when = parse_now(now)
     with state(ctx).memory() as mem:
         internals(mem).ensure_current()
@@ -60,6 +65,12 @@ def prefetch(
         emit_json(result.to_dict())
     elif result.block:
         say(result.block)
+    elif result.relevant:
+        many = "entries are" if result.relevant > 1 else "entry is"
+        note(
+            f"{result.relevant} relevant {many} too long for --budget {result.budget} (the whole block, markers "
+            "included): give a larger --budget"
+        )
     else:
         note("no relevant memory")
 

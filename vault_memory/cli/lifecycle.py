@@ -36,6 +36,8 @@ class _Conflict(Protocol):
     def kind(self) -> str: ...
     @property
     def statement(self) -> str: ...
+    @property
+    def replaceable(self) -> bool: ...
 
 
 def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: bool, path: str = "") -> None:
@@ -47,21 +49,37 @@ def _conflict_lines(node_id: str, conflicts: Sequence[_Conflict], *, committed: 
             note(f"    which says: {c.statement}")
     if not conflicts:
         return
-    first = conflicts[0]
+    first = next((c for c in conflicts if c.kind == "conflict"), None)
+    if first is None:
+        if not committed:  # only notes that already state it
+            note(
+                f"  needs review: `vault-memory discard {node_id}` (already stated), or `vault-memory commit {node_id}`"
+            )
+        return
     old = first.path or first.node_id or first.title or "OLD"
+    # Only an agent memory (one fact) is replaced whole; a person's note states more than the line
+    # that matched, so what changed is edited there, never superseded (issue 40).
+    edit = f"if it changes what {first.path} says, edit that line there" if first.path else ""
     if not committed:
-        note(
-            f'  needs review: `vault-memory commit {node_id} --supersedes "{old}"` if it replaces that note, '
-            f"`vault-memory commit {node_id}` to keep both, or `vault-memory discard {node_id}` "
-            "(`vault-memory review --interactive` walks every draft)"
+        replace = (
+            f'`vault-memory commit {node_id} --supersedes "{old}"` if it replaces that memory, '
+            if first.replaceable
+            else ""
         )
-    else:
+        note(
+            f"  needs review: {replace}`vault-memory commit {node_id}` to keep it"
+            + ("" if first.replaceable or not edit else f" ({edit})")
+            + f", or `vault-memory discard {node_id}` (`vault-memory review --interactive` walks every draft)"
+        )
+    elif first.replaceable:
         old_name = PurePosixPath(first.path).stem if first.path else old
         new_name = PurePosixPath(path).stem if path else node_id
         note(
-            f"  if it replaces that note, link them: add `supersedes: ['[[{old_name}]]']` to {path or node_id} "
+            f"  if it replaces that memory, link them: add `supersedes: ['[[{old_name}]]']` to {path or node_id} "
             f"and `superseded_by: ['[[{new_name}]]']` to {first.path or 'the old note'}"
         )
+    elif edit:
+        note(f"  {edit} (vault-memory never rewrites a person's note)")
 
 
 def stage(
@@ -110,7 +128,8 @@ def staged(ctx: typer.Context, as_json: AsJson = False, now: Now = None) -> None
 
 def _render_commit(report: CommitReport) -> None:
     for c in report.committed:
-        extra = f" (supersedes {', '.join(c.supersedes)})" if c.supersedes else ""
+        names = [PurePosixPath(p).stem for p in c.superseded_paths] or c.supersedes  # names, not node_ids
+        extra = f" (supersedes {', '.join(names)})" if names else ""
         say(f"committed {c.node_id}  {c.title}  -> {c.path}{extra}")
     for x in report.left:
         say(f"left      {x.node_id or '-'}  {x.title}  ({x.path}): {x.reason}")

@@ -27,7 +27,7 @@ import typer.main
 from vault_memory import __version__
 from vault_memory.errors import StorageError, VaultMemoryError, storage_message
 
-from . import agent, lifecycle, notes, review, search, settings, sync
+from . import agent, demo, hook, lifecycle, notes, review, search, settings, sync
 from .options import (
     ChromaUrlOpt,
     EmbedderOpt,
@@ -76,8 +76,10 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("review", review.review),
     ("prefetch", agent.prefetch),
     ("mcp", agent.mcp),
+    ("hook", hook.hook),
     ("config", settings.config),
     ("calibrate", settings.calibrate),
+    ("demo", demo.demo),
 ]
 for _name, _fn in COMMANDS:
     app.command(_name)(_fn)

@@ -87,6 +87,10 @@ def related(
         typer.echo(f"{sim}  {tag}  {r.path}{mark}" + (f"  ({links})" if links else ""))
         if any(x.startswith("similar:") for x in r.reasons):
             typer.echo(f"      {r.snippet}")
+        if r.also_in:  # the same line copied into other notes: one entry, as recall folds them
+            names = ", ".join(p.rsplit("/", 1)[-1].removesuffix(".md") for p in r.also_in[:5])
+            more = f" and {len(r.also_in) - 5} more" if len(r.also_in) > 5 else ""
+            typer.echo(f"      also in {len(r.also_in)} other notes through the same line: {names}{more}")
 
 
 def recent(
@@ -107,4 +111,4 @@ def recent(
     if not items:
         typer.echo(f"nothing in the last {days:g} days")
     for r in items:
-        typer.echo(f"{r.when[:16].replace('T', ' ')}  {r.event:9}  {r.path}  ({r.title})")
+        typer.echo(f"{r.when[:16].replace('T', ' '):16}  {r.event:9}  {r.path}  ({r.title})")

@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from vault_memory.memory import Memory
 
 # -- global options (the app callback) ----------------------------------------------------
+# A string, not a Path: click turns `--vault ''` (an unset shell variable) into Path('.'), the current
+# folder, which it then indexed; config.resolve_config refuses the empty string instead.
 VaultOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option("--vault", metavar="PATH", show_default=False, help="The vault folder [env: VAULT_MEMORY_VAULT]"),
 ]
 IndexDirOpt = Annotated[

@@ -27,13 +27,22 @@ which a person should look at. The rule errs towards conflict on purpose: a dupl
 nothing (`remember`), so a changed fact must never be taken for a repeated one; a paraphrase
 taken for a conflict only costs a review. Calibrated with MiniLM by `python -m bench tools --part conflicts`
 (bench/studies/tools.py; docs/memory-model.md, "Conflicts and duplicates").
+
+An added fact is not a conflict (issue 40): a whole chunk is compared with the memory only when it
+is about as short as the memory (`_comparable`: a short note), not a person's note of seven facts,
+whose average a new fact about that person resembles ("Jonas's new favourite restaurant is ..."
+scored 0.53 against Jonas's note, which says nothing about restaurants); and a dated record (a
+daily note, a note named for its day, an episodic `type`) states what was said that day, which a
+newer fact does not contradict: it can repeat one (duplicate), never conflict with one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
 
 import numpy as np
 
@@ -42,8 +51,10 @@ from ..hashing import sha256_hex
 from ..index.catalog import STOPWORDS, ChunkRow
 from ..index.embedders import embed_query, takes_whole
 from ..records import Conflict
+from ..search.decay import is_episodic
 from ..search.workspace import Workspace
-from ..text import unlink
+from ..text import folder_setting, in_folder, unlink
+from ..vault.obsidian import date_from_name
 
 #: Candidate chunks taken from the hybrid search, best first.
 CANDIDATE_CHUNKS = 12
@@ -229,13 +240,17 @@ def check(
     probes = list(dict.fromkeys([*mine, body] if len(mine) > 1 else [body]))
     parts = [i for i, p in enumerate(probes) if p != body or len(probes) == 1]  # what a duplicate must cover
     memory_words = words(body)
-    titles = {nid: row.title for nid, row in cat.notes_by_ids(sorted({c.node_id for c in chunks})).items()}
+    rows_of = cat.notes_by_ids(sorted({c.node_id for c in chunks}))
+    titles = {nid: row.title for nid, row in rows_of.items()}
+    records = {nid for nid, row in rows_of.items() if _is_record(ws, row.meta, row.path)}
+    pieces_of: dict[str, int] = {}
     found: list[_Statement] = []
     to_dos_only: set[str] = set()  # chunks with nothing but to-dos, for a memory that states a fact
     for ch in chunks:
         # "Jonas Weber: Vegetarian." -- a note states things about its subject without naming it
         context = ch.heading or titles.get(ch.node_id, "")
         pieces = statements(ch.text, ch.heading, tasks=not facts)
+        pieces_of[ch.chunk_id] = len(pieces)
         if facts and not pieces:
             to_dos_only.add(ch.chunk_id)
         for piece in pieces:
@@ -266,13 +281,15 @@ def check(
         consider(st.node_id, pvecs @ vecs[st.text], st.text, st.sentence, st.context)
     for ch in chunks:  # the whole chunk too: a short note, or a long memory that matches it as a whole
         vec = chunk_vecs.get(ch.text_hash)
-        if vec is not None and ch.chunk_id not in to_dos_only:
+        if vec is not None and ch.chunk_id not in to_dos_only and _comparable(pieces_of.get(ch.chunk_id, 0), len(mine)):
             flat = " ".join(ch.body.split())
             consider(ch.node_id, pvecs @ np.asarray(vec), flat, flat, ch.heading)
 
     def kind(node_id: str) -> str:
         return "duplicate" if covered.get(node_id, set()) >= set(parts) else "conflict"
 
+    # a dated record can repeat the memory, never conflict with it
+    best = {nid: v for nid, v in best.items() if nid not in records or kind(nid) == "duplicate"}
     ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kind(kv[0]) != "duplicate", kv[0]))[:limit]
     rows = cat.notes_by_ids([nid for nid, _ in ranked])
     return [
@@ -283,9 +300,34 @@ def check(
             round(sim, 4),
             kind(nid),
             _clip(statement),
+            replaceable(ws, rows[nid].path) if nid in rows else False,
         )
         for nid, (sim, statement) in ranked
     ]
+
+
+#: A whole chunk is compared with the memory when it holds at most this many statements more than
+#: the memory has sentences: a short note is one fact said in a few sentences; a longer chunk is a
+#: note about a subject, whose average an added fact about that subject resembles.
+COMPARABLE_EXTRA = 1
+
+
+def _comparable(chunk_statements: int, memory_sentences: int) -> bool:
+    return chunk_statements <= max(1, memory_sentences) + COMPARABLE_EXTRA
+
+
+def _is_record(ws: Workspace, meta: Mapping[str, Any], path: str) -> bool:
+    """A dated record: a daily note (or any note named for its day) or an episodic `type`."""
+    state = ws.decay.state(meta, path)
+    return is_episodic(state) or date_from_name(PurePosixPath(path).stem, ws.decay.daily_format) is not None
+
+
+def replaceable(ws: Workspace, path: str) -> bool:
+    """Whether `supersedes` may replace the note at `path` whole: an agent memory (one fact each, in
+    the memory folder, not a draft); a person's note states more than the line that matched."""
+    memory = folder_setting(ws.config.memory_folder, "memory_folder", allow_root=True)
+    staging = folder_setting(ws.config.staging_folder, "staging_folder")
+    return bool(path) and in_folder(path, memory) and not in_folder(path, staging) if memory else False
 
 
 def _clip(text: str, width: int = 240) -> str:
@@ -307,4 +349,4 @@ def duplicates(found: Iterable[Conflict]) -> list[Conflict]:
     return [c for c in found if c.kind == "duplicate"]
 
 
-__all__ = ["NEGATIONS", "check", "duplicates", "negated", "says_the_same", "statements", "words"]
+__all__ = ["NEGATIONS", "check", "duplicates", "negated", "replaceable", "says_the_same", "statements", "words"]

@@ -23,6 +23,7 @@ from ..errors import (
     VaultNotWritableError,
 )
 from ..records import PinResult
+from ..search.ranking import Ranked, coverage
 from ..search.workspace import Workspace
 from ..text import folder_setting, join, plain_text
 from ..vault.daily import entry_lines, log_to_daily_note
@@ -249,6 +250,22 @@ def rehearse(ws: Workspace, node_ids: Sequence[str], *, now: dt.datetime | None 
         if path:
             written.append(path)
     return written
+
+
+def comes_back_on_its_title_only(r: Ranked, title: str, strong: float) -> bool:
+    """Whether a dormant hit was matched only on words of its title: every content word of the query
+    is a word of the note's title, and no sentence of its body answers clearly on its own (its best
+    window under the clear-match bar `strong`, and more than one sentence). Recall does not count
+    that as a use: the note is not rehearsed, so not written back as `reactivated` nor listed in the
+    review note as come back (issue 40: "Lisbon trip" brought back a faded conference note whose
+    title is "Lisbon conference trip" and whose text is about flights and a talk). A one-sentence
+    memory, whose title is its sentence, is answered by its body."""
+    c = r.cand
+    if not r.dormant or not c.terms or coverage(c.terms, title) < 1.0:
+        return False
+    if c.window is not None and c.window.similarity >= strong:
+        return False
+    return c.answer_text is None
 
 
 PENDING_MAX = 1000  # rehearsals kept for a retry; more means nothing is ever quiet: drop them

@@ -136,7 +136,9 @@ def check_readable(ws: Workspace, note: ParsedNote, *, everything: bool = False)
     """NoteNotFoundError for what vault-memory never reads out: private notes (unless the person asks
     for `everything`, from the CLI) and non-notes."""
     if not ws.rules.is_note(note.path):
-        raise NoteError(note.path, "not a note vault-memory manages (not .md, or in an ignored/dot folder)")
+        raise NoteError(
+            note.path, "not a note vault-memory manages: " + (ws.rules.why_not_a_note(note.path) or "an ignored path")
+        )
     if parse_bool(note.meta.get("private")) and not everything:
         raise NoteNotFoundError(
             note.path, "is private (`private: true`): vault-memory never reads it out (`vault-memory read --all` does)"

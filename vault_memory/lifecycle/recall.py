@@ -90,7 +90,7 @@ def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
         node_id=note.node_id,
         title=note.title,
         heading=c.chunk.heading,
-        snippet=snippet(c.chunk.text, query),
+        snippet=snippet(c.chunk.text, query, terms=c.terms),  # its content words (issue 40)
         score=round(r.score, 6),
         relevance=round(c.relevance, 6),
         similarity=round(similarity, 6),
@@ -342,9 +342,10 @@ def recall(
                     f"a line copied into {len(h.also_in) + 1} notes, folded into one hit ({shown}; the others: also in)"
                 )
     if touch and not ws.config.read_only:
-        from .edits import rehearse  # the write path: not imported by a recall that writes nothing
+        from .edits import comes_back_on_its_title_only, rehearse  # the write path: imported only to write
 
-        used = used_hits(ws, hits)
+        strong = ws.calibration.strong  # a dormant note matched on its title alone is not used (issue 40)
+        used = [h for h in used_hits(ws, hits) if not comes_back_on_its_title_only(folded[0][0], h.title, strong)]
         written = set(rehearse(ws, [h.node_id for h in used], now=now))
         for h in used:
             h.rehearsed = h.path in written

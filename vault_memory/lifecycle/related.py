@@ -13,6 +13,12 @@
   are listed as "similar: <the matching passage>". Linked notes get their similarity too,
   and the "similar" reason when they reach the same bar.
 
+**Copies fold** as recall folds them (issue 40): daily notes that each match through one copied
+line (a task carried from day to day, its date moved on) are one entry, the closest, naming the
+others in `also_in` (newest first); whether two lines are copies is `repeats.is_repeat`, dates read
+from each note's day. On a person's vault, 9 of `related "Project Atlas"`'s 10 unlinked notes were
+daily notes sharing "- [ ] Reply to Maya Chen about the Atlas timeline".
+
 Every linked note is listed (up to LINKS_MAX, the most similar first) and marked `linked`,
 so "related but not linked yet" is simply `linked == False`. Staged memories (drafts) are
 left out; private notes are never indexed, so they never appear; a link to a note that is
@@ -21,7 +27,9 @@ not indexed is reported in `unresolved`.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,10 +37,11 @@ import numpy as np
 
 from ..errors import VaultMemoryError
 from ..hashing import sha256_hex
-from ..index.catalog import chunk_owner
+from ..index.catalog import NoteRow, chunk_owner
 from ..index.indexer import note_chunks
+from ..repeats import is_repeat
 from ..search.workspace import Workspace
-from ..text import in_folder, snippet
+from ..text import in_folder, says_something, snippet
 from ..vault.fields import parse_list
 from ..vault.markdown import extract_info
 from ..vault.notefile import read_note
@@ -61,6 +70,8 @@ class RelatedNote:
     snippet: str  # the passage of it that is closest to the note asked about
     reasons: list[str] = field(default_factory=list)
     superseded_by: list[str] = field(default_factory=list)  # its `superseded_by` (as `read` gives it)
+    #: other unlinked notes that match through a copy of the same line, folded into this one, newest first
+    also_in: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -185,7 +196,9 @@ def related(ws: Workspace, target: str, *, k: int = 10) -> Related:
                 owner = chunk_owner(cid)
                 if owner not in best or float(sims[j]) > best[owner][0]:
                     best[owner] = (float(sims[j]), cid, j)
-    chunk_text = {c.chunk_id: c.text for c in ws.catalog.chunks_by_ids(sorted(b[1] for b in best.values())).values()}
+    found_chunks = ws.catalog.chunks_by_ids(sorted(b[1] for b in best.values())).values()
+    chunk_text = {c.chunk_id: c.text for c in found_chunks}
+    chunk_body = {c.chunk_id: c.body for c in found_chunks}
 
     def entry(nid: str) -> RelatedNote:
         row = rows[nid]
@@ -226,9 +239,48 @@ def related(ws: Workspace, target: str, *, k: int = 10) -> Related:
         and not (staging and in_folder(rows[nid].path, staging))
     ]
     similar.sort(key=lambda nid: (-best[nid][0], rows[nid].path))
-    items = linked[:LINKS_MAX] + [entry(nid) for nid in similar[:k]]
+    folded = _fold_copies(ws, similar, rows, {nid: chunk_body.get(best[nid][1], "") for nid in similar}, texts, best, k)
+    items = linked[:LINKS_MAX]
+    for nid, copies in folded:
+        item = entry(nid)
+        item.also_in = copies
+        items.append(item)
     items.sort(key=lambda r: (-(r.similarity if r.similarity is not None else -1.0), r.path))
     return Related(path, node_id, title, items, len(out), len(back), unresolved)
+
+
+def _matched_line(theirs: str, ours: str) -> str:
+    """The line of their chunk's body that shares the most words with ours: what they are related through."""
+    mine = _words(ours)
+    lines = [ln for ln in theirs.split("\n") if says_something(ln)] or [theirs]
+    return max(lines, key=lambda ln: len(_words(ln) & mine))
+
+
+def _fold_copies(
+    ws: Workspace,
+    similar: list[str],
+    rows: Mapping[str, NoteRow],
+    their_text: Mapping[str, str],
+    ours: list[str],
+    best: Mapping[str, tuple[float, str, int]],
+    k: int,
+) -> list[tuple[str, list[str]]]:
+    """The first k similar notes, most similar first, each with the notes whose matching line is a
+    copy of its own (`repeats.is_repeat`, dates read from each note's day), newest first."""
+    kept: list[tuple[str, str, dt.date | None, list[tuple[dt.date | None, str]]]] = []
+    for nid in similar:
+        row = rows[nid]
+        line = _matched_line(their_text[nid], ours[best[nid][2]] if ours else "")
+        day = ws.decay.state(row.meta, row.path).stated.day()
+        home = next((g for g in kept if is_repeat(g[1], line, (g[2], day))), None)
+        if home is not None:
+            home[3].append((day, row.path))
+        elif len(kept) < k:
+            kept.append((nid, line, day, []))
+    return [
+        (nid, [p for _, p in sorted(copies, key=lambda c: (c[0] or dt.date.min, c[1]), reverse=True)])
+        for nid, _, _, copies in kept
+    ]
 
 
 __all__ = ["LINKS_MAX", "MIN_SIMILARITY", "Related", "RelatedNote", "related"]

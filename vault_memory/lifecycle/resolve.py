@@ -96,7 +96,9 @@ def _by_path(ws: Workspace, target: str) -> str | None:
         if full.is_file():
             clean = full.relative_to(ws.vault).as_posix()
             if not ws.rules.is_note(clean):
-                raise NoteError(clean, "not a note vault-memory manages (not .md, or in an ignored/dot folder)")
+                raise NoteError(
+                    clean, "not a note vault-memory manages: " + (ws.rules.why_not_a_note(clean) or "an ignored path")
+                )
             return clean
     return None
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import ConcurrentEditError, ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from ..hashing import sha256_hex
+from ..index.catalog import STOPWORDS
 from ..index.indexer import note_chunks
 from ..records import CommitReport, Committed, Conflict, Left, StagedMemory, iso
 from ..search.workspace import Workspace, now_utc
@@ -62,6 +63,7 @@ from ..vault.notefile import ParsedNote, file_node_id, move_note, new_node_id, r
 from ..vault.obsidian import date_from_name
 from ..vault.walk import walk_notes
 from .conflicts import check as check_conflicts
+from .conflicts import replaceable
 from .edits import (
     PATIENCE,
     link_superseded,
@@ -83,6 +85,7 @@ STAGED_BY = "staged_by"  # which call made a draft; `remember`'s are committed b
 # A turn that points at what was just said instead of naming it ("keep that", "save it",
 # "don't forget this"): it refreshes the newest staged memory. A false positive only
 # extends one expiry, so a small closed list of verbs is enough.
+_WORDS = re.compile(r"\w+")
 _POINTER = re.compile(
     r"\b(?:keep|save|store|remember|commit|record|write|note|stage|don'?t\s+forget|do\s+not\s+forget)"
     r"\b[^.?!\n]{0,24}?\b(?:that|this|it|these|those|them)\b",
@@ -103,7 +106,7 @@ def _conflicts_from_meta(ws: Workspace, meta: dict[str, Any]) -> list[Conflict]:
     for value in values:
         row = ids.row(value)
         if row is not None:
-            out.append(Conflict(row.node_id, row.title, row.path))
+            out.append(Conflict(row.node_id, row.title, row.path, replaceable=replaceable(ws, row.path)))
         elif value.startswith("[["):  # a link to a note not indexed (yet), or gone: keep its name
             out.append(Conflict("", value.strip("[]").split("|")[0]))
         else:
@@ -205,6 +208,16 @@ def staged(ws: Workspace, now: dt.datetime | None = None) -> list[StagedMemory]:
     for b in bad:
         log.warning("%s: %s", b.path, b.reason)
     return [sm for sm, _ in items]
+
+
+def says_a_fact(text: str) -> None:
+    """ConfigError unless the memory has a content word (two letters or more, not a stop word): "x"
+    or "ok" says nothing, and once committed it came first for short queries (issue 40: `recall "JW"`)."""
+    if not any(len(w) > 1 and w.lower() not in STOPWORDS and not w.isdigit() for w in _WORDS.findall(text)):
+        raise ConfigError(
+            f"the memory {text[:40]!r} says nothing to remember it by; write the fact in words, "
+            "e.g. 'Jonas prefers tea in the afternoon.'"
+        )
 
 
 def find_conflicts(ws: Workspace, title: str, text: str) -> list[Conflict]:
@@ -315,6 +328,7 @@ def stage(
     writable(ws)
     now = now_utc(ws, now)
     clean_title, clean_text, given = clean_input(text, title)
+    says_a_fact(clean_text)
     tag_list = clean_tags(tags)
     conflicts = find_conflicts(ws, clean_title, clean_text)
     return _stage(ws, clean_text, clean_title, given, tag_list, now, conflicts)
@@ -421,9 +435,13 @@ def _commit_one(
     except (NoteError, ValueError, OSError) as exc:
         report.left.append(Left(nid, note.path, sm.title, "error", f"error: {exc}; it stays staged"))
         return None
-    superseded = Identities(ws).all(current) if current else []
+    ids = Identities(ws)
+    superseded = ids.all(current) if current else []
     superseded += [o.node_id for o in olds if o.node_id and o.node_id not in superseded]
-    report.committed.append(Committed(nid, final, sm.title, note.path, tier, superseded, list(sm.conflicts)))
+    paths = list(dict.fromkeys([o.path for o in olds] + [row.path for v in current if (row := ids.row(v)) is not None]))
+    report.committed.append(
+        Committed(nid, final, sm.title, note.path, tier, superseded, list(sm.conflicts), superseded_paths=paths)
+    )
     return final
 
 
@@ -579,10 +597,12 @@ def remember(
     writable(ws)
     now = now_utc(ws, now)
     clean_title, clean_text, given = clean_input(text, title)
+    says_a_fact(clean_text)
     tag_list = clean_tags(tags)
     olds = _as_list(supersedes)
-    supersede_targets(ws, olds)  # every target resolves before the first byte is written (or nothing is)
-    conflicts = find_conflicts(ws, clean_title, clean_text)
+    old_paths = supersede_targets(ws, olds)  # every target resolves before the first byte is written (or nothing is)
+    # a note this memory supersedes is resolved, not a conflict to look at (nor to advise superseding)
+    conflicts = [c for c in find_conflicts(ws, clean_title, clean_text) if not c.path or c.path not in old_paths]
     same = next((c for c in conflicts if c.kind == "duplicate"), None)
     if same is not None and not olds:
         if _may_rehearse(ws, same.path):
@@ -683,7 +703,7 @@ def _remember_in_place(
         raise
     ws.index_paths([rel] + [o.path for o in olds])
     superseded = [o.node_id for o in olds if o.node_id]
-    return Committed(nid, rel, title, "", "short", superseded, list(conflicts))
+    return Committed(nid, rel, title, "", "short", superseded, list(conflicts), superseded_paths=[o.path for o in olds])
 
 
 def _withdraw(ws: Workspace, draft: ParsedNote) -> bool:

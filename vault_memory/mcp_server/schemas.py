@@ -105,6 +105,7 @@ class RelatedNoteOut(TypedDict):
     similarity: float | None
     snippet: str
     reasons: list[str]
+    also_in: list[str]  # unlinked notes matching through a copy of the same line, folded into this one
 
 
 class RelatedOut(TypedDict):
@@ -138,6 +139,7 @@ class ConflictOut(TypedDict):
     similarity: float | None
     kind: str  # conflict | duplicate
     statement: str
+    replaceable: bool  # an agent memory: `supersedes` may replace it; a person's note is edited instead
 
 
 class StagedOut(TypedDict):
@@ -171,6 +173,7 @@ class CommittedOut(TypedDict):
     staged_path: str
     tier: str
     supersedes: list[str]
+    superseded_paths: list[str]
     conflicts_with: list[str]
     conflicts: list[ConflictOut]
     existing: bool

@@ -61,6 +61,8 @@ CLI_ONLY = {
     "config": "settings are the server's command line",
     "mcp": "starts this server",
     "calibrate": "measures the embedder's cosine scale, for a person at a terminal",
+    "hook": "an agent client's hook runs it on each turn; the server's clients call prefetch",
+    "demo": "copies the shipped demo vault, for a person trying vault-memory",
 }
 #: MCP tools whose CLI verb has another name (or is an option of one).
 CLI_VERB = {"staged_list": "staged", "commit_all": "commit"}

@@ -168,7 +168,11 @@ def _ids(value: list[str] | str) -> list[str]:
     return out
 
 
-def _tags(value: list[str] | str | None) -> list[str]:
+def _tags(value: list[str] | str | None, *, one: bool = True) -> list[str]:
+    """Checked tags. `one`: a single string is one tag (a filter's `tags="travel"`); a memory's
+    tags must be a list (`stage(tags="notalist")` was taken, issue 40)."""
+    if isinstance(value, str) and not one:
+        raise ToolInputError(f'`tags` must be a list of tags, not a string (got {value!r:.40}), e.g. tags=["travel"]')
     items = [] if value is None else [value] if isinstance(value, str) else value
     if not isinstance(items, list) or len(items) > TAGS_MAX:
         raise ToolInputError(f'`tags` must be a list of at most {TAGS_MAX} tags, e.g. tags=["travel"]')
@@ -245,7 +249,7 @@ TargetArg = Annotated[
     str, Field(description="The note: its title, alias, file name, vault path, [[wikilink]] (with #Heading) or node_id")
 ]
 TitleArg = Annotated[str | None, Field(description="A title (default: the first words of the text)")]
-MemTagsArg = Annotated[list[str] | str | None, Field(description="Tags to give the memory, e.g. ['family']")]
+MemTagsArg = Annotated[list[str] | None, Field(description="Tags to give the memory, a list, e.g. ['family']")]
 
 
 class Tools:
@@ -445,7 +449,7 @@ class Tools:
         tags: MemTagsArg = None,
     ) -> RememberOut:
         t, old = _text(text, "text", TEXT_MAX), _opt(supersedes, "supersedes", ID_MAX)
-        ttl, tg = _opt(title, "title"), _tags(tags)
+        ttl, tg = _opt(title, "title"), _tags(tags, one=False)
         done = self.service.call(lambda m: m.remember(t, title=ttl, tags=tg, supersedes=old))
         indexed = self.service.await_indexed([done.path] if not done.existing else [])
         return cast(RememberOut, done.to_dict() | {"indexed": indexed})
@@ -462,7 +466,7 @@ class Tools:
         title: TitleArg = None,
         tags: MemTagsArg = None,
     ) -> StageOut:
-        t, ttl, tg = _text(text, "text", TEXT_MAX), _opt(title, "title"), _tags(tags)
+        t, ttl, tg = _text(text, "text", TEXT_MAX), _opt(title, "title"), _tags(tags, one=False)
         sm = self.service.call(lambda m: m.stage(t, title=ttl, tags=tg))
         return cast(StageOut, sm.to_dict() | {"indexed": self.service.await_indexed([sm.path])})
 

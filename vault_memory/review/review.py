@@ -33,6 +33,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -357,17 +358,28 @@ def _chart(
         used = s.anchor.timestamp() if s.anchor is not None and s.anchor_source == "last_accessed" else 0.0
         return (-used, 0 if mine else 1, -v.strength, v.path)
 
-    # One line per distinct curve: memories made together and never recalled share one history,
-    # and six identical lines say less than one that says how many share it.
-    curves: dict[tuple[float, ...], ChartLine] = {}
+    # One line per curve a reader can tell apart: memories made in one session and never recalled
+    # share one history (to the hour, not the second), and eleven memories drawn as three lines on
+    # top of each other, with three legend rows, said less than one line that says how many share
+    # it (issue 40). Lines closer than CHART_RESOLUTION at every point are one line.
+    curves: list[ChartLine] = []
     for v, s in sorted(alive, key=rank):
         values = [round(ws.decay.strength(s, now + dt.timedelta(days=d)), 3) for d in days]
-        line = curves.get(tuple(values))
+        line = next((c for c in curves if _indistinct(c.values, values)), None)
         if line is not None:
             line.shared.append(v)
         elif len(curves) < limit:
-            curves[tuple(values)] = ChartLine(v, values)
-    return list(curves.values()), days
+            curves.append(ChartLine(v, values))
+    return curves, days
+
+
+#: Two curves closer than this at every week are drawn as one line: a twentieth of the chart's
+#: height (strength 0 to 1), about what a reader can tell apart on it.
+CHART_RESOLUTION = 0.05
+
+
+def _indistinct(a: Sequence[float], b: Sequence[float]) -> bool:
+    return all(abs(x - y) < CHART_RESOLUTION for x, y in zip(a, b, strict=True))
 
 
 def gather(ws: Workspace, now: dt.datetime | None = None, *, chart_lines: int = 6) -> Review:

@@ -44,6 +44,22 @@ class ObsidianSettings:
     daily_template: str = ""  # vault-relative .md path of the daily-notes template, "" when none
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
+    def why_excluded(self, rel: str) -> str:
+        """Which of Obsidian's settings takes this path out, in words ("" when none does)."""
+        if rel.lower().endswith(EXCALIDRAW_SUFFIX):
+            return "it is an Excalidraw drawing"
+        if rel in self.template_files:
+            return "it is the template of Obsidian's Daily notes (.obsidian/daily-notes.json)"
+        for folder in self.template_folders:
+            if rel == folder or rel.startswith(folder + "/"):
+                return (
+                    f"it is in {folder}/, the vault's template folder (Obsidian's Templates or Templater settings): "
+                    "a template is not a note"
+                )
+        if self.excludes(rel):
+            return "Obsidian's Excluded files (Settings > Files and links) take it out"
+        return ""
+
     def excludes(self, rel: str, *, is_dir: bool = False) -> bool:
         """Whether Obsidian's own settings take this path out (templates, excluded files, drawings)."""
         if not is_dir and rel.lower().endswith(EXCALIDRAW_SUFFIX):

@@ -73,6 +73,19 @@ class IgnoreRules:
     def is_note(self, rel: str) -> bool:
         return rel.lower().endswith(".md") and not self.ignored(rel)
 
+    def why_not_a_note(self, rel: str) -> str:
+        """Why `rel` is not a note vault-memory manages, in words that name the rule ("" if it is one)."""
+        if not rel.lower().endswith(".md"):
+            return "not a Markdown (.md) file"
+        if any(p.startswith(".") for p in rel.split("/")):
+            return "in a dot-folder or a dot-file (never read)"
+        why = self.obsidian.why_excluded(rel)
+        if why:
+            return why
+        if self.patterns and self._spec.match_file(rel):
+            return "ignored by a pattern of the `ignore` setting or .vaultmemoryignore"
+        return ""
+
 
 @dataclass
 class NoteWalk:
