@@ -104,11 +104,12 @@ _DATAVIEW = re.compile(r"`=\s*this\.|`=\s*\[|^```\s*(dataview|dataviewjs|query)\
 
 
 def navigation_only(text: str) -> bool:
-    """An entry that is only a way to other notes: its links (wikilinks, Markdown links, URLs) take
-    most of it, or fewer than three words are left without them and dates."""
-    links = sum(len(m) for rx in (_WIKILINK, _MDLINK, _URL) for m in rx.findall(text))
+    """An entry that is only a way to other notes: once its links (wikilinks, Markdown links with their
+    text, URLs), dates and task boxes are out, fewer than two words of its own are left (a README's
+    `- [Generate A UUID](postgres/generate-a-uuid.md)`, a daily note's `[[2026-10-15]] · [[2026-10-19]]`).
+    Counted independently of the library's own rule (text.says_something), a little stricter."""
     rest = _DATE.sub(" ", _URL.sub(" ", _MDLINK.sub(" ", _WIKILINK.sub(" ", text))))
-    return len(_WORD.findall(rest)) < 3 or links >= 0.6 * max(1, len(text.strip()))
+    return len(_WORD.findall(rest.replace("[x]", " ").replace("[ ]", " "))) < 2
 
 
 def dataview_code(text: str) -> bool:
