@@ -38,9 +38,9 @@ def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT
         return snippet("\n" + body, query, width=cap)
     units = sentence_units(body, rules.table_headers)
     sentences = [s for s, _ in units]
-    if answer not in sentences:  # a property read with its note's title (windows.about)
-        return answer
     others = part.window.others if part.window is not None else ()
+    if answer not in sentences:  # a property read with its note's title (windows.about)
+        return " … ".join([answer, *[w for w in others if w in sentences][:1]])
     return answering_lines(units, sentences.index(answer), others, cap, rules)
 
 
@@ -78,7 +78,20 @@ def answering_lines(
         more = [i for i in piece if i not in chosen and i not in fences]
         if more and _length(units, chosen | set(more)) <= cap:
             chosen.update(more)
-    return _joined(units, sorted(chosen), code)
+    if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
+        return units[at][0]
+    shown = _joined(units, sorted(chosen), code)
+    # the room left goes to the part's next sentence, cut on a word ("…"), as a reader reads on
+    after = next((i for i in range(max(chosen) + 1, len(units)) if i not in fences), None)
+    room = cap - len(shown) - 1
+    if after is not None and units[after][1] == unit and room >= MIN_TAIL and after - 1 in chosen:
+        tail = units[after][0]
+        shown += " " + (tail if len(tail) <= room else tail[: tail.rfind(" ", 0, room - 1)].rstrip() + "…")
+    return shown
+
+
+#: The next sentence is shown in part only when this much room is left for it.
+MIN_TAIL = 40
 
 
 def _code_blocks(units: Sequence[tuple[str, int]]) -> tuple[dict[int, list[int]], set[int]]:

@@ -112,10 +112,11 @@ def _pick(
 ) -> list[str]:
     """pick_windows over (window, its lowercase) pairs; with `needles` (see `_needles`), a window
     containing none of them is passed over before it is tokenized (it can share no term). With
-    `link_words`, a sentence of MIN_WINDOW_WORDS words of its own (numbers aside) shares the words of
-    its links too: "My [[window manager]] of choice." names a window manager (a garden of notes written
-    in links), while "See [[Move staging URL]]." and "13:00 Lunch with [[Jonas Weber]]." reach the
-    query only through a link, as before."""
+    `link_words`, a sentence of MIN_WINDOW_WORDS words of its own (numbers aside), and no fewer than
+    its links have, shares the words of its links too: "My [[window manager]] of choice." names a
+    window manager (a garden of notes written in links), while "See [[Move staging URL]].", "See also
+    [[Atlas Runbook]] and [[Atlas Runbook#Rollback|rollback steps]]." and "13:00 Lunch with [[Jonas
+    Weber]]." reach the query only through a link, as before."""
     if not terms:
         return []
     scored = []
@@ -125,8 +126,11 @@ def _pick(
         words = _WORD.findall(without_links(low))
         if len(words) < MIN_WINDOW_WORDS:
             continue
-        if link_words and "[[" in low and sum(1 for w in words if not w.isdigit()) >= MIN_WINDOW_WORDS:
-            words = _WORD.findall(unlink(low))
+        if link_words and "[[" in low:
+            linked = _WORD.findall(unlink(low))
+            own = sum(1 for w in words if not w.isdigit())
+            if own >= max(MIN_WINDOW_WORDS, len(linked) - len(words)):
+                words = linked
         shared = len(terms & set(map(_stem_of, words)))
         if shared > 0:
             scored.append((-shared, i, w))

@@ -11,7 +11,10 @@ as it blanks `%% comments %%` and query blocks, lines kept as empty lines.
 Which lines: every line of a template file (Obsidian's template folders and the daily-notes
 template: obsidian.py), read as a whole-line pattern in which a template expression (Templater's
 `<% ... %>`, core Templates' `{{date}}`) matches anything, a checkbox matches either state, and
-surrounding spaces are ignored. A template line that says no word of its own (`# {{date}}`, `- [ ]`,
+surrounding spaces are ignored. A template's headings stay: they cut a note into its sections, and
+blanked they joined a daily note's task list to its log ("when is Maya's birthday" met "Reply to
+[[Maya Chen]]" and "Mum's birthday gift idea" in one chunk; bench real_vault). A template line
+that says no word of its own (`# {{date}}`, `- [ ]`,
 a lone expression) is no pattern: it would match a person's own lines. A fenced block (a Buttons
 or Dataview block) goes only as a whole, when its opening line and every line in it are the
 template's: blanking part of it would leave a fence open and turn the rest of the note into code.
@@ -32,6 +35,7 @@ _EXPRESSION = re.compile(r"<%.*?%>|\{\{.*?\}\}")
 _CHECKBOX = re.compile(r"^([-*+]\s+)\[[ xX]\]")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 #: Template files larger than this are not read for scaffolding (a template is a page, not a book).
 MAX_TEMPLATE_BYTES = 256 * 1024
 
@@ -91,7 +95,7 @@ class Scaffolding:
         while i < len(lines):
             m = _FENCE.match(lines[i])
             if m is None:
-                if self.matches(lines[i]):
+                if self.matches(lines[i]) and not _HEADING.match(lines[i]):
                     out[i] = ""
                 i += 1
                 continue
