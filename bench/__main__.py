@@ -51,6 +51,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "tools": ("bench.studies.tools", None),
     "warm_ab": ("bench.studies.warm_ab", None),
     "ablate": ("bench.studies.ablate", None),
+    "new_question": ("bench.studies.new_question", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")

@@ -99,14 +99,14 @@ MemoryFactory = Callable[..., Memory]
 def make_memory(vault: Path, index_dir: Path) -> Iterator[MemoryFactory]:
     opened: list[Memory] = []
 
-    def factory(embedder: Any = None, calibration: Any = None, **overrides: Any) -> Memory:
+    def factory(embedder: Any = None, calibration: Any = None, rules: Any = None, **overrides: Any) -> Memory:
         cfg = Config(
             vault=overrides.pop("vault", vault),
             index_dir=overrides.pop("index_dir", index_dir),
             embedder="fake",
             **overrides,
         )
-        mem = Memory(cfg, embedder=embedder or FakeEmbedder(), clock=lambda: NOW, calibration=calibration)
+        mem = Memory(cfg, embedder=embedder or FakeEmbedder(), clock=lambda: NOW, calibration=calibration, rules=rules)
         opened.append(mem)
         return mem
 

@@ -370,7 +370,7 @@ def test_recall_explain_in_process_and_json(vault: Path, index_dir: Path) -> Non
     assert runner.invoke(app, [*args, "index"]).exit_code == 0
     out = runner.invoke(app, [*args, "recall", "espresso grinder", "--explain", "--no-touch", "-k", "3"])
     assert out.exit_code == 0, out.output
-    assert "| relevance " in out.stdout and "strength " in out.stdout and "tier " in out.stdout
+    assert "| score: relevance " in out.stdout and "| order: strength " in out.stdout and "tier " in out.stdout
     res = runner.invoke(app, [*args, "recall", "espresso grinder", "--explain", "--no-touch", "--json"])
     hits = json.loads(res.stdout)["hits"]
     ex = hits[0]["explain"]
@@ -406,7 +406,7 @@ def test_recall_explain_console_script(vault: Path, index_dir: Path) -> None:
         [*args, "recall", "espresso grinder", "--explain", "--no-touch"], capture_output=True, text=True, timeout=300
     )
     assert res.returncode == 0, res.stderr
-    assert "| relevance " in res.stdout and "(#1 by relevance" in res.stdout
+    assert "| score: relevance " in res.stdout and "(#1 by relevance" in res.stdout
 
 
 def test_closest_window_is_the_sentence_nearest_the_query_and_embeds_each_once(tmp_path: Path) -> None:

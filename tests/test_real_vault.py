@@ -477,7 +477,7 @@ def test_a_plan_written_twice_is_not_a_later_statement_of_what_happened(tmp_path
         again = next(h for h in hits if h.path == "Daily/2026-10-09.md")
         assert again.explain is not None and again.explain["repeats"] == "Daily/2026-10-02.md"
         said = "adds no word to Daily/2026-10-02.md, above it: counts from that one's day"
-        assert said in render_explain(again.explain)  # the README's words
+        assert "order: " + said in render_explain(again.explain)  # the README's words, named for their stage
         hits = m.recall("how far am I with scanning box 3 of the slides", k=3, now=rv.NOW, touch=False, explain=True)
         assert hits[0].path == "Daily/2026-10-08.md" and hits[0].explain is not None
         why = "moved above #1 (by relevance): states the same thing differently, stated later"

@@ -36,6 +36,7 @@ from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
 from vault_memory.memory import Memory
 from vault_memory.search.decay import state_from_meta
+from vault_memory.search.rules import DEFAULT_RULES
 from vault_memory.vault import notefile
 from vault_memory.vault.fields import parse_time
 from vault_memory.vault.notefile import parse_note, read_note
@@ -265,19 +266,19 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
 def test_a_committed_memory_stays_short_however_often_it_is_used(mem: Memory, empty_vault: Path) -> None:
     sm = mem.stage("Backups live on the NAS under /volume1/backup.", title="Backups", now=NOW)
     [done] = mem.commit([sm.node_id], now=NOW).committed
-    for day in range(4):
-        mem.recall("backups NAS volume1", now=NOW + day * DAY + dt.timedelta(hours=1))
+    for day in range(4):  # each use a half-life after the last, so each is written (rehearse_below)
+        mem.recall("backups NAS volume1", now=NOW + (day + 1) * 8 * DAY + dt.timedelta(hours=1))
     meta = meta_of(empty_vault, done.path)
     assert meta["tier"] == "short" and "rehearsal_days" not in meta
     assert "access_count" not in meta  # only the last use moves the curve
-    assert parse_time(meta["last_accessed"]) == NOW + 3 * DAY + dt.timedelta(hours=1)
+    assert parse_time(meta["last_accessed"]) == NOW + 32 * DAY + dt.timedelta(hours=1)
 
 
 def test_an_earlier_versions_days_of_use_are_removed_on_the_next_rehearsal(mem: Memory, empty_vault: Path) -> None:
     path = empty_vault / "Memory" / "Wifi.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "---\nnode_id: wifi0001\ntier: short\nrehearsal_days: 2\nlast_accessed: 2026-11-28T09:00:00+00:00\n"
+        "---\nnode_id: wifi0001\ntier: short\nrehearsal_days: 2\nlast_accessed: 2026-11-10T09:00:00+00:00\n"
         "mine: keep\n---\nThe wifi password is on the router's sticker.\n",
         encoding="utf-8",
     )
@@ -547,7 +548,7 @@ def test_remember_commits_a_conflict_and_reports_it(mem: Memory, empty_vault: Pa
 
 
 def test_remember_same_text_rehearses_instead_of_copying(mem: Memory, empty_vault: Path) -> None:
-    first = mem.remember("The wifi password is on the fridge.", now=NOW - 3 * DAY)
+    first = mem.remember("The wifi password is on the fridge.", now=NOW - 10 * DAY)
     files = sorted(snapshot(empty_vault))
     again = mem.remember("The WiFi password is on the fridge. ", now=NOW)
     assert again.existing and again.node_id == first.node_id and again.path == first.path
@@ -726,11 +727,11 @@ def test_recall_changes_only_last_accessed_and_drops_a_retired_count(
     put(
         empty_vault,
         "a.md",
-        "---\r\ntitle: 'Boiler'   # quoted\r\naccess_count: 4\r\nnode_id: n1\r\ndate: 2026-10-01\r\n---\r\n"
+        "---\r\ntitle: 'Boiler'   # quoted\r\naccess_count: 4\r\nnode_id: n1\r\ndate: 2026-09-01\r\n---\r\n"
         "The boiler service is every October.\r\n",
     )
     # dated by its name: an undated note is not rehearsed (it has no age to restart)
-    put(empty_vault, "2026-10-02.md", "\ufeffThe boiler pressure should read 1.5 bar.\n\n\n")
+    put(empty_vault, "2026-09-02.md", "\ufeffThe boiler pressure should read 1.5 bar.\n\n\n")
     put(empty_vault, "c.md", "Unrelated: the car tyres are in the shed.\n")
     mem = make_memory(vault=empty_vault, calibration=replace(FAKE, strong=0.0))
     mem.index()
@@ -740,7 +741,7 @@ def test_recall_changes_only_last_accessed_and_drops_a_retired_count(
         hits = mem.recall(query, k=2, now=NOW)
         assert [h.rehearsed for h in hits] == [True, False]
         used.append(hits[0].path)
-    assert sorted(used) == ["2026-10-02.md", "a.md"]
+    assert sorted(used) == ["2026-09-02.md", "a.md"]
     after = snapshot(empty_vault)
     assert after["c.md"] == before["c.md"]
     # a first write also records the id; the retired access_count goes with our next write
@@ -752,7 +753,7 @@ def test_recall_changes_only_last_accessed_and_drops_a_retired_count(
         meta = read_note(empty_vault, path).meta
         assert meta["last_accessed"] == NOW
     assert "access_count" not in read_note(empty_vault, "a.md").meta
-    assert b"access_count:" not in after["2026-10-02.md"]
+    assert b"access_count:" not in after["2026-09-02.md"]
 
 
 def test_human_edit_between_read_and_write_is_never_lost(
@@ -884,7 +885,7 @@ def test_cli_newest_statement_stays_first_after_recall_rehearses_both(cli: Cli, 
         hits = cli.hits(query, "--now", at(NOW))
         assert [h["path"] for h in hits[:2]] == ["chat 2026-11.md", "chat 2026-08.md"]
     assert meta_of(empty_vault, "chat 2026-08.md")["last_accessed"] == NOW
-    assert hits[0]["strength"] == hits[1]["strength"] == 1.0
+    assert hits[1]["strength"] == 1.0 > hits[0]["strength"]  # the older one rehearsed: stronger, still second
 
 
 def test_cli_transcripts_keep_relevance_order(cli: Cli, empty_vault: Path) -> None:
@@ -1113,3 +1114,30 @@ def test_remember_writes_its_note_once_as_stage_then_commit_would_leave_it(
         assert done.supersedes == (["ed1tor0000000001"] if supersedes else [])
         made[name] = (vault / done.path).read_text() + (vault / "Notes" / "Editor.md").read_text()
     assert made["once"] == made["twice"]
+
+
+def test_recall_writes_a_use_only_once_the_note_has_lost_half_its_strength(
+    make_memory: MemoryFactory, empty_vault: Path
+) -> None:
+    """Issue 39: rehearsal rewrote people's notes 747 times in the simulated year. A use is written
+    only when it moves the note's curve by a half-life or more (ReadRules.rehearse_below): a note
+    used again while still strong is left as it is (bench lifetime: 767 -> 355 files rewritten, the
+    needed fact in the block unchanged)."""
+    put(empty_vault, "boiler.md", "---\ndate: 2026-11-20\n---\nThe boiler service is every October.\n")
+    mem = make_memory(vault=empty_vault, calibration=replace(FAKE, strong=0.0))
+    mem.index()
+    before = snapshot(empty_vault)
+    [hit] = mem.recall("boiler service October", k=1, now=NOW)  # 9 days of a 60-day half-life
+    assert hit.strength > 0.5 and not hit.rehearsed and snapshot(empty_vault) == before
+    [hit] = mem.recall("boiler service October", k=1, now=NOW + 60 * DAY)
+    assert hit.strength < 0.5 and hit.rehearsed
+    assert read_note(empty_vault, "boiler.md").meta["last_accessed"] == NOW + 60 * DAY
+    every = make_memory(
+        vault=empty_vault,
+        index_dir=empty_vault.parent / "i2",
+        calibration=replace(FAKE, strong=0.0),
+        rules=DEFAULT_RULES.but(rehearse_below=1.01),
+    )
+    every.index()
+    [hit] = every.recall("boiler service October", k=1, now=NOW + 61 * DAY)
+    assert hit.rehearsed  # the rule off: every clear use is written

@@ -136,8 +136,9 @@ def test_weak_recalls_write_nothing_and_a_clear_one_rehearses_that_note_only(ome
     )
     assert hits[0].path == "People/Maya Chen.md" and not hits[0].rehearsed and hits[0].strength == 1.0
     assert changed(ovault) == []
-    # a dated note (a daily note's name) that clearly answers is rehearsed, and only it
-    hits = omem.recall("fixed the bike chain and oiled the gears", now=NOW + dt.timedelta(days=31))
+    # a dated note (a daily note's name) that clearly answers, and has lost half its strength (a
+    # half-life since it was stated: ReadRules.rehearse_below), is rehearsed, and only it
+    hits = omem.recall("fixed the bike chain and oiled the gears", now=NOW + dt.timedelta(days=40))
     assert hits[0].path == "Daily Notes/2026-11-02.md" and hits[0].rehearsed
     assert [h.path for h in hits if h.rehearsed] == ["Daily Notes/2026-11-02.md"]
     assert changed(ovault) == ["Daily Notes/2026-11-02.md"]

@@ -26,7 +26,7 @@ from vault_memory.vault.notefile import read_note, write_note
 EVERY_HIT_USED = replace(FAKE, strong=-1.0)
 
 EXE = str(Path(sys.executable).parent / "vault-memory")
-HUMAN = "---\ntitle: Router\ndate: 2026-11-01\nmykey: human value\n---\nThe wifi router is in the hallway cupboard.\n"
+HUMAN = "---\ntitle: Router\ndate: 2026-09-01\nmykey: human value\n---\nThe wifi router is in the hallway cupboard.\n"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 

@@ -116,6 +116,16 @@ VARIANTS: tuple[Variant, ...] = (
         rules={"shows_cued_dormant": False},
     ),
     Variant(
+        "unknown_names_heard",
+        "a turn naming something no memory mentions is still answered by the closest memories",
+        rules={"unknown_names_silence": False},
+    ),
+    Variant(
+        "rehearse_always",
+        "recall writes every clear use into the note, however strong it still is (the rule before issue 39)",
+        rules={"rehearse_below": 1.01},
+    ),
+    Variant(
         "first_not_cued",
         "the query's first hit is cued like any other hit (a clear match, or all its words): the rule before a "
         "person's faded decision went missing from the block for a turn about it",

@@ -12,8 +12,10 @@ rules.py`); a variant is `DEFAULT_RULES.but(rule=off)`, and each is run, over th
   the block, unanswerable questions all weak;
 - `updates_hard` (recall k = 5, decay on): newest statement first, all statements in the top 5,
   and the block's newest statement shown;
-- SciFact (hybrid, decay off, as its runner asks): nDCG@10 in the "first" column, Recall@100 in "top 5";
-- LoCoMo (categories 1-4, chunk granularity, decay on): evidence R@5 in "first", R@10 in "top 5".
+- SciFact (hybrid, decay off, as its runner asks; its first 150 test queries): nDCG@10 in the "first"
+  column, Recall@100 in "top 5";
+- LoCoMo (categories 1-4, chunk granularity, decay on; each conversation's first 50 questions):
+  evidence R@5 in "first", R@10 in "top 5".
 
 And the latency of a new question: the p50 of 20 real-vault questions asked with a word no text
 holds added (so no query vector and no answer sentence is cached), per variant.
@@ -41,11 +43,20 @@ from ..runners import foreign
 # Each variant: (name, what it changes, the rules' fields it sets). The switches come from the record
 # itself (rules.switches()); these are the rules that are a number rather than a switch.
 NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    (
+        "navigation_full_weight",
+        "a chunk that only points elsewhere keeps all its relevance",
+        {"navigation_weight": 1.0},
+    ),
     ("no_answer_sentences", "chunks are scored whole: no answer sentence is embedded", {"windows_per_chunk": 0}),
     ("two_sentences_a_chunk", "2 answer sentences a chunk, not 3", {"windows_per_chunk": 2}),
     ("no_first_hit_cue", "the query's first hit is cued like any other dormant note", {"first_hit_cue": None}),
     ("sentence_alone", "an entry shows its answer sentence alone (no neighbours)", {"context_sentences": 0}),
 )
+#: Every variant runs every set: SciFact's first 150 test queries and each LoCoMo conversation's first
+#: 50 questions (of categories 1-4) keep a full run to a few minutes a variant; the runners ask all.
+SCIFACT_QUERIES = 150
+LOCOMO_QUESTIONS = 50
 SETS = ("dexter", "flancian", "jbranchaud-til", "longmemeval", "real_vault", "updates_hard", "scifact", "locomo")
 COLUMNS = ("first", "top5", "newest", "block", "silence")
 
@@ -60,9 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def variants() -> list[tuple[str, str, dict[str, Any]]]:
     """Every rule of the record that can be switched off, as (name, what, fields)."""
-    from vault_memory.search.rules import switches
+    from vault_memory.search.rules import DEFAULT_RULES, switches
 
-    out = [(f"no_{name}", f"`{name}` off", {name: False}) for name in switches()]
+    out = [
+        (f"no_{name}", f"`{name}` off", {name: False})
+        if getattr(DEFAULT_RULES, name)
+        else (f"with_{name}", f"`{name}` on (off by default)", {name: True})
+        for name in switches()
+    ]
     return out + list(NUMBERS)
 
 
@@ -153,7 +169,7 @@ def mem_vault(mem: Any) -> Path:
 
 
 def _scifact(ds: Any, now: Any, quick: bool) -> Evaluate:
-    queries = list(ds.queries.items())[: 10 if quick else None]
+    queries = list(ds.queries.items())[: 10 if quick else SCIFACT_QUERIES]
 
     def run(mem: Any) -> dict[str, float | None]:
         ndcg, rec = [], []
@@ -177,7 +193,9 @@ def _locomo(conv: Any, quick: bool) -> Evaluate:
     from ..data.datasets import turn_ids
     from ..runners import locomo as lr
 
-    questions = [q for q in conv.questions if q.category in lr.CATEGORIES and q.evidence][: 8 if quick else None]
+    questions = [q for q in conv.questions if q.category in lr.CATEGORIES and q.evidence][
+        : 8 if quick else LOCOMO_QUESTIONS
+    ]
     now = conv.last_date + lr.NOW_AFTER_LAST
 
     def run(mem: Any) -> dict[str, float | None]:

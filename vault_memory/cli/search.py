@@ -145,17 +145,18 @@ ALSO_SHOWN = 3
 
 
 def render_explain(ex: dict[str, Any]) -> list[str]:
-    """A hit's `explain` as a few lines for people."""
+    """A hit's `explain` as a few lines for people, each named for the stage of the read path that
+    did it (docs/ranking.md: pool, score, pick, order, fold, present)."""
     cover = "" if ex["coverage"] is None else f" x coverage {ex['coverage']:.2f}"
     window = ex["window"]
     dense = f"cosine {ex['dense']:.3f}" + (f", best sentence {window['similarity']:.3f}" if window else "")
     lines = [
-        f"relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}"
+        f"score: relevance {ex['relevance']:.3f} (#{ex['relevance_rank']} by relevance; {ex['mode']}"
         + ("; stated on the day the query names: first" if ex.get("on_day") else "")
         + f"): bm25 {ex['bm25']:.2f}{cover}, {dense}"
     ]
     if window and window["similarity"] > ex["dense"]:  # the sentence, not the whole chunk, decided
-        lines.append(f"answers with: {window['text']}")
+        lines.append(f"score: answers with: {window['text']}")
     stated = ex["stated"]
     when = (
         f"stated {stated['when']} ({stated['source']})" if stated else "undated (no age; never newer than another note)"
@@ -170,15 +171,17 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
         if x
     )
     lines.append(
-        f"strength {ex['strength']:.3f}, tier {ex['tier']}, {when}"
+        f"order: strength {ex['strength']:.3f}, tier {ex['tier']}, {when}"
         + (f", {marks}" if marks else "")
         + ("" if ex["decay"] else ", decay off")
     )
     if ex["same_fact"]:
-        lines.append("states the same thing as: " + ", ".join(ex["same_fact"]))
+        lines.append("order: states the same thing as: " + ", ".join(ex["same_fact"]))
     if ex.get("repeats"):
-        lines.append(f"adds no word to {ex['repeats']}, above it: counts from that one's day")
-    lines += list(ex["moved"])
+        lines.append(f"order: adds no word to {ex['repeats']}, above it: counts from that one's day")
+    lines += [("fold: " if m.startswith("a line copied") else "order: ") + m for m in ex["moved"]]
+    if ex.get("unknown"):
+        lines.append("present: weak: the query names " + ", ".join(ex["unknown"]) + ", which no note mentions")
     return lines
 
 

@@ -286,6 +286,8 @@ def _rehearse_one(ws: Workspace, nid: str, rel: str, now: dt.datetime) -> str | 
         and -REHEARSAL_COALESCE_SECONDS < (now - state.anchor).total_seconds() < REHEARSAL_COALESCE_SECONDS
     ):
         return None  # used a moment ago (or replayed from just before): one write covers both
+    if ws.decay.strength(state, now) >= ws.read_rules.rehearse_below:
+        return None  # still strong: a write would move its curve by little (ReadRules.rehearse_below)
     fields = ws.decay.rehearse(state, now)
     if not fields:
         return None  # a replay from before its last use: nothing to move

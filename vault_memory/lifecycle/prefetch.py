@@ -266,7 +266,13 @@ def prefetch(
             return [_oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
 
         entries, kept_out = present(
-            query, got, cfg.prefetch_entry_cap, decay=decay, closest=closest, day_parts=day_parts, rules=rules
+            query,
+            got,
+            cfg.prefetch_entry_cap,
+            decay=decay,
+            closest=closest,
+            day_parts=day_parts,
+            rules=rules,
         )
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)

@@ -336,6 +336,7 @@ def recall(
         top = [r for r, _ in folded]
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
             h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
+            h.explain["unknown"] = list(got.unknown)
             if h.also_in:  # recall.fold_copies, in the README's words
                 shown = "the day the query names" if r.cand.on_day else "the newest copy shown"
                 h.explain["moved"].append(

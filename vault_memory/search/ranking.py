@@ -351,11 +351,8 @@ def same_fact_groups(
     n = len(items)
     if n == 0:
         return []
-    top = max(r.cand.answer_similarity for r in items)
-    floor = -1.0 if rules.answer_gap is None else top - rules.answer_gap
     ok = [
-        a is not None and not is_episodic(r.state) and r.state.stated.dated and r.cand.answer_similarity >= floor
-        for r, a in zip(items, answers, strict=True)
+        a is not None and not is_episodic(r.state) and r.state.stated.dated for r, a in zip(items, answers, strict=True)
     ]
     links = [
         (i, j)

@@ -74,9 +74,6 @@ class ReadRules:
     one_fact_present_only: bool = True
     head: int = 5
     relevance_band: float = 0.35
-    #: ... and whose answer sentence is within this cosine of the best answer's (None: any that
-    #: clears the weak bar through the best answer).
-    answer_gap: float | None = None
     #: Statements of one fact are linked only within one folder (a note updates notes of its kind).
     same_folder: bool = True
     #: A later note that adds no word to one above it counts from that one's day.
@@ -103,6 +100,9 @@ class ReadRules:
     shows_cued_dormant: bool = True
     #: ... unless a live note that answers the turn names it in `conflicts_with`.
     keeps_replaced_out: bool = True
+    #: Recall writes a use into a note only once it has lost this share of its strength (a write
+    #: that moves the curve by less changes little of what decay does).
+    rehearse_below: float = 0.5
     #: An entry shows its answer's whole list item or prose when it fits the entry cap ...
     whole_list_item: bool = True
     #: ... and the code block after the answer (a how-to's command) ...

@@ -1,0 +1,140 @@
+"""The latency of a question never asked before, in process, with the default embedder (issue 38).
+
+A new question costs its query vector and the answer sentences of its best chunks embedded at query
+time (search.score, windows.py); a repeated one finds both cached. Each index is copied without its
+query-vector and window caches, then every question is asked once (new) and again (repeated) in one
+warm process, one after the other, so the two are measured on the same machine moment:
+
+- `synth-10000`: the 10,000 synthetic notes `scale --notes 10000` indexes with fake vectors,
+  relabelled as MiniLM's: the real model embeds the queries and the answer sentences, so every step
+  is timed at 10k notes, but what ranks means nothing (questions: note titles reworded);
+- SciFact (5,183 notes, MiniLM, after `scifact`): its test queries;
+- the LongMemEval pool (2,933 sessions, MiniLM, after `foreign`): its dev questions.
+
+`--questions N` (default 60). Reports p50 / p95 ms per index, new and repeated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import random
+import shutil
+import sqlite3
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from ..data import foreign as fd
+from ..harness import Result, RunOptions, cache_key, log, open_memory, table
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", type=int, default=None, help="questions per index (default 60)")
+
+
+def _fresh_copy(index: Path, dest: Path, relabel_from: Path | None = None) -> Path:
+    """`index` copied to `dest` without the caches a process fills (query vectors, answer windows);
+    `relabel_from`: a MiniLM index whose embedder identity the copy takes (fake vectors, real queries)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(
+        index, dest, ignore=shutil.ignore_patterns("writer.lock", "query-vectors.sqlite*", "windows.sqlite*")
+    )
+    if relabel_from is not None:
+        src = sqlite3.connect(relabel_from / "catalog.sqlite")
+        try:
+            (identity,) = src.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        finally:
+            src.close()
+        db = sqlite3.connect(dest / "catalog.sqlite")
+        try:
+            db.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (identity,))
+            db.commit()
+        finally:
+            db.close()
+    return dest
+
+
+def _targets(opts: RunOptions, n: int) -> list[tuple[str, Path, Path, list[str], dt.datetime | None]]:
+    out = []
+    work = opts.cache / "new_question"
+    scifact_index = opts.cache / "index" / cache_key("scifact", "full", "minilm")
+    synth_index = opts.cache / "index" / "synth-10000-fake_384-scale"
+    synth_vault = opts.cache / "vaults" / "synth-10000"
+    if synth_index.is_dir() and synth_vault.is_dir() and scifact_index.is_dir():
+        rng = random.Random(7)
+        titles = sorted(p.stem for p in synth_vault.rglob("*.md"))
+        qs = [f"what did I write about {t.replace('-', ' ')}" for t in rng.sample(titles, n)]
+        out.append(
+            ("synthetic 10,000 notes", synth_vault, _fresh_copy(synth_index, work / "synth", scifact_index), qs, None)
+        )
+    else:
+        log("new_question: no 10k synthetic index (python -m bench scale --notes 10000) or no SciFact index; skipped")
+    if scifact_index.is_dir():
+        from ..data.datasets import SCIFACT_CREATED, load_scifact_qrels, read_jsonl
+
+        judged = load_scifact_qrels(opts.data)
+        qs = [str(q["text"]) for q in read_jsonl(opts.data / "scifact" / "queries.jsonl") if str(q["_id"]) in judged][
+            :n
+        ]
+        vault = opts.cache / "vaults" / cache_key("scifact", "full")
+        out.append(
+            (
+                "SciFact 5,183 notes",
+                vault,
+                _fresh_copy(scifact_index, work / "scifact"),
+                qs,
+                SCIFACT_CREATED + dt.timedelta(days=1),
+            )
+        )
+    lme = opts.cache / "foreign" / "index" / cache_key(fd.LME, "full", "minilm")
+    if lme.is_dir():
+        ds = fd.longmemeval(opts.data / "longmemeval-pool")
+        vault = opts.cache / "foreign" / "vaults" / cache_key(fd.LME, "full")
+        out.append(
+            (
+                "LongMemEval pool 2,933 sessions",
+                vault,
+                _fresh_copy(lme, work / "lme"),
+                [q.text for q in ds.questions][:n],
+                None,
+            )
+        )
+    return out
+
+
+def run(opts: RunOptions) -> Result:
+    res = Result("new_question", opts)
+    n = 5 if opts.quick else int(opts.extra.get("questions") or 60)
+    rows: list[list[Any]] = []
+    found: dict[str, Any] = {}
+    for what, vault, index, questions, now in _targets(opts, n):
+        with open_memory(vault, index, "minilm") as mem:
+            mem.recall("a first question loads the model", k=10, touch=False, now=now)
+            new, again = [], []
+            for q in questions:
+                t = time.perf_counter()
+                mem.recall(q, k=10, touch=False, now=now)
+                new.append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                mem.recall(q, k=10, touch=False, now=now)
+                again.append((time.perf_counter() - t) * 1000)
+        cell = {
+            "questions": len(questions),
+            "new_p50_ms": round(statistics.median(new), 1),
+            "new_p95_ms": round(sorted(new)[int(0.95 * (len(new) - 1))], 1),
+            "repeated_p50_ms": round(statistics.median(again), 1),
+        }
+        found[what] = cell
+        rows.append([what, cell["questions"], cell["new_p50_ms"], cell["new_p95_ms"], cell["repeated_p50_ms"]])
+        log(f"new_question {what}: {cell}")
+    res.params.update(questions=n, k=10, mode="hybrid")
+    res.results["indexes"] = found
+    res.markdown += [
+        "A question never asked before (its query vector and answer sentences not cached) and the same "
+        "question again, in one warm process, MiniLM; each index copied without its caches.",
+        "",
+        *table(["index", "questions", "new p50 ms", "new p95 ms", "repeated p50 ms"], rows),
+    ]
+    return res
