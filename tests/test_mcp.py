@@ -480,6 +480,26 @@ def test_notes_are_resources(served: Service) -> None:
     run_with(served, body)
 
 
+def test_read_over_mcp_hides_a_comment_in_a_heading(served: Service, vault: Path) -> None:
+    """What recall hides every tool hides (issue 41, finding 5): the MCP `read`, its outline, its "no such
+    heading" error and the note resource."""
+    (vault / "Coffee grinder.md").write_text(
+        "# Coffee grinder\n\n## Grinder %%safe code 4711%%\n\nBurr grinder, setting 12.\n", encoding="utf-8"
+    )
+
+    async def body(c: Client) -> None:
+        for args in ({"target": "Coffee grinder.md"}, {"target": "Coffee grinder.md", "heading": "Grinder"}):
+            r = await c.call_tool("read", args)
+            assert not r.is_error and r.structured_content is not None, text_of(r)
+            assert "4711" not in str(r.structured_content) and "Grinder" in str(r.structured_content)
+        r = await c.call_tool("read", {"target": "[[Coffee grinder#Roaster]]"})
+        assert r.is_error and "Grinder" in text_of(r) and "4711" not in text_of(r)
+        got = await c.read_resource("memory://note/Coffee%20grinder.md")
+        assert "4711" not in getattr(got.contents[0], "text", "")
+
+    run_with(served, body)
+
+
 def test_review_through_mcp_writes_nothing(served: Service, vault: Path) -> None:
     """The review note is readable through MCP (a tool and a resource) without writing it into the vault."""
 
