@@ -30,7 +30,15 @@ from ..errors import EmbedderMismatchError, NoteError, NoteParseError
 from ..hashing import sha256_hex
 from ..vault.fields import parse_bool, stated_epoch
 from ..vault.markdown import CHUNKER_VERSION, Chunk, chunk_note, extract_info
-from ..vault.notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note, read_note, stated_properties
+from ..vault.notefile import (
+    GENERATED_BY,
+    ParsedNote,
+    file_node_id,
+    parse_note,
+    read_bounded,
+    read_note,
+    stated_properties,
+)
 from ..vault.obsidian import DEFAULT_DAILY_FORMAT
 from ..vault.synccopies import conflict_copy
 from ..vault.walk import IgnoreRules, walk_notes
@@ -227,12 +235,17 @@ class Indexer:
             try:
                 with open(full, "rb") as fh:
                     before = os.fstat(fh.fileno())
-                    raw = fh.read(limit + 1)  # bounded even if it grew since the stat
+                    raw = read_bounded(fh, before.st_size, limit)  # bounded even if it grew since the stat
                     after = os.fstat(fh.fileno())
                     read_at = time.time()
             except OSError as exc:
                 scan.failures[rel] = f"cannot read: {exc.strerror or exc}"
                 scan.fresh.add(rel)
+                continue
+            except MemoryError:
+                self._pass_over(
+                    scan, recorded, rel, f"size:{file_stamp(st) if st else ''}", no_memory(st), "unreadable"
+                )
                 continue
             if len(raw) > limit:
                 del raw
@@ -255,6 +268,10 @@ class Indexer:
                 note = parse_note(rel, raw, mtime)
             except NoteParseError as exc:
                 self._pass_over(scan, recorded, rel, file_hash, str(exc), "unreadable")
+                continue
+            except MemoryError:
+                del raw
+                self._pass_over(scan, recorded, rel, file_hash, no_memory(after), "unreadable")
                 continue
             if parse_bool(note.meta.get("private")):
                 self._pass_over(
@@ -684,7 +701,18 @@ class Indexer:
 
     def _chunked(self, change: Change, scan: Scan) -> tuple[Change, ParsedNote, list[ChunkRow]] | None:
         note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
-        return None if note is None else (change, note, self.chunk_note(change.entry.node_id, note))
+        if note is None:
+            return None
+        try:
+            return change, note, self.chunk_note(change.entry.node_id, note)
+        except MemoryError:
+            # Passed over like a note that cannot be read (said once, listed by status and doctor),
+            # and never a traceback; its earlier rows, if any, stay as they were.
+            why = no_memory(None).replace("to read it (it)", f"to chunk it ({note.size:,} bytes)")
+            log.warning("%s: %s", note.path, why)
+            with self.catalog.transaction():
+                self.catalog.set_failure(note.path, note.file_hash, why)
+            return None
 
     def _write_catalog_first(
         self, work: Iterable[tuple[Change, ParsedNote, list[ChunkRow]]], cached: set[str], report: IndexReport
@@ -912,6 +940,16 @@ class StoreBatch:
 
 
 RACY_SECONDS = 5.0
+
+
+def no_memory(st: os.stat_result | None) -> str:
+    """Why a note is passed over when reading it ran out of memory (a limit raised past what this
+    machine, or `ulimit -v`, allows): never a traceback, the rest of the vault indexed."""
+    size = f"{st.st_size:,} bytes" if st is not None else "it"
+    return (
+        f"not enough memory to read it ({size}); skipped. Lower max_note_bytes (the setting that let it be "
+        "read), split the note, or move it out of the vault"
+    )
 
 
 def too_big(st: os.stat_result, limit: int) -> str:

@@ -158,7 +158,7 @@ def read(
     found = resolve_target(ws, target)
     section = (heading if heading is not None else found.heading).strip()
     span = parse_lines(lines)
-    note = read_note(ws.vault, found.path)
+    note = read_note(ws.vault, found.path, max_bytes=ws.config.max_note_bytes)
     check_readable(ws, note, everything=everything)
     # Comments out of everything read shows, headings included: the section's name, the outline and
     # the "no such heading" message list them (issue 41: `## Grinder %%safe code 4711%%`).

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -354,6 +354,28 @@ def too_large(rel: str, size: int, limit: int) -> NoteParseError:
     )
 
 
+READ_STEP = 1 << 20
+
+
+def read_bounded(f: BinaryIO, size: int, limit: int) -> bytes:
+    """The file's bytes, `limit` + 1 at most (more than `limit`: too large). `size` is what its stat
+    said: asking `read` for `limit` + 1 bytes at once reserves that much memory whatever the file
+    holds (a 15-byte note under a 1 GB `max_note_bytes` failed `ulimit -v` that way), so the stat's
+    size is read, and a file that grew since is read on in steps, never past the limit."""
+    raw = f.read(min(size, limit) + 1)
+    if len(raw) <= min(size, limit):
+        return raw
+    parts = [raw]
+    got = len(raw)
+    while got <= limit:
+        part = f.read(min(READ_STEP, limit + 1 - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
 def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[bytes, float]:
     try:
         st = os.stat(path)
@@ -362,7 +384,7 @@ def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[byte
         if not stat.S_ISREG(st.st_mode):
             raise NoteParseError(rel, "not a regular file (a FIFO, socket or device); move it out of the vault")
         with open(path, "rb") as f:
-            raw = f.read(limit + 1)
+            raw = read_bounded(f, st.st_size, limit)
             if len(raw) > limit:
                 raise too_large(rel, os.fstat(f.fileno()).st_size, limit)
             return raw, os.fstat(f.fileno()).st_mtime
@@ -370,13 +392,26 @@ def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[byte
         raise NoteNotFoundError(rel, "no such note file") from None
     except OSError as exc:
         raise atomic.unreadable(rel, exc) from None
+    except MemoryError:
+        raise out_of_memory(rel) from None
+
+
+def out_of_memory(rel: str) -> NoteParseError:
+    """A note that could not be read or parsed in the memory there is (a raised max_note_bytes)."""
+    return NoteParseError(
+        rel, "not enough memory to read it; lower max_note_bytes, split the note, or move it out of the vault"
+    )
 
 
 def read_note(vault_root: Path, rel_path: str, *, max_bytes: int = MAX_NOTE_BYTES) -> ParsedNote:
     """Read and parse one note by vault-relative path (NoteParseError over `max_bytes`, never read)."""
     rel = _clean_rel(rel_path)
     raw, mtime = _read_bytes(safe_path(vault_root, rel_path), rel, max_bytes)
-    return parse_note(rel, raw, mtime)
+    try:
+        return parse_note(rel, raw, mtime)
+    except MemoryError:
+        del raw
+        raise out_of_memory(rel) from None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -474,7 +509,12 @@ def human_bytes(raw: bytes, *, body: bool = True) -> list[str]:
     too unless `body=False`. Fences holding nothing of a person's are ours (our first write into a
     note without frontmatter). The write path proves a rewrite leaves this unchanged (`_verify`):
     bytes, not parsed values."""
-    lay = _layout("", raw)  # where the parser sees frontmatter (a rule above prose is body)
+    return _human(_layout("", raw), body=body)
+
+
+def _human(lay: _Layout, *, body: bool = True) -> list[str]:
+    """`human_bytes` of a note already laid out (where the parser sees frontmatter: a rule above prose
+    is body)."""
     bom, lines, close = ["\ufeff"] if lay.bom else [], lay.lines, lay.close
     if close is None:
         return bom + (lines if body else [])
@@ -554,14 +594,16 @@ def _verify(
     rendered: dict[str, tuple[str, Any]],
     removed: set[str],
     body: str,
-    old_raw: bytes | None = None,
+    old: _Layout | None = None,
 ) -> ParsedNote:
     """Re-parse what we are about to write and prove only the intended keys changed: every value as
-    meant, and, when it rewrites `old_raw`, every byte outside the values of our keys (`human_bytes`:
-    a comment is a person's bytes, which no parsed value shows)."""
+    meant, and, when it rewrites a note (`old`, laid out), every byte outside the values of our keys
+    (`human_bytes`: a comment is a person's bytes, which no parsed value shows)."""
     why = "the edit would break its YAML"
+    new_lay: _Layout | None = None
     try:
-        new = parse_note(rel, new_raw)
+        new_lay = _layout(rel, new_raw)
+        new = _parsed(rel, new_raw, new_lay, 0.0)
     except NoteParseError:
         new = None
     if new is not None:
@@ -571,7 +613,12 @@ def _verify(
         bad = sorted(k for k in keys if k not in new.meta or not _same(new.meta[k], want.get(k)))
         if new.body != body:
             bad.append("(body)")
-        if old_raw is not None and not bad and human_bytes(old_raw, body=False) != human_bytes(new_raw, body=False):
+        if (
+            old is not None
+            and new_lay is not None
+            and not bad
+            and _human(old, body=False) != _human(new_lay, body=False)
+        ):
             bad.append("(bytes outside our keys: a comment or a line of yours)")
         if not bad:
             return new
@@ -652,7 +699,7 @@ def write_note(
                 text = _edit_text(lay, changed, removed & old.meta.keys(), body)
                 new_raw = (("\ufeff" if lay.bom else "") + text).encode("utf-8")
                 want_body = old.body if body is None else body.replace("\r\n", "\n")
-                new = _verify(rel, new_raw, old.meta, rendered, removed, want_body, raw)
+                new = _verify(rel, new_raw, old.meta, rendered, removed, want_body, lay)
                 if new_raw == raw:
                     return old  # nothing to change: do not touch the file (no mtime churn for watchers)
                 if os.name == "nt":  # Windows cannot replace a file that is open
