@@ -144,7 +144,7 @@ class _Handler:
 
     def dispatch(self, event: Any) -> None:
         kind = event.event_type
-        if kind in ("opened", "closed_no_write", "attrib"):
+        if kind in ("opened", "closed_no_write"):
             return
         if event.is_directory and kind == "modified":
             return  # a folder's listing changed: the file events say what
@@ -238,6 +238,7 @@ class Watcher:
             DirCreatedEvent,
             DirDeletedEvent,
             DirMovedEvent,
+            FileAttribEvent,
             FileClosedEvent,
             FileCreatedEvent,
             FileDeletedEvent,
@@ -251,10 +252,12 @@ class Watcher:
         overflow_log.setLevel(logging.WARNING)  # the CLI quiets watchdog; we need to hear this one
         overflow_log.addFilter(self._overflow_filter)
         observer = Observer()
-        # No open/close-without-write events: our own reads of notes must not wake us.
+        # No open/close-without-write events: our own reads of notes must not wake us. A file's
+        # attributes do: a note made unreadable (`chmod 000`) is no longer served.
         kinds = [
             FileCreatedEvent,
             FileModifiedEvent,
+            FileAttribEvent,
             FileClosedEvent,
             FileDeletedEvent,
             FileMovedEvent,

@@ -98,6 +98,10 @@ class Scan:
     recorded_stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # the catalog's, before
     # (verify) notes whose bytes are recorded as indexed but whose text is not the index's
     drifted: list[str] = field(default_factory=list)
+    # files that are there but may not be read now (`chmod 000`, an I/O error): unlike a note whose
+    # folder cannot be listed, or whose YAML is half typed, their rows go, so recall serves nothing
+    # the file system refuses (issue 41); they come back once they can be read
+    unreadable: set[str] = field(default_factory=set)
 
     def present(self) -> dict[str, str]:
         """path -> file hash of every file this scan found: notes, and notes passed over."""
@@ -241,6 +245,7 @@ class Indexer:
             except OSError as exc:
                 scan.failures[rel] = f"cannot read: {exc.strerror or exc}"
                 scan.fresh.add(rel)
+                scan.unreadable.add(rel)
                 continue
             except MemoryError:
                 self._pass_over(
@@ -392,7 +397,7 @@ class Indexer:
             # A partial scan speaks only for its paths and for the identities it found (moves).
             ids = {e.node_id for e in scan.entries}
             indexed = [e for e in indexed if e.path in scan.scope or e.node_id in ids]
-        return plan_changes(scan.entries, indexed, keep=list(scan.failures))
+        return plan_changes(scan.entries, indexed, keep=[p for p in scan.failures if p not in scan.unreadable])
 
     def reconcile(
         self,

@@ -10,6 +10,7 @@ that keeps every byte we do not own, and the write itself must be read together.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -391,6 +392,8 @@ def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[byte
     except FileNotFoundError:
         raise NoteNotFoundError(rel, "no such note file") from None
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # no file can have this name: not found, not an I/O error
+            raise NoteNotFoundError(rel, "no such note file (the name is longer than the file system allows)") from None
         raise atomic.unreadable(rel, exc) from None
     except MemoryError:
         raise out_of_memory(rel) from None
