@@ -533,8 +533,13 @@ class Soak:
 
         gen = sorted((self.vault / "Generated").glob("n*.md"))
         live = self.rng.choice(gen)
-        self.run(["pin", live.relative_to(self.vault).as_posix()], {0})
-        nid = file_node_id(read_note(self.vault, live.relative_to(self.vault).as_posix()))
+        rel = live.relative_to(self.vault).as_posix()
+        if file_node_id(read_note(self.vault, rel)) is None:
+            # the live note must carry an id for its copy to claim (`pin` writes none since it needs none)
+            text = live.read_text(encoding="utf-8")
+            live.write_text(text.replace("---\n", f"---\nnode_id: soak{self.rng.randrange(10**12):012d}\n", 1))
+        self.run(["pin", rel], {0})
+        nid = file_node_id(read_note(self.vault, rel))
         name = self.rng.choice(
             [
                 f"{live.stem}.sync-conflict-20261201-101500-ABCDEF1.md",
@@ -553,11 +558,9 @@ class Soak:
             self.incident("doctor did not report a conflict copy", ["doctor"], doctor.returncode, doctor.stdout[-800:])
             self.tick("identity_lost")
         self.run(["doctor", "--fix"], {0})
-        self.run(["unpin", nid or ""], {0})
-        live_meta = read_note(self.vault, live.relative_to(self.vault).as_posix()).meta
-        if file_node_id(read_note(self.vault, live.relative_to(self.vault).as_posix())) != nid or live_meta.get(
-            "pinned"
-        ):
+        self.run(["unpin", rel], {0})
+        live_note = read_note(self.vault, rel)
+        if nid is None or file_node_id(live_note) != nid or live_note.meta.get("pinned"):
             self.tick("identity_lost")
             self.incident(f"the conflict copy took {live.name}'s identity", ["doctor --fix"], 0, "")
         copy.unlink()
