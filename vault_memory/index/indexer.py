@@ -480,7 +480,7 @@ class Indexer:
         repair: bool = False,
     ) -> IndexReport:
         pending = self.catalog.get_meta("embedding_pending") == "1"
-        if repair and not pending and self.catalog.unembedded_chunks(limit=1):
+        if repair and not pending and self.catalog.has_unembedded():
             # A chunk without its vector and no run owing it one: an index an earlier version
             # left so (issue 41). Recall by meaning never found that note; embed it now.
             log.warning("some chunks had no vector (an index left so by an earlier version); embedding them")
