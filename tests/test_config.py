@@ -38,6 +38,37 @@ def test_vault_file_cannot_redirect_credentials_or_index(tmp_path: Path, caplog:
     assert "ignoring chroma_url" in caplog.text
 
 
+def test_a_vault_file_may_lower_a_limit_but_never_raise_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 41, finding 3: a vault's `max_note_bytes = 1073741824` undid the bounded read. Every setting
+    that bounds what a run spends is the user's: a vault file may lower it, not raise it."""
+    from vault_memory.config import LIMITS
+
+    higher = {
+        "max_note_bytes": 1 << 30,
+        "exact_search_limit": 10**9,
+        "prefetch_budget": 1_000_000,
+        "prefetch_entry_cap": 1_000_000,
+        "embed_timeout": 86_400.0,
+    }
+    assert set(higher) == LIMITS
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / ".vault-memory.toml").write_text("".join(f"{k} = {v}\n" for k, v in higher.items()), encoding="utf-8")
+    defaults = Config(vault=vault)
+    cfg, sources = resolve_config_sources({"vault": vault}, env={"VAULT_MEMORY_CONFIG": str(tmp_path / "none.toml")})
+    for key in LIMITS:
+        assert getattr(cfg, key) == getattr(defaults, key) and sources[key].kind == "default", key
+        assert f"ignoring {key}" in caplog.text
+    # the user's own file raises them; the vault may then ask for less, never for more
+    user = tmp_path / "user.toml"
+    user.write_text("max_note_bytes = 67108864\nprefetch_budget = 3000\n", encoding="utf-8")
+    (vault / ".vault-memory.toml").write_text("max_note_bytes = 33554432\nprefetch_budget = 5000\n", encoding="utf-8")
+    cfg = resolve_config({"vault": vault}, env={"VAULT_MEMORY_CONFIG": str(user)})
+    assert cfg.max_note_bytes == 32 * 1024 * 1024 and cfg.prefetch_budget == 3000
+    env = {"VAULT_MEMORY_CONFIG": str(user), "VAULT_MEMORY_PREFETCH_BUDGET": "9000"}
+    assert resolve_config({"vault": vault}, env=env).prefetch_budget == 9000  # the environment is the user's
+
+
 def test_bad_values_name_the_source(tmp_path: Path) -> None:
     env = {"VAULT_MEMORY_CONFIG": str(tmp_path / "none.toml"), "VAULT_MEMORY_STAGED_TTL_DAYS": "soon"}
     with pytest.raises(ConfigError, match="VAULT_MEMORY_STAGED_TTL_DAYS"):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import NOW, MemoryFactory, snapshot
+from vault_memory.doctor import diagnose
 from vault_memory.errors import EmbedderMismatchError, LockHeldError
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
@@ -485,3 +486,178 @@ def test_an_edit_prunes_the_vectors_of_the_texts_it_replaced_and_no_other(
     with cat.transaction():
         assert cat.prune_vectors() == 0
         assert cat.prune_vectors(everything=True) == 1
+
+
+# -- issue 41: the index cannot drift silently ------------------------------------------------
+
+COFFEE = "---\ntitle: Coffee\ndate: 2020-01-01\n---\nI drink a double espresso every morning.\n"
+
+
+def unembedded(mem: Any) -> list[str]:
+    """Texts of the chunks that have no vector (recall by meaning never finds them)."""
+    cat = internals(mem).catalog
+    return [cat.texts_by_rids([rid])[rid] for rid, _, _ in cat.unembedded_chunks()]
+
+
+def test_a_request_taken_between_embedding_steps_prunes_no_vector_the_run_still_writes(
+    make_memory: MemoryFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 1, the MCP server's arrangement in one process: a writer holding the lock (its watcher)
+    and a reader (the tools). A recall rehearses a note (its first node_id: indexed again under its id,
+    deleted under its path) and a `remember` follows at once, leaving a request; the writer syncs both,
+    and takes the request between two embedding steps. That nested run used to prune the vector of the
+    rehearsed note's text, deleted by the outer run and not yet written again: its chunk kept no vector,
+    and nothing (doctor included) said so."""
+    from vault_memory import indexfolder
+
+    monkeypatch.setattr(indexfolder, "REQUESTS_EVERY", 0.0)  # take requests at every step, as a busy writer may
+    vault = tmp_path / "v"
+    (vault / "Notes").mkdir(parents=True)
+    (vault / "Notes" / "coffee.md").write_text(COFFEE, encoding="utf-8")
+    writer = make_memory(vault=vault, index_dir=tmp_path / "i")
+    writer.index()
+    internals(writer).hold_writer_lock()
+    tools = make_memory(vault=vault, index_dir=tmp_path / "i")
+    hits = tools.recall("double espresso every morning", k=1)
+    assert hits[0].rehearsed and "node_id:" in (vault / "Notes" / "coffee.md").read_text(encoding="utf-8")
+    bike = tools.remember("The user's bike is a steel Surly.")
+    assert (tmp_path / "i" / "requests").is_dir()  # the writer holds the lock: the reader asked it
+    internals(writer).sync_paths(["Notes/coffee.md", bike.path])
+    assert unembedded(writer) == []
+    found = writer.recall("double espresso every morning", k=1, mode="dense", touch=False)
+    assert found and found[0].path == "Notes/coffee.md"
+    assert diagnose(writer).ok
+
+
+def test_a_rehearsal_after_an_edit_the_index_has_not_seen_indexes_the_edit(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Finding 2: a rehearsal through the Python API (no `watch`) after a person's edit recorded the
+    rewritten file's hash on the note's old chunks: `index` then said "unchanged" for good."""
+    import datetime as dt
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    walrus = vault / "walrus.md"
+    walrus.write_text(
+        "---\ntitle: Walrus\ndate: 2029-01-02\nnode_id: 0123456789abcdef\n---\n# Walrus\n\n"
+        "This note is about the walrus kazoo.\n",
+        encoding="utf-8",
+    )
+    (vault / "other.md").write_text("Something else entirely about tea.\n", encoding="utf-8")
+    mem = make_memory(vault=vault, index_dir=tmp_path / "i")
+    mem.index()
+    with open(walrus, "a", encoding="utf-8") as f:
+        f.write("The walrus moved to Zanzibar in March.\n")
+    hit = mem.recall("walrus kazoo", k=1, now=dt.datetime(2030, 6, 1, tzinfo=dt.UTC))[0]
+    assert hit.rehearsed
+    report = mem.index()
+    assert report.counts["unchanged"] == 2  # already indexed when the rehearsal was recorded
+    cat = internals(mem).catalog
+    assert any("Zanzibar" in c.text for c in cat.chunks_of("0123456789abcdef"))
+    assert mem.recall("Zanzibar", k=1, mode="bm25", touch=False)[0].path == "walrus.md"
+    assert diagnose(mem).ok
+
+
+def test_doctor_counts_chunks_without_a_vector_and_index_embeds_them(make_memory: MemoryFactory) -> None:
+    """A chunk whose vector is gone with no run owing it one (what finding 1 left): doctor says so at any
+    time, not only while `embedding_pending` is set, and `index` embeds it without `--rebuild`."""
+    mem = make_memory()
+    mem.index()
+    cat = internals(mem).catalog
+    _, chunk_id, text_hash = cat.unembedded_chunks() or next(
+        (0, c.chunk_id, c.text_hash) for c in cat.chunks_of(cat.notes()[0].node_id)
+    )
+    with cat.transaction():
+        cat.db.execute("DELETE FROM vectors WHERE text_hash = ?", (text_hash,))
+        cat.set_meta("embedding_pending", "0")
+    report = diagnose(mem)
+    assert not report.ok and report.vectors_pending >= 1
+    assert any("no vector" in p for p in report.problems())
+    mem.index()
+    assert unembedded(mem) == [] and diagnose(mem).ok
+
+
+def stamp_over_old_chunks(mem: Any, vault: Path, rel: str, line: str) -> None:
+    """What an earlier version's rehearsal left: a person's edit, then the row given the new file's
+    hash over the old chunks (its `note_written` never compared the text)."""
+    from dataclasses import replace
+
+    path = vault / rel
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    cat = internals(mem).catalog
+    row = cat.note_by_path(rel)
+    assert row is not None
+    with cat.transaction():
+        cat.upsert_note(replace(row, file_hash=read_note(vault, rel).file_hash))
+
+
+def chunk_text(mem: Any, rel: str) -> str:
+    cat = internals(mem).catalog
+    row = cat.note_by_path(rel)
+    assert row is not None
+    return " ".join(c.text for c in cat.chunks_of(row.node_id))
+
+
+def test_doctor_finds_a_note_whose_recorded_hash_is_not_its_text_and_fix_repairs_it(
+    make_memory: MemoryFactory, vault: Path
+) -> None:
+    """`doctor` reads every note's text and compares it with what the index holds, at any time; the
+    file hashes alone agree, so a plain `index` trusts them, and `--fix` re-chunks the note."""
+    from vault_memory.doctor import fix
+
+    mem = make_memory()
+    mem.index()
+    stamp_over_old_chunks(mem, vault, "Preferences/Coffee.md", "The grinder moved to the attic.")
+    assert mem.index().counts["modified"] == 0  # a verified catalog trusts recorded hashes
+    report = diagnose(mem)
+    assert report.drifted == ["Preferences/Coffee.md"] and not report.ok and not report.stale
+    assert any("holds other text" in p for p in report.problems())
+    assert fix(mem).ok
+    assert "grinder moved to the attic" in chunk_text(mem, "Preferences/Coffee.md")
+
+
+def test_index_verifies_a_catalog_of_an_earlier_version_once_and_repairs_its_drift(
+    make_memory: MemoryFactory, vault: Path
+) -> None:
+    """A catalog an earlier version wrote may hold such notes: the first `index` reads every note's text
+    once (BODIES_CHECKED) and re-chunks them, without `--rebuild`; the next one trusts the stamps again."""
+    from vault_memory.index.catalog import BODIES_CHECKED
+
+    mem = make_memory()
+    mem.index()
+    cat = internals(mem).catalog
+    stamp_over_old_chunks(mem, vault, "Preferences/Coffee.md", "The grinder moved to the attic.")
+    with cat.transaction():
+        cat.db.execute("DELETE FROM meta WHERE key = ?", (BODIES_CHECKED,))
+    assert mem.index().counts["modified"] == 1
+    assert "grinder moved to the attic" in chunk_text(mem, "Preferences/Coffee.md")
+    assert cat.get_meta(BODIES_CHECKED) == "1" and diagnose(mem).ok
+
+
+def test_a_note_changed_between_scan_and_write_is_rechunked_not_stamped(
+    make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A moved (or frontmatter-only) note is read again when it is written to the catalog; if a person
+    saved it in between, its new text is chunked, never recorded under the old chunks."""
+    from vault_memory.index.indexer import Indexer
+
+    mem = make_memory()
+    mem.index()
+    src, dst = vault / "Memory" / "answer-style.md", vault / "Memory" / "answer-style (moved).md"
+    src.rename(dst)  # it carries a node_id: a move, its chunks kept
+    plan = Indexer.plan
+
+    def edit_after_planning(self: Indexer, scan: Any) -> Any:
+        out = plan(self, scan)
+        assert [c.kind.value for c in out.changes if c.entry.path == "Memory/answer-style (moved).md"] == ["moved"]
+        scan.parsed.pop("Memory/answer-style (moved).md", None)  # as a note known by its stamp: read again later
+        with open(dst, "a", encoding="utf-8") as f:
+            f.write("\nSaved while indexing: oat milk now.\n")
+        return out
+
+    monkeypatch.setattr(Indexer, "plan", edit_after_planning)
+    mem.index()
+    monkeypatch.undo()
+    assert "oat milk" in chunk_text(mem, "Memory/answer-style (moved).md")
+    assert diagnose(mem).ok

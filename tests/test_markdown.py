@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -592,6 +593,82 @@ def budgets(draw: st.DrawFn) -> tuple[Callable[[str], int], int, int]:
     max_tokens = draw(st.integers(low, low * 12))
     target = draw(st.integers(1, max_tokens + 10))
     return count, max_tokens, target
+
+
+def _one_unit_at_a_time(self: Any, header: str, units: Any) -> list[tuple[int, int]]:
+    """The packing before issue 41, the oracle: each unit added to the chunk and the chunk counted
+    again, until one no longer fits."""
+    out: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    for unit in units:
+        if cur is not None:
+            if self.fits(header, cur[0], unit.end, self.target_tokens):
+                cur = (cur[0], unit.end)
+                continue
+            out.append(cur)
+            cur = None
+        if self.fits(header, unit.start, unit.end, self.max_tokens):
+            cur = (unit.start, unit.end)
+            continue
+        smaller = list(self.split(unit))
+        out.extend(_one_unit_at_a_time(self, header, smaller) if smaller else self.char_pieces(header, unit))
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+_long_lines = st.lists(
+    st.sampled_from(["tea", "coffee.", "river", "a", "mountain!", "x" * 30, "\n", "  "]), max_size=400
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=st.one_of(markdown_bodies, _long_lines.map(" ".join)), budget=budgets())
+def test_galloping_cuts_the_chunks_adding_one_unit_at_a_time_cut(
+    body: str, budget: tuple[Callable[[str], int], int, int]
+) -> None:
+    """Packing by galloping and bisecting (a few counts per chunk, issue 41: a 1 MB line took 175,000
+    counts) gives exactly the chunks of adding one unit at a time: the index need not re-chunk."""
+    from vault_memory.vault import markdown
+
+    count, max_tokens, target = budget
+    try:
+        fast = chunk_body(body, max_tokens=max_tokens, target_tokens=target, count_tokens=count)
+    except ConfigError:
+        return  # a budget too small for one character, either way
+    packed = markdown._Chunker.pack
+    markdown._Chunker.pack = _one_unit_at_a_time  # type: ignore[method-assign]
+    try:
+        slow = chunk_body(body, max_tokens=max_tokens, target_tokens=target, count_tokens=count)
+    finally:
+        markdown._Chunker.pack = packed  # type: ignore[method-assign]
+    assert fast == slow
+
+
+def test_a_long_line_is_chunked_with_a_few_counts_per_chunk() -> None:
+    """A 1 MB line without a sentence end took 8 s: every word counted the growing chunk again (175,000
+    counts), and 100 MB took over 300 s and 2.7 GB (issue 41). Now a few counts per chunk, and the words
+    are made units one at a time: 100 MB in 125 s and 0.6 GB with the fake embedder, most of it embedding."""
+    calls = 0
+
+    def count(text: str) -> int:
+        nonlocal calls
+        calls += 1
+        return len(text.split()) + 2
+
+    import tracemalloc
+
+    line = " ".join(["tea", "coffee", "river", "mountain", "garden"] * 20_000) + "\n"  # ~640 KB, one line
+    tracemalloc.start()
+    try:
+        chunks = chunk_body(line, max_tokens=256, count_tokens=count)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "".join(c.text + " " for c in chunks).split() == line.split()
+    assert calls < 20 * len(chunks) < len(line.split()) / 5  # 100,000 words; 2 or 3 counts per chunk
+    assert peak < 8 * len(line)  # its words are never a list of units at once: 3.6x here, 25x before
 
 
 @pytest.mark.slow

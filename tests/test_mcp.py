@@ -179,6 +179,54 @@ def run_with(service: Service, body: Callable[[Client], Awaitable[None]]) -> Non
     anyio.run(main)
 
 
+@pytest.mark.slow
+def test_the_agent_loop_over_stdio_leaves_every_chunk_its_vector(tmp_path: Path) -> None:
+    """Issue 41, finding 1, as reported: status; 2 s later a recall that rehearses (the note's first
+    node_id) and at once `remember`. The server's watcher took the memory's request between two
+    embedding steps, and that nested run pruned the rehearsed note's vector: recall by meaning never
+    found it again, and `doctor` said "consistent"."""
+    import sqlite3
+    import subprocess
+
+    vault, index = tmp_path / "v", tmp_path / "i"
+    (vault / "Notes").mkdir(parents=True)
+    (vault / "Notes" / "coffee.md").write_text(
+        "---\ntitle: Coffee\ndate: 2020-01-01\n---\nI drink a double espresso every morning.\n", encoding="utf-8"
+    )
+    command, prefix = cli_command()
+    base = [*prefix, "--vault", str(vault), "--index-dir", str(index), "--embedder", "fake"]
+    env = {
+        "VAULT_MEMORY_CONFIG": str(tmp_path / "no-user-config.toml"),
+        "PATH": os.environ.get("PATH", ""),
+        **{k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "HOME")},
+    }
+    subprocess.run([command, *base, "index"], check=True, capture_output=True, env=env, timeout=120)
+    params = StdioServerParameters(command=command, args=[*base, "mcp"], env=env, cwd=str(tmp_path))
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            assert not (await client.call_tool("status", {})).is_error
+            await anyio.sleep(2.2)  # at 8b68fab: lost in every run from 1.9 s on
+            found = await client.call_tool("recall", {"query": "double espresso every morning"})
+            assert not found.is_error and found.structured_content is not None
+            saved = await client.call_tool("remember", {"text": "The user's bike is a steel Surly."})
+            assert not saved.is_error, text_of(saved)
+            await anyio.sleep(3.0)
+
+    anyio.run(session)
+    assert "node_id:" in (vault / "Notes" / "coffee.md").read_text(encoding="utf-8")  # it was rehearsed
+    db = sqlite3.connect(index / "catalog.sqlite")
+    try:
+        unvectored = db.execute(
+            "SELECT c.text FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)"
+        ).fetchall()
+    finally:
+        db.close()
+    assert unvectored == []
+    doctor = subprocess.run([command, *base, "doctor"], capture_output=True, text=True, env=env, timeout=120)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
 @pytest.fixture()
 def served(vault: Path, tmp_path: Path) -> Service:
     return _service(vault, tmp_path / "index")
@@ -428,6 +476,26 @@ def test_notes_are_resources(served: Service) -> None:
         for uri in ("memory://note/../outside.md", "memory://note/.obsidian/app.json", "memory://note/Nope.md"):
             with pytest.raises(Exception):  # noqa: B017 - the SDK raises its MCPError for a failed read
                 await c.read_resource(uri)
+
+    run_with(served, body)
+
+
+def test_read_over_mcp_hides_a_comment_in_a_heading(served: Service, vault: Path) -> None:
+    """What recall hides every tool hides (issue 41, finding 5): the MCP `read`, its outline, its "no such
+    heading" error and the note resource."""
+    (vault / "Coffee grinder.md").write_text(
+        "# Coffee grinder\n\n## Grinder %%safe code 4711%%\n\nBurr grinder, setting 12.\n", encoding="utf-8"
+    )
+
+    async def body(c: Client) -> None:
+        for args in ({"target": "Coffee grinder.md"}, {"target": "Coffee grinder.md", "heading": "Grinder"}):
+            r = await c.call_tool("read", args)
+            assert not r.is_error and r.structured_content is not None, text_of(r)
+            assert "4711" not in str(r.structured_content) and "Grinder" in str(r.structured_content)
+        r = await c.call_tool("read", {"target": "[[Coffee grinder#Roaster]]"})
+        assert r.is_error and "Grinder" in text_of(r) and "4711" not in text_of(r)
+        got = await c.read_resource("memory://note/Coffee%20grinder.md")
+        assert "4711" not in getattr(got.contents[0], "text", "")
 
     run_with(served, body)
 

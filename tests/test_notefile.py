@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import math
 import os
+import re
 import stat
 import tempfile
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -304,7 +305,7 @@ EDIT_CASES: dict[str, tuple[str, str]] = {
         "tier: hot  # set by hand\n'single': 'x'\n\ntags: [a, \"b c\"]\n---\n"
         "Body mentions tier: cold\n---\nand a rule.\n",
         '---\n# header comment\ntitle: "Quoted: title"   # trailing comment\n'
-        "tier: warm\n'single': 'x'\n\ntags: [a, \"b c\"]\n" + appended("tier") + "---\n"
+        "tier: warm  # set by hand\n'single': 'x'\n\ntags: [a, \"b c\"]\n" + appended("tier") + "---\n"
         "Body mentions tier: cold\n---\nand a rule.\n",
     ),
     "odd-order-lists-multiline": (
@@ -389,8 +390,73 @@ def test_remove_and_replace_multiline_list(vault: Path) -> None:
         set_fields={"conflicts_with": ["n-2", "n 3"]},
         remove_fields=["status", "needs_review", "expires"],
     )
-    expected = "---\ntitle: t\nconflicts_with: [n-2, n 3]\n\nsource: web\n---\nbody\n"
+    expected = "---\ntitle: t\nconflicts_with: [n-2, n 3]\n\n# human note\nsource: web\n---\nbody\n"
     assert (vault / "n.md").read_text() == expected
+
+
+def test_a_comment_on_an_owned_key_line_survives_setting_and_removing_it(vault: Path) -> None:
+    """Issue 41, finding 4: `pinned: false  # unpinned on purpose` lost its comment on pin and unpin."""
+    before = "---\ntitle: Tea\npinned: false  # unpinned on purpose\nmood: calm\n---\nGreen tea.\n"
+    old = put(vault, "n.md", before.encode())
+    pinned = write_note(vault, "n.md", expected_hash=old.file_hash, set_fields={"pinned": True})
+    assert (vault / "n.md").read_text() == before.replace("pinned: false", "pinned: true")
+    write_note(vault, "n.md", expected_hash=pinned.file_hash, remove_fields=["pinned"])
+    assert (vault / "n.md").read_text() == "---\ntitle: Tea\n# unpinned on purpose\nmood: calm\n---\nGreen tea.\n"
+
+
+def test_a_comment_line_after_an_owned_key_is_not_taken_for_its_value(vault: Path) -> None:
+    """An indented comment line after an owned key (a continuation of the value, to a line-based reader)
+    disappeared on a rehearsal; comment lines inside an owned list survive its rewrite too."""
+    before = (
+        "---\nlast_accessed: 2021-01-01  # by hand\n  # when I last checked it myself\nmood: calm\n"
+        "conflicts_with:\n  - a\n  # b was wrong\n  - c\n---\nbody\n"
+    )
+    old = put(vault, "n.md", before.encode())
+    when = datetime(2030, 1, 1, tzinfo=UTC)
+    write_note(vault, "n.md", expected_hash=old.file_hash, set_fields={"last_accessed": when, "conflicts_with": ["d"]})
+    assert (vault / "n.md").read_text() == (
+        "---\nlast_accessed: 2030-01-01T00:00:00+00:00  # by hand\n  # when I last checked it myself\nmood: calm\n"
+        "conflicts_with: [d]\n  # b was wrong\n---\nbody\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "line, comment",
+    [
+        ("pinned: false  # unpinned on purpose", "  # unpinned on purpose"),
+        ("tier: 'a # b'  # real", "  # real"),
+        ('tier: "a \\" # b"   # real', "   # real"),
+        ("tier: a#b", ""),
+        ("tier: [x, 'y # z'] # list", " # list"),
+        ("conflicts_with:   # people", "   # people"),
+        ("tier: 'it''s # here'", ""),
+    ],
+)
+def test_the_comment_of_a_key_line_is_found_outside_quotes(line: str, comment: str) -> None:
+    from vault_memory.vault.notefile import _key_comment
+
+    assert _key_comment(line + "\n") == comment
+    assert yaml.safe_load(line + "\n") is not None  # each line is valid YAML
+
+
+def test_the_write_path_refuses_a_rewrite_that_loses_a_byte_outside_our_values(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The self-check compares bytes outside the owned values, not parsed values: a rewrite that drops a
+    person's comment parses to the very same values, and is refused all the same (the note untouched)."""
+    from vault_memory.vault import notefile
+
+    before = b"---\ntitle: Tea  # mine\ntier: hot\n# a line of mine\n---\nbody\n"
+    old = put(vault, "n.md", before)
+    edit = notefile._edit_text
+
+    def losing_comments(*args: Any, **kwargs: Any) -> str:
+        return "\n".join(ln.split("  #")[0] for ln in edit(*args, **kwargs).split("\n") if not ln.startswith("#"))
+
+    monkeypatch.setattr(notefile, "_edit_text", losing_comments)
+    with pytest.raises(NoteError, match="bytes outside our keys"):
+        write_note(vault, "n.md", expected_hash=old.file_hash, set_fields={"tier": "warm"})
+    assert (vault / "n.md").read_bytes() == before
 
 
 def test_same_value_keeps_human_spelling_and_skips_write(vault: Path) -> None:
@@ -558,6 +624,10 @@ def _notes(draw: st.DrawFn) -> tuple[bytes, set[str]]:
             entry = yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=unicode, width=width)
         if key in OWNED_KEYS and draw(st.booleans()):
             entry = f'"{key}"' + entry[len(key) :]
+        if key in OWNED_KEYS and entry.count("\n") == 1 and draw(st.booleans()):
+            entry = entry[:-1] + f"  # on {key}'s line\n"  # issue 41: a comment on an owned key's line
+        if key in OWNED_KEYS and draw(st.booleans()):
+            entry += f"  # under {key}, indented\n"  # ... and an indented one after it
         block += entry + draw(_SEPARATORS)
     body = draw(
         st.one_of(
@@ -604,6 +674,8 @@ def test_property_edit_preserves_everything_else(
     assert new.body == old.body
     body_bytes = old.body.replace("\n", old.newline).encode("utf-8")
     assert new_raw.endswith(body_bytes)
+    for comment in re.findall(r"# (?:on|under) \w+(?:'s line|, indented)", raw.decode("utf-8")):
+        assert comment in new_raw.decode("utf-8"), comment  # every comment a person wrote survives
     assert new_raw.startswith(BOM) == raw.startswith(BOM)
 
 

@@ -267,6 +267,32 @@ def test_read_hides_comments_and_private_notes_unless_the_person_asks(
     assert "Worried" in mem.read("Diary", everything=True).text
 
 
+SAFE = "# Coffee\n\n## Grinder %%safe code 4711%%\n\nBurr grinder, setting 12.\n\n%%\n## Hidden %%\nBeans.\n"
+
+
+def test_a_comment_in_a_heading_stays_out_of_read_its_outline_and_its_errors(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Issue 41, finding 5: `read` blanked comments in the text but named the headings as written, so
+    `## Grinder %%safe code 4711%%` leaked through the section read, the outline and the "no such
+    heading" message (`read --all`, for the person, still shows everything)."""
+    vault = write_notes(tmp_path / "v", {"Coffee.md": SAFE})
+    mem = make_memory(vault=vault)
+    mem.index()
+    got = mem.read("Coffee")
+    assert [o["heading"] for o in got.outline] == ["Coffee", "Grinder"]
+    assert "4711" not in str(got.to_dict()) and "Hidden" not in str(got.to_dict())
+    section = mem.read("Coffee", heading="Grinder")
+    assert section.heading == "Grinder" and "setting 12" in section.text and "4711" not in str(section.to_dict())
+    with pytest.raises(NoteNotFoundError) as missing:
+        mem.read("[[Coffee#Roaster]]")
+    assert "its headings: Coffee; Grinder" in str(missing.value) and "4711" not in str(missing.value)
+    with pytest.raises(NoteNotFoundError):
+        mem.read("Coffee", heading="Hidden")  # a heading inside a comment is no heading
+    everything = mem.read("Coffee", everything=True)
+    assert "4711" in everything.text and [o["heading"] for o in everything.outline][-1] == "Hidden %%"
+
+
 @pytest.mark.slow
 def test_cli_read_all_and_calibrate_through_the_console_script(tmp_path: Path) -> None:
     vault = write_notes(tmp_path / "v", {"Garden.md": "# Garden\n\nThe key is under the pot.\n%% lock 4471 %%\n"})
@@ -274,6 +300,10 @@ def test_cli_read_all_and_calibrate_through_the_console_script(tmp_path: Path) -
     base = [exe, "--vault", str(vault), "--index-dir", str(tmp_path / "i"), "--embedder", "fake"]
     plain = subprocess.run([*base, "read", "Garden"], capture_output=True, text=True, timeout=120)
     assert plain.returncode == 0 and "4471" not in plain.stdout and "under the pot" in plain.stdout
+    (vault / "Coffee.md").write_text(SAFE, encoding="utf-8")
+    for args in (["read", "Coffee", "--json"], ["read", "[[Coffee#Roaster]]"], ["read", "[[Coffee#Grinder]]"]):
+        out = subprocess.run([*base, *args], capture_output=True, text=True, timeout=120)
+        assert "4711" not in out.stdout + out.stderr and "Grinder" in out.stdout + out.stderr, args
     everything = subprocess.run([*base, "read", "Garden", "--all"], capture_output=True, text=True, timeout=120)
     assert everything.returncode == 0 and "4471" in everything.stdout
     cal = subprocess.run([*base, "calibrate", "--save"], capture_output=True, text=True, timeout=300)

@@ -11,6 +11,7 @@ from vault_memory.errors import NoteNotFoundError, UnsafePathError
 from vault_memory.internals import internals
 from vault_memory.lifecycle.resolve import AmbiguousTargetError, resolve_target, split_link
 from vault_memory.memory import Memory
+from vault_memory.vault.notefile import read_note
 
 NOTES = {
     "People/Maya Chen.md": "---\naliases: [Maya, MC]\nnode_id: maya0001\n---\n# Maya Chen\n\n## Projects\nAtlas.\n",
@@ -67,3 +68,15 @@ def test_split_link() -> None:
     assert split_link("[[A#B|c]]") == ("A", "B")
     assert split_link("![[A#^block]]") == ("A", "block")
     assert split_link("  plain  ") == ("plain", "")
+
+
+@pytest.mark.parametrize("name", ["y" * 300, "y" * 300 + ".md", "Folder/" + "y" * 300, "[[" + "y" * 300 + "]]"])
+def test_a_name_longer_than_the_file_system_takes_is_not_found(rmem: Memory, name: str) -> None:
+    """Issue 41: a 300-character name gave exit 8 (an I/O error: "File name too long") where 3 (no such
+    note) is meant, from read, pin, related and every command that resolves a target."""
+    for call in (rmem.read, rmem.pin, rmem.unpin, rmem.related):
+        with pytest.raises(NoteNotFoundError) as err:
+            call(name)
+        assert err.value.exit_code == 3, call
+    with pytest.raises(NoteNotFoundError, match="longer than the file system allows"):
+        read_note(internals(rmem).vault, "y" * 300 + ".md")

@@ -156,6 +156,16 @@ def test_review_note_lists_drafts_conflicts_faded_and_a_chart(reviewed: tuple[Me
         assert (vault / resolve_target(internals(mem), link).path).is_file(), link
 
 
+def test_the_review_copies_no_comment_out_of_a_conflicting_note(reviewed: tuple[Memory, Path]) -> None:
+    """What recall hides the review note does not copy into the vault (issue 41, finding 5's kin)."""
+    mem, vault = reviewed
+    coffee = vault / "Preferences" / "Coffee.md"
+    text = coffee.read_text(encoding="utf-8").replace(COFFEE, COFFEE + " %%the laptop code is 4711%%")
+    coffee.write_text(text, encoding="utf-8")  # beside what the draft shares: the excerpt is cut there
+    md = mem.review(NOW).markdown
+    assert "| This draft says | [[Coffee]] says |" in md and "4711" not in md
+
+
 def test_review_note_is_never_a_memory(reviewed: tuple[Memory, Path]) -> None:
     mem, vault = reviewed
     mem.review(NOW)

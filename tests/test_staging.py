@@ -263,6 +263,17 @@ def test_commit_moves_to_memory_folder_and_keeps_human_edits(mem: Memory, empty_
     assert hits[0].strength == 1.0 and hits[0].tier == "short"
 
 
+def test_a_commit_never_moves_a_last_use_back(mem: Memory, empty_vault: Path) -> None:
+    """Owned times never move backwards on any path (issue 41): a draft whose `last_accessed` someone set
+    ahead (a synced copy from a machine whose clock runs late) keeps it when committed."""
+    sm = mem.stage("The boiler service is due in May.", title="Boiler", now=NOW - DAY)
+    path = empty_vault / sm.path
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("---\n", "---\nlast_accessed: 2040-01-01T00:00:00+00:00\n", 1), encoding="utf-8")
+    [done] = mem.commit([sm.node_id], now=NOW).committed
+    assert parse_time(meta_of(empty_vault, done.path)["last_accessed"]) == dt.datetime(2040, 1, 1, tzinfo=dt.UTC)
+
+
 def test_a_committed_memory_stays_short_however_often_it_is_used(mem: Memory, empty_vault: Path) -> None:
     sm = mem.stage("Backups live on the NAS under /volume1/backup.", title="Backups", now=NOW)
     [done] = mem.commit([sm.node_id], now=NOW).committed

@@ -33,14 +33,19 @@ from vault_memory.vault.notefile import read_note
 from vault_memory.vault.walk import IgnoreRules, iter_note_paths
 from vault_memory.watch import BatchResult, Watcher
 
-NOTES = {  # with node_ids, as notes the memory has written into before (moves keep them)
-    "Inbox/alpha.md": "---\nnode_id: a1\n---\n# Alpha\n\nThe alpha note talks about lighthouses and foghorns.\n",
-    "Inbox/beta.md": "---\ntags: [birds]\nnode_id: b2\n---\n# Beta\n\nPuffins nest on cliffs in the north.\n",
-    "Projects/gamma.md": "---\nnode_id: c3\n---\n# Gamma\n\nA project plan for the greenhouse irrigation pump.\n",
-    "Projects/deep/delta.md": "---\nnode_id: d4\n---\n# Delta\n\nNotes on sourdough hydration and rye flour.\n",
-    "Projects/deep/epsilon.md": "---\nnode_id: e5\n---\n# Epsilon\n\nThe violin needs new strings before the "
-    "concert.\n",
-    "zeta.md": "---\nnode_id: f6\n---\n# Zeta\n\nCalibrating the telescope mount for astrophotography.\n",
+NOTES = {  # with node_ids, as notes the memory has written into before (moves keep them); dated, so a use counts
+    "Inbox/alpha.md": "---\nnode_id: a1\ndate: 2026-01-01\n---\n# Alpha\n\nThe alpha note talks about lighthouses and "
+    "foghorns.\n",
+    "Inbox/beta.md": "---\ntags: [birds]\nnode_id: b2\ndate: 2026-01-01\n---\n# Beta\n\nPuffins nest on cliffs in the "
+    "north.\n",
+    "Projects/gamma.md": "---\nnode_id: c3\ndate: 2026-01-01\n---\n# Gamma\n\nA project plan for the greenhouse "
+    "irrigation pump.\n",
+    "Projects/deep/delta.md": "---\nnode_id: d4\ndate: 2026-01-01\n---\n# Delta\n\nNotes on sourdough hydration and "
+    "rye flour.\n",
+    "Projects/deep/epsilon.md": "---\nnode_id: e5\ndate: 2026-01-01\n---\n# Epsilon\n\nThe violin needs new strings "
+    "before the concert.\n",
+    "zeta.md": "---\nnode_id: f6\ndate: 2026-01-01\n---\n# Zeta\n\nCalibrating the telescope mount for "
+    "astrophotography.\n",
 }
 
 
@@ -308,33 +313,114 @@ def test_human_edit_is_recorded_as_rehearsal_after_quiet(running: Callable[..., 
     for i in range(6):
         p.write_text(p.read_text(encoding="utf-8") + f"\nline {i}\n", encoding="utf-8")
         time.sleep(0.2)
-        assert "revision" not in read_note(wvault, "Inbox/alpha.md").meta, "written while the editor was busy"
-    r.wait_until(lambda: read_note(wvault, "Inbox/alpha.md").meta.get("revision") == 2, what="revision 2")
+        assert "last_accessed" not in read_note(wvault, "Inbox/alpha.md").meta, "written while the editor was busy"
+    r.wait_until(lambda: read_note(wvault, "Inbox/alpha.md").meta.get("last_accessed"), what="the use recorded")
     meta = read_note(wvault, "Inbox/alpha.md").meta
-    assert meta["last_accessed"] is not None
+    assert "revision" not in meta  # issue 41: nothing reads it, so the watcher no longer writes it
     assert p.read_text(encoding="utf-8").endswith("line 5\n"), "the human's text is intact"
     r.settle()
+    written = p.read_bytes()
     time.sleep(1.0)
-    assert read_note(wvault, "Inbox/alpha.md").meta["revision"] == 2, "recording the edit does not loop"
+    assert p.read_bytes() == written, "recording the edit does not loop"
 
     # A frontmatter-only edit by the human is not a content edit.
     q = wvault / "Inbox/beta.md"
     q.write_text(q.read_text(encoding="utf-8").replace("tags: [birds]", "tags: [birds, coast]"), encoding="utf-8")
     r.settle()
     time.sleep(1.0)
-    assert "revision" not in read_note(wvault, "Inbox/beta.md").meta
+    assert "last_accessed" not in read_note(wvault, "Inbox/beta.md").meta
 
     # A bulk change (a git pull touching many notes at once) is not a human edit.
     for i in range(12):
         (wvault / f"Pulled/n{i}.md").parent.mkdir(exist_ok=True)
-        (wvault / f"Pulled/n{i}.md").write_text(f"# Pulled {i}\n\nfirst version\n", encoding="utf-8")
+        (wvault / f"Pulled/n{i}.md").write_text(
+            f"---\nnode_id: pulled{i}\ndate: 2026-01-01\n---\n# Pulled {i}\n\nfirst version\n", encoding="utf-8"
+        )
     r.settle()
     for i in range(12):
         f = wvault / f"Pulled/n{i}.md"
         f.write_text(f.read_text(encoding="utf-8").replace("first", "second"), encoding="utf-8")
     r.settle()
     time.sleep(1.0)
-    assert all("revision" not in read_note(wvault, f"Pulled/n{i}.md").meta for i in range(12))
+    assert all("last_accessed" not in read_note(wvault, f"Pulled/n{i}.md").meta for i in range(12))
+
+
+def git(vault: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main", *args],
+        cwd=vault,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return out.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_what_git_or_a_sync_client_brings_is_never_recorded_and_no_time_moves_back(
+    running: Callable[..., Running], wvault: Path
+) -> None:
+    """Issue 41, finding 6: a checkout or pull of 10 notes or fewer, and `git stash pop`, were recorded as
+    a person's edits: `revision` and `last_accessed` written into each (the tree dirty after every small
+    pull), and a `last_accessed` in the future moved back to today. What git or a sync client brings is
+    indexed and never written into; a person's edit is still a use, never moved backwards."""
+    alpha, beta, zeta = wvault / "Inbox/alpha.md", wvault / "Inbox/beta.md", wvault / "zeta.md"
+    git(wvault, "init", "-q")
+    git(wvault, "add", "-A")
+    git(wvault, "commit", "-qm", "notes")
+    git(wvault, "checkout", "-qb", "other")
+    alpha.write_text(
+        alpha.read_text(encoding="utf-8").replace("date:", "last_accessed: 2040-01-01T00:00:00+00:00\ndate:")
+        + "\nFrom the other machine.\n",
+        encoding="utf-8",
+    )
+    beta.write_text(beta.read_text(encoding="utf-8") + "\nAlso from there.\n", encoding="utf-8")
+    git(wvault, "commit", "-qam", "elsewhere")
+    git(wvault, "checkout", "-q", "main")
+    r = running(quiet=0.3)
+
+    def quiet_and_clean(what: str) -> None:
+        r.settle()
+        time.sleep(1.5)  # past the quiet period: what would be recorded is written by now
+        r.settle()
+        assert git(wvault, "status", "--porcelain") == "", what
+
+    git(wvault, "checkout", "-q", "other")  # two notes change, as a small pull brings them
+    quiet_and_clean("a checkout of two notes")
+    assert read_note(wvault, "Inbox/alpha.md").meta["last_accessed"].year == 2040
+    git(wvault, "checkout", "-q", "main")
+    quiet_and_clean("a checkout back")
+    git(wvault, "merge", "-q", "--ff-only", "other")  # as `git pull` merges what it fetched
+    quiet_and_clean("a fast-forward merge")
+
+    zeta.write_text(zeta.read_text(encoding="utf-8") + "\nA person's line.\n", encoding="utf-8")
+    git(wvault, "stash", "-q")  # at once: before the watcher's quiet period ends
+    quiet_and_clean("stash")
+    git(wvault, "stash", "pop", "-q")
+    r.settle()
+    time.sleep(1.5)
+    assert "A person's line." in zeta.read_text(encoding="utf-8")
+    assert "last_accessed" not in read_note(wvault, "zeta.md").meta, "stash pop recorded as a use"
+    git(wvault, "checkout", "-q", "--", "zeta.md")
+
+    # A sync client renames its download onto the note: no use either.
+    tmp = wvault / "Inbox" / ".syncthing.beta.md.tmp"
+    tmp.write_text(beta.read_text(encoding="utf-8") + "\nSynced from the phone.\n", encoding="utf-8")
+    os.replace(tmp, beta)
+    r.settle()
+    time.sleep(1.5)
+    assert "last_accessed" not in read_note(wvault, "Inbox/beta.md").meta
+
+    # A person's edits: a use, recorded once quiet; never backwards (2040 stays).
+    time.sleep(2.5)  # git's state files older than its margin: this is a person now
+    alpha.write_text(alpha.read_text(encoding="utf-8") + "\nTyped by hand.\n", encoding="utf-8")
+    zeta.write_text(zeta.read_text(encoding="utf-8") + "\nTyped by hand too.\n", encoding="utf-8")
+    r.wait_until(lambda: read_note(wvault, "zeta.md").meta.get("last_accessed"), what="the person's edit")
+    r.settle()
+    meta = read_note(wvault, "Inbox/alpha.md").meta
+    assert meta["last_accessed"].year == 2040 and "revision" not in meta
 
 
 def test_edit_record_loses_to_a_concurrent_edit(running: Callable[..., Running], wvault: Path) -> None:
@@ -357,7 +443,7 @@ def test_edit_record_loses_to_a_concurrent_edit(running: Callable[..., Running],
     finally:
         watch_mod.write_note = real_write
     # The racing edit is itself a body edit: it is recorded once the file is quiet again.
-    r.wait_until(lambda: read_note(wvault, "zeta.md").meta.get("revision") == 2, what="revision after race")
+    r.wait_until(lambda: read_note(wvault, "zeta.md").meta.get("last_accessed"), what="the use, after the race")
     text = p.read_text(encoding="utf-8")
     assert "First edit." in text and text.count("Typed at the worst moment.") == 1
 

@@ -2,7 +2,8 @@
 
 Precedence, highest first: explicit arguments (CLI flags) > `VAULT_MEMORY_*` environment
 variables > the vault's own `.vault-memory.toml` > the user config file
-(`~/.config/vault-memory/config.toml`, or `VAULT_MEMORY_CONFIG`) > defaults.
+(`~/.config/vault-memory/config.toml`, or `VAULT_MEMORY_CONFIG`) > defaults. A vault file may
+not set where the index or credentials go (`_NOT_FROM_VAULT`), nor raise a limit (`LIMITS`).
 
 Every value is checked where it enters (`check_setting`): numbers must be finite and inside
 the range `RANGES` gives (a NaN half-life made recall return nothing; `dormant_below = 2` hid
@@ -159,6 +160,11 @@ _RETIRED = {
     "promote_after_days": "a short memory stays short (bench lifetime: promotion kept replaced facts alive)",
 }
 _NOT_FROM_VAULT = frozenset({"vault", "index_dir", "chroma_url", "ollama_host"})
+# Settings that bound what a run may spend (memory per note, vectors held for exact search, the
+# block handed to a model each turn, how long a call may hang): a vault file may lower them, never
+# raise them above the user's (their file, or the default). A vault may come from elsewhere, and a
+# 1 GB `max_note_bytes` in one let a sparse 1 GB file take 1.07 GB of memory (issue 41).
+LIMITS = frozenset({"max_note_bytes", "exact_search_limit", "prefetch_budget", "prefetch_entry_cap", "embed_timeout"})
 _ENV_PREFIX = "VAULT_MEMORY_"
 
 
@@ -292,6 +298,20 @@ def resolve_config_sources(
             "%s: ignoring %s (set it with a flag, the environment or %s)", vault_file, key, user_file
         )
         from_vault.pop(key)
+    for key in sorted(set(from_vault) & LIMITS):
+        mine = from_user.get(key, _FIELDS[key].default)
+        if from_vault[key] > mine:
+            logging.getLogger(__name__).warning(
+                "%s: ignoring %s = %s, above your %s (a vault may lower a limit, not raise it); to raise it, "
+                "set it in %s, the environment (%s) or a flag",
+                vault_file,
+                key,
+                from_vault[key],
+                mine,
+                user_file,
+                _ENV_PREFIX + key.upper(),
+            )
+            from_vault.pop(key)
 
     sources = {name: Source("default") for name in _FIELDS if name != "extra"}
     merged: dict[str, Any] = {}

@@ -52,7 +52,8 @@ class DoctorReport:
     orphans: list[str] = field(default_factory=list)  # index rows whose note is gone from the vault
     vectors_orphaned: int = 0  # ids in Chroma with no chunk in the catalog
     vectors_missing: int = 0  # catalog chunks with no vector in Chroma
-    vectors_pending: int = 0  # catalog chunks whose text has no vector yet (a first index embedding, or stopped)
+    vectors_pending: int = 0  # catalog chunks whose text has no vector (counted always, flag or not)
+    drifted: list[str] = field(default_factory=list)  # notes recorded as indexed whose text is not the index's
     store_dirty: bool = False  # a write was interrupted (a crash); the next reconcile repairs it
     store_error: str | None = None
     vector_store: dict[str, Any] = field(default_factory=dict)  # backend, server URL, collection
@@ -85,6 +86,7 @@ class DoctorReport:
             or self.vectors_orphaned
             or self.vectors_missing
             or self.vectors_pending
+            or self.drifted
             or self.store_dirty
             or self.store_error
             or self.embedder_mismatch
@@ -131,6 +133,11 @@ class DoctorReport:
                 f"{len(self.stale)} note(s) changed since indexed: "
                 f"{some([f'{p} ({k})' for p, k in sorted(self.stale.items())])}"
             )
+        if self.drifted:
+            out.append(
+                f"{len(self.drifted)} note(s) recorded as indexed, but the index holds other text for them: "
+                f"{some(self.drifted)} (`vault-memory index` or `--fix` indexes them again)"
+            )
         if self.orphans:
             out.append(f"{len(self.orphans)} index row(s) for notes gone from the vault: {some(self.orphans)}")
         if self.vectors_orphaned or self.vectors_missing:
@@ -144,7 +151,10 @@ class DoctorReport:
                 if self.writer_pid
                 else "`vault-memory index` embeds them"
             )
-            out.append(f"{self.vectors_pending} chunk(s) have no vector yet ({by}); recall is keyword-only until then")
+            out.append(
+                f"{self.vectors_pending} chunk(s) have no vector yet ({by}); recall by meaning cannot find them "
+                "until then"
+            )
         if self.store_dirty:
             out.append("an indexing run was interrupted (store_dirty); the next reconcile repairs it")
         if self.store_error:
@@ -217,12 +227,14 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
     rows = cat.notes()
     report.notes_in_vault = len(scan.entries) + len(scan.failures)
     report.notes_in_index = len(rows)
+    drifted = set(scan.drifted)
+    report.drifted = sorted(drifted)
     for change in plan.changes:
         if change.kind is Kind.NEW:
             report.missing.append(change.entry.path)
         elif change.kind is Kind.DELETED:
             report.orphans.append(change.entry.path)
-        elif change.kind is not Kind.UNCHANGED:
+        elif change.kind is not Kind.UNCHANGED and change.entry.path not in drifted:
             report.stale[change.entry.path] = change.kind.value
     report.unreadable = dict(scan.failures)
     # Duplicate ids, as the files say (the scan decides them from the files, writing nothing).
@@ -242,7 +254,9 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
         embedder_identity=internals(mem).embedder.identity,
         url=internals(mem).config.chroma_url,
     )
-    report.vectors_pending = mem.vectors().pending
+    # Every chunk without a vector, not only while a run says it is embedding: recall by meaning
+    # never finds a chunk that has none, whatever left it so.
+    report.vectors_pending = cat.unembedded_count()
     if report.embedder_mismatch:
         return
     if not internals(mem).keeps_store():

@@ -83,6 +83,7 @@ STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only
 # server (docs/how-it-works.md, "First run").
 READER_EMBED_BUDGET = 512
 READER_EMBED_TOKENS = 16_384
+REQUESTS_EVERY = 0.5  # seconds between two looks for other processes' requests while embedding
 T = TypeVar("T")
 
 
@@ -659,10 +660,16 @@ class IndexFolder:
         embed_budget: int | None = None,
         embed_tokens: int | None = None,
         verify: bool = False,
+        repair: bool = False,
     ) -> IndexReport:
         def run() -> IndexReport:
             return self.indexer().reconcile(
-                progress, paths=paths, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify
+                progress,
+                paths=paths,
+                embed_budget=embed_budget,
+                embed_tokens=embed_tokens,
+                verify=verify,
+                repair=repair,
             )
 
         try:
@@ -749,7 +756,7 @@ class IndexFolder:
         now = time.monotonic()
         if now < self._requests_due or not self.lock.held:
             return
-        self._requests_due = now + 0.5
+        self._requests_due = now + REQUESTS_EVERY
         paths = requests.take(self.index_dir)
         if not paths:
             return
@@ -881,7 +888,9 @@ class IndexFolder:
                 if self._embedder_from_index:  # built from nothing: with what the configuration says now
                     self._forget_embedder()
             report = self.guarded(
-                lambda: self._reconcile(progress, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify)
+                lambda: self._reconcile(
+                    progress, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify, repair=True
+                )
             )
         report.rebuilt = rebuild
         return report
@@ -1016,14 +1025,22 @@ class IndexFolder:
                 return False
 
     def note_written(self, note: ParsedNote) -> None:
-        """Keep the catalog in step with a frontmatter-only write we just made, if we may write the index."""
+        """Keep the catalog in step with a frontmatter-only write we just made (`note`: what the write
+        left in the file), if we may write the index.
+
+        The row takes the new file hash only when the note's text is the text its chunks hold and its
+        identity is unchanged. Otherwise the note is indexed again from the file: a person's edit the
+        index had not seen yet (no `watch`), rehearsed before any reconcile, would be stamped as indexed
+        over the old chunks, and `index` would call it unchanged for good (issue 41)."""
         with self.lock.if_free() as writer:
             if not writer:
                 return  # the process holding the lock (a watcher) will see the change
             row = self.catalog.note_by_path(note.path)
             if row is None:
                 return
-            if not row.id_in_file and file_node_id(note):  # our first write gave it an id: a new identity
+            carried = row.node_id if row.id_in_file else None
+            if row.body_hash != note.body_hash or file_node_id(note) != carried:
+                # a text the index does not hold, or a new identity (our first write gave it an id)
                 self.sync_paths([note.path])
                 return
             stated = stated_epoch(note.meta, PurePosixPath(note.path).stem, self.decay.daily_format)

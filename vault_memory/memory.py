@@ -370,8 +370,9 @@ class Memory:
 
     def vectors(self) -> VectorProgress:
         """How many chunks have their vector (`chunks`, `embedded`, `pending`, `complete`): while a
-        first index fills in, recall is keyword-only."""
-        return self._folder.vectors()
+        first index fills in, recall is keyword-only. Guarded like every operation: the CLI asks it
+        first, and a damaged catalog met here is set aside and rebuilt, not an exit 5 (bench soak)."""
+        return self._folder.guarded(self._folder.vectors)
 
 
 def open_memory(vault: str | Path, **overrides: Any) -> Memory:

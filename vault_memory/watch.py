@@ -9,9 +9,13 @@ its first event, so a continuous stream still makes progress), through
 `IndexFolder.sync_paths`. Our own writes (node ids, rehearsal, the edit record below) are
 frontmatter-only, so their echo is a META sync that writes nothing: no loop.
 
-"A human edit is a rehearsal": when a sync sees a note's *body* change (content hash,
-never mtime) and the file then stays quiet for `quiet` seconds, the edit is recorded in
-frontmatter (`revision` + 1, `last_accessed`) with a compare-and-swap write.
+"A person's edit is a use": when a sync sees a note's *body* change (content hash, never
+mtime) and the file then stays quiet for `quiet` seconds, the edit is recorded as recall records
+a use (`last_accessed`, through `edits.use_fields`: never backwards, once per 10 minutes, not for a
+pinned or undated note) with a compare-and-swap write. Not `revision`: nothing reads it (it is kept
+where a note has one). Only what a person did: a change git brought (its state files written at
+that moment), a sync client's download (renamed from its temp file) or a bulk change (more than
+REHEARSE_MAX_BATCH notes) is indexed and never written into (vault/origin.py).
 
 The index going away: every second (and before each batch) the watcher asks
 `IndexFolder.check_index` whether its `writer.lock` and catalog are still the files at their paths.
@@ -44,10 +48,11 @@ from .config import IGNORE_FILE_NAME
 from .errors import ConcurrentEditError, NoteError, VaultMemoryError
 from .index.indexer import INLINE_TEXTS, IndexReport
 from .internals import internals
-from .lifecycle.edits import first_write_fields, retired_fields
+from .lifecycle.edits import first_write_fields, retired_fields, use_fields
 from .memory import READER_EMBED_BUDGET, READER_EMBED_TOKENS, Memory
 from .vault.fields import local_zone, parse_int
 from .vault.notefile import read_note, write_note
+from .vault.origin import GitState, sync_temp
 from .vault.walk import IgnoreRules, walk_notes
 
 log = logging.getLogger(__name__)
@@ -114,6 +119,7 @@ class _Edit:
     node_id: str
     body_hash: str
     seen: float  # monotonic time the sync saw the body change
+    since: float = 0.0  # wall-clock time of the first event of the batch that brought it (git's files compare)
 
 
 def _settings_file(rel: str) -> bool:
@@ -141,7 +147,7 @@ class _Handler:
 
     def dispatch(self, event: Any) -> None:
         kind = event.event_type
-        if kind in ("opened", "closed_no_write", "attrib"):
+        if kind in ("opened", "closed_no_write"):
             return
         if event.is_directory and kind == "modified":
             return  # a folder's listing changed: the file events say what
@@ -157,6 +163,8 @@ class _Handler:
         else:
             # A temp file renamed onto a note (atomic save) counts for the note; a note moved into
             # .trash/ counts as its deletion: each side is kept only if it is a note path.
+            if src and dest and sync_temp(src) and rules.is_note(dest):
+                self.w._synced.add(dest)  # a sync client's download, not a person's save
             self.w._push(files=[p for p in (src, dest) if p and rules.is_note(p)])
 
 
@@ -194,6 +202,9 @@ class Watcher:
         self._full = False
         self._inflight = False
         self._first = 0.0  # monotonic time of the first / last event of the pending batch
+        self._first_wall = 0.0  # ... and the first's wall-clock time, to compare with git's file times
+        self._synced: set[str] = set()  # notes a sync client renamed into place (origin.sync_temp)
+        self.git = GitState(internals(mem).vault)
         self._last = 0.0
         self._touched: dict[str, float] = {}  # path -> monotonic time of its last event
         self._not_before = 0.0  # retry back-off after a failed batch
@@ -230,6 +241,7 @@ class Watcher:
             DirCreatedEvent,
             DirDeletedEvent,
             DirMovedEvent,
+            FileAttribEvent,
             FileClosedEvent,
             FileCreatedEvent,
             FileDeletedEvent,
@@ -243,10 +255,12 @@ class Watcher:
         overflow_log.setLevel(logging.WARNING)  # the CLI quiets watchdog; we need to hear this one
         overflow_log.addFilter(self._overflow_filter)
         observer = Observer()
-        # No open/close-without-write events: our own reads of notes must not wake us.
+        # No open/close-without-write events: our own reads of notes must not wake us. A file's
+        # attributes do: a note made unreadable (`chmod 000`) is no longer served.
         kinds = [
             FileCreatedEvent,
             FileModifiedEvent,
+            FileAttribEvent,
             FileClosedEvent,
             FileDeletedEvent,
             FileMovedEvent,
@@ -311,7 +325,7 @@ class Watcher:
         now = time.monotonic()
         with self._cond:
             if not (self._files or self._dirs or self._full):
-                self._first = now
+                self._first, self._first_wall = now, time.time()
             self._last = now
             self._files.update(files)
             self._dirs.update(dirs)
@@ -421,7 +435,7 @@ class Watcher:
         if self.on_batch is not None:
             self.on_batch(BatchResult(paths=0, full=True, seconds=time.perf_counter() - started, rebuilt=True))
 
-    def _next_batch(self) -> tuple[set[str], set[str], bool] | None:
+    def _next_batch(self) -> tuple[set[str], set[str], bool, float] | None:
         with self._cond:
             now = time.monotonic()
             if self._files or self._dirs or self._full:
@@ -429,7 +443,7 @@ class Watcher:
                 if now < due:
                     self._cond.wait(min(due - now, IDLE_TICK))
                     return None
-                batch = (self._files, self._dirs, self._full)
+                batch = (self._files, self._dirs, self._full, self._first_wall)
                 self._files, self._dirs, self._full = set(), set(), False
                 self._inflight = True
                 return batch
@@ -449,7 +463,8 @@ class Watcher:
         found.update(walk_notes(internals(self.mem).vault, self.rules, folder).notes)
         return found
 
-    def _apply(self, files: set[str], dirs: set[str], full: bool) -> BatchResult:
+    def _apply(self, files: set[str], dirs: set[str], full: bool, since: float = 0.0) -> BatchResult:
+        """Apply one batch of events (the first of them seen at wall-clock `since`)."""
         started = time.perf_counter()
         paths = set(files)
         for d in dirs:
@@ -464,7 +479,7 @@ class Watcher:
             elif paths:
                 before = self._bodies(paths)
                 result.report = internals(self.mem).sync_paths(sorted(paths), embed_budget=INLINE_TEXTS)
-                result.edits_seen = self._note_edits(paths, before, result.report)
+                result.edits_seen = self._note_edits(paths, before, result.report, since or time.time())
         except (VaultMemoryError, OSError) as exc:
             # Keep the paths and retry later; the index is crash-safe, so a half-applied batch is fine.
             delay = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
@@ -501,7 +516,13 @@ class Watcher:
                 out[row.node_id] = (row.body_hash, parse_int(row.meta.get("revision")))
         return out
 
-    def _note_edits(self, paths: set[str], before: dict[str, tuple[str, int]], report: IndexReport) -> list[str]:
+    def _note_edits(
+        self, paths: set[str], before: dict[str, tuple[str, int]], report: IndexReport, since: float
+    ) -> list[str]:
+        """The notes of this batch whose body a person changed (candidates to record once quiet); none
+        when git brought the batch, and never a note a sync client downloaded (vault/origin.py)."""
+        with self._cond:
+            synced, self._synced = self._synced & paths, self._synced - paths
         if not before or not report.counts.get("modified"):
             return []
         edited: list[tuple[str, str, str]] = []
@@ -514,17 +535,24 @@ class Watcher:
                 continue  # unchanged body: our own frontmatter writes never count
             if parse_int(row.meta.get("revision")) != old_rev:
                 continue  # whoever wrote it recorded the revision already (an agent's update)
+            if p in synced:
+                log.info("%s arrived from a sync client; not recording it as an edit", p)
+                continue
             edited.append((row.node_id, row.path, row.body_hash))
+        if edited and (git := self.git.touched_since(since)):
+            log.info("%d note(s) changed by git (%s written); not recording them as edits", len(edited), git)
+            return []
         if len(edited) > self.rehearse_max_batch:
             log.info("%d notes changed at once (a pull or sync?); not recording them as edits", len(edited))
             return []
         now = time.monotonic()
         for node_id, _, body_hash in edited:
-            self._edits[node_id] = _Edit(node_id, body_hash, now)
+            self._edits[node_id] = _Edit(node_id, body_hash, now, since)
         return [p for _, p, _ in edited]
 
     def _record_edits(self) -> None:
-        """Write `revision` + 1 and `last_accessed` for body edits whose file has been quiet long enough."""
+        """Record as a use (`last_accessed`) the body edits whose file has been quiet long enough, unless
+        git turns out to have brought them (its state files are written a moment after some changes)."""
         if not self._edits:
             return
         now = time.monotonic()
@@ -542,6 +570,9 @@ class Watcher:
                 touched = self._touched.get(row.path, 0.0)
             if now - touched < self.quiet:
                 continue  # still being written
+            if self.git.touched_since(edit.since):
+                del self._edits[node_id]  # a checkout's HEAD, a pull's reflog, written after the notes
+                continue
             try:
                 note = read_note(internals(self.mem).vault, row.path)
             except (NoteError, OSError):
@@ -556,12 +587,12 @@ class Watcher:
             del self._edits[node_id]
             if not note.body.strip():
                 continue  # an emptied note (or a Ctrl-N in progress) records nothing
-            when = internals(self.mem).clock()
-            fields = {
-                **first_write_fields(internals(self.mem), note),
-                "revision": parse_int(note.meta.get("revision"), 1) + 1,
-                "last_accessed": when,  # witnessed: we saw the edit land
-            }
+            # witnessed: we saw the edit land. As recall records a use: never backwards (a pulled
+            # `last_accessed` in the future stays), once per 10 minutes, not for a pinned or undated note.
+            used = use_fields(internals(self.mem), note, internals(self.mem).clock())
+            if not used:
+                continue
+            fields = {**first_write_fields(internals(self.mem), note), **used}
             try:
                 write_note(
                     internals(self.mem).vault,
@@ -573,7 +604,7 @@ class Watcher:
             except ConcurrentEditError:
                 # An editor is saving it again: theirs wins, and the edit is recorded once the note is
                 # quiet (a new body is a new candidate of its own; the same body retries this one).
-                self._edits[node_id] = _Edit(node_id, edit.body_hash, time.monotonic())
+                self._edits[node_id] = _Edit(node_id, edit.body_hash, time.monotonic(), edit.since)
                 continue
             except NoteError as exc:
                 log.warning("could not record the edit of %s: %s", row.path, exc)

@@ -503,7 +503,8 @@ def simulate(
                 )
                 if variant.prefetch_touch:
                     times.settle([e.path for e in pre.entries], at)
-                lines = pre.block.splitlines()[1:-1] if pre.block else []
+                # the entries' lines: between the markers, after the line that says the block is data
+                lines = [ln for ln in pre.block.splitlines()[1:-1] if ln.startswith("- (")] if pre.block else []
                 entries = [
                     Entry(memory_of.get(e.node_id, "?"), len(line) + 1, bool(e.change), e.strength)
                     for e, line in zip(pre.entries, lines, strict=True)

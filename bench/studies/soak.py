@@ -20,7 +20,13 @@ HNSW segment files) and one index are put through scenarios picked at random unt
   hard-linked and a read-only note), `sync_conflict_copy` (an older conflict copy carrying the
   note's id), `vault_moved_under_watch`, `busy_and_unreadable` (a note held open for writing:
   `pin` exits 9; one that may not be read: `read` exits 8). Counted: orphan files, ownership
-  or xattr changes, identities lost.
+  or xattr changes, identities lost;
+- issue 41's cases: `agent_loop` (the agent loop over MCP, through the official SDK's client on
+  `vault-memory mcp`: status, then recalls that rehearse, each followed at once by `remember` or a
+  long `log`; afterwards every chunk must have its vector) and `api_rehearsal` (a person's edits the
+  index has not seen, then recalls through a long-lived `Memory` that rehearse those notes, then
+  `index`: the edits must be indexed, which the comparison with a clean rebuild checks).
+  Counted: chunks without a vector, after each scenario and at the end.
 
 After every scenario: `index` (and `doctor --fix` when `doctor` objects), then the index must
 equal a clean rebuild of the vault in a fresh folder, and `doctor` must exit 0; otherwise the run
@@ -527,8 +533,13 @@ class Soak:
 
         gen = sorted((self.vault / "Generated").glob("n*.md"))
         live = self.rng.choice(gen)
-        self.run(["pin", live.relative_to(self.vault).as_posix()], {0})
-        nid = file_node_id(read_note(self.vault, live.relative_to(self.vault).as_posix()))
+        rel = live.relative_to(self.vault).as_posix()
+        if file_node_id(read_note(self.vault, rel)) is None:
+            # the live note must carry an id for its copy to claim (`pin` writes none since it needs none)
+            text = live.read_text(encoding="utf-8")
+            live.write_text(text.replace("---\n", f"---\nnode_id: soak{self.rng.randrange(10**12):012d}\n", 1))
+        self.run(["pin", rel], {0})
+        nid = file_node_id(read_note(self.vault, rel))
         name = self.rng.choice(
             [
                 f"{live.stem}.sync-conflict-20261201-101500-ABCDEF1.md",
@@ -547,11 +558,9 @@ class Soak:
             self.incident("doctor did not report a conflict copy", ["doctor"], doctor.returncode, doctor.stdout[-800:])
             self.tick("identity_lost")
         self.run(["doctor", "--fix"], {0})
-        self.run(["unpin", nid or ""], {0})
-        live_meta = read_note(self.vault, live.relative_to(self.vault).as_posix()).meta
-        if file_node_id(read_note(self.vault, live.relative_to(self.vault).as_posix())) != nid or live_meta.get(
-            "pinned"
-        ):
+        self.run(["unpin", rel], {0})
+        live_note = read_note(self.vault, rel)
+        if nid is None or file_node_id(live_note) != nid or live_note.meta.get("pinned"):
             self.tick("identity_lost")
             self.incident(f"the conflict copy took {live.name}'s identity", ["doctor --fix"], 0, "")
         copy.unlink()
@@ -616,6 +625,125 @@ class Soak:
             os.chmod(secret, 0o644)
             os.chown(secret, 0, 0)
         self.converge()
+
+    # -- issue 41: the index cannot drift silently ------------------------------------------------
+    def unvectored(self) -> int:
+        """Chunks of the index whose text has no vector: recall by meaning never finds them."""
+        with contextlib.suppress(sqlite3.Error):
+            db = sqlite3.connect(f"{(self.index / 'catalog.sqlite').resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                return int(
+                    db.execute(
+                        "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                        "(SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)"
+                    ).fetchone()[0]
+                )
+            finally:
+                db.close()
+        return 0
+
+    def agent_loop(self) -> None:
+        """Finding 1: over MCP, a recall that rehearses (a note's first node_id) followed at once by
+        `remember` or a long `log` left the rehearsed note's chunk without a vector, and nothing said so."""
+        import anyio
+        from mcp import Client, StdioServerParameters
+
+        gen = sorted((self.vault / "Generated").glob("n*.md"))
+        picks = self.rng.sample(gen, min(len(gen), self.rng.randrange(3, 7)))
+        queries = [self.body_words(p) for p in picks]
+        # the memories `remember` writes and the episode `log` extends are ours; every other byte is a person's
+        before = {rel: text for rel, text in self.human().items() if not rel.startswith("Memory/")}
+        params = StdioServerParameters(command=EXE, args=[*self.base()[1:], "mcp"], env=self.env(), cwd=str(self.work))
+        calls: list[str] = []
+        errors: list[str] = []
+
+        async def session() -> None:
+            async with Client(params, read_timeout_seconds=120) as client:
+                calls.append("status")
+                await client.call_tool("status", {})
+                await anyio.sleep(self.rng.uniform(1.5, 2.5))
+                for query in queries:
+                    found = await client.call_tool("recall", {"query": query, "k": 3})
+                    calls.append("recall")
+                    if self.rng.random() < 0.6:
+                        fact = f"The soak fact {self.rng.randrange(10**9)} is about {query}."
+                        done = await client.call_tool("remember", {"text": fact})
+                    else:
+                        done = await client.call_tool("log", {"text": f"talked about {query} " * 30})
+                    calls.append("write")
+                    for result in (found, done):
+                        if result.is_error:
+                            errors.append(" ".join(getattr(c, "text", "") for c in result.content)[:300])
+                    await anyio.sleep(self.rng.uniform(0.5, 1.2))
+                await anyio.sleep(3.0)  # the server's watcher applies what it saw
+
+        try:
+            anyio.run(session)
+        except Exception as exc:  # noqa: BLE001 - a dead server or a protocol error is an incident
+            self.incident(f"mcp session failed: {exc.__class__.__name__}: {exc}", ["mcp"], 0, "")
+            self.tick("crashes")
+        self.tick("operations", len(calls))
+        self.tick("mcp_calls", len(calls))
+        for err in errors:
+            self.tick("unexpected_exit_codes")
+            self.incident("a tool call failed", ["mcp"], 0, err)
+        lost = self.unvectored()
+        self.tick("chunks_without_vector", lost)
+        if lost:
+            self.incident(f"{lost} chunk(s) without a vector after the agent loop", ["mcp"], 0, "")
+        self.check_human(before)
+        self.converge()
+
+    def api_rehearsal(self) -> None:
+        """Finding 2: a person's edit the index had not seen, then a rehearsal through the Python API (no
+        `watch`) recorded the rewritten file's hash over the old chunks: `index` said "unchanged" for good."""
+        import datetime as dt
+
+        from vault_memory import Memory
+
+        self.run(["index"], {0})
+        gen = sorted((self.vault / "Generated").glob("n*.md"))
+        picks = self.rng.sample(gen, min(len(gen), self.rng.randrange(2, 6)))
+        added: dict[str, str] = {}
+        for path in picks:
+            added[path.relative_to(self.vault).as_posix()] = line = f"A person added line {self.rng.randrange(10**9)}."
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"\n{line}\n")
+        time.sleep(1.2)  # past the write path's quiet period: the rehearsal may write
+        before = self.human()
+        when = dt.datetime(2031, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=self.rng.randrange(1000))
+        written = 0
+        with Memory(vault=self.vault, index_dir=self.index, embedder=self.embedder) as mem:
+            for path in picks:
+                hits = mem.recall(self.body_words(path), k=1, now=when)
+                written += sum(1 for h in hits if h.rehearsed)
+                self.tick("operations")
+        self.tick("api_rehearsals", written)
+        self.check_human(before)
+        self.run(["index"], {0})  # it must find the edits, before doctor (which reads every note) is asked
+        missing = [rel for rel, line in added.items() if not self.indexed_text(rel, line)]
+        self.tick("edits_not_indexed", len(missing))
+        if missing:
+            self.incident(f"edits recorded as indexed but not in the index: {', '.join(missing)}", ["index"], 0, "")
+        self.converge()
+
+    @staticmethod
+    def body_words(path: Path) -> str:
+        """A query of a generated note's own words (its first part): recall's first hit, clearly."""
+        return " ".join(path.read_text(encoding="utf-8").split("## Part 0", 1)[-1].split()[:24])
+
+    def indexed_text(self, rel: str, text: str) -> bool:
+        """Whether the catalog holds `text` in a chunk of the note at `rel`."""
+        db = sqlite3.connect(f"{(self.index / 'catalog.sqlite').resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute(
+                "SELECT count(*) FROM chunks c JOIN notes n ON n.node_id = c.node_id "
+                "WHERE n.path = ? AND instr(c.text, ?)",
+                (rel, text),
+            ).fetchone()
+            return bool(row and row[0])
+        finally:
+            db.close()
 
 
 # -- fault helpers (tests/faults.py has their test-side twins) ---------------------------------
@@ -720,10 +848,12 @@ WEIGHTS = {
     "sync_conflict_copy": 1,
     "vault_moved_under_watch": 1,
     "busy_and_unreadable": 1,
+    "agent_loop": 3,
+    "api_rehearsal": 3,
 }
 
 
-def soak(minutes: float, seed: int, embedder: str, notes: int) -> tuple[Soak, dict[str, int]]:
+def soak(minutes: float, seed: int, embedder: str, notes: int) -> tuple[Soak, dict[str, int], int]:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="vm-soak-") as tmp:
         s = Soak(Path(tmp), rng, embedder)
@@ -749,7 +879,7 @@ def soak(minutes: float, seed: int, embedder: str, notes: int) -> tuple[Soak, di
             ran[name] += 1
             s.tick("set_aside", len(set_aside(s.index) - aside))  # damaged files found and rebuilt
             log(f"{name} in {time.monotonic() - started:.0f} s; totals {dict(s.counts)}")
-        return s, dict(ran)
+        return s, dict(ran), s.unvectored()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -767,7 +897,7 @@ def run(opts: RunOptions) -> Result:
     embedder = opts.embedder or "fake"
     opts = dataclasses.replace(opts, embedder=embedder)
     res = Result("soak", opts, params={"minutes": minutes, "seed": seed, "notes": notes})
-    s, ran = soak(minutes, seed, embedder, notes)
+    s, ran, final_unvectored = soak(minutes, seed, embedder, notes)
     keys = [
         "operations",
         "commands",
@@ -787,8 +917,13 @@ def run(opts: RunOptions) -> Result:
         "ownership_changes",
         "xattr_changes",
         "identity_lost",
+        "mcp_calls",
+        "api_rehearsals",
+        "chunks_without_vector",
+        "edits_not_indexed",
     ]
     totals = {k: int(s.counts.get(k, 0)) for k in keys}
+    totals["chunks_without_vector_at_end"] = final_unvectored
     res.results = {
         "totals": totals,
         "scenarios": ran,
@@ -801,6 +936,11 @@ def run(opts: RunOptions) -> Result:
         f"({totals['commands']} vault-memory commands, the rest the edit races' saves and recalls), "
         f"{totals['faults']} faults injected ({totals['sigkills']} SIGKILLs, {totals['race_saves']} racing saves), "
         f"{totals['runs']} convergence checks; {totals['set_aside']} damaged index files found, set aside and rebuilt.",
+        f"Issue 41: {totals['mcp_calls']} MCP calls in agent loops (recall, then remember or log at once) and "
+        f"{totals['api_rehearsals']} rehearsals through the Python API after unindexed edits; "
+        f"{totals['chunks_without_vector']} chunks left without a vector after an agent loop, "
+        f"{totals['edits_not_indexed']} edits not indexed by `index`, "
+        f"{totals['chunks_without_vector_at_end']} chunks without a vector at the end.",
         "",
         *table(
             [
@@ -863,6 +1003,9 @@ def run(opts: RunOptions) -> Result:
         + totals["ownership_changes"]
         + totals["xattr_changes"]
         + totals["identity_lost"]
+        + totals["chunks_without_vector"]
+        + totals["edits_not_indexed"]
+        + totals["chunks_without_vector_at_end"]
     )
     res.results["failed"] = bad
     return res

@@ -40,7 +40,7 @@ def watch(
     ] = None,
     no_rehearse: Annotated[
         bool,
-        typer.Option("--no-rehearse-edits", help="Do not record human edits in frontmatter (revision, last_accessed)"),
+        typer.Option("--no-rehearse-edits", help="Do not record human edits in frontmatter (last_accessed)"),
     ] = False,
 ) -> None:
     """Reconcile, then follow the vault and keep the index current until Ctrl-C or SIGTERM.

@@ -21,7 +21,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -30,13 +30,21 @@ from ..errors import EmbedderMismatchError, NoteError, NoteParseError
 from ..hashing import sha256_hex
 from ..vault.fields import parse_bool, stated_epoch
 from ..vault.markdown import CHUNKER_VERSION, Chunk, chunk_note, extract_info
-from ..vault.notefile import GENERATED_BY, ParsedNote, file_node_id, parse_note, read_note, stated_properties
+from ..vault.notefile import (
+    GENERATED_BY,
+    ParsedNote,
+    file_node_id,
+    parse_note,
+    read_bounded,
+    read_note,
+    stated_properties,
+)
 from ..vault.obsidian import DEFAULT_DAILY_FORMAT
 from ..vault.synccopies import conflict_copy
 from ..vault.templates import NONE as NO_SCAFFOLDING
 from ..vault.templates import Scaffolding
 from ..vault.walk import IgnoreRules, walk_notes
-from .catalog import Catalog, ChunkRow, NoteRow
+from .catalog import BODIES_CHECKED, Catalog, ChunkRow, NoteRow
 from .embedders import Embedder
 from .planner import Change, Entry, Kind, Plan, plan_changes
 from .vectorstore import VectorStore
@@ -90,6 +98,12 @@ class Scan:
     stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # files read now: path -> (stamp, hash)
     stamped: int = 0  # files not read because their stamp was unchanged
     recorded_stamps: dict[str, tuple[str, str]] = field(default_factory=dict)  # the catalog's, before
+    # (verify) notes whose bytes are recorded as indexed but whose text is not the index's
+    drifted: list[str] = field(default_factory=list)
+    # files that are there but may not be read now (`chmod 000`, an I/O error): unlike a note whose
+    # folder cannot be listed, or whose YAML is half typed, their rows go, so recall serves nothing
+    # the file system refuses (issue 41); they come back once they can be read
+    unreadable: set[str] = field(default_factory=set)
 
     def present(self) -> dict[str, str]:
         """path -> file hash of every file this scan found: notes, and notes passed over."""
@@ -227,12 +241,18 @@ class Indexer:
             try:
                 with open(full, "rb") as fh:
                     before = os.fstat(fh.fileno())
-                    raw = fh.read(limit + 1)  # bounded even if it grew since the stat
+                    raw = read_bounded(fh, before.st_size, limit)  # bounded even if it grew since the stat
                     after = os.fstat(fh.fileno())
                     read_at = time.time()
             except OSError as exc:
                 scan.failures[rel] = f"cannot read: {exc.strerror or exc}"
                 scan.fresh.add(rel)
+                scan.unreadable.add(rel)
+                continue
+            except MemoryError:
+                self._pass_over(
+                    scan, recorded, rel, f"size:{file_stamp(st) if st else ''}", no_memory(st), "unreadable"
+                )
                 continue
             if len(raw) > limit:
                 del raw
@@ -244,7 +264,7 @@ class Indexer:
             if file_stamp(before) == stamp and not racy(after, read_at):
                 scan.stamps[rel] = (stamp, file_hash)
             hit = known.get(rel)
-            if hit is not None and hit[0] == file_hash:
+            if hit is not None and hit[0] == file_hash and not verify:
                 entries[rel] = (file_hash, hit[1])
                 continue
             rec = recorded.get(rel)
@@ -255,6 +275,10 @@ class Indexer:
                 note = parse_note(rel, raw, mtime)
             except NoteParseError as exc:
                 self._pass_over(scan, recorded, rel, file_hash, str(exc), "unreadable")
+                continue
+            except MemoryError:
+                del raw
+                self._pass_over(scan, recorded, rel, file_hash, no_memory(after), "unreadable")
                 continue
             if parse_bool(note.meta.get("private")):
                 self._pass_over(
@@ -272,6 +296,12 @@ class Indexer:
                     "private",
                 )
                 continue
+            if hit is not None and hit[0] == file_hash:
+                # `verify`: the bytes are the ones indexed; is the text the index holds theirs too?
+                if note.body_hash == hit[1]:
+                    entries[rel] = (file_hash, hit[1])
+                    continue
+                scan.drifted.append(rel)  # recorded as indexed with text it does not hold: re-chunked
             parsed[rel] = note
         scope = None if paths is None else set(paths)
         if scope is not None:
@@ -369,7 +399,7 @@ class Indexer:
             # A partial scan speaks only for its paths and for the identities it found (moves).
             ids = {e.node_id for e in scan.entries}
             indexed = [e for e in indexed if e.path in scan.scope or e.node_id in ids]
-        return plan_changes(scan.entries, indexed, keep=list(scan.failures))
+        return plan_changes(scan.entries, indexed, keep=[p for p in scan.failures if p not in scan.unreadable])
 
     def reconcile(
         self,
@@ -379,6 +409,7 @@ class Indexer:
         embed_budget: int | None = None,
         embed_tokens: int | None = None,
         verify: bool = False,
+        repair: bool = False,
     ) -> IndexReport:
         """Bring the index in line with the vault, or with just `paths` (created, changed, moved or gone).
 
@@ -386,15 +417,23 @@ class Indexer:
         of at most that many tokens in all (what embedding costs is proportional to tokens). When
         more are needed the changed notes are still written to the catalog, searchable by keyword,
         and their vectors are left to the next reconcile without a budget (`report.texts_pending`).
-        `verify`: read every file, trusting no stat stamp (scan).
+        `verify`: read every file, trusting no stat stamp, and compare the text of every note
+        recorded as indexed with the text the index holds (scan). `repair` (`index`, `doctor --fix`,
+        a watcher starting): a chunk without a vector is embedded whether or not a run left
+        `embedding_pending` set, and a catalog never verified since this check exists
+        (BODIES_CHECKED) is verified once, so an index that drifted under an earlier version
+        converges without `--rebuild`.
         """
         started = time.perf_counter()
         self.check_embedder()
         report = IndexReport()
         if not self.lazy_store:
             _ = self.store  # opens and checks it
+        if repair and paths is None and self.catalog.get_meta(BODIES_CHECKED) != "1":
+            verify = True
         if paths is None and not verify and self.unchanged_since_settled():
-            return self._finish(report, self._report_unchanged(report), progress, (embed_budget, embed_tokens), started)
+            report.notes = self._report_unchanged(report)
+            return self._finish(report, report.notes, progress, (embed_budget, embed_tokens), started, repair=repair)
         scan = self.scan(paths, verify=verify)
         plan = self.plan(scan)
         recorded = self.catalog.get_meta("chunker")
@@ -427,12 +466,30 @@ class Indexer:
         stamps = self._record_stamps(scan)
         if paths is None:
             self._settle(scan, stamps)
-        return self._finish(report, len(scan.entries), progress, (embed_budget, embed_tokens), started)
+            if verify and self.catalog.get_meta(BODIES_CHECKED) != "1":
+                with self.catalog.transaction():
+                    self.catalog.set_meta(BODIES_CHECKED, "1")
+        return self._finish(report, len(scan.entries), progress, (embed_budget, embed_tokens), started, repair=repair)
 
     def _finish(
-        self, report: IndexReport, notes: int, progress: Progress | None, budget: Budget, started: float
+        self,
+        report: IndexReport,
+        notes: int,
+        progress: Progress | None,
+        budget: Budget,
+        started: float,
+        *,
+        repair: bool = False,
     ) -> IndexReport:
-        if self.catalog.get_meta("embedding_pending") == "1":
+        pending = self.catalog.get_meta("embedding_pending") == "1"
+        if repair and not pending and self.catalog.has_unembedded():
+            # A chunk without its vector and no run owing it one: an index an earlier version
+            # left so (issue 41). Recall by meaning never found that note; embed it now.
+            log.warning("some chunks had no vector (an index left so by an earlier version); embedding them")
+            with self.catalog.transaction():
+                self.catalog.set_meta("embedding_pending", "1")
+            pending = True
+        if pending:
             self._fill_vectors(report, progress, budget)
         report.store_resynced = self.resynced
         report.notes = notes
@@ -497,20 +554,29 @@ class Indexer:
             cat.set_meta("chunker", self.chunker_identity)
             cat.set_meta("store_dirty", "1")
             self._record_failures(scan)
-        # Deletions first, so a path freed by a delete can be taken by a new note.
-        removed: list[str] = []
-        for change in plan.of(Kind.DELETED):
-            with cat.transaction():
-                removed += cat.delete_note(change.entry.node_id)
-        if self.store is not None and removed:
-            self.store.delete(removed)
-        for change in plan.of(Kind.MOVED, Kind.META):
-            note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
-            if note is None:
-                continue
-            with cat.transaction():
-                cat.upsert_note(note_row(change.entry, note, self.rules.obsidian.daily_format))
-        self._embed_and_write(plan.of(Kind.NEW, Kind.MODIFIED), scan, report, progress, budget)
+        # Vectors of deleted chunks are pruned once every note is written again (keeping_vectors).
+        with cat.keeping_vectors():
+            # Deletions first, so a path freed by a delete can be taken by a new note.
+            removed: list[str] = []
+            for change in plan.of(Kind.DELETED):
+                with cat.transaction():
+                    removed += cat.delete_note(change.entry.node_id)
+            if self.store is not None and removed:
+                self.store.delete(removed)
+            rechunk: list[Change] = []
+            for change in plan.of(Kind.MOVED, Kind.META):
+                note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
+                if note is None:
+                    continue
+                if note.body_hash != change.entry.body_hash:
+                    # Read again and its text changed since the scan: its chunks must change too.
+                    entry = replace(change.entry, file_hash=note.file_hash, body_hash=note.body_hash)
+                    scan.parsed[entry.path] = note
+                    rechunk.append(Change(Kind.MODIFIED, entry, change.previous))
+                    continue
+                with cat.transaction():
+                    cat.upsert_note(note_row(change.entry, note, self.rules.obsidian.daily_format))
+            self._embed_and_write([*plan.of(Kind.NEW, Kind.MODIFIED), *rechunk], scan, report, progress, budget)
         with cat.transaction():
             cat.prune_vectors()
             # Without a store (lexical fallback while the server is down) it stays dirty: resync next time.
@@ -642,7 +708,18 @@ class Indexer:
 
     def _chunked(self, change: Change, scan: Scan) -> tuple[Change, ParsedNote, list[ChunkRow]] | None:
         note = scan.parsed.get(change.entry.path) or self._parse(change.entry.path)
-        return None if note is None else (change, note, self.chunk_note(change.entry.node_id, note))
+        if note is None:
+            return None
+        try:
+            return change, note, self.chunk_note(change.entry.node_id, note)
+        except MemoryError:
+            # Passed over like a note that cannot be read (said once, listed by status and doctor),
+            # and never a traceback; its earlier rows, if any, stay as they were.
+            why = no_memory(None).replace("to read it (it)", f"to chunk it ({note.size:,} bytes)")
+            log.warning("%s: %s", note.path, why)
+            with self.catalog.transaction():
+                self.catalog.set_failure(note.path, note.file_hash, why)
+            return None
 
     def _write_catalog_first(
         self, work: Iterable[tuple[Change, ParsedNote, list[ChunkRow]]], cached: set[str], report: IndexReport
@@ -793,6 +870,10 @@ class Indexer:
         changed = [c for c in chunks if before.get(c.chunk_id) != c.text_hash and c.text_hash in vectors]
         if not self.store_deferred:
             self.catalog.add_store_pending(c.chunk_id for c in changed)
+        if len(vectors) < len({c.text_hash for c in chunks}) and self.catalog.get_meta("embedding_pending") != "1":
+            # A chunk without its vector is always owed one: `_fill_vectors` (at the end of this
+            # reconcile, or the next) embeds it, and `vectors()` counts it meanwhile.
+            self.catalog.set_meta("embedding_pending", "1")
         if changed:
             batch.upsert([c.chunk_id for c in changed], np.vstack([vectors[c.text_hash] for c in changed]))
         # A chunk written before its vector (catalog first) must not keep its old text's vector
@@ -872,6 +953,16 @@ class StoreBatch:
 
 
 RACY_SECONDS = 5.0
+
+
+def no_memory(st: os.stat_result | None) -> str:
+    """Why a note is passed over when reading it ran out of memory (a limit raised past what this
+    machine, or `ulimit -v`, allows): never a traceback, the rest of the vault indexed."""
+    size = f"{st.st_size:,} bytes" if st is not None else "it"
+    return (
+        f"not enough memory to read it ({size}); skipped. Lower max_note_bytes (the setting that let it be "
+        "read), split the note, or move it out of the vault"
+    )
 
 
 def too_big(st: os.stat_result, limit: int) -> str:

@@ -271,28 +271,38 @@ def comes_back_on_its_title_only(r: Ranked, title: str, strong: float) -> bool:
 PENDING_MAX = 1000  # rehearsals kept for a retry; more means nothing is ever quiet: drop them
 
 
+def use_fields(ws: Workspace, note: ParsedNote, now: dt.datetime) -> dict[str, Any]:
+    """The owned fields a use of `note` at `now` writes (`last_accessed`, and `reactivated` when it
+    was dormant), or {} when a use changes nothing worth a write. Recall's rehearsal and the watcher's
+    record of a person's edit share it, so a use is one thing whoever saw it."""
+    state = ws.decay.state(note.meta, note.path)
+    if state.pinned or state.anchor is None:
+        return {}  # strength 1 either way: pinned, or no date and never used (a use would start it fading)
+    if (
+        state.anchor_source == "last_accessed"
+        and state.anchor is not None
+        and -REHEARSAL_COALESCE_SECONDS < (now - state.anchor).total_seconds() < REHEARSAL_COALESCE_SECONDS
+    ):
+        return {}  # used a moment ago (or replayed from just before): one write covers both
+    if ws.decay.strength(state, now) >= ws.read_rules.rehearse_below:
+        return {}  # still strong: a write would move its curve by little (ReadRules.rehearse_below)
+    fields = ws.decay.rehearse(state, now)
+    if not fields:
+        return {}  # before its last use (a replay, a clock set back, a future time pulled in): never backwards
+    if ws.decay.dormant(state, now):
+        fields["reactivated"] = fields["last_accessed"]  # it came back: the review note lists it
+    return fields
+
+
 def _rehearse_one(ws: Workspace, nid: str, rel: str, now: dt.datetime) -> str | None:
     """Rehearse one note at `now`; its path if written. A busy note is queued for the next recall."""
     try:
         note = read_note(ws.vault, rel)
     except (NoteError, OSError):
         return None
-    state = ws.decay.state(note.meta, note.path)
-    if state.pinned or state.anchor is None:
-        return None  # strength 1 either way: pinned, or no date and never used (a rehearsal would start it fading)
-    if (
-        state.anchor_source == "last_accessed"
-        and state.anchor is not None
-        and -REHEARSAL_COALESCE_SECONDS < (now - state.anchor).total_seconds() < REHEARSAL_COALESCE_SECONDS
-    ):
-        return None  # used a moment ago (or replayed from just before): one write covers both
-    if ws.decay.strength(state, now) >= ws.read_rules.rehearse_below:
-        return None  # still strong: a write would move its curve by little (ReadRules.rehearse_below)
-    fields = ws.decay.rehearse(state, now)
+    fields = use_fields(ws, note, now)
     if not fields:
-        return None  # a replay from before its last use: nothing to move
-    if ws.decay.dormant(state, now):
-        fields["reactivated"] = fields["last_accessed"]  # it came back: the review note lists it
+        return None
     try:
         new = write_note(
             ws.vault,
@@ -395,5 +405,6 @@ __all__ = [
     "trash",
     "trashed_with_id",
     "unlink_superseded",
+    "use_fields",
     "writable",
 ]

@@ -59,6 +59,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..index.embedders import embed_query
+from ..markers import DATA_LINE, neutralise
 from ..repeats import has_iso_date, is_repeat, words_of
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
@@ -176,8 +177,8 @@ class PrefetchResult:
 
 
 def _oneline(text: str) -> str:
-    # One entry per line, and a note cannot close (or reopen) the block from inside it.
-    text = text.replace(CLOSE, "(/RELEVANT_LEARNED_MEMORY)").replace(OPEN, "(RELEVANT_LEARNED_MEMORY)")
+    # One entry per line, and a note cannot close (or reopen) the block from inside it, in any form.
+    text = neutralise(text)
     return _WS.sub(" ", text).strip()
 
 
@@ -205,11 +206,12 @@ def render_block(
     Entries are never skipped to make room for lower-scored ones, so the block always
     shows a prefix of `entries`.
     """
-    frame = len(OPEN) + 1 + len(CLOSE)  # "OPEN\n" + lines + "CLOSE"
+    frame = len(OPEN) + 1 + len(DATA_LINE) + 1 + len(CLOSE)  # "OPEN\n" + "DATA_LINE\n" + lines + "CLOSE"
     lines: list[str] = []
     shown: list[PrefetchEntry] = []
     used = frame
     for entry in entries:
+        entry = replace(entry, merged=tuple(neutralise(p) for p in entry.merged))  # file names are a note's too
         room = min(entry_cap, budget - used - 1)  # -1: the line's own "\n"
         rendered = entry._render(room, rules) if room > 0 else None
         if rendered is None:
@@ -220,7 +222,7 @@ def render_block(
         used += len(line) + 1
     if not lines:
         return "", []
-    return OPEN + "\n" + "".join(f"{ln}\n" for ln in lines) + CLOSE, shown
+    return OPEN + "\n" + DATA_LINE + "\n" + "".join(f"{ln}\n" for ln in lines) + CLOSE, shown
 
 
 def one_line(text: str) -> str:

@@ -160,13 +160,16 @@ def read(
     found = resolve_target(ws, target)
     section = (heading if heading is not None else found.heading).strip()
     span = parse_lines(lines)
-    note = read_note(ws.vault, found.path)
+    note = read_note(ws.vault, found.path, max_bytes=ws.config.max_note_bytes)
     check_readable(ws, note, everything=everything)
-    body_lines = (note.body if everything else strip_comments(note.body)).split("\n")
+    # Comments out of everything read shows, headings included: the section's name, the outline and
+    # the "no such heading" message list them (issue 41: `## Grinder %%safe code 4711%%`).
+    body = note.body if everything else strip_comments(note.body)
+    body_lines = body.split("\n")
     if body_lines and body_lines[-1] == "":
         body_lines.pop()  # the newline that ends the last line is not a line of its own
     total = len(body_lines)
-    marks = headings(note.body)
+    marks = headings(body)
     lo, hi, shown = 0, total, ""
     if section:
         try:

@@ -19,8 +19,10 @@ looks in is names.py's (pure, under the workspace); link syntax is linking.py's.
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import ConfigError, NoteError, NoteNotFoundError, VaultMemoryError
 from ..search.workspace import Workspace
@@ -90,10 +92,21 @@ def _by_id_on_disk(ws: Workspace, target: str) -> str | None:
     return next((rel for rel in places if _has_id(ws, rel, target)), None)
 
 
+def _is_file(path: Path) -> bool:
+    """Whether a file is there; a name longer than the file system takes is no file (exit 3, not the
+    I/O error 8 that a 300-character name gave)."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
 def _by_path(ws: Workspace, target: str) -> str | None:
     for cand in [target] if target.lower().endswith(".md") else [target, target + ".md"]:
         full = safe_path(ws.vault, cand)  # raises UnsafePathError for '..', absolute, symlink out
-        if full.is_file():
+        if _is_file(full):
             clean = full.relative_to(ws.vault).as_posix()
             if not ws.rules.is_note(clean):
                 raise NoteError(
@@ -113,7 +126,7 @@ def _unreadable(ws: Workspace, name: str) -> str | None:
     key = name.lower().removesuffix(".md")
     for rel in sorted(failed):
         stem = rel.removesuffix(".md").lower()
-        if key in (stem, stem.rsplit("/", 1)[-1]) and (ws.vault / rel).is_file():
+        if key in (stem, stem.rsplit("/", 1)[-1]) and _is_file(ws.vault / rel):
             return rel
     return None
 

@@ -399,7 +399,9 @@ def _commit_one(
     """Commit one staged note to `dst`; returns where it ended up, or None (and a Left entry) if it could not be."""
     meta = note.meta
     tier = str(meta.get("tier") or "").strip().lower()
-    fields: dict[str, Any] = {"last_accessed": now}
+    last = parse_time(meta.get("last_accessed"))
+    # the commit is a use; owned times never move backwards (a draft someone dated ahead keeps its time)
+    fields: dict[str, Any] = {} if last is not None and last > now else {"last_accessed": now}
     if tier not in ("short", "long"):
         tier = "short"
         fields["tier"] = "short"

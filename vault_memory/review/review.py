@@ -50,6 +50,7 @@ from ..search.workspace import Workspace, now_utc
 from ..text import folder_setting, ignore_pattern, in_folder, review_path, split_title, unlink
 from ..vault import atomic
 from ..vault.fields import local_zone, parse_time
+from ..vault.markdown import strip_comments
 from ..vault.notefile import GENERATED_BY, ParsedNote, move_note, read_note, write_note
 
 CHART_WEEKS = 8  # the chart looks this many weeks ahead, a point a week
@@ -255,7 +256,8 @@ def _drafts(ws: Workspace, now: dt.datetime, stems: dict[str, list[str]]) -> lis
             text = ""
             if c.path:
                 try:
-                    text = _excerpt(split_title(read_note(ws.vault, c.path).body)[1], sm.text)
+                    # what recall hides the review note does not copy out: `%% comments %%`
+                    text = _excerpt(split_title(strip_comments(read_note(ws.vault, c.path).body))[1], sm.text)
                 except (NoteError, OSError):
                     text = ""
             link = link_text(c.path, stems, c.title) if c.path else (c.title or c.node_id)

@@ -46,7 +46,8 @@ R = TypeVar("R")
 def refused_by_storage(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """For the write path's entry points `f(vault_root, rel_path, ...)`: an OSError saying the storage
     refuses (read-only, permissions, full disk, I/O error) becomes a NoteWriteError naming the note, the
-    reason and what to do; the note is unchanged (temp files are removed before the error rises)."""
+    reason and what to do; a MemoryError a NoteError naming it; the note is unchanged (temp files are
+    removed before the error rises)."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
@@ -60,6 +61,9 @@ def refused_by_storage(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
                 raise NoteWriteError(
                     rel, f"{storage_message(exc, what, exc.filename or rel)}; the note was not changed"
                 ) from None
+            except MemoryError:  # a note far bigger than notes are (a raised max_note_bytes): never a traceback
+                rel = str(args[1]) if len(args) > 1 else "a note"
+                raise NoteError(rel, f"not enough memory to {what} it; the note was not changed") from None
 
         return inner
 
@@ -331,6 +335,9 @@ def steady_read(path: Path, rel: str) -> tuple[int, bytes, os.stat_result]:
     except OSError as exc:
         os.close(fd)
         raise unreadable(rel, exc) from None
+    except MemoryError:
+        os.close(fd)
+        raise NoteError(rel, "not enough memory to read it, so it was not written; split the note") from None
     if _fingerprint(before) != _fingerprint(after) or len(raw) != after.st_size:
         os.close(fd)
         raise busy(rel, "it changed while it was read")

@@ -21,6 +21,7 @@ internals.
 from __future__ import annotations
 
 import bisect
+import collections
 import itertools
 import math
 import re
@@ -547,6 +548,9 @@ class Chunk:
 # at evidence R@10 from +0.024 to +0.051, but halved the text per hit (chunk-level R@10 of
 # every mode dropped, 0.817 -> 0.740 hybrid) and is untested on SciFact: 200 stays until it is.
 TARGET_TOKENS = 200
+# A range longer than this many characters per token of its limit is first counted by its beginning
+# (`_Chunker.fits`): an English token is about 4 characters, so only a range far over the limit is cut.
+PROBE_CHARS = 64
 
 _HEADING_SEP = " > "
 _ELLIPSIS = "…"
@@ -630,6 +634,14 @@ class _Chunker:
         return f"{header}\n{content}".strip()
 
     def fits(self, header: str, start: int, end: int, limit: int) -> bool:
+        if end - start > limit * PROBE_CHARS:
+            # Counting a huge range (a 100 MB line) costs its size in time and memory: its first
+            # part decides when that alone is over the limit (counts only grow as text is added:
+            # ranges end on a blank or at the section's end).
+            window = start + limit * PROBE_CHARS
+            cut = max(self.body.rfind(" ", start, window), self.body.rfind("\n", start, window))
+            if cut > start and self.count(self.compose(header, start, cut)) > limit:
+                return False
         return self.count(self.compose(header, start, end)) <= limit
 
     def choose_header(self, parts: list[str]) -> tuple[str, bool]:
@@ -705,22 +717,23 @@ class _Chunker:
             units.append(_Unit(a, b, inside[0] if len(inside) == 1 else None, "block"))
         return units
 
-    def split_text(self, start: int, end: int, pattern: re.Pattern[str], mode: str) -> list[_Unit]:
-        """Cut [start, end) after each match; whitespace-only pieces join the next one."""
-        cuts = [m.end() for m in pattern.finditer(self.body, start, end)]
-        pieces: list[_Unit] = []
+    def split_text(self, start: int, end: int, pattern: re.Pattern[str], mode: str) -> Iterator[_Unit]:
+        """Cut [start, end) after each match; whitespace-only pieces join the next one. Lazily: the
+        words of a 100 MB line are never a list (17 million units took 2.7 GB, issue 41)."""
+        cuts = itertools.chain((m.end() for m in pattern.finditer(self.body, start, end)), [end])
+        last: _Unit | None = None
         pending = start
-        for cut in [*cuts, end]:
+        for cut in cuts:
             if cut > pending and self.body[pending:cut].strip():
-                pieces.append(_Unit(pending, cut, None, mode))
+                if last is not None:
+                    yield last
+                last = _Unit(pending, cut, None, mode)
                 pending = cut
-        if pending < end and pieces:  # trailing whitespace joins the last piece
-            last = pieces.pop()
-            pieces.append(_Unit(last.start, end, None, mode))
-        return pieces
+        if last is not None:
+            yield _Unit(last.start, end, None, mode) if pending < end else last  # trailing blanks join it
 
-    def split(self, unit: _Unit) -> list[_Unit]:
-        """Break a unit that is too long into smaller units ([] = go to characters)."""
+    def split(self, unit: _Unit) -> Iterable[_Unit]:
+        """Break a unit that is too long into smaller units (empty = go to characters)."""
         order: tuple[tuple[re.Pattern[str], str], ...]
         sentences = (_SENTENCE_END_RE, "sentences")
         lines = (_LINE_END_RE, "lines")
@@ -749,8 +762,9 @@ class _Chunker:
             order = ()
         for pattern, mode in order:
             pieces = self.split_text(unit.start, unit.end, pattern, mode)
-            if len(pieces) >= 2:
-                return pieces
+            first = list(itertools.islice(pieces, 2))
+            if len(first) >= 2:
+                return itertools.chain(first, pieces)
         return []
 
     def char_pieces(self, header: str, unit: _Unit) -> list[tuple[int, int]]:
@@ -783,27 +797,59 @@ class _Chunker:
             pos += good
         return out
 
-    def pack(self, header: str, units: list[_Unit]) -> list[tuple[int, int]]:
-        """Greedily group consecutive units up to target_tokens."""
+    def pack(self, header: str, units: Iterable[_Unit]) -> list[tuple[int, int]]:
+        """Greedily group consecutive units up to target_tokens: a unit that fits max_tokens takes
+        the longest run of the units after it that fits target_tokens with it.
+
+        The run is found by galloping then bisecting, a few counts per chunk: adding the units one
+        at a time counted the growing chunk once per unit, which for a note of one 1 MB line was
+        175,000 counts, 8 s (issue 41). The same chunks: a range's count only grows as units are
+        added (they end on a blank), so the longest run that fits is where adding one stopped."""
         out: list[tuple[int, int]] = []
-        cur: tuple[int, int] | None = None
-        for unit in units:
-            if cur is not None:
-                if self.fits(header, cur[0], unit.end, self.target_tokens):
-                    cur = (cur[0], unit.end)
-                    continue
-                out.append(cur)
-                cur = None
-            if self.fits(header, unit.start, unit.end, self.max_tokens):
-                cur = (unit.start, unit.end)
+        rest = iter(units)
+        ahead: collections.deque[_Unit] = collections.deque()
+        run = 0  # units the last chunk took after its first
+
+        def have(n: int) -> bool:  # at least n units looked ahead, if there are that many
+            while len(ahead) < n:
+                nxt = next(rest, None)
+                if nxt is None:
+                    return False
+                ahead.append(nxt)
+            return True
+
+        while have(1):
+            unit = ahead.popleft()
+            if not self.fits(header, unit.start, unit.end, self.max_tokens):
+                smaller = self.split(unit)
+                pieces = self.pack(header, smaller)
+                out.extend(pieces if pieces else self.char_pieces(header, unit))
                 continue
-            smaller = self.split(unit)
-            if smaller:
-                out.extend(self.pack(header, smaller))
+            # Start from the last run's length (a long line's chunks take about as many words each):
+            # two counts per chunk then; otherwise gallop up or down from it.
+            good, bad = 0, 0  # `good` units after it fit with it; `bad` (when not 0) do not
+            guess = max(1, run)
+            if have(guess) and self.fits(header, unit.start, ahead[guess - 1].end, self.target_tokens):
+                good = guess
+                step = 1
+                while have(good + step) and self.fits(
+                    header, unit.start, ahead[good + step - 1].end, self.target_tokens
+                ):
+                    good, step = good + step, step * 2
+                bad = min(good + step, len(ahead) + 1)
             else:
-                out.extend(self.char_pieces(header, unit))
-        if cur is not None:
-            out.append(cur)
+                bad = min(guess, len(ahead) + 1)
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                if self.fits(header, unit.start, ahead[mid - 1].end, self.target_tokens):
+                    good = mid
+                else:
+                    bad = mid
+            end = ahead[good - 1].end if good else unit.end
+            for _ in range(good):
+                ahead.popleft()
+            out.append((unit.start, end))
+            run = good
         return out
 
     def section_ranges(self, section: _Section) -> list[tuple[int, int]]:

@@ -10,6 +10,7 @@ that keeps every byte we do not own, and the write itself must be read together.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -354,6 +355,28 @@ def too_large(rel: str, size: int, limit: int) -> NoteParseError:
     )
 
 
+READ_STEP = 1 << 20
+
+
+def read_bounded(f: BinaryIO, size: int, limit: int) -> bytes:
+    """The file's bytes, `limit` + 1 at most (more than `limit`: too large). `size` is what its stat
+    said: asking `read` for `limit` + 1 bytes at once reserves that much memory whatever the file
+    holds (a 15-byte note under a 1 GB `max_note_bytes` failed `ulimit -v` that way), so the stat's
+    size is read, and a file that grew since is read on in steps, never past the limit."""
+    raw = f.read(min(size, limit) + 1)
+    if len(raw) <= min(size, limit):
+        return raw
+    parts = [raw]
+    got = len(raw)
+    while got <= limit:
+        part = f.read(min(READ_STEP, limit + 1 - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
 def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[bytes, float]:
     try:
         st = os.stat(path)
@@ -362,21 +385,36 @@ def _read_bytes(path: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> tuple[byte
         if not stat.S_ISREG(st.st_mode):
             raise NoteParseError(rel, "not a regular file (a FIFO, socket or device); move it out of the vault")
         with open(path, "rb") as f:
-            raw = f.read(limit + 1)
+            raw = read_bounded(f, st.st_size, limit)
             if len(raw) > limit:
                 raise too_large(rel, os.fstat(f.fileno()).st_size, limit)
             return raw, os.fstat(f.fileno()).st_mtime
     except FileNotFoundError:
         raise NoteNotFoundError(rel, "no such note file") from None
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # no file can have this name: not found, not an I/O error
+            raise NoteNotFoundError(rel, "no such note file (the name is longer than the file system allows)") from None
         raise atomic.unreadable(rel, exc) from None
+    except MemoryError:
+        raise out_of_memory(rel) from None
+
+
+def out_of_memory(rel: str) -> NoteParseError:
+    """A note that could not be read or parsed in the memory there is (a raised max_note_bytes)."""
+    return NoteParseError(
+        rel, "not enough memory to read it; lower max_note_bytes, split the note, or move it out of the vault"
+    )
 
 
 def read_note(vault_root: Path, rel_path: str, *, max_bytes: int = MAX_NOTE_BYTES) -> ParsedNote:
     """Read and parse one note by vault-relative path (NoteParseError over `max_bytes`, never read)."""
     rel = _clean_rel(rel_path)
     raw, mtime = _read_bytes(safe_path(vault_root, rel_path), rel, max_bytes)
-    return parse_note(rel, raw, mtime)
+    try:
+        return parse_note(rel, raw, mtime)
+    except MemoryError:
+        del raw
+        raise out_of_memory(rel) from None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -424,16 +462,95 @@ def _render(key: str, value: Any) -> tuple[str, Any]:
     return text, expected
 
 
+def _comment_at(line: str, start: int) -> int | None:
+    """Where a YAML comment begins in `line` (a `#` after a space or tab, outside quotes) at or after
+    `start`, or None. `pinned: false  # unpinned on purpose` is a person's sentence, not our value."""
+    quote = ""
+    i = start
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                if quote == "'" and line[i + 1 : i + 2] == "'":
+                    i += 1  # '' inside single quotes
+                else:
+                    quote = ""
+        elif c in "\"'" and (i == start or line[i - 1] in " \t[{,:"):
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return i
+        i += 1
+    return None
+
+
+def _is_comment(line: str) -> bool:
+    return _bare(line).lstrip(" \t").startswith("#")
+
+
+def _key_comment(line: str) -> str:
+    """The trailing comment of a top-level key's line, with the blanks before it ("" if none)."""
+    bare = _bare(line)
+    colon = bare.find(":")  # the key never holds one (_TOP_KEY)
+    at = _comment_at(bare, colon + 1)
+    if at is None:
+        return ""
+    gap = len(bare[:at]) - len(bare[:at].rstrip(" \t"))
+    return bare[at - gap :]
+
+
+def _comment_text(line: str) -> str:
+    """A comment line's comment, from its `#` (indentation and line end aside)."""
+    return _bare(line).lstrip(" \t")
+
+
+def human_bytes(raw: bytes, *, body: bool = True) -> list[str]:
+    """What of a note a person owns, in order: every line outside the values of our keys (OWNED_KEYS)
+    as it is, and every comment, on a line of its own or after a key, as its text from `#` (where a
+    comment stands is a blank or two: a removed key's comment stays as a line of its own); the body
+    too unless `body=False`. Fences holding nothing of a person's are ours (our first write into a
+    note without frontmatter). The write path proves a rewrite leaves this unchanged (`_verify`):
+    bytes, not parsed values."""
+    return _human(_layout("", raw), body=body)
+
+
+def _human(lay: _Layout, *, body: bool = True) -> list[str]:
+    """`human_bytes` of a note already laid out (where the parser sees frontmatter: a rule above prose
+    is body)."""
+    bom, lines, close = ["\ufeff"] if lay.bom else [], lay.lines, lay.close
+    if close is None:
+        return bom + (lines if body else [])
+    out: list[str] = []
+    block = lines[1:close]
+    i = 0
+    while i < len(block):
+        m = _TOP_KEY.match(_bare(block[i]))
+        if m is None or m.group(2) not in OWNED_KEYS:
+            out.append(_comment_text(block[i]) if _is_comment(block[i]) else block[i])
+            i += 1
+            continue
+        end = _value_end(block, i)
+        comment = _key_comment(block[i]).lstrip(" \t")
+        out += [comment] if comment else []
+        out += [_comment_text(ln) for ln in block[i + 1 : end] if _is_comment(ln)]
+        i = end
+    fences = [_bare(lines[0]), _bare(lines[close])] if out else []  # a new body may end the last one
+    return bom + fences[:1] + out + fences[1:] + (lines[close + 1 :] if body else [])
+
+
 def _value_end(block: list[str], i: int) -> int:
-    """Index just past key line i and its continuation lines (indented, `- ` items, inner blanks)."""
+    """Index just past key line i and its continuation lines (indented, `- ` items, inner blanks and
+    comments). Blank and comment lines after its last line are not the value's: they separate keys,
+    or say something of the person's (an indented `# ...` under `last_accessed:` is not its value)."""
     end = j = i + 1
     while j < len(block):
         b = _bare(block[j])
         if b.strip() and not (b[0] in " \t" or b == "-" or b.startswith(("- ", "-\t"))):
             break  # a column-0 key or comment: the old value is over
         j += 1
-        if b.strip():
-            end = j  # trailing blank lines separate keys; they are not the value's
+        if b.strip() and not _is_comment(b):
+            end = j
     return end
 
 
@@ -454,10 +571,16 @@ def _edit_text(lay: _Layout, rendered: dict[str, tuple[str, Any]], removed: set[
             kept.append(block[i])
             i += 1
             continue
+        end = _value_end(block, i)
+        comment = _key_comment(block[i])
         if key in rendered and key not in done:
-            kept.append(f"{key}: {rendered[key][0]}{_ending(block[i])}")
+            kept.append(f"{key}: {rendered[key][0]}{comment}{_ending(block[i])}")
             done.add(key)
-        i = _value_end(block, i)  # removed keys and later duplicates are dropped
+        elif comment:  # a removed key (or a later duplicate): its comment stays where it was
+            kept.append(comment.lstrip(" \t") + _ending(block[i]))
+        # the value goes (removed keys and later duplicates are dropped), comments on lines of their own stay
+        kept += [ln for ln in block[i + 1 : end] if _is_comment(ln)]
+        i = end
     kept += [f"{k}: {t}{nl}" for k, (t, _) in rendered.items() if k not in done]
     fence, tail = lay.lines[lay.close], lay.lines[lay.close + 1 :]
     if new_body is not None:
@@ -474,11 +597,16 @@ def _verify(
     rendered: dict[str, tuple[str, Any]],
     removed: set[str],
     body: str,
+    old: _Layout | None = None,
 ) -> ParsedNote:
-    """Re-parse what we are about to write and prove only the intended keys changed."""
+    """Re-parse what we are about to write and prove only the intended keys changed: every value as
+    meant, and, when it rewrites a note (`old`, laid out), every byte outside the values of our keys
+    (`human_bytes`: a comment is a person's bytes, which no parsed value shows)."""
     why = "the edit would break its YAML"
+    new_lay: _Layout | None = None
     try:
-        new = parse_note(rel, new_raw)
+        new_lay = _layout(rel, new_raw)
+        new = _parsed(rel, new_raw, new_lay, 0.0)
     except NoteParseError:
         new = None
     if new is not None:
@@ -488,6 +616,13 @@ def _verify(
         bad = sorted(k for k in keys if k not in new.meta or not _same(new.meta[k], want.get(k)))
         if new.body != body:
             bad.append("(body)")
+        if (
+            old is not None
+            and new_lay is not None
+            and not bad
+            and _human(old, body=False) != _human(new_lay, body=False)
+        ):
+            bad.append("(bytes outside our keys: a comment or a line of yours)")
         if not bad:
             return new
         why = f"the edit would also change {', '.join(bad)}"
@@ -567,7 +702,7 @@ def write_note(
                 text = _edit_text(lay, changed, removed & old.meta.keys(), body)
                 new_raw = (("\ufeff" if lay.bom else "") + text).encode("utf-8")
                 want_body = old.body if body is None else body.replace("\r\n", "\n")
-                new = _verify(rel, new_raw, old.meta, rendered, removed, want_body)
+                new = _verify(rel, new_raw, old.meta, rendered, removed, want_body, lay)
                 if new_raw == raw:
                     return old  # nothing to change: do not touch the file (no mtime churn for watchers)
                 if os.name == "nt":  # Windows cannot replace a file that is open
