@@ -23,7 +23,7 @@ from vault_memory.internals import internals
 from vault_memory.memory import Memory
 from vault_memory.vault.fields import parse_time, stated_time
 from vault_memory.vault.notefile import read_note
-from vault_memory.vault.obsidian import date_from_name, read_settings
+from vault_memory.vault.obsidian import date_from_name, date_in_name, read_settings
 from vault_memory.vault.walk import IgnoreRules
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -172,14 +172,19 @@ def test_where_a_note_gets_its_date() -> None:
     assert stated_time({"date": [["2024-01-01"]]}).when == dt.datetime(2024, 1, 1, tzinfo=utc)  # unquoted link
     assert parse_time("2024-03-05T10:00:00") == dt.datetime(2024, 3, 5, 10, tzinfo=utc)  # naive: UTC, everywhere
     assert date_from_name("Tuesday 5 March 2024", "dddd D MMMM YYYY") == dt.date(2024, 3, 5)
+    assert date_from_name("2024-03-05 meeting") is None  # not a daily note's name ...
     # one whole date in a name dates the note whatever the daily-notes format says (a person's daily
     # notes named by another tool, or a vault whose settings folder was renamed or not synced) ...
-    assert date_from_name("2024-03-05 meeting") == dt.date(2024, 3, 5)
-    assert date_from_name("May 5th, 2022, Thursday") == dt.date(2022, 5, 5)
-    assert date_from_name("Week of January 3rd, 2022 (02)") == dt.date(2022, 1, 3)
-    # ... but not a month without its day, a year alone, two different dates, nor a name's other numbers
+    for stem, day in (("2024-03-05 meeting", (2024, 3, 5)), ("May 5th, 2022, Thursday", (2022, 5, 5))):
+        assert stated_time({}, stem).when == dt.datetime(*day, tzinfo=utc) and date_in_name(stem) == dt.date(*day)
+    assert date_in_name("Week of January 3rd, 2022 (02)") == dt.date(2022, 1, 3)
+    # ... a note with a date of its own is dated by it (a memory named for an appointment's day) ...
+    assert stated_time({"created": dt.date(2026, 11, 29)}, "Dentist on 2026-12-03").when == dt.datetime(
+        2026, 11, 29, tzinfo=utc
+    )
+    # ... and no name dates a note by a month without its day, a year, two dates, or its other numbers
     for stem in ("January 2022", "2022", "from 2024-01-01 to 2024-02-01", "Chapter 12, 2020", "answer_7e9ad7b4_1"):
-        assert date_from_name(stem) is None, stem
+        assert date_in_name(stem) is None and stated_time({}, stem).when is None, stem
 
 
 def test_first_write_into_an_undated_note_records_no_time(omem: Memory, ovault: Path) -> None:

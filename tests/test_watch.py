@@ -272,7 +272,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
 
     # A new note is indexed and left alone: no id, no write, no echo. (Dated: an undated note has no
     # age, so a recall would not rehearse it.)
-    fresh = "---\ndate: 2026-11-01\n---\n# Fresh\n\nOrigami cranes.\n"
+    fresh = "---\ndate: 2026-06-01\n---\n# Fresh\n\nOrigami cranes.\n"
     (wvault / "fresh.md").write_text(fresh, encoding="utf-8")
     r.settle()
     time.sleep(0.5)
@@ -286,7 +286,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     agent = memory(wvault, base / "index", calibration=replace(FAKE, strong=0.0))
     now = dt.datetime.now(dt.UTC)
     try:
-        for day in (0, 1):
+        for day in (0, 70):  # each use a half-life or more after the last: each is written (rehearse_below)
             when = (now + dt.timedelta(days=day)).replace(microsecond=0)
             hits = agent.recall("origami cranes", k=1, now=when)
             assert hits and hits[0].path == "fresh.md"
@@ -302,7 +302,7 @@ def test_own_writes_converge_without_loops(running: Callable[..., Running], wvau
     meta_syncs = [b for b in r.results if b.report and b.report.counts.get("meta")]
     assert meta_syncs, "the second rehearsal write was applied as a META sync"
     seen = internals(r.reader).catalog.note_by_path("fresh.md").meta.get("last_accessed")  # type: ignore[union-attr]
-    assert seen is not None and str(seen).startswith((now + dt.timedelta(days=1)).date().isoformat())
+    assert seen is not None and str(seen).startswith((now + dt.timedelta(days=70)).date().isoformat())
 
 
 @pytest.mark.slow

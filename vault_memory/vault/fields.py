@@ -7,8 +7,9 @@ as a list in a list: every reader of a note's fields goes through these function
 Time comes only from evidence in the vault (issue 21). When a note was *stated* comes from
 its own dates: `updated`/`modified`-like and `created`/`date`-like properties (the latest of
 them wins: an edit restates the note; `[[2024-01-01]]` link-valued dates included), else a
-daily note's file name (`2024-03-05.md`, the vault's daily-notes format, or one whole date the
-name holds: `May 5th, 2022, Thursday.md`, obsidian.date_in_name). Our own commit
+daily note's file name (`2024-03-05.md`, the vault's daily-notes format, or, for a note with no
+date property, one whole date the name holds: `May 5th, 2022, Thursday.md`, obsidian.date_in_name;
+a memory named "My dentist appointment is on 2026-12-03" was stated when it was written, not then). Our own commit
 time is such a property (`created`, written when a memory is committed). Nothing else: a file
 time is what a clone, a copy, a checkout or a sync download set, so it is never read, and a
 note with no date of its own is *undated* (`Stated.when is None`): relevance alone places it.
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .obsidian import DEFAULT_DAILY_FORMAT, date_from_name
+from .obsidian import DEFAULT_DAILY_FORMAT, date_from_name, date_in_name
 
 TRUE_WORDS = frozenset({"true", "yes", "on", "1", "y"})
 FALSE_WORDS = frozenset({"false", "no", "off", "0", "n", ""})
@@ -165,6 +166,8 @@ def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFA
             if when is not None:
                 out.append(Stated(when, f"property:{name}", has_time_of_day(value)))
     named = date_from_name(stem, daily_format) if stem else None
+    if named is None and stem and not out:  # a date in the name of a note with no date of its own
+        named = date_in_name(stem)  # ("May 5th, 2022, Thursday.md" named by another format than the vault's)
     if named is not None:
         out.append(Stated(dt.datetime(named.year, named.month, named.day, tzinfo=dt.UTC), "file name", False))
     return out

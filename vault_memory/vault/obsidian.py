@@ -229,18 +229,16 @@ _DIGIT = re.compile(r"\d")
 
 
 def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None:
-    """The day a note's file name names: a daily note's (`2024-03-05`, or the vault's daily-notes
-    format), else the one whole date the name holds (`date_in_name`)."""
+    """The day a daily note's file name names (`2024-03-05`, or the vault's daily-notes format)."""
     m = _ISO_DAY.match(stem)
     if m is not None:
         try:
             return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError:
             pass
-    if not _DIGIT.search(stem):
-        return None  # no date without a number (most names: the regexes below cost ~40 us a note)
-    day = _daily_date(stem, fmt) if fmt != DEFAULT_DAILY_FORMAT else None
-    return day if day is not None else date_in_name(stem)
+    if fmt == DEFAULT_DAILY_FORMAT or not _DIGIT.search(stem):
+        return None  # the ISO form was it, or no number (the format's regex costs ~40 us a note)
+    return _daily_date(stem, fmt)
 
 
 _NAMED_DATE = re.compile(
@@ -251,10 +249,13 @@ _NAMED_DATE = re.compile(
 
 
 def date_in_name(stem: str) -> dt.date | None:
-    """The day a file name names when it holds one whole date, year included, in a common form:
+    """The day a file name names when it holds one whole date, year included, in a common form
+    (fields.text_dates reads it only for a note with no date of its own):
     ISO (`Standup 2024-03-05`), or a month's name with a day either way round (`May 5th, 2022,
     Thursday`, `5 May 2022`): a person's daily notes named by another tool or format than the vault's
     settings say (a vault's `.obsidian/` is often not synced). None for no date or two different ones."""
+    if not _DIGIT.search(stem):
+        return None
     found: set[dt.date] = set()
     for m in _NAMED_DATE.finditer(stem):
         if m["y0"]:
