@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import random
 import shutil
 import sqlite3
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import foreign as fd
-from ..harness import Result, RunOptions, cache_key, log, open_memory, table
+from ..harness import MARKER_FILE, Result, RunOptions, cache_key, log, open_memory, table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +54,7 @@ def _fresh_copy(index: Path, dest: Path, relabel_from: Path | None = None) -> Pa
             db.commit()
         finally:
             db.close()
+        (dest / MARKER_FILE).write_text(json.dumps({"embedder": "minilm", "identity": identity}) + "\n")
     return dest
 
 
