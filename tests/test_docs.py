@@ -59,7 +59,7 @@ def test_the_readme_gives_the_two_commands_and_the_working_claude_code_command()
 
     for doc in (readme, text(DOCS / "quickstart.md")):
         assert f'vault-memory --vault sample_vault --read-only recall "{QUICK_START_QUERY}"' in doc
-    assert ".venv/bin/python -m pytest -q\n" in readme  # .ci/run runs exactly this
+    assert ".venv/bin/python -m pytest -q -n 2\n" in readme  # .ci/run runs exactly this
     assert "claude mcp add vault-memory -e VAULT_MEMORY_VAULT=" in readme
     assert "claude mcp add -e" not in readme + "".join(text(p) for p in DOCS.glob("*.md"))
 
