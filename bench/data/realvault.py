@@ -1757,7 +1757,12 @@ OWNER: tuple[Case, ...] = (
 
 #: 14 memories written for the person's vault after `remember` flagged five daily notes' task line
 #: "- [ ] Reply to Maya Chen about the Atlas timeline" as conflicting with "Maya asked to move the
-#: Atlas cutover review to Thursday 10:00": 8 change what a note says, 6 are new facts.
+#: Atlas cutover review to Thursday 10:00": 8 change what a note says, 6 are new facts. A daily
+#: note's log line is not among the notes a memory changes: "08:10 Dentist appointment moved to
+#: November 14" says what happened that morning, and stays true when the appointment moves again
+#: (conflicts.check: a dated record can repeat a memory, never conflict with it; issue 40). The
+#: three daily notes first labelled here as conflicts (the dentist's two, the editor's one) were
+#: relabelled when that rule came in, with Dentist.md and Project Atlas.md still to be flagged.
 REMEMBERED: tuple[Remembered, ...] = (
     Remembered(OV, "Maya now prefers a quick call over written updates.", frozenset({"People/Maya Chen.md"})),
     Remembered(OV, "The plumber Pete has a new number: 07700 900456.", frozenset({"Areas/Home/Boiler.md"})),
@@ -1765,10 +1770,10 @@ REMEMBERED: tuple[Remembered, ...] = (
     Remembered(
         OV,
         "The dentist appointment moved again, to 21 November at 10:00.",
-        frozenset({"Areas/Health/Dentist.md", D + "2026-11-12.md", D + "2026-10-11.md"}),
+        frozenset({"Areas/Health/Dentist.md"}),
     ),
     Remembered(OV, "We switched the Atlas deploys from Helm to Kustomize.", frozenset({"Projects/Project Atlas.md"})),
-    Remembered(OV, "I'm back to Vim for the Rust project.", frozenset({D + "2026-11-08.md"})),
+    Remembered(OV, "I'm back to Vim for the Rust project."),
     Remembered(OV, "Jonas eats fish now, he is no longer vegetarian.", frozenset({"People/Jonas Weber.md"})),
     Remembered(OV, "The Lisbon hotel is now the Memmo Alfama.", frozenset({"Projects/Lisbon Conference.md"})),
     Remembered(OV, "Maya asked to move the Atlas cutover review to Thursday 10:00."),

@@ -16,9 +16,11 @@ questions and moved a later, unrelated note above the answer (bench foreign, doc
 
 So a question asks how things are when it names the present ("now", "currently", "still", "these
 days", "the latest", "anymore", "yet", "so far", "end up", "ever") or its first auxiliary is in
-the present ("do", "does", "am", "is", "are", "have", "has", "can", "what's", "I'm", "I've"); a question
-whose first auxiliary is in the past ("did", "was", "were", "had"), or that has none ("who offered
-to pay"), asks what happened.
+the present or a modal ("do", "does", "am", "is", "are", "have", "has", "can", "should", "will",
+"what's", "I'm", "I've"). It asks what happened when its first auxiliary is in the past ("did",
+"was", "were", "had") or, with no auxiliary, its first verb is ("who offered to pay", "what went
+missing": a word in -ed or a common irregular past). A question with neither ("who owns the search
+indexer", "which server hosts the VPN gateway") asks how things are: the present needs no auxiliary.
 """
 
 from __future__ import annotations
@@ -30,8 +32,16 @@ _NOW = re.compile(
     r"any more|yet|so far|up[- ]to[- ]date|end(?:ed)? up|ever|today)\b",
     re.I,
 )
-_PRESENT = frozenset({"do", "does", "am", "is", "are", "have", "has", "can"})
+_PRESENT = frozenset(
+    {"do", "does", "am", "is", "are", "have", "has", "can", "should", "will", "would", "could", "may", "might", "must"}
+)
 _PAST = frozenset({"did", "was", "were", "had"})
+#: Past forms of common verbs that do not end in -ed ("who got me my job", "what went missing").
+_IRREGULAR_PAST = frozenset(
+    "ate began bought brought broke built came caught chose drank drove fell felt flew forgot found gave got "
+    "grew heard held kept knew led left lost made meant met paid ran said sang sat saw sent showed sold spent "
+    "stood stole taught thought told took understood went woke won wore wrote".split()
+)
 #: "'s" is "is" after these ("what's", "it's"); after a name it is a possessive ("the baby's crib")
 _IS_AFTER = frozenset(
     {"what", "who", "where", "when", "how", "why", "which", "that", "there", "here", "it", "he", "she"}
@@ -43,13 +53,22 @@ def asks_how_things_are(question: str) -> bool:
     """Whether `question` asks how things are (the module docstring), not what happened."""
     if _NOW.search(question):
         return True
-    for word in _WORD.findall(question.lower().replace("’", "'")):
-        base, _, tail = word.partition("'")
-        if base in _PRESENT or tail in ("m", "re", "ve") or (tail == "s" and base in _IS_AFTER):
+    words = [w.partition("'") for w in _WORD.findall(question.lower().replace("’", "'"))]
+    for base, _, tail in words:
+        if tail == "t":  # "don't", "won't", "didn't", "wasn't"
+            base = {"don": "do", "won": "will", "can": "can"}.get(base, base.removesuffix("n"))
+        if base in _PRESENT or tail in ("m", "re", "ve"):
+            return True
+        if tail == "s" and base in _IS_AFTER:
             return True
         if base in _PAST:
             return False
-    return False
+    return not any(_past_verb(base) for base, _, tail in words if not tail)
+
+
+def _past_verb(word: str) -> bool:
+    """`word` reads as a verb in the past: "offered", "tipped", "went" (not "need", "speed")."""
+    return word in _IRREGULAR_PAST or len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
 #: Words a question capitalises that name nothing: the question's own words and "I".
