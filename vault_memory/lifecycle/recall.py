@@ -26,7 +26,7 @@ from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
 from ..search.question import asks_how_things_are, names_in
-from ..search.ranking import Mode, Ranked, change_label, order, succession
+from ..search.ranking import Candidate, Mode, Ranked, change_label, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
@@ -242,22 +242,11 @@ def rank_query(
         on_day=on_day,
         rules=rules,
     )
-    died = False
-    try:
-        # bm25 chosen on a complete index still finds the sentence that answers (what decides
-        # between two statements of a fact) when decay needs it; not while vectors fill in or
-        # the store is down
-        windows = ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None
-        cands = search(mode=mode, with_similarity=similarity, windows=windows, qvec=qvec)
-    except VectorStoreUnavailableError as exc:  # the server died mid-run
-        ws.lexical_only(exc)
-        lexical_only = died = True
-        search = functools.partial(Searcher(ws.catalog, None, ws.embedder).search, *search.args, **search.keywords)
-        cands = search(mode="bm25")
+    cands, died = _candidates(ws, search, mode=mode, lexical_only=lexical_only, similarity=similarity, qvec=qvec)
+    lexical_only = lexical_only or died
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
-    cal = ws.calibration
     ranked = order(
         cands,
         notes,
@@ -266,7 +255,7 @@ def rank_query(
         decay=decay,
         k=len(cands),
         vectors=searcher.vectors_of,
-        cal=cal,
+        cal=ws.calibration,
         rules=rules,
         asks_now=asks_how_things_are(query),
     )
@@ -276,8 +265,31 @@ def rank_query(
     measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
     judged = measured or any(c.similarity != 0.0 for c in cands)
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
-    weak_below = float("inf") if unknown else cal.weak if judged else float("-inf")
+    weak_below = float("inf") if unknown else ws.calibration.weak if judged else float("-inf")
     return Ranking(ranked, notes, mode, lexical_only, weak_below, unknown)
+
+
+def _candidates(
+    ws: Workspace,
+    search: functools.partial[list[Candidate]],
+    *,
+    mode: Mode,
+    lexical_only: bool,
+    similarity: bool,
+    qvec: np.ndarray | None,
+) -> tuple[list[Candidate], bool]:
+    """The scored candidates (search.py's pool, score and pick), and whether the vector store died
+    on the way: then the same search runs again over BM25 alone, on a Searcher without vectors."""
+    try:
+        # bm25 chosen on a complete index still finds the sentence that answers (what decides
+        # between two statements of a fact) when decay needs it; not while vectors fill in or
+        # the store is down
+        windows = ws.window_scorer() if not lexical_only and (mode != "bm25" or similarity) else None
+        return search(mode=mode, with_similarity=similarity, windows=windows, qvec=qvec), False
+    except VectorStoreUnavailableError as exc:  # the server died mid-run
+        ws.lexical_only(exc)
+        fallback = Searcher(ws.catalog, None, ws.embedder).search
+        return fallback(*search.args, **{**search.keywords, "mode": "bm25"}), True
 
 
 def unknown_names(ws: Workspace, query: str, allow: AbstractSet[str] | None) -> list[str]:
