@@ -100,3 +100,37 @@ def test_mean():
     assert metrics.mean([1, 2, 3]) == 2
     assert metrics.mean([]) == 0.0
     assert metrics.mean([True, False, False, True]) == 0.5
+
+
+def test_ablate_judges_a_rule_on_the_set_it_was_not_chosen_on() -> None:
+    """bench ablate's left-out table: on each foreign set, the other sets decide whether the rule
+    stays (a tie drops it), and what it buys there counts only where it stayed."""
+    from bench.studies.ablate import earned, left_out, left_out_table
+
+    def cell(first: float) -> dict[str, float | None]:
+        return {"first": first, "top5": None, "newest": None, "block": None, "silence": None}
+
+    sets = ("dexter", "flancian", "jbranchaud-til", "longmemeval")
+    results = {
+        "default": {s: cell(0.5) for s in sets},
+        # the rule buys 0.1 on dexter alone: chosen only where dexter is among the others
+        "no_local": {**{s: cell(0.5) for s in sets}, "dexter": cell(0.4)},
+        # the rule buys 0.1 on every set: kept everywhere, earns 0.4
+        "no_general": {s: cell(0.4) for s in sets},
+        # the rule costs 0.1 on flancian: dropped where flancian decides
+        "no_costly": {**{s: cell(0.5) for s in sets}, "flancian": cell(0.6)},
+    }
+    local = left_out(results, "no_local")
+    assert local is not None
+    assert local["dexter"] == (False, pytest.approx(0.1))  # the others saw no gain: dropped
+    assert all(local[s][0] for s in sets if s != "dexter")
+    assert earned(local) == 0.0  # where it was kept, it bought nothing
+    general = left_out(results, "no_general")
+    assert general is not None and earned(general) == pytest.approx(0.4)
+    costly = left_out(results, "no_costly")
+    assert costly is not None and not any(kept for s, (kept, _) in costly.items() if s != "flancian")
+    assert costly["flancian"][0] is False and earned(costly) == 0.0
+    lines = left_out_table(results, [("default", "", {}), ("no_local", "", {}), ("no_general", "", {})])
+    rows = [ln for ln in lines if ln.startswith("| no_")]
+    assert rows[0].startswith("| no_local") and rows[-1].startswith("| no_general")  # least earned first
+    assert left_out({"default": {"dexter": cell(0.5)}, "x": {"dexter": cell(0.4)}}, "x") is None

@@ -840,3 +840,21 @@ def test_an_entry_shows_the_lines_that_answer_a_how_to_its_command_included() ->
     assert "gen_random_uuid" not in without
     roomy = answering_lines(units, at, (), 400)
     assert roomy.index("Postgres has support") < roomy.index("As of PostgreSQL v13") < roomy.index("select")
+
+
+def test_a_note_that_is_only_its_name_is_no_entry(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """Issue 39: a Foam garden's empty notes, made by following a link ("# Gmail" and nothing else),
+    were entries of blocks about Gmail; they state nothing. Once the note says something of its
+    own, it is an entry; a heading that states a fact ("## Filter: archive newsletters") is one."""
+    vault = tmp_path / "v"
+    put(vault, "gmail.md", "# Gmail\n", created=NOW.date().isoformat())
+    put(vault, "mail.md", "I read Gmail in the morning, inbox zero by nine.\n", created=NOW.date().isoformat())
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05))
+    mem.index()
+    hits = [h.path for h in mem.recall("gmail", now=NOW, touch=False)]
+    assert "gmail.md" in hits  # recall still finds it: a note named for what was asked
+    paths = [e.path for e in mem.prefetch("gmail", now=NOW).entries]
+    assert "mail.md" in paths and "gmail.md" not in paths
+    put(vault, "gmail.md", "# Gmail\n\n## Filter: archive newsletters\n", created=NOW.date().isoformat())
+    mem.index()
+    assert "gmail.md" in [e.path for e in mem.prefetch("gmail", now=NOW).entries]

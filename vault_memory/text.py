@@ -125,23 +125,23 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def split_sentences(body: str, table_headers: bool = True) -> list[str]:
+def split_sentences(body: str) -> list[str]:
     """The sentences of a text, in order: each line is split at sentence ends (list markers,
     quote marks and heading marks dropped). The unit a fact is stated in (windows.py).
 
     A Markdown table row is one sentence that names its columns: under `| Part | What |`, the
     row `| GPU | RTX 3060 12 GB |` reads "Part: GPU; What: RTX 3060 12 GB". A row alone does not
     say what its cells are, and "| model | recall@10 |" alone says nothing (the header and the
-    `|---|` rule are not sentences of their own). On the labelled real-vault set: bench real_vault.
-    Without `table_headers` (a read-path rule, switched off in `bench ablate`), a row reads as its
-    cells and the header row is a sentence too."""
-    return [s for s, _ in sentence_units(body, table_headers)]
+    `|---|` rule are not sentences of their own). This is how a table is read, not a rule of the
+    read path: switched off (a row read as its cells, the header a sentence too) it changed nothing
+    on any data set `bench ablate` runs (issue 37)."""
+    return [s for s, _ in sentence_units(body)]
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
 
 
-def sentence_units(body: str, table_headers: bool = True) -> list[tuple[str, int]]:
+def sentence_units(body: str) -> list[tuple[str, int]]:
     """split_sentences(body), each sentence with the number of the part of the text it is in: each
     list item, heading and table is a part of its own, and so is the text between them. A log's
     items are each a statement ("- 08:10 Booked flights to Lisbon." and "- 13:00 Lunch with [[Jonas
@@ -168,7 +168,7 @@ def sentence_units(body: str, table_headers: bool = True) -> list[tuple[str, int
             if _TABLE_RULE.fullmatch(line):
                 continue
             cells = _cells(line)
-            if table_headers and i + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1].strip()):
+            if i + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1].strip()):
                 header = cells  # the header row: said by every row below it
                 continue
             names = header if header is not None and len(header) == len(cells) else [""] * len(cells)
@@ -234,6 +234,18 @@ def says_something(text: str) -> bool:
     if first is not None and first.group().lower() in ("am", "pm"):
         return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is not None
     return first is not None
+
+
+def beyond_its_name(text: str, names: Iterable[str]) -> str:
+    """The text without its lines that only say one of `names` (a note's title, its file name, its
+    heading path), as a heading or not: a note a link created and nobody filled in ("# Gmail", 15 % of one
+    person's Foam garden) states nothing, however close its name is to the question."""
+    own = {n.strip().casefold() for n in names if n.strip()}
+
+    def names_only(line: str) -> bool:
+        return line.strip().lstrip("#").strip().casefold() in own
+
+    return "\n".join(ln for ln in text.split("\n") if not names_only(ln))
 
 
 def _first_sentence(line: str) -> str:

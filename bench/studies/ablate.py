@@ -59,6 +59,8 @@ SCIFACT_QUERIES = 150
 LOCOMO_QUESTIONS = 50
 SETS = ("dexter", "flancian", "jbranchaud-til", "longmemeval", "real_vault", "updates_hard", "scifact", "locomo")
 COLUMNS = ("first", "top5", "newest", "block", "silence")
+#: The sets written by nobody here: a rule is judged on each with the choice made on the other three.
+FOREIGN = ("dexter", "flancian", "jbranchaud-til", "longmemeval")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,12 +102,19 @@ def _foreign(ds: fd.Dataset, vault: Path, quick: bool) -> Evaluate:
         h, b = s.get("hybrid", {}), s.get("blocks", {})
         latest = h.get("newest_first_ku") or h.get("latest_first")
         silent = b.get("no_answer_silent")
+        answered = sum(1 for q in ds.questions if q.answerable)
         return {
             "first": h.get("first"),
             "top5": h.get("top5"),
             "newest": round(latest[0] / latest[1], 4) if latest else None,
             "block": (b["turns_ok"][0] / b["turns_ok"][1]) if b.get("turns_ok") else b.get("answer_in_block"),
             "silence": round(silent[0] / silent[1], 4) if silent else None,
+            # how many questions (turns) each column is over: left_out counts questions, not fractions
+            "n_first": answered,
+            "n_top5": answered,
+            "n_newest": latest[1] if latest else None,
+            "n_block": b["turns_ok"][1] if b.get("turns_ok") else answered,
+            "n_silence": silent[1] if silent else None,
         }
 
     return run
@@ -297,6 +306,8 @@ def _pooled(rows: Sequence[tuple[str, dict[str, float | None]]]) -> dict[str, di
         for col in COLUMNS:
             vals = [(p[col], p.get("n") or 1) for p in parts if p.get(col) is not None]
             cell[col] = round(sum(v * w for v, w in vals) / sum(w for _, w in vals), 4) if vals else None  # type: ignore[operator]
+        if len(parts) == 1:  # a foreign set: how many questions each column is over
+            cell.update({k: v for k, v in parts[0].items() if k.startswith("n_")})
         out[name] = cell
     return out
 
@@ -376,8 +387,67 @@ def render(
         "",
         *table([*head, "new question ms"], rows),
         "",
+        *left_out_table(results, chosen),
+        "",
         "Variants:",
         "",
         *[f"- `{n}`: {w}" for n, w, _ in chosen],
     ]
     return md
+
+
+def _buys(results: dict[str, dict[str, dict[str, float | None]]], variant: str, name: str) -> float:
+    """What the default buys over `variant` on one set, in questions: the sum over the columns of
+    default - variant, each times the questions (turns) it is over (`n_<column>`; a fraction when the
+    set does not say); a column either lacks counts as no change."""
+    base, other = results["default"][name], results[variant][name]
+    return sum(
+        ((base[c] or 0.0) - (other[c] or 0.0)) * (base.get(f"n_{c}") or 1)
+        for c in COLUMNS
+        if base.get(c) is not None and other.get(c) is not None
+    )
+
+
+def left_out(
+    results: dict[str, dict[str, dict[str, float | None]]], variant: str
+) -> dict[str, tuple[bool, float]] | None:
+    """Leave-one-vault-out for one rule: for each foreign set, whether the other foreign sets keep the
+    default (what it buys there, summed, is above 0: a tie keeps the simpler read path, without the
+    rule) and what the default buys on the set left out. None when fewer than two foreign sets ran."""
+    sets = [s for s in FOREIGN if s in results["default"] and s in results[variant]]
+    if len(sets) < 2:
+        return None
+    buys = {s: _buys(results, variant, s) for s in sets}
+    return {s: (sum(buys[t] for t in sets if t != s) > 1e-9, buys[s]) for s in sets}
+
+
+def earned(lovo: dict[str, tuple[bool, float]]) -> float:
+    """What the rule buys on the sets left out: on each, what the default buys there when the other
+    sets chose it, else 0 (it would not be there)."""
+    return sum(b if kept else 0.0 for kept, b in lovo.values())
+
+
+def left_out_table(
+    results: dict[str, dict[str, dict[str, float | None]]], chosen: Sequence[tuple[str, str, dict[str, Any]]]
+) -> list[str]:
+    """The rules judged leave-one-vault-out on the foreign sets (`left_out`), least earned first."""
+    rows = []
+    for name, _what, _f in chosen:
+        lovo = left_out(results, name) if name != "default" else None
+        if lovo is None:
+            continue
+        cells = [f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()]
+        rows.append((earned(lovo), [name, *cells, f"{earned(lovo):+.1f}"]))
+    if not rows:
+        return []
+    sets = [s for s in FOREIGN if s in results["default"]]
+    rows.sort(key=lambda r: r[0])
+    return [
+        "Left out: for each foreign set, the other foreign sets decide whether the default keeps the rule (what it "
+        "buys there is above 0; a tie drops it), then the cell is what the default buys on the set left out. What a "
+        "rule buys is counted in questions: over every column, the questions (or turns) it puts right minus those it "
+        "puts wrong, so a column over 8 questions weighs no more than its 8. `earned` sums the cells of the sets "
+        "where it was kept: what the rule buys on text it was not chosen on. Least earned first.",
+        "",
+        *table(["variant", *sets, "earned"], [r for _, r in rows]),
+    ]

@@ -36,7 +36,7 @@ def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT
     body = part.chunk.body
     if answer is None:
         return snippet("\n" + body, query, width=cap)
-    units = sentence_units(body, rules.table_headers)
+    units = sentence_units(body)
     sentences = [s for s, _ in units]
     others = part.window.others if part.window is not None else ()
     if answer not in sentences:  # a property read with its note's title (windows.about)

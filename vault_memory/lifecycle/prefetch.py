@@ -66,7 +66,7 @@ from ..search.ranking import Candidate, Ranked
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import says_something, split_sentences
+from ..text import beyond_its_name, says_something, split_sentences
 from .edits import rehearse
 from .entries import entry_text, shown_part, text_room
 from .recall import Ranking, is_weak, rank_query
@@ -261,7 +261,7 @@ def prefetch(
         scorer = ws.window_scorer()
 
         def closest(part: Candidate) -> str | None:
-            return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache, rules.table_headers)
+            return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache)
 
         def day_parts(part: Candidate) -> list[str]:
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
@@ -371,7 +371,7 @@ def present(
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
-        if not says_something(said):
+        if not says_something(beyond_its_name(said, _names(r.path, part.chunk.heading))):
             continue
         if decay and r.dormant and not _shows(r, contradicted, rules):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
@@ -389,6 +389,11 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out
+
+
+def _names(path: str, heading: str) -> list[str]:
+    """What a note's part is called: its file name and the headings above it."""
+    return [path.rsplit("/", 1)[-1].removesuffix(".md"), *heading.split(" > ")]
 
 
 def _admitted(got: Ranking) -> list[Ranked]:

@@ -49,8 +49,6 @@ class ReadRules:
     windows_per_chunk: int = 3
     #: A sentence with words of its own shares its [[links]]' words with the query too.
     link_words: bool = True
-    #: A table row is read with its header ("Part: GPU; What: RTX 3060"), in what is scored and shown.
-    table_headers: bool = True
     #: A chunk that only points at other pages (Markdown links, URLs, dates: text.points_elsewhere)
     #: is worth this share of its relevance: a README listing every note, a line of day links.
     navigation_weight: float = 0.5

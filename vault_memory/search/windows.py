@@ -66,13 +66,13 @@ _WORD = re.compile(r"\w+")
 # -- pure ---------------------------------------------------------------------------
 
 
-def split_windows(body: str, table_headers: bool = True) -> list[str]:
+def split_windows(body: str) -> list[str]:
     """The sentences of a chunk's body, in order (text.split_sentences): each line is split at
     sentence ends. A line of chat is one turn of one or two sentences; a line of prose is a
     paragraph. The sentence is the unit a fact is stated in (bench `answer_windows` compared
     lines, sentences and both: sentences lift the prose benchmark and leave LoCoMo's turn recall
-    as it was). `table_headers`: a table row read with its header (text.sentence_units)."""
-    return split_sentences(body, table_headers=table_headers)
+    as it was); a table row is read with its header (text.split_sentences)."""
+    return split_sentences(body)
 
 
 def _light_stem(word: str) -> str:
@@ -266,10 +266,10 @@ def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
 
 
 @functools.lru_cache(maxsize=8192)
-def _split_lowered(body: str, table_headers: bool = True) -> tuple[tuple[str, str], ...]:
+def _split_lowered(body: str) -> tuple[tuple[str, str], ...]:
     """split_windows(body), each window with its lowercase (an LRU: a long-lived process asks
     of the same chunks again)."""
-    return tuple((w, w.lower()) for w in split_windows(body, table_headers))
+    return tuple((w, w.lower()) for w in split_windows(body))
 
 
 def _needles(terms: Set[str]) -> tuple[str, ...]:
@@ -307,7 +307,7 @@ def picks(
     in its text), so a chunk costs a substring search per window and term rather than
     tokenizing and stemming all its words (230 us a chunk; 30 chunks per new question).
     """
-    wins = _split_lowered(body, rules.table_headers)
+    wins = _split_lowered(body)
     if len(wins) < 2 or not terms:
         return []
     if subject is not None and subject.properties and rules.titled_properties:
@@ -356,14 +356,12 @@ def best_windows(
     return out
 
 
-def closest_window(
-    body: str, qvec: np.ndarray, embedder: Embedder, cache: WindowCache, table_headers: bool = True
-) -> str | None:
+def closest_window(body: str, qvec: np.ndarray, embedder: Embedder, cache: WindowCache) -> str | None:
     """The sentence of `body` closest in meaning to the query (every sentence of at least
     MIN_WINDOW_WORDS words, links read as their text, embedded through the cache; one such sentence
     needs no vector), or None when it has none. What prefetch judges a chunk scored whole by
     (prefetch.py: repeats)."""
-    wins = [w for w in split_windows(body, table_headers) if len(_WORD.findall(w)) >= MIN_WINDOW_WORDS]
+    wins = [w for w in split_windows(body) if len(_WORD.findall(w)) >= MIN_WINDOW_WORDS]
     if len(wins) < 2:
         return wins[0] if wins else None
     vecs = cache.vectors(sorted(set(wins)), embedder)
