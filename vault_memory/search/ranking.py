@@ -268,7 +268,7 @@ def order(
     kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules)
     if decay:
         if vectors is not None and rules.one_fact and (asks_now or not rules.one_fact_present_only):
-            kept = newest_first(kept, vectors, cal, rules)
+            kept = newest_first(kept, vectors, cal, rules, now)
         if rules.successors_first:
             kept = successors_first(kept)
     return kept[:k]
@@ -338,9 +338,11 @@ def same_fact_groups(
     answers: Sequence[np.ndarray | None],
     cal: Calibration,
     rules: ReadRules = DEFAULT_RULES,
+    now: dt.datetime | None = None,
 ) -> list[list[int]]:
     """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
-    and every other item alone.
+    and every other item alone. A note stated after `now` (a plan, a session from after the
+    question) is no statement of how things are now: it joins no group.
 
     Two items are linked when they `state_alike`. The group is the connected component of the item
     that answers best, when that answer is clear (answer cosine >= `cal.weak`): a newer statement
@@ -352,7 +354,7 @@ def same_fact_groups(
     if n == 0:
         return []
     ok = [
-        a is not None and not is_episodic(r.state) and r.state.stated.dated for r, a in zip(items, answers, strict=True)
+        a is not None and not is_episodic(r.state) and _stated_by(r, now) for r, a in zip(items, answers, strict=True)
     ]
     links = [
         (i, j)
@@ -365,6 +367,12 @@ def same_fact_groups(
         return [[i] for i in range(n)]
     group = next(g for g in components(range(n), links) if best in g)
     return [group] + [[i] for i in range(n) if i not in group]
+
+
+def _stated_by(r: Ranked, now: dt.datetime | None) -> bool:
+    """Whether the note is dated, on or before `now` (any day, without one)."""
+    when = r.state.stated.when
+    return when is not None and (now is None or when <= now)
 
 
 def state_alike(
@@ -410,16 +418,17 @@ def newest_first(
     vectors: VectorsOf | Mapping[str, np.ndarray],
     cal: Calibration,
     rules: ReadRules = DEFAULT_RULES,
+    now: dt.datetime | None = None,
 ) -> list[Ranked]:
-    """Refill the places of the head's one-fact group (`same_fact_groups`) newest first; record
-    in each item the others of its group and, when it moved up, why."""
+    """Refill the places of the head's one-fact group (`same_fact_groups`, of the notes stated by
+    `now`) newest first; record in each item the others of its group and, when it moved up, why."""
     head = items[: rules.head]
     if len(head) < 2:
         return items
     need = [r.cand.chunk for r in head if r.cand.window is None and r.cand.answer_text is not None]
     vecs = (vectors if isinstance(vectors, Mapping) else vectors(need)) if need else {}
     answers = [answer_vector(r, vecs) for r in head]
-    return refill(items, same_fact_groups(head, answers, cal, rules)[:1], rules)
+    return refill(items, same_fact_groups(head, answers, cal, rules, now)[:1], rules)
 
 
 def statements(items: Sequence[Ranked], group: Sequence[int], rules: ReadRules = DEFAULT_RULES) -> list[list[int]]:
