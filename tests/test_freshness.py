@@ -194,6 +194,7 @@ def test_same_fact_groups_the_best_answer_with_its_restatements_only() -> None:
     # stated after now (a plan, a session from after the question): no statement of how things are
     assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 1, tzinfo=dt.UTC))[0] == [1]
     assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 21, tzinfo=dt.UTC))[0] == [0, 1]
+    assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 20, 0, 1, tzinfo=dt.UTC))[0] == [0, 1]
     # undated: never "stated later" than anything
     undated = [_ranked("x/old.md", {}, 1.0, a, 0.6), *items[1:]]
     assert same_fact_groups(undated, answers, MINILM)[0] == [1]

@@ -370,9 +370,11 @@ def same_fact_groups(
 
 
 def _stated_by(r: Ranked, now: dt.datetime | None) -> bool:
-    """Whether the note is dated, on or before `now` (any day, without one)."""
-    when = r.state.stated.when
-    return when is not None and (now is None or when <= now)
+    """Whether the note is dated, on or before `now`'s day (any day, without one). By the day: a
+    note of today is today's news whatever hour it gives (the pool's sessions of a question's day
+    are stamped after the question's minute)."""
+    day = r.state.stated.day()
+    return day is not None and (now is None or day <= now.date())
 
 
 def state_alike(
