@@ -437,7 +437,8 @@ def left_out_table(
         if lovo is None:
             continue
         cells = [f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()]
-        rows.append((earned(lovo), [name, *cells, f"{earned(lovo):+.1f}"]))
+        total = earned(lovo)
+        rows.append((total, [name, *cells, f"{total:+.1f}"]))
     if not rows:
         return []
     sets = [s for s in FOREIGN if s in results["default"]]
