@@ -22,6 +22,7 @@ from vault_memory.lifecycle.prefetch import CLOSE, OPEN, PrefetchEntry, render_b
 from vault_memory.lifecycle.staging import is_pointer
 from vault_memory.markers import DATA_LINE
 from vault_memory.memory import Memory
+from vault_memory.search.rules import DEFAULT_RULES
 from vault_memory.vault.notefile import read_note
 
 DAY = dt.timedelta(days=1)
@@ -234,26 +235,66 @@ def test_a_faded_statement_stays_out_beside_what_replaced_it(
     make_memory: MemoryFactory, tmp_path: Path, linked: bool
 ) -> None:
     """A dormant note the turn names word for word comes back, unless a live note that answers the turn
-    names it in `conflicts_with`: the newer memory found, when saved, to state the same thing differently."""
+    as well names it in `conflicts_with`: the newer memory found, when saved, to state the same thing
+    differently."""
     v = tmp_path / "v"
     put(v, "Memory/router-old.md", "# Router\n\nThe wifi router is in the hallway cupboard.", node_id="router00",
         created="2026-01-10T08:00:00+00:00", tier="short")  # fmt: skip
     put(v, "Memory/router-new.md", "# Router moved\n\nThe wifi router moved upstairs to the landing shelf.",
         node_id="router01", created=iso(NOW - DAY), tier="short",
         **({"conflicts_with": "['[[router-old]]']"} if linked else {}))  # fmt: skip
+    # relevance is scaled over the candidates: among two notes the second is 0, so a vault of more
+    for i, other in enumerate(
+        [
+            "The printer is in the study.",
+            "The bikes are in the shed by the gate.",
+            "Spare keys hang in the kitchen.",
+            "The boiler is serviced each October.",
+        ]
+    ):
+        put(v, f"Notes/n{i}.md", other, node_id=f"note000{i}", created=iso(NOW - DAY))  # fmt: skip
     mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05, strong=0.9))
     mem.index()
-    got = mem.prefetch("The wifi router is in the hallway cupboard.", now=NOW)
+    turn = "where is the wifi router"
+    got = mem.prefetch(turn, now=NOW)
     shown = [e.path for e in got.entries]
     assert "Memory/router-new.md" in shown
-    assert ("Memory/router-old.md" in shown) == (not linked)  # cued word for word: back unless replaced
+    assert ("Memory/router-old.md" in shown) == (not linked)  # cued by every word: back unless replaced
     assert ("Memory/router-old.md" in [k.path for k in got.kept_out]) == linked
     # recall still finds it, marked as forgotten
-    hits = {h.path: h for h in mem.recall("The wifi router is in the hallway cupboard.", now=NOW, touch=False)}
+    hits = {h.path: h for h in mem.recall(turn, now=NOW, touch=False)}
     assert hits["Memory/router-old.md"].dormant
     # with decay off nothing is dormant: both are shown
-    off = mem.prefetch("The wifi router is in the hallway cupboard.", now=NOW, decay=False)
+    off = mem.prefetch(turn, now=NOW, decay=False)
     assert {"Memory/router-old.md", "Memory/router-new.md"} <= {e.path for e in off.entries}
+
+
+@pytest.mark.parametrize(("bar", "back"), [(None, True), (0.7, True), (0.0, False)])
+def test_a_note_flagged_alike_but_about_something_else_does_not_keep_a_faded_answer_out(
+    make_memory: MemoryFactory, tmp_path: Path, bar: float | None, back: bool
+) -> None:
+    """The simulated year's dad's phone: "The user ordered an iPhone 15 online" was flagged, when saved,
+    as conflicting with "The user's dad ordered a OnePlus 12 online", and kept the dad's phone out of
+    the block for "which phone does my dad carry". A live note keeps a dormant one out only when it
+    answers the turn at least `keeps_replaced_out` as well (relevance); None never, 0.0 always."""
+    v = tmp_path / "v"
+    put(v, "Memory/dad-phone.md", "The user's dad ordered a OnePlus 12 phone online; it arrived today.",
+        node_id="phone000", created="2026-01-10T08:00:00+00:00", tier="short")  # fmt: skip
+    put(v, "Memory/my-order.md", "The user ordered new kitchen chairs online; they arrived today.",
+        node_id="chair000", created=iso(NOW - DAY), tier="short", conflicts_with="['[[dad-phone]]']")  # fmt: skip
+    mem = make_memory(
+        vault=v,
+        index_dir=tmp_path / "ix",
+        calibration=replace(FAKE, weak=0.0, strong=0.99),
+        rules=DEFAULT_RULES.but(keeps_replaced_out=bar),
+    )
+    mem.index()
+    turn = "which phone does my dad carry"
+    ranked = {h.path: h.score for h in mem.recall(turn, now=NOW, touch=False)}
+    assert ranked["Memory/my-order.md"] < 0.7 * ranked["Memory/dad-phone.md"]  # answers far less well
+    got = mem.prefetch(turn, now=NOW, refresh_staged=False)
+    assert ("Memory/dad-phone.md" in [e.path for e in got.entries]) == back
+    assert ("Memory/dad-phone.md" in [k.path for k in got.kept_out]) == (not back)
 
 
 def test_deterministic_and_equal_after_rebuild(make_memory: MemoryFactory, mini: Path, tmp_path: Path) -> None:

@@ -103,7 +103,13 @@ VARIANTS: tuple[Variant, ...] = (
         "replaced_come_back",
         "a cued dormant note enters a block even when an entry above names it in conflicts_with (the rule "
         "before issue 24)",
-        rules={"keeps_replaced_out": False},
+        rules={"keeps_replaced_out": None},
+    ),
+    Variant(
+        "replaced_by_any",
+        "a cued dormant note stays out of a block whenever a live note that answers the turn at all names it "
+        "in conflicts_with, however much less it answers (the rule before issue 39's second round)",
+        rules={"keeps_replaced_out": 0.0},
     ),
     Variant(
         "recall_hides",

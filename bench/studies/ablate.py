@@ -52,6 +52,16 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("two_sentences_a_chunk", "2 answer sentences a chunk, not 3", {"windows_per_chunk": 2}),
     ("no_first_hit_cue", "the query's first hit is cued like any other dormant note", {"first_hit_cue": None}),
     ("sentence_alone", "an entry shows its answer sentence alone (no neighbours)", {"context_sentences": 0}),
+    (
+        "no_keeps_replaced_out",
+        "a cued dormant note enters a block whatever live note names it in conflicts_with",
+        {"keeps_replaced_out": None},
+    ),
+    (
+        "replaced_by_any",
+        "any live note naming a cued dormant one in conflicts_with keeps it out, however much less it answers",
+        {"keeps_replaced_out": 0.0},
+    ),
 )
 #: Every variant runs every set: SciFact's first 150 test queries and each LoCoMo conversation's first
 #: 50 questions (of categories 1-4) keep a full run to a few minutes a variant; the runners ask all.

@@ -54,7 +54,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -362,7 +362,10 @@ def present(
     that answers first: its entry."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
-    contradicted = {n for o in admitted if not o.dormant for n in o.state.conflicts_with}
+    contradicted: dict[str, float] = {}
+    for o in admitted:
+        for n in () if o.dormant else o.state.conflicts_with:
+            contradicted[n] = max(contradicted.get(n, 0.0), o.score)
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
     for r in admitted:
@@ -408,10 +411,13 @@ def _admitted(got: Ranking) -> list[Ranked]:
     ]
 
 
-def _shows(r: Ranked, contradicted: set[str], rules: ReadRules) -> bool:
+def _shows(r: Ranked, contradicted: Mapping[str, float], rules: ReadRules) -> bool:
     """Whether a dormant note is shown: the turn cues it (`rules.shows_cued_dormant`) and no live note
-    that answers the turn names it in `conflicts_with` (`rules.keeps_replaced_out`)."""
-    return rules.shows_cued_dormant and r.reactivated and not (rules.keeps_replaced_out and r.node_id in contradicted)
+    that answers the turn nearly as well (`rules.keeps_replaced_out`, a share of its relevance) names
+    it in `conflicts_with`. `contradicted`: the best relevance of a live note naming each."""
+    bar = rules.keeps_replaced_out
+    replaced = bar is not None and r.node_id in contradicted and contradicted[r.node_id] >= bar * r.score
+    return rules.shows_cued_dormant and r.reactivated and not replaced
 
 
 def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> PrefetchEntry:
