@@ -41,6 +41,15 @@ def test_newest_first() -> None:
     assert not lt.newest_first([], None, [])
 
 
+def test_a_missing_answer_is_put_down_to_the_first_reason_that_holds() -> None:
+    hits = [("n1", False), ("n2", True)]
+    assert lt.miss_reason("n2", ["n2"], hits) == "kept out, faded"  # kept out before it could be weak
+    assert lt.miss_reason("n2", [], hits) == "weak"
+    assert lt.miss_reason("n3", ["n9"], hits) == "not in recall's top 5"
+    assert lt.miss_reason("n1", [], hits) == "found, not shown"
+    assert lt.miss_reason(None, [], hits) == "not in recall's top 5"  # the answer never reached the vault
+
+
 def _turn(
     kind: str,
     entries: list[lt.Entry],
@@ -60,6 +69,7 @@ def _turn(
         "rehearsed": 0,
         "block_chars": sum(e.chars for e in entries),
         "score": lt.score_turn(entries, target, stale, replaced),
+        "miss": kw.pop("miss", None),
     }
 
 
@@ -68,9 +78,9 @@ def test_summarise_counts_what_it_says() -> None:
         # asked for m2 (replacing m1): block shows both, recall finds m2 first
         _turn("recent", [lt.Entry("m2", 30), lt.Entry("m1", 30)], "m2", {"m1"}, replaced=["m1"], hits=["m2", "m1"]),
         # asked for m5: block shows a distractor only, recall misses it
-        _turn("weekly", [lt.Entry("m6", 40)], "m5", {"m1"}, hits=["m6"]),
+        _turn("weekly", [lt.Entry("m6", 40)], "m5", {"m1"}, hits=["m6"], miss="not in recall's top 5"),
         # old fact, no block, recall finds it
-        _turn("old", [], "m8", {"m1"}, role="old", hits=["m9", "m8"]),
+        _turn("old", [], "m8", {"m1"}, role="old", hits=["m9", "m8"], miss="kept out, faded"),
         # off-topic with a block holding the stale m1
         _turn("offtopic", [lt.Entry("m1", 10)], None, {"m1"}),
         _turn("offtopic", [], None, {"m1"}),
@@ -84,6 +94,7 @@ def test_summarise_counts_what_it_says() -> None:
     assert y["newest_first"] == 1.0 and y["changed_turns"] == 1
     assert y["offtopic_block"] == 0.5
     assert y["old_true_recall_at_5"] == 1.0 and y["old_true_block_hit"] == 0.0
+    assert [y[f"missed: {r}"] for r in lt.MISSES] == [1, 0, 1, 0]
 
 
 # --------------------------------------------------------------------------- the world
@@ -191,6 +202,12 @@ def test_a_short_year_runs_and_decay_shows(tmp_path: Path) -> None:
         got, world, {"memories": 1, "changes": 1, "superseded_explicitly": 1, "turns": 1, "turn_kinds": {}}
     )
     assert any(line.startswith("| today |") for line in lines)
+    # every asking turn without its answer in the block is put down to one reason
+    for v in (off, today):
+        y = v["year"]
+        asking = sum(y[f"{k}_turns"] for k in lt.ASKING)
+        missed = round(asking * (1 - y["block_hit"]))
+        assert sum(y[f"missed: {r}"] for r in lt.MISSES) == missed
 
 
 def test_every_variants_rules_are_rules_of_the_read_path() -> None:

@@ -240,6 +240,23 @@ def score_turn(
     )
 
 
+#: Why an asking turn's block lacked its needed fact, in the order they are checked (`miss_reason`).
+MISSES = ("kept out, faded", "weak", "not in recall's top 5", "found, not shown")
+
+
+def miss_reason(target_node: str | None, kept_out: Iterable[str], hits: Sequence[tuple[str, bool]]) -> str:
+    """Why the block lacks the turn's answer (`target_node`): prefetch kept it out as dormant (not cued,
+    or a live note answering nearly as well names it), recall (k=K, `hits`: (node_id, weak)) finds it
+    only weak, does not find it, or finds it clearly and the block still does not show it (the budget,
+    merged into an entry above, a part that says nothing)."""
+    if target_node is not None and target_node in set(kept_out):
+        return MISSES[0]
+    weak = dict(hits).get(target_node) if target_node is not None else None
+    if weak is None:
+        return MISSES[2]
+    return MISSES[1] if weak else MISSES[3]
+
+
 def newest_first(hits: Sequence[str], target: str | None, replaced: Iterable[str]) -> bool:
     """The current statement is returned and ranked above every replaced one returned."""
     if target is None or target not in hits:
@@ -300,6 +317,8 @@ def summarise(turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out[f"{kind}_precision"] = _ratio(sum(x.relevant for x in shown), sum(x.entries for x in shown))
         out[f"{kind}_dormant_at_ask"] = _ratio(sum(bool(t.get("target_dormant")) for t in ts), len(ts))
         out[f"{kind}_target_rehearsed"] = _ratio(sum(bool(t.get("target_rehearsed")) for t in ts), len(ts))
+    for reason in MISSES:
+        out[f"missed: {reason}"] = sum(t.get("miss") == reason for t in on)
     old = [t for t in on if t["kind"] == "old" and t["role"] == "old"]
     out["old_true_turns"] = len(old)
     out["old_true_recall_at_5"] = _ratio(sum(t["target"] in t["hits"] for t in old), len(old))
@@ -526,6 +545,7 @@ def simulate(
                     if e.memory in stale and (replaced_on := world.replaced_at(e.memory)) is not None
                 ]
                 hits: list[str] = []
+                miss = None
                 rehearsed = 0
                 target_dormant = target_rehearsed = None
                 if t.kind in ASKING:
@@ -539,6 +559,9 @@ def simulate(
                     rehearsed = sum(h.rehearsed for h in got)
                     times.settle([h.path for h in got if h.rehearsed], at)
                     target_rehearsed = any(h.rehearsed and memory_of.get(h.node_id) == target for h in got)
+                    if not any(e.memory == target for e in entries):
+                        kept = [k.node_id for k in pre.kept_out]
+                        miss = miss_reason(node_of.get(target or ""), kept, [(h.node_id, h.weak) for h in got])
                 rec = {
                     "day": t.day,
                     "kind": t.kind,
@@ -553,6 +576,7 @@ def simulate(
                     "score": score_turn(entries, target, stale, replaced),
                     "target_dormant": target_dormant,
                     "target_rehearsed": target_rehearsed,
+                    "miss": miss,
                     "stale_detail": stale_detail,
                 }
                 turns.append(rec)
@@ -812,6 +836,12 @@ def render(got: Mapping[str, Any], world: World, params: Mapping[str, Any]) -> l
             rows_recall,
         ),
         "",
+        "Why an asking turn's block lacked the needed fact (turns): prefetch kept the answer out as faded (the turn "
+        "does not cue it, or a live note answering nearly as well names it in conflicts_with); recall finds it only "
+        f"`weak`; recall's top {K} lacks it; or recall finds it clearly and the block does not show it.",
+        "",
+        *table(["variant", *MISSES], [[n, *[v["year"].get(f"missed: {r}") for r in MISSES]] for n, v in got.items()]),
+        "",
         "Per month (30 days): stale share of block entries, and the active set (share of memories not dormant).",
         "",
     ]  # fmt: skip
@@ -849,6 +879,7 @@ def render(got: Mapping[str, Any], world: World, params: Mapping[str, Any]) -> l
 
 __all__ = [
     "K",
+    "MISSES",
     "NEEDS_A_SWITCH",
     "VARIANTS",
     "CachedEmbedder",
@@ -856,6 +887,7 @@ __all__ = [
     "TurnScore",
     "Variant",
     "evaluate",
+    "miss_reason",
     "newest_first",
     "run",
     "score_turn",
