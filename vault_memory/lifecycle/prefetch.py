@@ -364,7 +364,9 @@ def present(
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
     for o in admitted:
-        for n in () if o.dormant else o.state.conflicts_with:
+        if o.dormant:
+            continue
+        for n in o.state.conflicts_with:
             contradicted[n] = max(contradicted.get(n, 0.0), o.score)
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
