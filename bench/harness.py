@@ -328,18 +328,15 @@ def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
 
 
 @contextmanager
-def open_memory(vault: Path, index_dir: Path, embedder: str, **memory: Any) -> Iterator[Any]:
-    """Open a read-only Memory over a generated vault with its cached index (`memory`: more
-    keywords for Memory, e.g. `rules=` a variant of the read path's rules)."""
+def open_memory(
+    vault: Path, index_dir: Path, embedder: str, settings: dict[str, Any] | None = None, **memory: Any
+) -> Iterator[Any]:
+    """Open a read-only Memory over a generated vault with its cached index (`settings`: more
+    Config values; `memory`: more keywords for Memory, e.g. `rules=` a variant of the read path's rules)."""
     from vault_memory import Config, Memory
 
     ensure_fresh_index(index_dir, embedder)
-    cfg = Config(
-        vault=vault,
-        index_dir=index_dir,
-        embedder=embedder,
-        read_only=True,
-    )
+    cfg = Config(vault=vault, index_dir=index_dir, embedder=embedder, read_only=True, **(settings or {}))
     with Memory(cfg, **memory) as mem:
         yield mem
 

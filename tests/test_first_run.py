@@ -68,7 +68,9 @@ def test_catalog_first_serves_by_keyword_then_fills_to_what_a_rebuild_gives(
     assert 0 < mem.vectors().embedded < total and not mem.vectors().complete
     rest = mem.index()
     assert rest.texts_pending == 0 and mem.vectors().complete
-    assert fake.texts_embedded - queries == step.texts_embedded + rest.texts_embedded, "nothing embedded twice"
+    assert fake.texts_embedded - queries == step.texts_embedded + rest.texts_embedded + rest.sentences_embedded, (
+        "nothing embedded twice"
+    )
     hits = mem.recall("sourdough starter", k=3, touch=False, now=NOW)
     assert hits and not any(h.lexical_only for h in hits)
     assert diagnose(mem).ok
@@ -134,7 +136,7 @@ def test_an_interrupted_fill_resumes_without_reembedding(make_memory: MemoryFact
             return super().embed(texts)
 
     failing = Failing()
-    mem = make_memory(failing)
+    mem = make_memory(failing, index_sentences=False)  # chunks only (sentence vectors: test_sentences.py)
     monkey = pytest.MonkeyPatch()
     monkey.setattr(indexer_mod, "EMBED_SLICE", 10)
     monkey.setattr(indexer_mod, "INLINE_TEXTS", 0)  # as for a vault of thousands of notes: catalog first
@@ -148,7 +150,7 @@ def test_an_interrupted_fill_resumes_without_reembedding(make_memory: MemoryFact
     assert internals(mem).catalog.get_meta("embedding_pending") == "1"
     mem.close()
     fresh = FakeEmbedder()
-    again = make_memory(fresh)
+    again = make_memory(fresh, index_sentences=False)
     report = again.index()
     assert report.counts["unchanged"] == report.notes, "the rows were all written before the embedding"
     assert (

@@ -100,7 +100,8 @@ def test_a_property_a_person_writes_is_recalled_and_its_edit_is_indexed(
     before = fake.texts_embedded
     boiler.write_text(boiler.read_text(encoding="utf-8").replace("ecoTEC plus 832", "ecoTEC pro 630"), encoding="utf-8")
     report = mem.index()
-    assert report.counts["modified"] == 1 and fake.texts_embedded - before == 1
+    assert report.counts["modified"] == 1 and fake.texts_embedded - before == 1 + report.sentences_embedded
+    assert report.sentences_embedded == 2  # the new line, alone and with its title (search/sentences.py)
     (hit,) = mem.recall("Vaillant ecoTEC", k=1, touch=False, mode="bm25")
     assert "model: Vaillant ecoTEC pro 630" in hit.text
 
@@ -263,14 +264,15 @@ def test_interrupted_index_resumes_without_reembedding(
     monkeypatch.setattr(indexer, "EMBED_SLICE", 8)
     monkeypatch.setattr(indexer, "WAVE_CHUNKS", 16)
     failing = FailingEmbedder(budget=3)
-    mem = make_memory(failing, exact_search_limit=0)  # with a vector store to keep in step
+    # with a vector store to keep in step; chunks only (sentence vectors: test_sentences.py)
+    mem = make_memory(failing, exact_search_limit=0, index_sentences=False)
     with pytest.raises(Boom):
         mem.index()
     done_first = failing.texts_embedded
     assert done_first >= 8  # at least one slice was committed before the crash
     mem.close()
     fresh = FakeEmbedder()
-    mem2 = make_memory(fresh, exact_search_limit=0)
+    mem2 = make_memory(fresh, exact_search_limit=0, index_sentences=False)
     report = mem2.index()
     total = internals(mem2).catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
     assert done_first < total
@@ -436,7 +438,8 @@ def test_changed_chunking_rules_rechunk_without_reembedding_known_text(
     report = mem.index()
     assert report.counts["modified"] == report.notes  # every note re-chunked
     assert internals(mem).catalog.chunk_count() > chunks_before
-    assert fake.texts_embedded - before == report.texts_embedded <= internals(mem).catalog.chunk_count()
+    assert fake.texts_embedded - before - report.sentences_embedded == report.texts_embedded
+    assert report.texts_embedded <= internals(mem).catalog.chunk_count()
     assert mem.index().counts["unchanged"] == report.notes  # and then it is settled
 
 

@@ -342,7 +342,7 @@ def test_server_dies_during_index_then_catches_up(
     monkeypatch.setattr(indexer, "EMBED_SLICE", 2)
     monkeypatch.setattr(indexer, "WAVE_CHUNKS", 4)
     dying = StopsServer(own_server, at_call=3)  # two waves written, the server dies in the third
-    mem = make_memory(dying, chroma_url=own_server.url)
+    mem = make_memory(dying, chroma_url=own_server.url, index_sentences=False)  # chunks only
     with pytest.raises(VectorStoreUnavailableError, match="is not reachable"):
         mem.index()
     assert snapshot(vault) == before
@@ -354,7 +354,7 @@ def test_server_dies_during_index_then_catches_up(
 
     own_server.start()
     fresh = FakeEmbedder()
-    again = make_memory(fresh, chroma_url=own_server.url)
+    again = make_memory(fresh, chroma_url=own_server.url, index_sentences=False)
     report = again.index()
     total = internals(again).catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
     assert fresh.texts_embedded == total - embedded_before, "nothing embedded before the outage is redone"

@@ -43,6 +43,8 @@ class Config:
     chroma_url: str | None = None
     # dense search over the catalog's vectors up to this many chunks (docs/how-it-works.md)
     exact_search_limit: int = 150_000
+    # embed every answer sentence with the index, so a new question embeds only itself (search/sentences.py)
+    index_sentences: bool = True
     lexical_fallback: bool = False  # serve BM25-only recall when the vector store is unreachable
     read_only: bool = False  # never write to the vault (no node_ids, no rehearsal)
     ignore: tuple[str, ...] = ()

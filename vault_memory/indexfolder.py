@@ -55,6 +55,7 @@ from .index.vectorstore import STORE_FOLDER, VectorStore, describe_target, open_
 from .search.decay import DecayModel
 from .search.rules import DEFAULT_RULES, ReadRules
 from .search.search import Searcher
+from .search.sentences import SENTENCES_NAME, FillReport, SentenceStore, open_sentences
 from .search.windows import WindowCache, WindowScorer, open_cache
 from .search.workspace import Bookkeeping
 from .text import ignore_pattern
@@ -83,6 +84,10 @@ STORE_RETRY_SECONDS = 30.0  # with lexical fallback, how long to serve BM25-only
 # server (docs/how-it-works.md, "First run").
 READER_EMBED_BUDGET = 512
 READER_EMBED_TOKENS = 16_384
+# A reader's reconcile gives the answer sentences (search/sentences.py) of at most this many changed
+# chunks their vectors (about 9 sentences a chunk: well under a second); more are left to `index`.
+READER_SENTENCE_CHUNKS = 16
+SENTENCES_PER_CHUNK = 8  # fill_vectors(limit=N) covers N / 8 chunks' sentences: a step as long as N chunks'
 REQUESTS_EVERY = 0.5  # seconds between two looks for other processes' requests while embedding
 T = TypeVar("T")
 
@@ -181,6 +186,7 @@ class IndexFolder:
         self._rows: tuple[Sequence[str], dict[str, int]] | None = None
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
+        self._sentences: SentenceStore | None = None
         self._calibration: Calibration | None = calibration
         self.read_rules: ReadRules = DEFAULT_RULES if rules is None else rules
         self._kept_out: KeptOutLog | None = None
@@ -254,6 +260,9 @@ class IndexFolder:
         if self._windows is not None:
             self._windows.close()
             self._windows = None
+        if self._sentences is not None:
+            self._sentences.close()
+            self._sentences = None
         if self._kept_out is not None:
             self._kept_out.close()
             self._kept_out = None
@@ -661,6 +670,7 @@ class IndexFolder:
         embed_tokens: int | None = None,
         verify: bool = False,
         repair: bool = False,
+        sentence_progress: Callable[[int, int], None] | None = None,
     ) -> IndexReport:
         def run() -> IndexReport:
             return self.indexer().reconcile(
@@ -692,6 +702,18 @@ class IndexFolder:
             report.store_resynced += indexer.resynced
             with self.catalog.transaction():
                 self.catalog.set_meta("store", "live")
+        # Then the answer sentences of what now has its vectors; a reader's reconcile only a few
+        # notes' worth (an edit), leaving a first index's to `index` and the watcher.
+        try:
+            sentences = self.fill_sentences(
+                budget=None if embed_budget is None else READER_SENTENCE_CHUNKS, progress=sentence_progress
+            )
+        except (EmbedderError, OSError) as exc:
+            # What the reconcile was for is done; these only make new questions faster. Each step
+            # committed what it embedded: the next one (a watcher's idle step, `index`) resumes.
+            log.warning("answer sentences not embedded now (%s); `vault-memory index` resumes them", exc)
+            sentences = FillReport(chunks_pending=1)
+        report.sentences_embedded, report.sentences_pending = sentences.embedded, sentences.chunks_pending
         return report
 
     def keeps_store(self) -> bool:
@@ -867,8 +889,42 @@ class IndexFolder:
     def window_scorer(self) -> WindowScorer:
         """Scores candidates' answer windows; their vectors are cached in the index folder (windows.py)."""
         if self._windows is None:
-            self._windows = open_cache(self.index_dir, self.embedder)
+            self._windows = open_cache(self.index_dir, self.embedder, self.sentences())
         return WindowScorer(self.catalog, self.embedder, self._windows, self.read_rules)
+
+    def sentences(self) -> SentenceStore:
+        """The sentence vectors written with this index (sentences.py)."""
+        if self._sentences is None:
+            folder = self.index_dir if self.index_dir.is_dir() else None
+            self._sentences = open_sentences(folder, self.model)
+        return self._sentences
+
+    def fill_sentences(
+        self,
+        *,
+        limit: int | None = None,
+        budget: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> FillReport:
+        """Embed the answer sentences of the chunks that have their vectors (sentences.py), the
+        writer lock held by the caller; nothing while chunks still wait for theirs (they come
+        first: recall by meaning needs them) or with `index_sentences = false`."""
+        if not self.config.index_sentences or self.catalog.get_meta("embedding_pending") == "1":
+            return FillReport()
+        if self._sentences is not None and self._sentences.path is None and self.index_dir.is_dir():
+            self._sentences.close()  # opened before the folder existed
+            self._sentences = None
+        if self._windows is None:
+            self._windows = open_cache(self.index_dir, self.embedder, self.sentences())
+        return self.sentences().fill(
+            self.catalog,
+            self.model,
+            cache=self._windows,
+            limit=limit,
+            budget=budget,
+            progress=progress,
+            between_steps=self._take_requests,
+        )
 
     # -- indexing -------------------------------------------------------------
     def index(
@@ -880,6 +936,7 @@ class IndexFolder:
         embed_budget: int | None = None,
         embed_tokens: int | None = None,
         verify: bool = False,
+        sentence_progress: Callable[[int, int], None] | None = None,
     ) -> IndexReport:
         """`Memory.index`, the documented operation, says what this does and what each argument means."""
         with self.writing(wait):
@@ -889,7 +946,12 @@ class IndexFolder:
                     self._forget_embedder()
             report = self.guarded(
                 lambda: self._reconcile(
-                    progress, embed_budget=embed_budget, embed_tokens=embed_tokens, verify=verify, repair=True
+                    progress,
+                    embed_budget=embed_budget,
+                    embed_tokens=embed_tokens,
+                    verify=verify,
+                    repair=True,
+                    sentence_progress=sentence_progress,
                 )
             )
         report.rebuilt = rebuild
@@ -902,10 +964,14 @@ class IndexFolder:
         with `embed=False`); `report.texts_pending` is what is left. Takes the writer lock."""
         with self.writing(wait):
             try:
-                return self.indexer().fill_vectors(progress, limit=limit)
+                report = self.indexer().fill_vectors(progress, limit=limit)
             except VectorStoreUnavailableError as exc:
                 self.lexical_only(exc)
-                return self.indexer().fill_vectors(progress, limit=limit)
+                report = self.indexer().fill_vectors(progress, limit=limit)
+            if report.texts_embedded == 0:  # the chunks have theirs: the sentences' turn (a step as long)
+                sentences = self.fill_sentences(limit=None if limit is None else max(1, limit // SENTENCES_PER_CHUNK))
+                report.sentences_embedded, report.sentences_pending = sentences.embedded, sentences.chunks_pending
+            return report
 
     @contextmanager
     def writing(self, wait: float = 3.0) -> Iterator[None]:
@@ -949,8 +1015,15 @@ class IndexFolder:
                 store.drop()
         else:
             VectorStore.destroy(self.index_dir / STORE_FOLDER)
+        # The sentence vectors go too (a rebuild trusts nothing the index holds); the window cache
+        # that asks them is opened again with the new ones.
+        for held in (self._windows, self._sentences):
+            if held is not None:
+                held.close()
+        self._windows = self._sentences = None
         for suffix in ("", "-wal", "-shm"):
             (self.index_dir / (CATALOG_NAME + suffix)).unlink(missing_ok=True)
+            (self.index_dir / (SENTENCES_NAME + suffix)).unlink(missing_ok=True)
 
     def sync_paths(self, paths: Sequence[str], *, embed_budget: int | None = None) -> IndexReport:
         """Reconcile only these vault-relative paths (the watcher's incremental step); `embed_budget`

@@ -120,6 +120,7 @@ class Memory:
         embed_budget: int | None = None,
         embed_tokens: int | None = None,
         verify: bool = False,
+        sentence_progress: Callable[[int, int], None] | None = None,
     ) -> IndexReport:
         """Reconcile the index with the vault (or rebuild it from nothing). Takes the writer lock.
 
@@ -130,6 +131,11 @@ class Memory:
         (`report.texts_pending`): a server answers within seconds of start-up and embeds
         afterwards. `verify` reads every note instead of trusting the stat stamps of unchanged
         files (doctor --fix).
+
+        Once every chunk has its vector, the answer sentences of the chunks get theirs (a second
+        pass, `sentence_progress` its progress: chunks done, of how many; `index_sentences`),
+        so a new question embeds only itself; until then recall embeds those it scores. A budgeted
+        reconcile gives them to a few changed chunks only (`report.sentences_pending`: the rest).
         """
         return self._folder.index(
             rebuild=rebuild,
@@ -138,6 +144,7 @@ class Memory:
             embed_budget=embed_budget,
             embed_tokens=embed_tokens,
             verify=verify,
+            sentence_progress=sentence_progress,
         )
 
     # -- recall and prefetch ---------------------------------------------------

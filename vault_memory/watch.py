@@ -233,7 +233,7 @@ class Watcher:
         self._start_observer()
         # Observing first: a change made during the initial reconcile is not lost.
         report = self.mem.index(embed_budget=READER_EMBED_BUDGET, embed_tokens=READER_EMBED_TOKENS)
-        self.filling = report.texts_pending > 0
+        self.filling = report.texts_pending > 0 or report.sentences_pending > 0
         return report
 
     def _start_observer(self) -> None:
@@ -377,8 +377,10 @@ class Watcher:
             return
         self._failures = 0
         self._filled += report.texts_embedded
-        self.filling = report.texts_pending > 0
-        if self.on_fill is not None:
+        # then the answer sentences, a step at a time as well (search/sentences.py); said by nobody:
+        # recall works as before meanwhile, a new question only costs more
+        self.filling = report.texts_pending > 0 or report.sentences_pending > 0
+        if self.on_fill is not None and report.texts_embedded:
             self.on_fill(self._filled, self._filled + report.texts_pending)
 
     def _vault_identity(self) -> tuple[int, int] | None:
@@ -494,7 +496,7 @@ class Watcher:
         else:
             self._failures = 0
             self._not_before = 0.0
-            if result.report is not None and result.report.texts_pending:
+            if result.report is not None and (result.report.texts_pending or result.report.sentences_pending):
                 self.filling = True
             if result.changed:
                 self._review_due = time.monotonic() + REVIEW_DELAY

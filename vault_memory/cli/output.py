@@ -190,9 +190,17 @@ def ensure_current(mem: Memory) -> None:
         progress.close()
 
 
-def interrupted(progress: Progress) -> NoReturn:
-    """Ctrl-C while embedding: what was done is kept, and the next run resumes from there (exit 130)."""
+def interrupted(progress: Progress, *, sentences: bool = False) -> NoReturn:
+    """Ctrl-C while embedding: what was done is kept, and the next run resumes from there (exit 130).
+    `sentences`: in the second pass, the answer sentences (search/sentences.py), when every chunk has its vector."""
     done, total = progress.state
+    if sentences:
+        note(
+            f"interrupted at the answer sentences of {done:,} of {total:,} chunks: every chunk has its vector "
+            "and recall works; run `vault-memory index` to embed the rest (a new question embeds those it "
+            "needs meanwhile)"
+        )
+        raise typer.Exit(130)
     reached = f" at {done:,} of {total:,} texts" if total else ""
     note(
         f"interrupted{reached}: what was embedded is kept; run `vault-memory index` to resume where it "
@@ -209,12 +217,19 @@ def render_index_report(report: IndexReport) -> str:
     parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
     lines = [
         f"indexed {report.notes} notes, {report.chunks} chunks ({', '.join(parts)}); "
-        f"embedded {report.texts_embedded} texts in {report.seconds:.2f}s"
+        f"embedded {report.texts_embedded} texts"
+        + (f" and {report.sentences_embedded} answer sentences" if report.sentences_embedded else "")
+        + f" in {report.seconds:.2f}s"
     ]
     if report.texts_pending:
         lines.append(
             f"{report.texts_pending} texts wait for their vectors: recall answers by keyword (BM25) "
             "until they are embedded"
+        )
+    if report.sentences_pending and not report.texts_pending:
+        lines.append(
+            f"the answer sentences of {report.sentences_pending} chunks wait for their vectors: a new question "
+            "embeds those it needs meanwhile (`vault-memory index` embeds them)"
         )
     if report.failures:
         # Named here, every time: the warning on stderr is said once, when a note is first seen or changed.

@@ -33,13 +33,24 @@ def index(
             "embedding",
             detail=lambda: "" if mem.vectors().complete else "  (recall answers by keyword until done)",
         )
+        # Then, the chunks done, their answer sentences (search/sentences.py): a line of its own.
+        sentences = Progress("embedding answer sentences of", detail=lambda: "  (recall works meanwhile)")
+
+        def sentence_progress(done: int, total: int) -> None:
+            progress.close()
+            sentences(done, total)
+
         try:
-            report = mem.index(rebuild=rebuild, progress=progress)
+            report = mem.index(rebuild=rebuild, progress=progress, sentence_progress=sentence_progress)
         except KeyboardInterrupt:
             progress.close()
+            sentences.close()
+            if sentences.state[1]:
+                interrupted(sentences, sentences=True)
             interrupted(progress)
         finally:
             progress.close()
+            sentences.close()
     if as_json:
         emit_json(report.to_dict())
     else:

@@ -535,6 +535,14 @@ class Catalog:
                     kept[r[0]] = row
         return out
 
+    def chunk_text_hashes(self) -> dict[str, str]:
+        """text hash -> the id of the first chunk (in rid order) holding that text: every text the
+        index holds, once (sentences.SentenceStore.fill)."""
+        out: dict[str, str] = {}
+        for h, cid in self.db.execute("SELECT text_hash, chunk_id FROM chunks ORDER BY rid"):
+            out.setdefault(h, cid)
+        return out
+
     def chunk_hashes_of(self, node_id: str) -> dict[str, str]:
         return dict(self.db.execute("SELECT chunk_id, text_hash FROM chunks WHERE node_id = ?", (node_id,)))
 

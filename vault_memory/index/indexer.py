@@ -75,6 +75,8 @@ class IndexReport:
     chunks_written: int = 0
     texts_embedded: int = 0
     texts_pending: int = 0  # texts whose chunks are in the catalog without a vector yet (recall: lexical only)
+    sentences_embedded: int = 0  # answer sentences embedded after the chunks (search/sentences.py)
+    sentences_pending: int = 0  # chunks whose sentences wait (a new question embeds its own meanwhile)
     failures: dict[str, str] = field(default_factory=dict)
     passed: dict[str, str] = field(default_factory=dict)  # private notes and symlinks, not indexed
     seconds: float = 0.0

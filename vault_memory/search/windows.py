@@ -11,10 +11,12 @@ Recall and prefetch therefore score their best candidates also by their best *wi
 the chunk's sentences (a line of chat is usually one; prose lines are split at sentence
 ends), of which only those sharing a content word with the query are embedded — the
 dense side of a chunk becomes max(cosine to the chunk, cosine to its best window)
-(search.score). Window vectors are not in the index (that would double the cost
-of a first index); they are embedded at query time, for the top `ReadRules.window_candidates`
-chunks only, at most `ReadRules.windows_per_chunk` each, and cached by text hash in `windows.sqlite`
-beside the catalog, so a text is never embedded twice. Episodic records (`type:
+(search.score). Which windows are scored is decided at query time, for the top
+`ReadRules.window_candidates` chunks only, at most `ReadRules.windows_per_chunk` each. Their vectors
+are written with the index (sentences.py: every sentence a chunk can offer, after the chunks'
+own vectors); one the index does not hold yet (a first index still filling, `index_sentences =
+false`) is embedded at query time and cached by text hash in `windows.sqlite` beside the catalog,
+so a text is never embedded twice. Episodic records (`type:
 conversation`...) are scored whole, as before. What it buys and costs: docs/ranking.md.
 
     split_windows(body)            the sentences of a chunk (pure)
@@ -22,6 +24,7 @@ conversation`...) are scored whole, as before. What it buys and costs: docs/rank
     pick_windows(windows, terms)   those worth embedding for a query (pure)
     about(window, subject, terms)  a property line as it is read: with its note's title, when it
                                    names what the query asks that the title does not (pure)
+    subject_of(note)               what a note's property lines are about
     WindowCache                    the vector cache (SQLite; never required: errors only log)
     best_windows(...)              chunk id -> its best window and that window's cosine
     WindowScorer                   search.WindowScorer over an index (what Memory hands out)
@@ -37,11 +40,12 @@ import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from ..hashing import sha256_hex
-from ..index.catalog import STOPWORDS, Catalog, ChunkRow
+from ..index.catalog import STOPWORDS, Catalog, ChunkRow, NoteRow
 from ..index.embedders import Embedder, takes_whole
 from ..text import split_sentences, unlink, without_links
 from ..vault.fields import property_line
@@ -147,7 +151,19 @@ class Subject:
     properties: frozenset[str]
 
 
+def subject_of(note: NoteRow) -> Subject | None:
+    """What a note's property lines are about, or None when it states no property."""
+    props = stated_properties(note.meta)
+    return Subject(note.title, frozenset(property_line(k, v) for k, v in props)) if props else None
+
+
 # -- the cache -----------------------------------------------------------------------
+
+
+class Indexed(Protocol):
+    """Vectors by text hash written with the index (sentences.SentenceStore)."""
+
+    def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
 
 
 class WindowCache:
@@ -160,8 +176,12 @@ class WindowCache:
     them in memory for this object's life.
     """
 
-    def __init__(self, path: Path | None, identity: str, *, max_rows: int = CACHE_MAX_ROWS) -> None:
+    def __init__(
+        self, path: Path | None, identity: str, *, max_rows: int = CACHE_MAX_ROWS, indexed: Indexed | None = None
+    ) -> None:
+        """`indexed`: the sentence vectors written with the index (sentences.py), asked first."""
         self.identity = identity
+        self.indexed = indexed
         self.max_rows = max_rows
         self._mem: dict[str, np.ndarray] = {}
         self._unwritten: list[tuple[str, bytes]] = []
@@ -202,6 +222,9 @@ class WindowCache:
     def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out = {h: self._mem[h] for h in hashes if h in self._mem}
         want = [h for h in hashes if h not in out]
+        if self.indexed is not None and want:
+            out.update(self.indexed.get(want))
+            want = [h for h in want if h not in out]
         if self._db is not None and want:
             try:
                 marks = ",".join("?" * len(want))
@@ -260,9 +283,9 @@ class WindowCache:
         return {t: known[h] for t, h in keys.items() if h in known}
 
 
-def open_cache(index_dir: Path | None, embedder: Embedder) -> WindowCache:
-    """The window cache of an index folder (in memory when there is none)."""
-    return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity)
+def open_cache(index_dir: Path | None, embedder: Embedder, indexed: Indexed | None = None) -> WindowCache:
+    """The window cache of an index folder (in memory when there is none), asking `indexed` first."""
+    return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity, indexed=indexed)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -391,11 +414,7 @@ class WindowScorer:
     def __call__(self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str) -> dict[str, Window]:
         notes = self.catalog.notes_by_ids(sorted({c.node_id for c in chunks}))
         facts = [c for c in chunks if c.node_id in notes and not is_record(notes[c.node_id].meta)]
-        subjects = {}
-        for nid in {c.node_id for c in facts}:
-            props = stated_properties(notes[nid].meta)
-            if props:
-                subjects[nid] = Subject(notes[nid].title, frozenset(property_line(k, v) for k, v in props))
+        subjects = {nid: sub for nid in {c.node_id for c in facts} if (sub := subject_of(notes[nid])) is not None}
         return best_windows(facts, qvec, query, self.embedder, self.cache, subjects, self.rules) if facts else {}
 
 
