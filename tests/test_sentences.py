@@ -5,6 +5,7 @@ writer starts it again and recall answers meanwhile)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from tests.conftest import MemoryFactory, write_notes
 from vault_memory.errors import EmbedderError
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
-from vault_memory.search.sentences import SENTENCES_NAME, SentenceStore, sentence_texts
+from vault_memory.search.sentences import PAGE_SIZE, SENTENCES_NAME, SentenceStore, sentence_texts
 from vault_memory.search.windows import Subject
 
 QUESTIONS = [
@@ -157,6 +158,8 @@ def test_another_model_starts_them_again_and_a_bad_file_is_replaced(
     mem.index()
     held = internals(mem).sentences().count()
     mem.close()
+    with sqlite3.connect(index_dir / SENTENCES_NAME) as db:  # ten 1.5 KB vectors a page, not two
+        assert db.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
     other = SentenceStore(index_dir / SENTENCES_NAME, "another-model/384")
     assert other.get(["0" * 64]) == {} and other.count() == (0, 0)  # a reader of another model sees none
     other.close()
@@ -219,3 +222,23 @@ def test_an_embedder_failing_on_the_sentences_fails_no_reconcile_and_the_next_in
     mem = make_memory()
     report = mem.index()
     assert report.sentences_embedded > 0 and report.sentences_pending == 0
+
+
+def test_status_says_how_many_chunks_wait_for_their_sentences(make_memory: MemoryFactory, vault: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vault_memory.cli import app
+
+    mem = make_memory(index_sentences=False)
+    mem.index()
+    sent = mem.status()["sentences"]
+    assert sent == {"on": False, "chunks": sent["chunks"], "covered": 0, "vectors": 0} and sent["chunks"] > 16
+    index_dir = internals(mem).index_dir
+    mem.close()
+    args = ["--vault", str(vault), "--index-dir", str(index_dir), "--embedder", "fake"]
+    out = CliRunner().invoke(app, [*args, "status"])
+    assert out.exit_code == 0 and f"the answer sentences of {sent['chunks']:,} chunks" in out.output
+    out = CliRunner().invoke(app, [*args, "index"])
+    assert out.exit_code == 0 and "answer sentences in" in out.output
+    out = CliRunner().invoke(app, [*args, "status", "--json"])
+    assert f'"covered": {sent["chunks"]}' in out.output

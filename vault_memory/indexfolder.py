@@ -1151,6 +1151,18 @@ class IndexFolder:
             return "stale", "run `vault-memory index`, or just recall: it brings the index up to date first"
         return "current", ""
 
+    def _sentence_status(self) -> dict[str, Any]:
+        """The answer sentences written with the index (sentences.py): chunk texts whose sentences
+        have their vectors, of how many, and the vectors held; `on`: `index_sentences`."""
+        (texts,) = self.catalog.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()
+        covered, held = self.sentences().count()
+        return {
+            "on": self.config.index_sentences,
+            "chunks": int(texts),
+            "covered": min(covered, texts),
+            "vectors": held,
+        }
+
     def _status(self) -> dict[str, Any]:
         cat = self.catalog
         indexer = Indexer(self.vault, cat, None, self.model, self.rules)
@@ -1204,6 +1216,7 @@ class IndexFolder:
             # chunks with their vector / all; until all have one, recall ranks by BM25 alone
             "vectors": vectors.to_dict(),
             "recall": "hybrid" if vectors.complete else "lexical-only",
+            "sentences": self._sentence_status(),
             "pending": pending,
             "failures": {p: e for p, (_, e) in cat.failures().items()} | dict(scan.failures),
             "passed_over": dict(scan.passed),  # private notes and symlinks: never indexed, by design

@@ -233,6 +233,12 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     todo = [f"{v} {k}" for k, v in info["pending"].items()]
     if not vec["complete"]:
         todo.append(f"{vec['pending']:,} chunks to embed")
+    sent = info["sentences"]
+    if sent["on"] and vec["complete"] and sent["covered"] < sent["chunks"]:
+        todo.append(
+            f"the answer sentences of {sent['chunks'] - sent['covered']:,} chunks "
+            "(a new question embeds those it needs meanwhile; `vault-memory index`)"
+        )
     say(f"pending:   {', '.join(todo) or 'nothing'}")
     if info.get("next_step"):
         say(f"next:      {info['next_step']}")
