@@ -136,7 +136,8 @@ def _sentences(mem: Any, index: Path, keep: Path) -> dict[str, Any]:
         info = {"seconds": round(seconds, 1), "embedded": report.embedded, "chunks": report.chunks_done}
         keep.with_suffix(".json").write_text(json.dumps(info) + "\n")
     chunks, held = folder.sentences().count()
-    return info | {"held": held, "chunks_covered": chunks}
+    file_mb = round((index / SENTENCES_NAME).stat().st_size / 2**20, 1)
+    return info | {"held": held, "chunks_covered": chunks, "file_mb": file_mb}
 
 
 def _ask(mem: Any, now: dt.datetime | None, questions: list[str], turns: list[str]) -> dict[str, Any]:
@@ -203,6 +204,26 @@ def run(opts: RunOptions) -> Result:
                 "repeated p50 ms",
             ],
             rows,
+        ),
+        "",
+        "The sentence vectors (search/sentences.py), embedded once by the index's second pass and kept "
+        "under the cache for later runs:",
+        "",
+        *table(
+            ["index", "chunk texts", "sentences", "seconds to embed them", "sentences per second", "file MB"],
+            [
+                [
+                    what,
+                    cell["sentences"].get("chunks_covered"),
+                    cell["sentences"].get("held"),
+                    cell["sentences"].get("seconds"),
+                    round(cell["sentences"]["embedded"] / cell["sentences"]["seconds"], 1)
+                    if cell["sentences"].get("seconds")
+                    else None,
+                    cell["sentences"].get("file_mb"),
+                ]
+                for what, cell in found.items()
+            ],
         ),
     ]
     return res
