@@ -704,6 +704,7 @@ class IndexFolder:
                 self.catalog.set_meta("store", "live")
         # Then the answer sentences of what now has its vectors; a reader's reconcile only a few
         # notes' worth (an edit), leaving a first index's to `index` and the watcher.
+        started = time.perf_counter()
         try:
             sentences = self.fill_sentences(
                 budget=None if embed_budget is None else READER_SENTENCE_CHUNKS, progress=sentence_progress
@@ -714,6 +715,7 @@ class IndexFolder:
             log.warning("answer sentences not embedded now (%s); `vault-memory index` resumes them", exc)
             sentences = FillReport(chunks_pending=1)
         report.sentences_embedded, report.sentences_pending = sentences.embedded, sentences.chunks_pending
+        report.seconds += time.perf_counter() - started
         return report
 
     def keeps_store(self) -> bool:
