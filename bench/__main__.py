@@ -52,6 +52,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "warm_ab": ("bench.studies.warm_ab", None),
     "ablate": ("bench.studies.ablate", None),
     "new_question": ("bench.studies.new_question", None),
+    "sentence_cost": ("bench.studies.sentence_cost", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")
