@@ -125,6 +125,11 @@ def test_a_readers_reconcile_leaves_a_first_index_of_sentences_to_index(make_mem
     mem = make_memory(embedder=emb)
     report = mem.index(embed_budget=512)  # as a one-shot recall's reconcile
     assert report.sentences_embedded == 0 and report.sentences_pending > 16
+    pending = report.sentences_pending
+    emptied = internals(mem).catalog.chunk_text_hashes
+    internals(mem).catalog.chunk_text_hashes = lambda: {}  # type: ignore[method-assign]
+    assert mem.index(embed_budget=512).sentences_pending == pending  # known: the chunks are not listed again
+    internals(mem).catalog.chunk_text_hashes = emptied  # type: ignore[method-assign]
     seen: list[tuple[int, int]] = []
     report = mem.index(sentence_progress=lambda done, total: seen.append((done, total)))
     assert report.sentences_embedded > 0 and report.sentences_pending == 0

@@ -214,6 +214,11 @@ class SentenceStore:
         try:
             self._start()
             token = self._token(catalog)
+            deferred = (self._meta("deferred") or "").rpartition("|")
+            if budget is not None and deferred[0] == token:
+                # too many for a reader at this generation already: not listed again each command
+                report.chunks_pending = int(deferred[2])
+                return report
             live = catalog.chunk_text_hashes()
             covered = {h for (h,) in self._db.execute("SELECT chunk_hash FROM covered")}
             gone = covered - live.keys()
@@ -221,6 +226,8 @@ class SentenceStore:
             report.chunks_pending = len(todo)
             if budget is not None and len(todo) > budget:
                 self._drop(gone, cache)
+                with self._db:
+                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('deferred', ?)", (f"{token}|{len(todo)}",))
                 return report
             todo = todo[:limit] if limit is not None else todo
             if progress:
