@@ -914,8 +914,11 @@ class IndexFolder:
         if not self.config.index_sentences or self.catalog.get_meta("embedding_pending") == "1":
             return FillReport()
         if self._sentences is not None and self._sentences.path is None and self.index_dir.is_dir():
-            self._sentences.close()  # opened before the folder existed
-            self._sentences = None
+            # opened before the folder existed: open both again, the window cache asking the new one
+            for held in (self._windows, self._sentences):
+                if held is not None:
+                    held.close()
+            self._windows = self._sentences = None
         if self._windows is None:
             self._windows = open_cache(self.index_dir, self.embedder, self.sentences())
         return self.sentences().fill(

@@ -332,12 +332,21 @@ def _twin(
             return i, True
     if part.answer_text is not None or closest is None or not kept or not rules.closest_sentence_repeats:
         return None
+    return _closest_twin(kept, part, day, closest)
+
+
+def _closest_twin(
+    kept: Sequence[tuple[PrefetchEntry, str, Ranked]],
+    part: Candidate,
+    day: dt.date | None,
+    closest: Callable[[Candidate], str | None],
+) -> tuple[int, bool] | None:
+    """`_twin` for a chunk scored whole: the entry above that shows its closest sentence already."""
     above = [(_sentences_of(e.text), o.state.stated.day()) for e, _, o in kept]
-    mine = _sentences_of(part.chunk.body)
     # An undated sentence with a word no sentence above has adds that word to each of them: it is
     # passed over before it is compared with every one (the same answer, a third of the time).
     shown = frozenset().union(*(t.words for ts, _ in above for t in ts))
-    mine = tuple(s for s in mine if s.dated or s.words <= shown)
+    mine = tuple(s for s in _sentences_of(part.chunk.body) if s.dated or s.words <= shown)
     if not any(_adds_nothing(s, day, t, d) for s in mine for ts, d in above for t in ts):
         return None
     best = closest(part)

@@ -304,36 +304,12 @@ class SentenceStore:
         cache: WindowCache | None,
         report: FillReport,
     ) -> None:
+        """Give these chunks (by text hash) their sentences' vectors, and record what each offers."""
         db = self._db
         assert db is not None
-        chunks = catalog.chunks_by_ids([live[h] for h in part])
-        notes = catalog.notes_by_ids(sorted({c.node_id for c in chunks.values()}))
-        offered: dict[str, list[str]] = {}  # chunk hash -> text hashes
-        texts: dict[str, str] = {}  # text hash -> text
-        for h in part:
-            ch = chunks.get(live[h])
-            note = notes.get(ch.node_id) if ch is not None else None
-            if ch is None:
-                continue  # gone since the list was read: the next fill sees it
-            subject = subject_of(note) if note is not None else None
-            hashes = []
-            for t in sentence_texts(ch.body, subject):
-                th = sha256_hex(t)
-                texts.setdefault(th, t)
-                hashes.append(th)
-            offered[h] = hashes
+        offered, texts = _offered(part, live, catalog)
         known = self._known(sorted(texts))
-        need = [th for th in sorted(texts) if th not in known]
-        found = cache.get(need) if cache is not None and need else {}
-        rows = [(th, np.asarray(v, dtype=np.float32).tobytes()) for th, v in found.items()]
-        report.copied += len(rows)
-        missing = [texts[th] for th in need if th not in found and takes_whole(embedder, texts[th])]
-        missing.sort(key=len)
-        for start in range(0, len(missing), EMBED_SLICE):
-            batch = missing[start : start + EMBED_SLICE]
-            vecs = np.asarray(embedder.embed(batch), dtype=np.float32)
-            rows += [(sha256_hex(t), v.tobytes()) for t, v in zip(batch, vecs, strict=True)]
-            report.embedded += len(batch)
+        rows = _vectors([th for th in sorted(texts) if th not in known], texts, embedder, cache, report)
         with db:
             db.executemany("INSERT OR IGNORE INTO sentences (text_hash, vec) VALUES (?, ?)", rows)
             sid_of = known | self._known([th for th, _ in rows])
@@ -354,6 +330,47 @@ class SentenceStore:
             marks = ",".join("?" * len(part))
             out.update(self._db.execute(f"SELECT text_hash, sid FROM sentences WHERE text_hash IN ({marks})", part))
         return out
+
+
+def _offered(
+    part: Sequence[str], live: dict[str, str], catalog: Catalog
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(chunk text hash -> the hashes of the texts it offers, text hash -> text) for these chunks;
+    one gone since `live` was read is left out (the next fill sees it)."""
+    chunks = catalog.chunks_by_ids([live[h] for h in part])
+    notes = catalog.notes_by_ids(sorted({c.node_id for c in chunks.values()}))
+    offered: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for h in part:
+        ch = chunks.get(live[h])
+        if ch is None:
+            continue
+        note = notes.get(ch.node_id)
+        hashes = []
+        for t in sentence_texts(ch.body, subject_of(note) if note is not None else None):
+            th = sha256_hex(t)
+            texts.setdefault(th, t)
+            hashes.append(th)
+        offered[h] = hashes
+    return offered, texts
+
+
+def _vectors(
+    need: Sequence[str], texts: dict[str, str], embedder: Embedder, cache: WindowCache | None, report: FillReport
+) -> list[tuple[str, bytes]]:
+    """(text hash, vector bytes) for the texts `need` names: from the window cache when a question
+    embedded them before, else embedded now, shortest first, EMBED_SLICE at a time (a text longer
+    than the model's window gets none, as at query time)."""
+    found = cache.get(need) if cache is not None and need else {}
+    rows = [(th, np.asarray(v, dtype=np.float32).tobytes()) for th, v in found.items()]
+    report.copied += len(rows)
+    missing = sorted((texts[th] for th in need if th not in found and takes_whole(embedder, texts[th])), key=len)
+    for start in range(0, len(missing), EMBED_SLICE):
+        batch = missing[start : start + EMBED_SLICE]
+        vecs = np.asarray(embedder.embed(batch), dtype=np.float32)
+        rows += [(sha256_hex(t), v.tobytes()) for t, v in zip(batch, vecs, strict=True)]
+        report.embedded += len(batch)
+    return rows
 
 
 def open_sentences(index_dir: Path | None, embedder: Embedder) -> SentenceStore:
