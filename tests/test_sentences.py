@@ -247,3 +247,17 @@ def test_status_says_how_many_chunks_wait_for_their_sentences(make_memory: Memor
     assert out.exit_code == 0 and "answer sentences in" in out.output
     out = CliRunner().invoke(app, [*args, "status", "--json"])
     assert f'"covered": {sent["chunks"]}' in out.output
+
+
+def test_the_window_cache_keeps_at_most_mem_rows_in_memory_and_the_rest_on_disk(tmp_path: Path) -> None:
+    from vault_memory.search import windows
+
+    assert windows.MEM_ROWS == 20_000  # 30 MB of vectors in a process that answers for weeks
+    emb = FakeEmbedder()
+    texts = [f"sentence number {i} of five" for i in range(5)]
+    with windows.WindowCache(tmp_path / "w.sqlite", emb.identity, mem_rows=3) as cache:
+        first = cache.vectors(texts, emb)
+        assert len(cache._mem) == 3 and len(first) == 5
+        cache.flush()
+        again = cache.vectors(texts, emb)  # the two dropped from memory are read back from the file
+        assert emb.texts_embedded == 5 and all((again[t] == first[t]).all() for t in texts)

@@ -37,6 +37,7 @@ import logging
 import re
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ MIN_WINDOW_WORDS = 3
 #: The cache keeps at most this many vectors (about 1.5 KB each), oldest dropped first.
 CACHE_MAX_ROWS = 50_000
 CACHE_NAME = "windows.sqlite"
+MEM_ROWS = 20_000  # ... and at most this many in a process's memory (30 MB), the least recently used dropped
 FLUSH_ROWS = 512  # new vectors are written to the file in groups of this many ...
 FLUSH_SECONDS = 5.0  # ... or when this long has passed since the last write (and at close)
 
@@ -177,13 +179,22 @@ class WindowCache:
     """
 
     def __init__(
-        self, path: Path | None, identity: str, *, max_rows: int = CACHE_MAX_ROWS, indexed: Indexed | None = None
+        self,
+        path: Path | None,
+        identity: str,
+        *,
+        max_rows: int = CACHE_MAX_ROWS,
+        mem_rows: int = MEM_ROWS,
+        indexed: Indexed | None = None,
     ) -> None:
         """`indexed`: the sentence vectors written with the index (sentences.py), asked first."""
         self.identity = identity
+        self.mem_rows = mem_rows
         self.indexed = indexed
         self.max_rows = max_rows
-        self._mem: dict[str, np.ndarray] = {}
+        # the vectors this process used, newest last: at most `mem_rows` (a server answering for weeks
+        # kept every one it ever embedded or read, 1.5 KB each)
+        self._mem: OrderedDict[str, np.ndarray] = OrderedDict()
         self._unwritten: list[tuple[str, bytes]] = []
         self._flushed_at = time.monotonic()
         self._db: sqlite3.Connection | None = None
@@ -221,6 +232,8 @@ class WindowCache:
 
     def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out = {h: self._mem[h] for h in hashes if h in self._mem}
+        for h in out:
+            self._mem.move_to_end(h)
         want = [h for h in hashes if h not in out]
         if self.indexed is not None and want:
             out.update(self.indexed.get(want))
@@ -231,23 +244,31 @@ class WindowCache:
                 for h, blob in self._db.execute(
                     f"SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})", want
                 ):
-                    out[h] = self._mem[h] = np.frombuffer(blob, dtype=np.float32)
+                    out[h] = self._remember(h, np.frombuffer(blob, dtype=np.float32))
             except sqlite3.Error as exc:
                 log.debug("window cache read failed (%s)", exc)
         return out
 
-    def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+    def _remember(self, h: str, vec: np.ndarray) -> np.ndarray:
+        self._mem[h] = vec
+        self._mem.move_to_end(h)
+        while len(self._mem) > self.mem_rows:
+            self._mem.popitem(last=False)
+        return vec
+
+    def put(self, hashes: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         """Keep these vectors: in memory at once, in the file at the next `flush` (written
         behind: a commit per new question was ~1.5 ms of its recall). `close` flushes; a
-        long-lived process flushes every FLUSH_ROWS rows or FLUSH_SECONDS."""
+        long-lived process flushes every FLUSH_ROWS rows or FLUSH_SECONDS. Returns them as kept
+        (as read back: the same bits every time)."""
         rows = [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors, strict=True)]
-        for h, blob in rows:
-            self._mem[h] = np.frombuffer(blob, dtype=np.float32)  # as read back: the same bits every time
+        kept = {h: self._remember(h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows}
         if self._db is None or not rows:
-            return
+            return kept
         self._unwritten.extend(rows)
         if len(self._unwritten) >= FLUSH_ROWS or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
             self.flush()
+        return kept
 
     def flush(self) -> None:
         """Write the vectors kept since the last flush to the file (errors only log)."""
@@ -278,8 +299,7 @@ class WindowCache:
         missing = [t for t in sorted({t for t, h in keys.items() if h not in known}) if takes_whole(embedder, t)]
         if missing:
             vecs = np.asarray(embedder.embed(missing), dtype=np.float32)
-            self.put([keys[t] for t in missing], vecs)
-            known = self.get(sorted(set(keys.values())))
+            known |= self.put([keys[t] for t in missing], vecs)
         return {t: known[h] for t, h in keys.items() if h in known}
 
 
