@@ -261,3 +261,21 @@ def test_the_window_cache_keeps_at_most_mem_rows_in_memory_and_the_rest_on_disk(
         cache.flush()
         again = cache.vectors(texts, emb)  # the two dropped from memory are read back from the file
         assert emb.texts_embedded == 5 and all((again[t] == first[t]).all() for t in texts)
+
+
+def test_a_reader_that_opened_the_file_before_it_was_filled_reads_it_once_it_is(
+    make_memory: MemoryFactory, index_dir: Path
+) -> None:
+    writer = make_memory(index_sentences=False)
+    writer.index()
+    reader = SentenceStore(index_dir / SENTENCES_NAME, internals(writer).model.identity)
+    reader._looked_at = -1e9  # as if it opened long ago
+    assert reader.get(["0" * 64]) == {}  # nothing written yet: not usable
+    writer.close()
+    filled = make_memory()
+    filled.index()
+    store = internals(filled).sentences()
+    (h,) = [r[0] for r in store._db.execute("SELECT text_hash FROM sentences LIMIT 1")]  # type: ignore[union-attr]
+    reader._looked_at = -1e9  # RECHECK_SECONDS later
+    assert list(reader.get([h])) == [h]
+    reader.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ SENTENCES_NAME = "sentences.sqlite"
 #: What decides which sentences a chunk offers; a change re-reads every chunk (vectors are kept).
 SPLIT_IDENTITY = f"split_sentences/min{MIN_WINDOW_WORDS}/titled1"
 PAGE_SIZE = 16384
+RECHECK_SECONDS = 5.0
 FILL_CHUNKS = 256  # chunks read, embedded and committed per step (a step is resumable)
 EMBED_SLICE = 256  # sentences per embedder call (it sorts by length and batches inside)
 
@@ -82,6 +84,7 @@ class SentenceStore:
         self.path, self.identity, self.timeout = path, identity, timeout
         self._db: sqlite3.Connection | None = None
         self._usable = False  # the file is there, of this embedder and splitter
+        self._looked_at = 0.0  # when a reader last asked the file whether it is usable now
         self._open()
 
     def _open(self) -> None:
@@ -132,7 +135,7 @@ class SentenceStore:
     # -- readers --------------------------------------------------------------------------
     def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """text hash -> vector, for those of `hashes` the store holds (errors only log)."""
-        if self._db is None or not self._usable or not hashes:
+        if self._db is None or not hashes or not self._usable_now():
             return {}
         out: dict[str, np.ndarray] = {}
         try:
@@ -146,6 +149,21 @@ class SentenceStore:
         except sqlite3.Error as exc:
             log.debug("sentence vectors read failed (%s)", exc)
         return out
+
+    def _usable_now(self) -> bool:
+        """Whether the file holds this embedder's vectors; a reader that opened it before the
+        writer first filled it asks again, at most every RECHECK_SECONDS (a server that reads for
+        weeks beside a watcher that writes)."""
+        if self._usable or self._db is None:
+            return self._usable
+        now = time.monotonic()
+        if now - self._looked_at >= RECHECK_SECONDS:
+            self._looked_at = now
+            try:
+                self._usable = self._meta("embedder") == self.identity and self._meta("split") == SPLIT_IDENTITY
+            except sqlite3.Error:
+                return False
+        return self._usable
 
     def count(self) -> tuple[int, int]:
         """(chunks covered, sentence vectors held): what `status` shows."""
