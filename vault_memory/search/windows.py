@@ -236,7 +236,8 @@ class WindowCache:
             self._mem.move_to_end(h)
         want = [h for h in hashes if h not in out]
         if self.indexed is not None and want:
-            out.update(self.indexed.get(want))
+            for h, vec in self.indexed.get(want).items():  # kept in memory too, as the file's are
+                out[h] = self._remember(h, vec)
             want = [h for h in want if h not in out]
         if self._db is not None and want:
             try:
