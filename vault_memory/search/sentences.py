@@ -26,9 +26,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -139,13 +140,8 @@ class SentenceStore:
             return {}
         out: dict[str, np.ndarray] = {}
         try:
-            for start in range(0, len(hashes), 500):
-                part = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(part))
-                for h, blob in self._db.execute(
-                    f"SELECT text_hash, vec FROM sentences WHERE text_hash IN ({marks})", part
-                ):
-                    out[h] = np.frombuffer(blob, dtype=np.float32)
+            for h, blob in _rows_by_hash(self._db, "text_hash, vec", hashes):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
         except sqlite3.Error as exc:
             log.debug("sentence vectors read failed (%s)", exc)
         return out
@@ -342,12 +338,15 @@ class SentenceStore:
     def _known(self, hashes: Sequence[str]) -> dict[str, int]:
         """text hash -> sid, for those of `hashes` held."""
         assert self._db is not None
-        out: dict[str, int] = {}
-        for start in range(0, len(hashes), 500):
-            part = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(part))
-            out.update(self._db.execute(f"SELECT text_hash, sid FROM sentences WHERE text_hash IN ({marks})", part))
-        return out
+        return dict(_rows_by_hash(self._db, "text_hash, sid", hashes))
+
+
+def _rows_by_hash(db: sqlite3.Connection, columns: str, hashes: Sequence[str]) -> Iterator[tuple[Any, Any]]:
+    """These `columns` of the sentences whose text hash is one of `hashes` (asked 500 at a time)."""
+    for start in range(0, len(hashes), 500):
+        part = list(hashes[start : start + 500])
+        marks = ",".join("?" * len(part))
+        yield from db.execute(f"SELECT {columns} FROM sentences WHERE text_hash IN ({marks})", part)
 
 
 def _offered(
