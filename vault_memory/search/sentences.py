@@ -26,17 +26,16 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..hashing import sha256_hex
 from ..index.catalog import Catalog
 from ..index.embedders import Embedder, takes_whole
-from .windows import _WORD, MIN_WINDOW_WORDS, Subject, WindowCache, split_windows, subject_of
+from .windows import _WORD, MIN_WINDOW_WORDS, Subject, WindowCache, rows_in, split_windows, subject_of
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +139,9 @@ class SentenceStore:
             return {}
         out: dict[str, np.ndarray] = {}
         try:
-            for h, blob in _rows_by_hash(self._db, "text_hash, vec", hashes):
+            for h, blob in rows_in(
+                self._db, "SELECT text_hash, vec FROM sentences WHERE text_hash IN ({marks})", hashes
+            ):
                 out[h] = np.frombuffer(blob, dtype=np.float32)
         except sqlite3.Error as exc:
             log.debug("sentence vectors read failed (%s)", exc)
@@ -300,13 +301,10 @@ class SentenceStore:
                         break
                 freed_sids = sorted(freed)
                 if cache is not None:
-                    for start in range(0, len(freed_sids), 500):
-                        part = freed_sids[start : start + 500]
-                        marks = ",".join("?" * len(part))
-                        rows = db.execute(f"SELECT text_hash, vec FROM sentences WHERE sid IN ({marks})", part)
-                        kept = [(h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows]
-                        if kept:
-                            cache.put([h for h, _ in kept], np.vstack([v for _, v in kept]))
+                    rows = rows_in(db, "SELECT text_hash, vec FROM sentences WHERE sid IN ({marks})", freed_sids)
+                    kept = [(h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows]
+                    if kept:
+                        cache.put([h for h, _ in kept], np.vstack([v for _, v in kept]))
                 db.executemany("DELETE FROM sentences WHERE sid = ?", [(s,) for s in freed_sids])
 
     def _cover(
@@ -338,15 +336,7 @@ class SentenceStore:
     def _known(self, hashes: Sequence[str]) -> dict[str, int]:
         """text hash -> sid, for those of `hashes` held."""
         assert self._db is not None
-        return dict(_rows_by_hash(self._db, "text_hash, sid", hashes))
-
-
-def _rows_by_hash(db: sqlite3.Connection, columns: str, hashes: Sequence[str]) -> Iterator[tuple[Any, Any]]:
-    """These `columns` of the sentences whose text hash is one of `hashes` (asked 500 at a time)."""
-    for start in range(0, len(hashes), 500):
-        part = list(hashes[start : start + 500])
-        marks = ",".join("?" * len(part))
-        yield from db.execute(f"SELECT {columns} FROM sentences WHERE text_hash IN ({marks})", part)
+        return dict(rows_in(self._db, "SELECT text_hash, sid FROM sentences WHERE text_hash IN ({marks})", hashes))
 
 
 def _offered(

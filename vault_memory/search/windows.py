@@ -38,10 +38,10 @@ import re
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -241,9 +241,8 @@ class WindowCache:
             want = [h for h in want if h not in out]
         if self._db is not None and want:
             try:
-                marks = ",".join("?" * len(want))
-                for h, blob in self._db.execute(
-                    f"SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})", want
+                for h, blob in rows_in(
+                    self._db, "SELECT text_hash, vec FROM windows WHERE text_hash IN ({marks})", want
                 ):
                     out[h] = self._remember(h, np.frombuffer(blob, dtype=np.float32))
             except sqlite3.Error as exc:
@@ -307,6 +306,14 @@ class WindowCache:
 def open_cache(index_dir: Path | None, embedder: Embedder, indexed: Indexed | None = None) -> WindowCache:
     """The window cache of an index folder (in memory when there is none), asking `indexed` first."""
     return WindowCache(index_dir / CACHE_NAME if index_dir is not None else None, embedder.identity, indexed=indexed)
+
+
+def rows_in(db: sqlite3.Connection, query: str, keys: Sequence[Any], step: int = 500) -> Iterator[tuple[Any, ...]]:
+    """The rows `query` gives for `keys`, its `IN ({marks})` filled with `step` of them at a time:
+    a fill asks thousands at once, past what one statement may bind on an older SQLite (999)."""
+    for start in range(0, len(keys), step):
+        part = list(keys[start : start + step])
+        yield from db.execute(query.format(marks=",".join("?" * len(part))), part)
 
 
 @functools.lru_cache(maxsize=8192)
