@@ -257,12 +257,7 @@ class IndexFolder:
         self._store = None
         if self._queries is not None:
             self._queries.close()
-        if self._windows is not None:
-            self._windows.close()
-            self._windows = None
-        if self._sentences is not None:
-            self._sentences.close()
-            self._sentences = None
+        self._close_window_stores()
         if self._kept_out is not None:
             self._kept_out.close()
             self._kept_out = None
@@ -894,6 +889,13 @@ class IndexFolder:
             self._windows = open_cache(self.index_dir, self.embedder, self.sentences())
         return WindowScorer(self.catalog, self.embedder, self._windows, self.read_rules)
 
+    def _close_window_stores(self) -> None:
+        """Close the window cache and the sentence store it asks (both are opened again on use)."""
+        for held in (self._windows, self._sentences):
+            if held is not None:
+                held.close()
+        self._windows = self._sentences = None
+
     def sentences(self) -> SentenceStore:
         """The sentence vectors written with this index (sentences.py)."""
         if self._sentences is None:
@@ -914,11 +916,9 @@ class IndexFolder:
         if not self.config.index_sentences or self.catalog.get_meta("embedding_pending") == "1":
             return FillReport()
         if self._sentences is not None and self._sentences.path is None and self.index_dir.is_dir():
-            # opened before the folder existed: open both again, the window cache asking the new one
-            for held in (self._windows, self._sentences):
-                if held is not None:
-                    held.close()
-            self._windows = self._sentences = None
+            self._close_window_stores()  # opened before the folder existed: both again, the cache asking the new one
+        if self.sentences().up_to_date(self.catalog):
+            return FillReport()  # most reconciles: one meta read, and the window cache stays unopened
         if self._windows is None:
             self._windows = open_cache(self.index_dir, self.embedder, self.sentences())
         return self.sentences().fill(
@@ -1022,10 +1022,7 @@ class IndexFolder:
             VectorStore.destroy(self.index_dir / STORE_FOLDER)
         # The sentence vectors go too (a rebuild trusts nothing the index holds); the window cache
         # that asks them is opened again with the new ones.
-        for held in (self._windows, self._sentences):
-            if held is not None:
-                held.close()
-        self._windows = self._sentences = None
+        self._close_window_stores()
         for suffix in ("", "-wal", "-shm"):
             (self.index_dir / (CATALOG_NAME + suffix)).unlink(missing_ok=True)
             (self.index_dir / (SENTENCES_NAME + suffix)).unlink(missing_ok=True)

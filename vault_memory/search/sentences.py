@@ -108,10 +108,14 @@ class SentenceStore:
                 # a chunk's text hash -> the sids of the sentences it offers (int64, packed)
                 self._db.execute("CREATE TABLE IF NOT EXISTS covered (chunk_hash TEXT PRIMARY KEY, sids BLOB NOT NULL)")
                 self._db.commit()
-            self._usable = self._meta("embedder") == self.identity and self._meta("split") == SPLIT_IDENTITY
+            self._usable = self._matches()
         except (sqlite3.Error, OSError) as exc:
             log.debug("sentence vectors %s unavailable (%s): answer sentences are embedded at query time", path, exc)
             self.close()
+
+    def _matches(self) -> bool:
+        """Whether the file's vectors are this embedder's, read with this splitter."""
+        return self._meta("embedder") == self.identity and self._meta("split") == SPLIT_IDENTITY
 
     def _meta(self, key: str) -> str | None:
         assert self._db is not None
@@ -157,14 +161,14 @@ class SentenceStore:
         if now - self._looked_at >= RECHECK_SECONDS:
             self._looked_at = now
             try:
-                self._usable = self._meta("embedder") == self.identity and self._meta("split") == SPLIT_IDENTITY
+                self._usable = self._matches()
             except sqlite3.Error:
                 return False
         return self._usable
 
     def count(self) -> tuple[int, int]:
         """(chunks covered, sentence vectors held): what `status` shows."""
-        if self._db is None or not self._usable:
+        if self._db is None or not self._usable_now():
             return (0, 0)
         try:
             (c,) = self._db.execute("SELECT count(*) FROM covered").fetchone()
