@@ -243,15 +243,17 @@ class Boom(RuntimeError):
 
 
 class FailingEmbedder(FakeEmbedder):
-    """Dies after `budget` embed calls, like a process killed mid-run."""
+    """Dies after `budget` embed calls, like a process killed mid-run (or raises `error`: an
+    embedding server that stopped answering)."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, error: Exception | None = None) -> None:
         super().__init__()
         self.budget = budget
+        self.error = error
 
     def embed(self, texts):  # type: ignore[no-untyped-def]
         if self.budget <= 0:
-            raise Boom("killed")
+            raise self.error or Boom("killed")
         self.budget -= 1
         return super().embed(texts)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MemoryFactory, write_notes
+from tests.test_index import FailingEmbedder
 from vault_memory.errors import EmbedderError
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
@@ -195,20 +196,6 @@ def test_rebuild_drops_the_sentence_vectors_with_the_rest(make_memory: MemoryFac
     assert emb.texts_embedded > first
 
 
-class _FailsAfter(FakeEmbedder):
-    """Embeds the chunks, then fails (an Ollama server that went away mid-index)."""
-
-    def __init__(self, calls: int) -> None:
-        super().__init__()
-        self.left = calls
-
-    def embed(self, texts):  # type: ignore[no-untyped-def]
-        if self.left <= 0:
-            raise EmbedderError("the embedding server stopped answering")
-        self.left -= 1
-        return super().embed(texts)
-
-
 def test_an_embedder_failing_on_the_sentences_fails_no_reconcile_and_the_next_index_resumes(
     make_memory: MemoryFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -217,7 +204,7 @@ def test_an_embedder_failing_on_the_sentences_fails_no_reconcile_and_the_next_in
     chunks_only.close()
     for name in ("catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"):
         (internals(chunks_only).index_dir / name).unlink(missing_ok=True)
-    mem = make_memory(embedder=_FailsAfter(calls))
+    mem = make_memory(embedder=FailingEmbedder(calls, EmbedderError("the embedding server stopped answering")))
     with caplog.at_level("WARNING"):
         report = mem.index()
     assert report.texts_pending == 0 and report.sentences_pending > 0
