@@ -15,6 +15,7 @@ from tests.test_index import FailingEmbedder
 from vault_memory.errors import EmbedderError
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
+from vault_memory.search.rules import DEFAULT_RULES
 from vault_memory.search.sentences import PAGE_SIZE, SENTENCES_NAME, SentenceStore, sentence_texts
 from vault_memory.search.windows import Subject
 
@@ -75,12 +76,42 @@ def test_recall_and_prefetch_answer_the_same_with_and_without_sentence_vectors(
 ) -> None:
     on = make_memory()
     on.index()
-    off = make_memory(index_sentences=False, index_dir=index_dir.parent / "off")
+    # without them every sentence is embedded at query time, when no cap on what a question may embed
+    # stops it: the vectors change when a sentence is embedded, never what it scores
+    off = make_memory(
+        index_sentences=False, index_dir=index_dir.parent / "off", rules=DEFAULT_RULES.but(embed_candidates=10**6)
+    )
     off.index()
     assert not (index_dir.parent / "off" / SENTENCES_NAME).exists() or internals(off).sentences().count() == (0, 0)
     for q in QUESTIONS:
         assert _ranked(on, q) == _ranked(off, q), q
         assert on.prefetch(q, refresh_staged=False).block == off.prefetch(q, refresh_staged=False).block, q
+
+
+def test_without_them_a_question_embeds_the_sentences_of_its_most_relevant_chunks_only(
+    make_memory: MemoryFactory, index_dir: Path
+) -> None:
+    emb = FakeEmbedder()
+    capped = make_memory(embedder=emb, index_sentences=False, rules=DEFAULT_RULES.but(embed_candidates=2))
+    capped.index()
+    before = emb.texts_embedded
+    hits = capped.recall("who do I call when the heating fails", k=10, touch=False, explain=True)
+    few = emb.texts_embedded - before
+    wide = FakeEmbedder()
+    every = make_memory(
+        embedder=wide,
+        index_sentences=False,
+        index_dir=index_dir.parent / "every",
+        rules=DEFAULT_RULES.but(embed_candidates=10**6),
+    )
+    every.index()
+    before = wide.texts_embedded
+    every.recall("who do I call when the heating fails", k=10, touch=False)
+    assert 1 < few < wide.texts_embedded - before  # the question and two chunks' sentences, not every candidate's
+    # asked again, it answers the same and embeds nothing: what the first asking embedded is kept
+    before = emb.texts_embedded
+    again = capped.recall("who do I call when the heating fails", k=10, touch=False, explain=True)
+    assert [h.path for h in again] == [h.path for h in hits] and emb.texts_embedded - before <= 1
 
 
 def test_an_edit_embeds_only_its_new_sentence_and_a_deleted_notes_sentences_go(

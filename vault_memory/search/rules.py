@@ -43,10 +43,12 @@ class ReadRules:
     coverage: bool = True
     #: ... and a chunk covers the words of its note's names too: title, aliases, file name.
     names_count: bool = True
-    #: The most relevant chunks scored also by their best sentence (the answer window): how many
-    #: (30 gave updates_hard what 50 gave) and how many sentences each (3; 0 switches windows off).
-    window_candidates: int = 30
+    #: Every candidate is scored also by its best sentence (the answer window), at most this many
+    #: sentences each (3; 0 switches windows off). A sentence the index does not hold yet (sentences.py:
+    #: a first index still filling, `index_sentences = false`) is embedded at query time for the
+    #: `embed_candidates` most relevant chunks only: what a new question may cost before `index` ran.
     windows_per_chunk: int = 3
+    embed_candidates: int = 30
     #: A sentence with words of its own shares its [[links]]' words with the query too.
     link_words: bool = True
     #: A chunk that only points at other pages (Markdown links, URLs, dates: text.points_elsewhere)

@@ -31,9 +31,10 @@ log = logging.getLogger(__name__)
 
 Granularity = Literal["note", "chunk"]
 ExactVectors = Callable[[], tuple[list[str], np.ndarray]]
-#: chunks (most relevant first), the query's vector and text -> chunk id -> its best
-#: answer window (windows.WindowScorer; None: chunks are scored whole, as before issue 14)
-WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str], Mapping[str, Window]]
+#: chunks (most relevant first), the query's vector and text, and how many of the first chunks may
+#: embed a sentence the index does not hold -> chunk id -> its best answer window
+#: (windows.WindowScorer; None: chunks are scored whole, as before issue 14)
+WindowScorer = Callable[[Sequence[ChunkRow], np.ndarray, str, int], Mapping[str, Window]]
 #: For the ids `ExactVectors` returned (the same list object: another process may change the
 #: vectors between two calls, so these are asked of one snapshot): each row's note as an
 #: integer code, and note -> code ...
@@ -362,11 +363,12 @@ class Scored:
 
 def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | None = None) -> Scored:
     """Stage 2, score: relevance in [0, 1] of each candidate (ranking.fuse: BM25 weighted by the
-    query's words a chunk covers, and cosine), then the most relevant `rules.window_candidates`
-    chunks are also scored by their best answer sentence (`windows`): a chunk's cosine becomes
-    max(chunk, best sentence) and relevance is fused again, so a fact stated among other talk is
-    judged by the fact, not by how much talk surrounds it (in bm25 mode relevance stays BM25's; the
-    sentences still say which one answers)."""
+    query's words a chunk covers, and cosine), then every candidate is also scored by its best
+    answer sentence (`windows`): a chunk's cosine becomes max(chunk, best sentence) and relevance is
+    fused again, so a fact stated among other talk is judged by the fact, not by how much talk
+    surrounds it (in bm25 mode relevance stays BM25's; the sentences still say which one answers).
+    The sentences' vectors are written with the index; one it does not hold yet is embedded at
+    query time for the `rules.embed_candidates` most relevant chunks only."""
     ids, mode = pool.ids, pool.mode
     lex = [pool.lexical.get(c, 0.0) for c in ids]
     cover = _coverage(pool, lex, rules) if mode == "hybrid" and rules.coverage else None
@@ -376,8 +378,8 @@ def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | 
     fused = fuse(mode, lex, cosines, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
     found: Mapping[str, Window] = {}
     if windows is not None and pool.qvec is not None and ids and rules.windows_per_chunk > 0:
-        top = np.argsort(-fused, kind="stable")[: rules.window_candidates]
-        found = windows([pool.chunks[ids[i]] for i in top.tolist()], pool.qvec, pool.query)
+        top = np.argsort(-fused, kind="stable")
+        found = windows([pool.chunks[ids[i]] for i in top.tolist()], pool.qvec, pool.query, rules.embed_candidates)
         if found:
             answer = [max(cos, found[c].similarity) if c in found else cos for c, cos in zip(ids, cosines, strict=True)]
             fused = fuse(mode, lex, answer, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight

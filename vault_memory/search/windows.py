@@ -7,16 +7,16 @@ the rest (bench `updates_hard`: median 0.33 to the chunk against 0.56 to the sen
 alone), so relevance, the dormancy gate and prefetch's admission all judged how much
 other talk surrounded a fact rather than whether the note states it.
 
-Recall and prefetch therefore score their best candidates also by their best *window*:
-the chunk's sentences (a line of chat is usually one; prose lines are split at sentence
-ends), of which only those sharing a content word with the query are embedded — the
+Recall and prefetch therefore score every candidate also by its best *window*: the
+chunk's sentences (a line of chat is usually one; prose lines are split at sentence
+ends), of which only those sharing a content word with the query are scored — the
 dense side of a chunk becomes max(cosine to the chunk, cosine to its best window)
-(search.score). Which windows are scored is decided at query time, for the top
-`ReadRules.window_candidates` chunks only, at most `ReadRules.windows_per_chunk` each. Their vectors
-are written with the index (sentences.py: every sentence a chunk can offer, after the chunks'
-own vectors); one the index does not hold yet (a first index still filling, `index_sentences =
-false`) is embedded at query time and cached by text hash in `windows.sqlite` beside the catalog,
-so a text is never embedded twice. Episodic records (`type:
+(search.score). Which windows are scored is decided at query time, at most
+`ReadRules.windows_per_chunk` a chunk. Their vectors are written with the index (sentences.py:
+every sentence a chunk can offer, after the chunks' own vectors); one the index does not hold
+yet (a first index still filling, `index_sentences = false`) is embedded at query time, for
+the `ReadRules.embed_candidates` most relevant chunks only, and cached by text hash in
+`windows.sqlite` beside the catalog, so a text is never embedded twice. Episodic records (`type:
 conversation`...) are scored whole, as before. What it buys and costs: docs/ranking.md.
 
     split_windows(body)            the sentences of a chunk (pure)
@@ -289,6 +289,13 @@ class WindowCache:
             except sqlite3.Error:
                 pass
 
+    def known(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """text -> vector, for the texts whose vector is held (the index's, or one embedded before):
+        nothing is embedded."""
+        keys = {t: sha256_hex(t) for t in texts}
+        held = self.get(sorted(set(keys.values())))
+        return {t: held[h] for t, h in keys.items() if h in held}
+
     def vectors(self, texts: Sequence[str], embedder: Embedder) -> dict[str, np.ndarray]:
         """text -> vector, embedding (in one batch) only the texts never seen before. A text longer
         than the model's window gets none (a model refuses it rather than truncate it): a sentence
@@ -376,11 +383,13 @@ def best_windows(
     cache: WindowCache,
     subjects: Mapping[str, Subject] | None = None,
     rules: ReadRules = DEFAULT_RULES,
+    embed: int | None = None,
 ) -> dict[str, Window]:
     """chunk id -> its best window for the query (only chunks with a window worth scoring).
 
-    `chunks` are the candidates to score, most relevant first (the caller cuts them to
-    `ReadRules.window_candidates`). All their windows go to the embedder in one batch, minus the cached.
+    `chunks` are the candidates to score, most relevant first. The windows of the first `embed`
+    of them (all when None) that the cache does not hold go to the embedder in one batch; the
+    others' are scored when the cache holds them (the index writes them: sentences.py).
     A chunk that is a single window already (a one-line note) gains nothing and is skipped.
     What is picked for each chunk is `picks`; `subjects`: node id -> its note's `Subject`, for
     the notes with properties.
@@ -389,14 +398,18 @@ def best_windows(
     if not terms:
         return {}
     picked: dict[str, list[str]] = {}
+    embedding: set[str] = set()  # the windows that may be embedded
     needles = _needles(terms)
-    for ch in chunks:
+    for i, ch in enumerate(chunks):
         chosen = picks(ch.body, terms, needles, subjects.get(ch.node_id) if subjects else None, rules)
         if chosen:
             picked[ch.chunk_id] = chosen
+            if embed is None or i < embed:
+                embedding.update(chosen)
     if not picked:
         return {}
-    vecs = cache.vectors(sorted({w for ws in picked.values() for w in ws}), embedder)
+    vecs = cache.vectors(sorted(embedding), embedder)
+    vecs |= cache.known(sorted({w for ws in picked.values() for w in ws} - embedding))
     q = np.asarray(qvec, dtype=np.float32)
     out: dict[str, Window] = {}
     for cid, ws in picked.items():
@@ -439,11 +452,17 @@ class WindowScorer:
     ) -> None:
         self.catalog, self.embedder, self.cache, self.rules = catalog, embedder, cache, rules
 
-    def __call__(self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str) -> dict[str, Window]:
+    def __call__(
+        self, chunks: Sequence[ChunkRow], qvec: np.ndarray, query: str, embed: int | None = None
+    ) -> dict[str, Window]:
+        """`embed`: how many of the first `chunks` may embed a window the index does not hold."""
         notes = self.catalog.notes_by_ids(sorted({c.node_id for c in chunks}))
-        facts = [c for c in chunks if c.node_id in notes and not is_record(notes[c.node_id].meta)]
+        records = {c.chunk_id for c in chunks if c.node_id not in notes or is_record(notes[c.node_id].meta)}
+        facts = [c for c in chunks if c.chunk_id not in records]
+        if embed is not None:  # the first `embed` chunks, records among them, may embed
+            embed -= sum(1 for c in chunks[:embed] if c.chunk_id in records)
         subjects = {nid: sub for nid in {c.node_id for c in facts} if (sub := subject_of(notes[nid])) is not None}
-        return best_windows(facts, qvec, query, self.embedder, self.cache, subjects, self.rules) if facts else {}
+        return best_windows(facts, qvec, query, self.embedder, self.cache, subjects, self.rules, embed) if facts else {}
 
 
 __all__ = [
