@@ -32,6 +32,7 @@ conversation`...) are scored whole, as before. What it buys and costs: docs/rank
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import re
@@ -129,19 +130,27 @@ def _pick(
     for i, (w, low) in enumerate(windows):
         if needles and not any(n in low for n in needles):
             continue  # most windows share no word with the query and stop here
-        words = _WORD.findall(without_links(low))
-        if len(words) < MIN_WINDOW_WORDS:
-            continue
-        if link_words and "[[" in low:
-            linked = _WORD.findall(unlink(low))
-            own = sum(1 for w in words if not w.isdigit())
-            if own >= max(MIN_WINDOW_WORDS, len(linked) - len(words)):
-                words = linked
-        shared = len(terms & set(map(_stem_of, words)))
+        stems = _stems(low, link_words)
+        shared = len(terms & stems) if stems is not None else 0
         if shared > 0:
             scored.append((-shared, i, w))
     scored.sort()
     return [w for _, _, w in scored[:cap]]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stems(low: str, link_words: bool) -> frozenset[str] | None:
+    """The stems of the words a window (lowercase) says, as `_pick` matches them, or None when it
+    says fewer than MIN_WINDOW_WORDS (an LRU: a long-lived process reads the same sentences again)."""
+    words = _WORD.findall(without_links(low))
+    if len(words) < MIN_WINDOW_WORDS:
+        return None
+    if link_words and "[[" in low:
+        linked = _WORD.findall(unlink(low))
+        own = sum(1 for w in words if not w.isdigit())
+        if own >= max(MIN_WINDOW_WORDS, len(linked) - len(words)):
+            words = linked
+    return frozenset(map(_stem_of, words))
 
 
 @dataclass(frozen=True)
@@ -324,10 +333,31 @@ def rows_in(db: sqlite3.Connection, query: str, keys: Sequence[Any], step: int =
 
 
 @functools.lru_cache(maxsize=8192)
-def _split_lowered(body: str) -> tuple[tuple[str, str], ...]:
-    """split_windows(body), each window with its lowercase (an LRU: a long-lived process asks
-    of the same chunks again)."""
-    return tuple((w, w.lower()) for w in split_windows(body))
+def _split_lowered(body: str) -> tuple[tuple[tuple[str, str], ...], str, tuple[int, ...]]:
+    """split_windows(body), each window with its lowercase; and those lowercases joined by newlines,
+    with where each starts (an LRU: a long-lived process asks of the same chunks again)."""
+    wins = tuple((w, w.lower()) for w in split_windows(body))
+    starts, at = [], 0
+    for _, low in wins:
+        starts.append(at)
+        at += len(low) + 1
+    return wins, "\n".join(low for _, low in wins), tuple(starts)
+
+
+def _holding(joined: str, starts: Sequence[int], needles: Sequence[str]) -> list[int]:
+    """The windows (by number, in order) whose lowercase contains one of `needles`, found by
+    searching the chunk's joined text once per needle (a needle holds no newline, so it never
+    spans two windows): a chunk of many sentences costs a few substring searches, not one per
+    sentence and needle."""
+    hit: set[int] = set()
+    end = len(joined)
+    for n in needles:
+        i = joined.find(n)
+        while i != -1:
+            k = bisect.bisect_right(starts, i) - 1
+            hit.add(k)
+            i = joined.find(n, starts[k + 1] if k + 1 < len(starts) else end)
+    return sorted(hit)
 
 
 def _needles(terms: Set[str]) -> tuple[str, ...]:
@@ -362,17 +392,17 @@ def picks(
     `rules.titled_properties`).
 
     Only windows containing one of the terms' `_needles` are tokenized (a word's stem is found
-    in its text), so a chunk costs a substring search per window and term rather than
-    tokenizing and stemming all its words (230 us a chunk; 30 chunks per new question).
+    in its text, `_holding`), so a chunk costs a few substring searches rather than tokenizing
+    and stemming all its words. A property line read with its note's title (`about`) shares a
+    word of its own with the query, so it holds a needle before it is read so.
     """
-    wins = _split_lowered(body)
+    wins, joined, starts = _split_lowered(body)
     if len(wins) < 2 or not terms:
         return []
+    wins = tuple(wins[i] for i in _holding(joined, starts, _needles(terms) if needles is None else needles))
     if subject is not None and subject.properties and rules.titled_properties:
         wins = tuple((w, low) if w == (a := about(w, subject, terms)) else (a, a.lower()) for w, low in wins)
-    return _pick(
-        wins, terms, _needles(terms) if needles is None else needles, rules.windows_per_chunk, rules.link_words
-    )
+    return _pick(wins, terms, (), rules.windows_per_chunk, rules.link_words)
 
 
 def best_windows(
