@@ -111,6 +111,9 @@ def test_without_them_a_question_embeds_the_sentences_of_its_most_relevant_chunk
     # asked again, it answers the same and embeds nothing: what the first asking embedded is kept
     before = emb.texts_embedded
     again = capped.recall("who do I call when the heating fails", k=10, touch=False, explain=True)
+    assert _ranked(capped, "who do I call when the heating fails") == [
+        (h.path, round(h.score, 9), (h.explain or {}).get("window")) for h in hits[:5]
+    ]
     assert [h.path for h in again] == [h.path for h in hits] and emb.texts_embedded - before <= 1
 
 
@@ -267,8 +270,27 @@ def test_status_says_how_many_chunks_wait_for_their_sentences(make_memory: Memor
     assert f'"covered": {sent["chunks"]}' in out.output
 
 
+def test_a_chunk_below_the_embedding_cap_is_judged_by_the_index_not_by_what_earlier_questions_embedded(
+    tmp_path: Path,
+) -> None:
+    from vault_memory.index.catalog import ChunkRow
+    from vault_memory.index.embedders import embed_query
+    from vault_memory.search.vectorcache import WindowCache
+    from vault_memory.search.windows import best_windows
+
+    emb = FakeEmbedder()
+    a = ChunkRow("a#0", "a", 0, "", "The shed key hangs by the door. The shed is green.", "ha")
+    b = ChunkRow("b#0", "b", 0, "", "Ruth keeps the shed key. She lives next door.", "hb")
+    q = "where is the shed key"
+    qvec = embed_query(emb, q)
+    with WindowCache(None, emb.identity) as cache:
+        assert set(best_windows([b, a], qvec, q, emb, cache, embed=1)) == {"b#0"}  # b embedded: first
+        assert set(best_windows([a, b], qvec, q, emb, cache, embed=1)) == {"a#0"}  # b held, not by the index
+        assert set(best_windows([a, b], qvec, q, emb, cache)) == {"a#0", "b#0"}  # no cap: both
+
+
 def test_the_window_cache_keeps_at_most_mem_rows_in_memory_and_the_rest_on_disk(tmp_path: Path) -> None:
-    from vault_memory.search import windows
+    from vault_memory.search import vectorcache as windows
 
     assert windows.MEM_ROWS == 20_000  # 30 MB of vectors in a process that answers for weeks
     emb = FakeEmbedder()

@@ -335,7 +335,7 @@ def test_server_dies_during_index_then_catches_up(
 ) -> None:
     import vault_memory.index.indexer as indexer
 
-    reference_mem = make_memory(chroma_url=None, index_dir=tmp_path / "reference")
+    reference_mem = make_memory(chroma_url=None, index_dir=tmp_path / "reference", index_sentences=False)
     reference_mem.index()  # assigns node_ids, so the outage run below writes nothing to the vault
     reference = recall_json(reference_mem)
     before = snapshot(vault)

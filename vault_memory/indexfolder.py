@@ -56,7 +56,8 @@ from .search.decay import DecayModel
 from .search.rules import DEFAULT_RULES, ReadRules
 from .search.search import Searcher
 from .search.sentences import SENTENCES_NAME, FillReport, SentenceStore, open_sentences
-from .search.windows import WindowCache, WindowScorer, open_cache
+from .search.vectorcache import WindowCache, open_cache
+from .search.windows import WindowScorer
 from .search.workspace import Bookkeeping
 from .text import ignore_pattern
 from .vault.fields import stated_epoch

@@ -1,7 +1,8 @@
 """The latency of a question never asked before, in process, with the default embedder (issue 38).
 
 A new question costs its query vector, and the answer sentences of its 30 best chunks unless the
-index holds their vectors (further down, only the sentences whose vectors are held are scored) (search/sentences.py, written by a full `index`); a repeated one finds
+index holds their vectors (search/sentences.py, written by a full `index`; further down, only the
+sentences whose vectors the index holds are scored); a repeated one finds
 both cached. Each index is copied without its query-vector and window caches, then every question
 is asked once (new) and again (repeated) in one warm process, one after the other, so the two are
 measured on the same machine moment; first with `index_sentences = false` (the sentences embedded

@@ -35,7 +35,8 @@ import numpy as np
 from ..hashing import sha256_hex
 from ..index.catalog import Catalog
 from ..index.embedders import Embedder, takes_whole
-from .windows import _WORD, MIN_WINDOW_WORDS, Subject, WindowCache, rows_in, split_windows, subject_of
+from .vectorcache import WindowCache, rows_in
+from .windows import _WORD, MIN_WINDOW_WORDS, Subject, split_windows, subject_of
 
 log = logging.getLogger(__name__)
 
