@@ -99,25 +99,20 @@ def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = DEFAULT_RUL
     "what is the staging URL", it does not answer it (on the labelled real-vault set such
     pointers scored above the answer: bench real_vault).
     """
-    return _pick([(w, w.lower()) for w in windows], terms, (), cap)
+    return _pick([(w, w.lower()) for w in windows], terms, cap)
 
 
-def _pick(
-    windows: Sequence[tuple[str, str]], terms: Set[str], needles: Sequence[str], cap: int, link_words: bool = True
-) -> list[str]:
-    """pick_windows over (window, its lowercase) pairs; with `needles` (see `_needles`), a window
-    containing none of them is passed over before it is tokenized (it can share no term). With
-    `link_words`, a sentence of MIN_WINDOW_WORDS words of its own (numbers aside), and no fewer than
-    its links have, shares the words of its links too: "My [[window manager]] of choice." names a
-    window manager (a garden of notes written in links), while "See [[Move staging URL]].", "See also
-    [[Atlas Runbook]] and [[Atlas Runbook#Rollback|rollback steps]]." and "13:00 Lunch with [[Jonas
-    Weber]]." reach the query only through a link, as before."""
+def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], cap: int, link_words: bool = True) -> list[str]:
+    """pick_windows over (window, its lowercase) pairs (`picks` first keeps only those holding one of the terms'
+    `_needles`: the others can share no term). With `link_words`, a sentence of MIN_WINDOW_WORDS words of its
+    own (numbers aside), and no fewer than its links have, shares the words of its links too: "My [[window
+    manager]] of choice." names a window manager (a garden of notes written in links), while "See [[Move staging
+    URL]].", "See also [[Atlas Runbook]] and [[Atlas Runbook#Rollback|rollback steps]]." and "13:00 Lunch with
+    [[Jonas Weber]]." reach the query only through a link, as before."""
     if not terms:
         return []
     scored = []
     for i, (w, low) in enumerate(windows):
-        if needles and not any(n in low for n in needles):
-            continue  # most windows share no word with the query and stop here
         stems = _stems(low, link_words)
         shared = len(terms & stems) if stems is not None else 0
         if shared > 0:
@@ -226,7 +221,7 @@ def picks(
     wins = tuple(wins[i] for i in _holding(joined, starts, _needles(terms) if needles is None else needles))
     if subject is not None and subject.properties and rules.titled_properties:
         wins = tuple((w, low) if w == (a := about(w, subject, terms)) else (a, a.lower()) for w, low in wins)
-    return _pick(wins, terms, (), rules.windows_per_chunk, rules.link_words)
+    return _pick(wins, terms, rules.windows_per_chunk, rules.link_words)
 
 
 def best_windows(
