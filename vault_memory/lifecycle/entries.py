@@ -2,8 +2,8 @@
 answer, packed into the room an entry's line has (prefetch.py builds the entries; this says what
 each one's text is).
 
-    shown_part(cand)          the note's chunk that answers closest (not always the one that ranked it)
-    entry_text(part, ...)     the lines of that part that answer (answering_lines), or a snippet
+    entry_text(part, ...)     the lines of the chunk that ranked the note that answer (answering_lines),
+                              or a snippet
     answering_lines(...)      the answer, its list item or prose, the command after it, its neighbours
     text_room(path, ...)      about how many characters an entry's text has, once its line says where
 """
@@ -17,18 +17,8 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..text import sentence_units, snippet
 
 
-def shown_part(cand: Candidate, rules: ReadRules = DEFAULT_RULES) -> Candidate:
-    """The part of a note an entry shows: of the chunks the search found, the one that answers the
-    turn closest in meaning (its cosine, or its best sentence's), which is not always the chunk
-    that ranked the note ("what GPU is in the home server": the Software section, which names the
-    GPU twice, ranks Home Lab; the Hardware table's row says which GPU; bench real_vault). Without
-    `rules.closest_part`, the chunk that ranked it."""
-    closest = cand.closest if rules.closest_part else None
-    return closest if closest is not None and closest.answer_similarity > cand.answer_similarity else cand
-
-
 def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES) -> str:
-    """What an entry shows of the note's closest part (shown_part): its lines that answer the turn,
+    """What an entry shows of the part that ranked its note: its lines that answer the turn,
     in note order, at most `cap` characters (`answering_lines`), when it states a sentence that
     answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
     chunk's)."""
@@ -134,4 +124,4 @@ def text_room(path: str, heading: str, cap: int) -> int:
 MIN_TEXT_ROOM = 160
 
 
-__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "shown_part", "text_room"]
+__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "text_room"]

@@ -27,12 +27,12 @@ with the turn as the query and shows what recall would return, in recall's order
   "dinner with Jonas" only through `[[Jonas Weber]]`) states what its sentence closest to the turn
   states: when an entry above already shows that sentence, it becomes part of that entry (the
   person's log line "13:00 Lunch with [[Jonas Weber]]." was four entries of one block).
-Each entry shows the part of the note that answers the turn closest in meaning (`shown_part`):
-the sentence that answers (the best window) when there is one, else that chunk cut around the
-turn's words, with the day the note was stated and its path. An entity's
-own note comes before its mentions because recall ranks it first: its title and aliases count
-twice for BM25, and a daily note's line that reaches the turn only through a `[[link]]` is not
-an answer (windows.py).
+Each entry shows the part of the note that ranked it (every chunk is judged by its answer
+sentence, so that is the part that answers): the sentence that answers (the best window) when
+there is one, else that chunk cut around the turn's words, with the day the note was stated and
+its path. An entity's own note comes before its mentions because recall ranks it first: its title
+and aliases count twice for BM25, and a daily note's line that reaches the turn only through a
+`[[link]]` is not an answer (windows.py).
 
 No block: when nothing passes, `block` is the empty string (not an empty marker pair), so a
 caller can always do `system = base + result.block` without adding noise.
@@ -68,7 +68,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import beyond_its_name, says_something, split_sentences
 from .edits import rehearse
-from .entries import entry_text, shown_part, text_room
+from .entries import entry_text, text_room
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -384,7 +384,7 @@ def present(
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
     for r in admitted:
-        part = shown_part(r.cand, rules)
+        part = r.cand
         shown = entry_text(part, query, text_room(r.path, part.chunk.heading, cap), rules)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))

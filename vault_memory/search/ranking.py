@@ -173,9 +173,6 @@ class Candidate:
     terms: frozenset[str] = frozenset()  # the query's content words (query_terms)
     coverage: float | None = None  # share of those words in the chunk (hybrid only)
     window: Window | None = None  # the chunk's best answer window, when it was scored
-    #: the note's chunk that answers closest in meaning (highest answer_similarity), when that is
-    #: not this one (note granularity): what prefetch shows of the note
-    closest: Candidate | None = None
     #: found beyond the pool that sets relevance's scale (search.first_of's extra chunks): it ranks
     #: after every candidate of the pool, so the notes the pool holds keep their order and places
     beyond: bool = False

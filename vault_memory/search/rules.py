@@ -61,8 +61,6 @@ class ReadRules:
     # -- pick --------------------------------------------------------------------------
     #: A note is ranked by its chunks that say something of their own (not only links and dates).
     says_something_first: bool = True
-    #: A block shows the note's part that answers closest in meaning, not always the ranked chunk.
-    closest_part: bool = True
 
     # -- order -------------------------------------------------------------------------
     #: Notes stated on a day the query names come first (and are never weak).

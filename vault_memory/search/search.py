@@ -14,7 +14,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -428,12 +428,10 @@ def pick(
     order. A note is ranked by its chunks in the pool, by those that say something of their own
     (text.says_something: not only links and dates, which the heading path every chunk carries makes
     the best BM25 match for a daily note's name: "what did I do on the weekend of October 17" found
-    `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then by relevance; the part a block shows
-    of it (`Candidate.closest`: its chunk that answers closest in meaning) says something too."""
+    `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then by relevance."""
     terms = query_terms(pool.query)
     says = _Says(rules.says_something_first)
     best: dict[str, Candidate] = {}
-    closest: dict[str, Candidate] = {}
     scaled_on = pool.scaled_on
     for i, (cid, rel) in enumerate(zip(pool.ids, scored.relevance, strict=True)):
         ch = pool.chunks[cid]
@@ -453,15 +451,12 @@ def pick(
             on_day=ch.node_id in pool.on_day,
         )
         if key not in best:
-            best[key] = closest[key] = cand
+            best[key] = cand
             continue
-        b, c = best[key], closest[key]
+        b = best[key]
         if (not cand.beyond, says(cand), cand.relevance) > (not b.beyond, says(b), b.relevance):
             best[key] = cand
-        if (says(cand), cand.answer_similarity) > (says(c), c.answer_similarity):
-            closest[key] = cand
-    out = [cand if closest[key] is cand else replace(cand, closest=closest[key]) for key, cand in best.items()]
-    return sorted(out, key=relevance_order)
+    return sorted(best.values(), key=relevance_order)
 
 
 class _Says:
