@@ -114,3 +114,35 @@ def test_a_notes_names_count_as_words_it_covers(tmp_path: Path) -> None:
             place[on] = [h.path for h in hits].index("Areas/Boiler.md")
             assert hits[place[on]].explain["coverage"] == (1.0 if on else 0.0)  # type: ignore[index]
     assert place[True] < place[False]
+
+
+def test_a_page_that_only_says_its_name_or_points_elsewhere_keeps_half_its_relevance(tmp_path: Path) -> None:
+    """`flancian`'s Foam garden: "what's my handle on Matrix" found `matrix.md` first, a page a link
+    created and nobody filled in ("# Matrix"), above the person's own page that gives the handle. A
+    chunk that only says its own name keeps `navigation_weight` of its relevance, as one that only
+    points elsewhere does (a README of links); a chunk that says something keeps all of it."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    notes = {
+        "matrix.md": "# Matrix\n",
+        "readme.md": "# Index\n\n- [Matrix](matrix.md)\n- [Handles](flancian.md)\n",
+        "flancian.md": "# Flancian\n\n- Find me at @flancian@matrix.org, and as @flancian on Twitter and GitHub.\n",
+        **{f"n{i}.md": f"# Note {i}\n\nBikes, lunch and the garden shed, day {i}.\n" for i in range(6)},
+    }
+    vault = write_notes(tmp_path / "v", notes)
+    cfg = Config(vault=vault, index_dir=tmp_path / "i", embedder="fake")
+    relevance = {}
+    for weight in (DEFAULT_RULES.navigation_weight, 1.0):
+        with Memory(cfg, embedder=FakeEmbedder(), rules=DEFAULT_RULES.but(navigation_weight=weight)) as m:
+            m.index()
+            hits = m.recall("what's my handle on Matrix", k=9, mode="hybrid", decay=False, touch=False, explain=True)
+            relevance[weight] = {h.path: h.explain["relevance"] for h in hits}  # type: ignore[index]
+    half, whole = relevance[DEFAULT_RULES.navigation_weight], relevance[1.0]
+    assert DEFAULT_RULES.navigation_weight == 0.5
+    for page in ("matrix.md", "readme.md"):
+        assert whole[page] > 0 and abs(half[page] - whole[page] / 2) < 1e-3, page
+    assert half["flancian.md"] == whole["flancian.md"] > 0

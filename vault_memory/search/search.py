@@ -23,7 +23,7 @@ from ..errors import EmbedderError
 from ..index.catalog import Catalog, ChunkRow, NoteRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
-from ..text import points_elsewhere, says_something
+from ..text import beyond_its_name, points_elsewhere, says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 from .rules import DEFAULT_RULES, ReadRules
 
@@ -387,16 +387,29 @@ def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | 
 
 
 def _weights(pool: Pool, rules: ReadRules) -> np.ndarray:
-    """What share of its relevance each candidate keeps: a chunk that only points at other pages
-    (Markdown links, URLs, dates: text.points_elsewhere) keeps `rules.navigation_weight` of it; any
-    other all of it."""
+    """What share of its relevance each candidate keeps: a chunk with no word of its own
+    (`_points_elsewhere`) keeps `rules.navigation_weight` of it; any other all of it."""
     if rules.navigation_weight == 1.0:
         return np.ones(len(pool.ids))
     return np.fromiter(
-        (rules.navigation_weight if points_elsewhere(pool.chunks[c].body) else 1.0 for c in pool.ids),
+        (rules.navigation_weight if _points_elsewhere(pool, c) else 1.0 for c in pool.ids),
         dtype=np.float64,
         count=len(pool.ids),
     )
+
+
+def _points_elsewhere(pool: Pool, cid: str) -> bool:
+    """Whether a chunk has no word of its own: it only points at other pages (Markdown links, URLs,
+    dates: text.points_elsewhere, a README listing every how-to), or it only says its own name (its
+    note's title, file name or headings: text.beyond_its_name, a page a link created and nobody
+    filled in, "# Matrix", which ranked first for "what's my handle on Matrix"). Prefetch shows
+    neither; recall ranks them below what says something about the same words."""
+    ch = pool.chunks[cid]
+    note = pool.notes.get(ch.node_id)
+    names = ch.heading.split(" > ")
+    if note is not None:
+        names += [note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
+    return points_elsewhere(beyond_its_name(ch.body, names))
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
