@@ -899,3 +899,27 @@ def test_a_note_that_is_only_its_name_is_no_entry(make_memory: MemoryFactory, tm
     put(vault, "gmail.md", "# Gmail\n\n## Filter: archive newsletters\n", created=NOW.date().isoformat())
     mem.index()
     assert "gmail.md" in [e.path for e in mem.prefetch("gmail", now=NOW).entries]
+
+
+def test_a_memory_whose_text_is_its_file_name_is_an_entry(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """A short memory without a final period ("Prefers dark roast coffee", "... every month!") is kept
+    in a file named by its whole text. Read as "a note that only says its name", it was never an
+    entry of a block, and from 7f10aab recall weighed it as navigation (half its relevance). Only a
+    heading that says the name says nothing; a line of text that does is what the note says."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05))
+    mem.index()
+    for text in ("Prefers dark roast coffee", "Espresso machine needs descaling every month!"):
+        mem.remember(text, now=NOW)
+    assert {p.stem for p in vault.rglob("*.md")} == {
+        "Prefers dark roast coffee",
+        "Espresso machine needs descaling every month!",
+    }
+    for query, path in (
+        ("what coffee roast do I prefer", "Memory/Prefers dark roast coffee.md"),
+        ("when does the espresso machine need descaling", "Memory/Espresso machine needs descaling every month!.md"),
+    ):
+        hits = mem.recall(query, k=2, now=NOW, touch=False, explain=True)
+        assert hits[0].path == path and hits[0].explain["relevance"] > 0.5  # type: ignore[index]  # not halved
+        assert path in [e.path for e in mem.prefetch(query, now=NOW, refresh_staged=False).entries]

@@ -237,13 +237,16 @@ def says_something(text: str) -> bool:
 
 
 def beyond_its_name(text: str, names: Iterable[str]) -> str:
-    """The text without its lines that only say one of `names` (a note's title, its file name, its
-    heading path), as a heading or not: a note a link created and nobody filled in ("# Gmail", 15 % of one
-    person's Foam garden) states nothing, however close its name is to the question."""
+    """The text without its headings that only say one of `names` (a note's title, its file name, its
+    heading path): a note a link created and nobody filled in ("# Gmail", 15 % of one person's Foam
+    garden) states nothing, however close its name is to the question. A line of text that says
+    its note's name is what the note says: a memory "Prefers dark roast coffee" is kept in
+    `Prefers dark roast coffee.md`, and is its own answer."""
     own = {n.strip().casefold() for n in names if n.strip()}
 
     def names_only(line: str) -> bool:
-        return line.strip().lstrip("#").strip().casefold() in own
+        line = line.strip()
+        return line.startswith("#") and line.lstrip("#").strip().casefold() in own
 
     return "\n".join(ln for ln in text.split("\n") if not names_only(ln))
 

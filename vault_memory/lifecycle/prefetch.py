@@ -66,7 +66,7 @@ from ..search.ranking import Candidate, Ranked
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import beyond_its_name, says_something, split_sentences
+from ..text import beyond_its_name, points_elsewhere, says_something, split_sentences
 from .edits import rehearse
 from .entries import entry_text, text_room
 from .recall import Ranking, is_weak, rank_query
@@ -389,7 +389,9 @@ def present(
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
-        if not says_something(beyond_its_name(said, _names(r.path, part.chunk.heading))):
+        if not says_something(said) or points_elsewhere(
+            beyond_its_name(part.chunk.body, _names(r.path, part.chunk.heading))
+        ):
             continue
         if decay and r.dormant and not _shows(r, contradicted, rules):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
