@@ -399,16 +399,11 @@ def _weights(pool: Pool, rules: ReadRules) -> np.ndarray:
 
 
 def _points_elsewhere(pool: Pool, cid: str) -> bool:
-    """Whether a chunk has no word of its own: it only points at other pages (Markdown links, URLs,
-    dates: text.points_elsewhere, a README listing every how-to), or it only says its own name (its
-    note's title, file name or headings: text.beyond_its_name, a page a link created and nobody
-    filled in, "# Matrix", which ranked first for "what's my handle on Matrix"). Prefetch shows
-    neither; recall ranks them below what says something about the same words."""
-    ch = pool.chunks[cid]
-    note = pool.notes.get(ch.node_id)
-    names = ch.heading.split(" > ")
-    if note is not None:
-        names += [note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
+    """Whether a chunk has no word of its own: it only points at other pages (text.points_elsewhere:
+    a README listing every how-to), or only says its name in a heading (text.beyond_its_name: "#
+    Matrix", a page a link created, first for "what's my handle on Matrix"). Prefetch shows neither."""
+    ch, note = pool.chunks[cid], pool.notes[pool.chunks[cid].node_id]
+    names = [*ch.heading.split(" > "), note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
     return points_elsewhere(beyond_its_name(ch.body, names))
 
 
