@@ -52,7 +52,7 @@ class ReadRules:
     #: A sentence with words of its own shares its [[links]]' words with the query too.
     link_words: bool = True
     #: A chunk that only points at other pages (Markdown links, URLs, dates: text.points_elsewhere)
-    #: or only says its own name is worth this share of its relevance: a README listing every note,
+    #: or only says its own name in a heading is worth this share of its relevance: a README listing every note,
     #: a line of day links, a page a link created and nobody filled in ("# Matrix").
     navigation_weight: float = 0.5
     #: A property line is read with its note's title when it names a query word the title does not
