@@ -404,7 +404,7 @@ def _points_elsewhere(pool: Pool, cid: str) -> bool:
     Matrix", a page a link created, first for "what's my handle on Matrix"). Prefetch shows neither."""
     ch, note = pool.chunks[cid], pool.notes[pool.chunks[cid].node_id]
     names = [*ch.heading.split(" > "), note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
-    return points_elsewhere(beyond_its_name(ch.body, names))
+    return points_elsewhere(beyond_its_name(ch.body, names) if "#" in ch.body else ch.body)  # no heading: as is
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
