@@ -64,9 +64,10 @@ from ..repeats import has_iso_date, is_repeat, words_of
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
 from ..search.rules import DEFAULT_RULES, ReadRules
+from ..search.search import no_word_of_its_own
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import beyond_its_name, points_elsewhere, says_something, split_sentences
+from ..text import says_something, split_sentences
 from .edits import rehearse
 from .entries import entry_text, text_room
 from .recall import Ranking, is_weak, rank_query
@@ -389,9 +390,7 @@ def present(
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
-        if not says_something(said) or points_elsewhere(
-            beyond_its_name(part.chunk.body, _names(r.path, part.chunk.heading))
-        ):
+        if not says_something(said) or no_word_of_its_own(part.chunk, got.notes[r.node_id]):
             continue
         if decay and r.dormant and not _shows(r, contradicted, rules):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
@@ -409,11 +408,6 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out
-
-
-def _names(path: str, heading: str) -> list[str]:
-    """What a note's part is called: its file name and the headings above it."""
-    return [path.rsplit("/", 1)[-1].removesuffix(".md"), *heading.split(" > ")]
 
 
 def _admitted(got: Ranking) -> list[Ranked]:

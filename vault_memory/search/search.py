@@ -388,23 +388,19 @@ def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | 
 
 def _weights(pool: Pool, rules: ReadRules) -> np.ndarray:
     """What share of its relevance each candidate keeps: a chunk with no word of its own
-    (`_points_elsewhere`) keeps `rules.navigation_weight` of it; any other all of it."""
+    (`no_word_of_its_own`) keeps `rules.navigation_weight` of it; any other all of it."""
     if rules.navigation_weight == 1.0:
         return np.ones(len(pool.ids))
-    return np.fromiter(
-        (rules.navigation_weight if _points_elsewhere(pool, c) else 1.0 for c in pool.ids),
-        dtype=np.float64,
-        count=len(pool.ids),
-    )
+    says = (no_word_of_its_own(pool.chunks[c], pool.notes[pool.chunks[c].node_id]) for c in pool.ids)
+    return np.fromiter((rules.navigation_weight if s else 1.0 for s in says), dtype=np.float64, count=len(pool.ids))
 
 
-def _points_elsewhere(pool: Pool, cid: str) -> bool:
+def no_word_of_its_own(chunk: ChunkRow, note: NoteRow) -> bool:
     """Whether a chunk has no word of its own: it only points at other pages (text.points_elsewhere:
     a README listing every how-to), or only says its name in a heading (text.beyond_its_name: "#
-    Matrix", a page a link created, first for "what's my handle on Matrix"). Prefetch shows neither."""
-    ch, note = pool.chunks[cid], pool.notes[pool.chunks[cid].node_id]
-    names = [*ch.heading.split(" > "), note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
-    return points_elsewhere(beyond_its_name(ch.body, names) if "#" in ch.body else ch.body)  # no heading: as is
+    Matrix", a page a link created). Recall weighs it as navigation; prefetch shows it in no block."""
+    names = [*chunk.heading.split(" > "), note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
+    return points_elsewhere(beyond_its_name(chunk.body, names) if "#" in chunk.body else chunk.body)
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
@@ -494,6 +490,7 @@ __all__ = [
     "Searcher",
     "WindowScorer",
     "first_of",
+    "no_word_of_its_own",
     "pick",
     "score",
 ]
