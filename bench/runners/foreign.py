@@ -296,7 +296,8 @@ def run(opts: RunOptions) -> Result:
     res = Result("foreign", opts)
     sets = [s for s in (opts.extra.get("sets") or "").split(",") if s] or None
     modes = [m for m in (opts.extra.get("modes") or "").split(",") if m] or list(MODES)
-    res.params.update(k=K, modes=modes, vaults="../shared/real-vaults", pool="longmemeval-pool (dev)")
+    vaults = str(opts.extra.get("vaults") or "../shared/real-vaults")  # the questions files read (--vaults)
+    res.params.update(k=K, modes=modes, vaults=vaults, pool="longmemeval-pool (dev)")
     summaries: dict[str, Any] = {}
     detail: dict[str, Any] = {}
     for ds in datasets(opts, sets):

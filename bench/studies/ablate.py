@@ -356,7 +356,9 @@ def run(opts: RunOptions) -> Result:
                 with open_memory(probe[0], probe[1], opts.embedder_name, rules=rules) as mem:
                     latency[vname] = _new_question_ms(mem, probe_qs[: 5 if opts.quick else 20], f"zq{vi}x{int(t0)}")
             log(f"ablate {vname}: {time.perf_counter() - t0:.0f}s {results[vname]}")
-    res.params.update(variants=[v[0] for v in chosen], sets=names)
+    res.params.update(
+        variants=[v[0] for v in chosen], sets=names, vaults=str(opts.extra.get("vaults") or "../shared/real-vaults")
+    )
     res.results.update(
         variants={v[0]: {"what": v[1], "rules": v[2]} for v in chosen}, scores=results, new_question_ms=latency
     )
