@@ -501,7 +501,7 @@ def test_a_settled_vault_is_reconciled_without_a_scan_and_reports_the_same(
     make_memory: MemoryFactory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (vault / "Private.md").write_text("---\nprivate: true\n---\nMy secret.\n", encoding="utf-8")
-    (vault / "Broken.md").write_text("---\ntitle: [unclosed\n---\nBody.\n", encoding="utf-8")
+    (vault / "Broken.md").write_bytes(b"Caf\xe9 notes.\n")  # not UTF-8: unreadable until re-saved
     mem = make_memory()
     scans = settled(mem, vault, monkeypatch)
     quick = mem.index()

@@ -98,10 +98,10 @@ def test_a_note_too_big_for_the_memory_there_is_is_skipped_naming_it(
     (vault / "fine.md").write_text("# Fine\n\nThe rest of the vault is indexed.\n", encoding="utf-8")
     parse, chunk = notefile.parse_note, indexer.Indexer.chunk_note
 
-    def parse_or_fail(rel: str, raw: bytes, mtime: float = 0.0) -> notefile.ParsedNote:
+    def parse_or_fail(rel: str, raw: bytes, mtime: float = 0.0, **how: bool) -> notefile.ParsedNote:
         if rel == "huge.md":
             raise MemoryError
-        return parse(rel, raw, mtime)
+        return parse(rel, raw, mtime, **how)
 
     def chunk_or_fail(self: indexer.Indexer, node_id: str, note: notefile.ParsedNote) -> list[Any]:
         if note.path == "long.md":

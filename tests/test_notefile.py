@@ -223,6 +223,27 @@ def test_block_that_is_not_a_mapping_is_body() -> None:
     assert note.body == raw.decode()
 
 
+def test_lenient_reading_takes_each_property_that_yaml_can_read_and_the_text_of_the_rest() -> None:
+    raw = (
+        b"---\nCompany: St Thomas\nHow We Met: [[River Valley Church]] through [[Sam Tupy]]\n"
+        b"Birthday: [[October 11th]]\ntags:\n  - people\n  - friends\nprivate: [oops\n---\nBody line.\n"
+    )
+    with pytest.raises(NoteParseError, match="nothing is written into it until then"):
+        parse_note("People/Jake.md", raw)  # what every write reads: a broken note is never edited
+    note = parse_note("People/Jake.md", raw, lenient=True)
+    assert note.meta == {
+        "Company": "St Thomas",
+        "How We Met": "[[River Valley Church]] through [[Sam Tupy]]",
+        "Birthday": [["October 11th"]],
+        "tags": ["people", "friends"],
+        "private": True,  # unreadable, so counted as true: a note is never shown by mistake
+    }
+    assert note.body == "Body line.\n" and note.has_frontmatter
+    assert note.properties_error.startswith("People/Jake.md: invalid YAML in frontmatter at line 3")
+    assert note.properties_error.endswith("nothing is written into it")
+    assert parse_note("ok.md", b"---\na: 1\n---\nx\n", lenient=True).properties_error == ""
+
+
 def test_invalid_yaml_names_line_and_fix() -> None:
     raw = b"---\ntitle: ok\ntags: [unclosed\nother: 1\n---\nbody\n"
     with pytest.raises(NoteParseError) as err:
@@ -230,7 +251,7 @@ def test_invalid_yaml_names_line_and_fix() -> None:
     msg = str(err.value)
     assert msg.startswith("notes/bad.md: invalid YAML in frontmatter")
     assert "line 3" in msg  # the flow sequence opens on file line 3
-    assert "fix the YAML between the --- lines; the note is skipped until then" in msg
+    assert "fix the YAML between the --- lines; nothing is written into it until then" in msg
 
 
 @pytest.mark.parametrize(

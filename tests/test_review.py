@@ -110,7 +110,7 @@ def reviewed(make_memory: MemoryFactory, vault: Path) -> tuple[Memory, Path]:
     mem.index()
     mem.remember("Ines prefers the night train to Lisbon.", now=NOW - 20 * DAY)
     mem.remember("The garden shed key is under the blue pot.", now=NOW - 20 * DAY)
-    (vault / "Inbox" / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    (vault / "Inbox" / "broken.md").write_bytes(b"Caf\xe9 body\n")  # not UTF-8: unreadable until re-saved
     mem.index()
     sm = mem.stage(DRAFT, title="Coffee routine", now=NOW - DAY)
     assert sm.needs_review and sm.conflicts[0].path == "Preferences/Coffee.md"

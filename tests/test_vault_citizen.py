@@ -255,7 +255,7 @@ def test_obsidian_settings_are_read(ovault: Path) -> None:
 
 
 def test_unreadable_note_is_warned_about_once(omem: Memory, ovault: Path, caplog: pytest.LogCaptureFixture) -> None:
-    (ovault / "Inbox/broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    (ovault / "Inbox/broken.md").write_bytes(b"Caf\xe9 body\n")  # not UTF-8: unreadable until re-saved
     with caplog.at_level(logging.WARNING):
         omem.index()
     assert sum("broken.md" in r.getMessage() for r in caplog.records) == 1
@@ -266,7 +266,7 @@ def test_unreadable_note_is_warned_about_once(omem: Memory, ovault: Path, caplog
         info = omem.status()
     assert not any("broken.md" in r.getMessage() for r in caplog.records)
     assert "Inbox/broken.md" in info["failures"]  # still listed, every time
-    (ovault / "Inbox/broken.md").write_text("---\ntitle: [still unclosed\n---\nbody\n", encoding="utf-8")
+    (ovault / "Inbox/broken.md").write_bytes(b"Caf\xe9 body, changed\n")
     with caplog.at_level(logging.WARNING):
         omem.index()
     assert sum("broken.md" in r.getMessage() for r in caplog.records) == 1  # changed: said again

@@ -63,6 +63,8 @@ class DoctorReport:
     conflict_copies: dict[str, str] = field(default_factory=dict)  # copy -> what it is a copy of (never drift)
     unaccounted: list[str] = field(default_factory=list)  # files in the staging folder no scan sees
     unreadable: dict[str, str] = field(default_factory=dict)  # path -> why (a property of the vault, not drift)
+    #: notes indexed by their text whose frontmatter is not valid YAML (never written into): path -> why
+    properties_unread: dict[str, str] = field(default_factory=dict)
     stale_lock_pid: int | None = None  # a lock file naming a process that no longer holds it
     writer_pid: int | None = None  # a live writer (e.g. `watch`), for information
     temp_files: list[str] = field(default_factory=list)  # leftover .vm-tmp-* files of interrupted writes
@@ -177,6 +179,9 @@ class DoctorReport:
             out.append(f"{len(self.temp_files)} leftover temp file(s) of interrupted writes: {some(self.temp_files)}")
         for path, why in sorted(self.unreadable.items()):
             out.append(f"unreadable (skipped, not drift): {why if why.startswith(path) else f'{path}: {why}'}")
+        for path, why in sorted(self.properties_unread.items()):
+            said = why if why.startswith(path) else f"{path}: {why}"
+            out.append(f"properties not valid YAML (indexed by its text, never written into): {said}")
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,6 +242,7 @@ def _compare(mem: Memory, report: DoctorReport) -> None:
         elif change.kind is not Kind.UNCHANGED and change.entry.path not in drifted:
             report.stale[change.entry.path] = change.kind.value
     report.unreadable = dict(scan.failures)
+    report.properties_unread = dict(scan.lenient)
     # Duplicate ids, as the files say (the scan decides them from the files, writing nothing).
     report.duplicate_ids = dict(scan.duplicates)
     present = {e.path for e in scan.entries} | set(scan.failures) | set(scan.passed)

@@ -239,4 +239,14 @@ def render_index_report(report: IndexReport) -> str:
             lines.append(f"  {why if why.startswith(path) else f'{path}: {why}'}")
         if n > SKIPPED_LISTED:
             lines.append(f"  ... and {n - SKIPPED_LISTED} more (`vault-memory status` lists them all)")
+    if report.properties_unread:
+        n = len(report.properties_unread)
+        lines.append(
+            f"read {n} note{'s' if n != 1 else ''} whose properties are not valid YAML by their text "
+            "(properties one line at a time; nothing is written into them until the YAML is fixed):"
+        )
+        for path, why in sorted(report.properties_unread.items())[:SKIPPED_LISTED]:
+            lines.append(f"  {why if why.startswith(path) else f'{path}: {why}'}")
+        if n > SKIPPED_LISTED:
+            lines.append(f"  ... and {n - SKIPPED_LISTED} more (`vault-memory doctor` lists them all)")
     return "\n".join(lines)

@@ -79,6 +79,9 @@ class IndexReport:
     sentences_pending: int = 0  # chunks whose sentences wait (a new question embeds its own meanwhile)
     failures: dict[str, str] = field(default_factory=dict)
     passed: dict[str, str] = field(default_factory=dict)  # private notes and symlinks, not indexed
+    #: notes read in this run whose frontmatter is not valid YAML: indexed, their properties read one
+    #: line at a time (notefile.lenient_properties), never written into: path -> the YAML error
+    properties_unread: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     rebuilt: bool = False
     store_resynced: int = 0
@@ -106,6 +109,8 @@ class Scan:
     # folder cannot be listed, or whose YAML is half typed, their rows go, so recall serves nothing
     # the file system refuses (issue 41); they come back once they can be read
     unreadable: set[str] = field(default_factory=set)
+    # notes read now whose frontmatter is not valid YAML, indexed from their text: path -> why
+    lenient: dict[str, str] = field(default_factory=dict)
 
     def present(self) -> dict[str, str]:
         """path -> file hash of every file this scan found: notes, and notes passed over."""
@@ -113,6 +118,17 @@ class Scan:
         for rel in itertools.chain(self.failures, self.passed):
             out[rel] = self.hashes.get(rel, "")
         return out
+
+
+def _read_leniently_now(rec: tuple[str, str, str]) -> bool:
+    """Whether a recorded failure is a note an earlier version skipped for its YAML: the index reads
+    such a note now (notefile.lenient_properties), so it is read again, not passed over as recorded."""
+    return rec[2] == "unreadable" and "invalid YAML in frontmatter" in rec[1] and rec[1].endswith("skipped until then")
+
+
+#: What the scan reads that it passed over before (part of the settled mark, so a vault settled by
+#: an earlier version is scanned once): notes whose frontmatter is not valid YAML (`_read_leniently_now`).
+READS = "yaml-lenient"
 
 
 #: catalog meta: the token (`Indexer._settled_token`) of the last full reconcile that left every
@@ -236,7 +252,7 @@ class Indexer:
                         scan.stamped += 1
                         continue
                     rec = recorded.get(rel)
-                    if rec is not None and rec[0] == old[1]:
+                    if rec is not None and rec[0] == old[1] and not _read_leniently_now(rec):
                         self._pass_over(scan, recorded, rel, rec[0], rec[1], rec[2])
                         scan.stamped += 1
                         continue
@@ -270,11 +286,11 @@ class Indexer:
                 entries[rel] = (file_hash, hit[1])
                 continue
             rec = recorded.get(rel)
-            if rec is not None and rec[0] == file_hash:  # unchanged since it was passed over: say it once
+            if rec is not None and rec[0] == file_hash and not _read_leniently_now(rec):  # passed over: say it once
                 self._pass_over(scan, recorded, rel, file_hash, rec[1], rec[2])
                 continue
             try:
-                note = parse_note(rel, raw, mtime)
+                note = parse_note(rel, raw, mtime, lenient=True)
             except NoteParseError as exc:
                 self._pass_over(scan, recorded, rel, file_hash, str(exc), "unreadable")
                 continue
@@ -298,6 +314,10 @@ class Indexer:
                     "private",
                 )
                 continue
+            if note.properties_error:
+                scan.lenient[rel] = note.properties_error
+                if hit is None or hit[0] != file_hash:  # said when first read or changed, like a failure
+                    log.warning("%s", note.properties_error)
             if hit is not None and hit[0] == file_hash:
                 # `verify`: the bytes are the ones indexed; is the text the index holds theirs too?
                 if note.body_hash == hit[1]:
@@ -454,6 +474,7 @@ class Indexer:
         report.counts = plan.counts()
         report.failures = dict(scan.failures)
         report.passed = dict(scan.passed)
+        report.properties_unread = dict(scan.lenient)
         for rel in sorted(scan.fresh):
             # Said once, when first seen or changed; `status` and `doctor` list them every time.
             err = scan.failures.get(rel) or scan.passed.get(rel, "")
@@ -504,7 +525,7 @@ class Indexer:
         """What a settled mark is valid for: the notes as written at one notes generation (any
         write to them, in any process, bumps it), the same ignore rules, chunker and embedder."""
         gen = self.catalog.get_meta("notes_gen") or "0"
-        return f"{gen}|{self.rules.fingerprint()}|{self.chunker_identity}|{self.embedder.identity}"
+        return f"{gen}|{self.rules.fingerprint()}|{self.chunker_identity}|{self.embedder.identity}|{READS}"
 
     def _settle(self, scan: Scan, stamps: dict[str, tuple[str, str]]) -> None:
         """After a full reconcile: mark the catalog settled when every note and every note passed
@@ -614,7 +635,7 @@ class Indexer:
 
     def _parse(self, rel: str) -> ParsedNote | None:
         try:
-            return read_note(self.vault, rel, max_bytes=self.rules.max_note_bytes)
+            return read_note(self.vault, rel, max_bytes=self.rules.max_note_bytes, lenient=True)
         except (OSError, NoteError) as exc:
             log.warning("%s: changed while indexing (%s); it will be picked up next time", rel, exc)
             return None

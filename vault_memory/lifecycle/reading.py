@@ -160,7 +160,8 @@ def read(
     found = resolve_target(ws, target)
     section = (heading if heading is not None else found.heading).strip()
     span = parse_lines(lines)
-    note = read_note(ws.vault, found.path, max_bytes=ws.config.max_note_bytes)
+    # read-only: a note whose YAML is broken is read as the index reads it (notefile.lenient_properties)
+    note = read_note(ws.vault, found.path, max_bytes=ws.config.max_note_bytes, lenient=True)
     check_readable(ws, note, everything=everything)
     # Comments out of everything read shows, headings included: the section's name, the outline and
     # the "no such heading" message list them (issue 41: `## Grinder %%safe code 4711%%`).

@@ -101,7 +101,7 @@ def _words(text: str) -> set[str]:
 
 def _own_chunks(ws: Workspace, path: str) -> tuple[str, str, tuple[str, ...], list[str], np.ndarray]:
     """(node_id, title, links, chunk texts, their vectors) of the note, from the index when it has it."""
-    note = read_note(ws.vault, path)
+    note = read_note(ws.vault, path, lenient=True)  # read-only, as the index reads it
     check_readable(ws, note)
     row = None
     try:

@@ -257,7 +257,8 @@ def _drafts(ws: Workspace, now: dt.datetime, stems: dict[str, list[str]]) -> lis
             if c.path:
                 try:
                     # what recall hides the review note does not copy out: `%% comments %%`
-                    text = _excerpt(split_title(strip_comments(read_note(ws.vault, c.path).body))[1], sm.text)
+                    body = read_note(ws.vault, c.path, lenient=True).body  # read-only, as the index reads it
+                    text = _excerpt(split_title(strip_comments(body))[1], sm.text)
                 except (NoteError, OSError):
                     text = ""
             link = link_text(c.path, stems, c.title) if c.path else (c.title or c.node_id)

@@ -136,6 +136,9 @@ class ParsedNote:
     newline: str  # "\r\n" if the file uses CRLF else "\n"
     size: int
     mtime: float  # st_mtime when read, 0.0 if parsed from bytes only
+    #: why the frontmatter could not be read as YAML, when it was read line by line instead
+    #: (`parse_note(lenient=True)`: the index reads such a note; nothing ever writes into it)
+    properties_error: str = ""
 
 
 @dataclass
@@ -147,6 +150,7 @@ class _Layout:
     close: int | None  # index of the closing fence line; None = no frontmatter
     meta: dict[str, Any]
     newline: str
+    problem: str = ""  # the YAML error, when `lenient` read the properties line by line
 
 
 def _split_lines(text: str) -> list[str]:
@@ -184,7 +188,37 @@ def _key_str(key: Any) -> str:
     return str(key)
 
 
-def _yaml_error(rel_path: str, exc: Exception) -> NoteParseError:
+def lenient_properties(block: str) -> dict[str, Any]:
+    """The properties of a frontmatter block that is not valid YAML, read one at a time: each line
+    that starts a property at column 0 (`How We Met: [[Taylor]]'s cousin`), with the indented or
+    `- ` lines under it, is read as YAML on its own, and when that fails too, as its text after
+    the first colon. Obsidian shows such a note and searches its text; so does the index. A
+    `private` property that cannot be read counts as true: a note is never shown by mistake."""
+    entries: list[list[str]] = []
+    for line in block.split("\n"):
+        if line and line[0] not in " \t-#" and _KEYISH.match(line):
+            entries.append([line])
+        elif entries and (not line.strip() or line[0] in " \t-"):
+            entries[-1].append(line)
+    out: dict[str, Any] = {}
+    for entry in entries:
+        text = "\n".join(entry).rstrip()
+        try:
+            data = yaml.load(text, Loader=_LOADER)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+            data = None
+        if isinstance(data, dict) and len(data) == 1:
+            ((key, value),) = data.items()
+            out[key if isinstance(key, str) else _key_str(key)] = value
+            continue
+        key, _, value = entry[0].partition(":")
+        key = key.strip().strip("\"'")
+        if key:
+            out[key] = True if property_key(key) == "private" else " ".join(text.partition(":")[2].split())
+    return out
+
+
+def _yaml_error(rel_path: str, exc: Exception, *, lenient: bool = False) -> NoteParseError:
     where = ""
     problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
     mark = getattr(exc, "problem_mark", None)
@@ -193,10 +227,13 @@ def _yaml_error(rel_path: str, exc: Exception) -> NoteParseError:
     ctx, ctx_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     if ctx and ctx_mark is not None:
         where += f" ({ctx} started at line {ctx_mark.line + 2})"
+    until = (
+        "until then its text is indexed, its properties are read one line at a time, and nothing is written into it"
+        if lenient
+        else "nothing is written into it until then"
+    )
     return NoteParseError(
-        rel_path,
-        f"invalid YAML in frontmatter{where}: {problem}; "
-        "fix the YAML between the --- lines; the note is skipped until then",
+        rel_path, f"invalid YAML in frontmatter{where}: {problem}; fix the YAML between the --- lines; {until}"
     )
 
 
@@ -251,8 +288,10 @@ def _check_limits(rel: str, block: str) -> None:
         return  # not valid YAML: the loader says so, with the line
 
 
-def _layout(rel_path: str, raw: bytes) -> _Layout:
-    """Decode and locate the frontmatter; shared by reading and editing so both agree."""
+def _layout(rel_path: str, raw: bytes, lenient: bool = False) -> _Layout:
+    """Decode and locate the frontmatter; shared by reading and editing so both agree. `lenient`:
+    frontmatter that is not valid YAML is read one property at a time (`lenient_properties`) and
+    the error kept in `_Layout.problem`, instead of raised."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise NoteParseError(rel_path, "file is UTF-16 encoded; re-save the file as UTF-8")
     nul = raw.find(b"\x00")
@@ -278,6 +317,7 @@ def _layout(rel_path: str, raw: bytes) -> _Layout:
                 "after the properties; the note is skipped until then",
             )
     meta: dict[str, Any] = {}
+    problem = ""
     if close is not None:
         block = "".join(lines[1:close]).replace("\r\n", "\n")
         _check_limits(rel_path, block)
@@ -285,14 +325,17 @@ def _layout(rel_path: str, raw: bytes) -> _Layout:
             data = yaml.load(block, Loader=_LOADER)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
             # ValueError etc.: PyYAML raises them for e.g. `date: 2025-02-30`.
-            if _looks_like_yaml(block):
+            if not _looks_like_yaml(block):
+                data = "not frontmatter"
+            elif not lenient:
                 raise _yaml_error(rel_path, exc) from None
-            data = "not frontmatter"
+            else:
+                data, problem = lenient_properties(block), str(_yaml_error(rel_path, exc, lenient=True))
         if isinstance(data, dict):
             meta = {k if isinstance(k, str) else _key_str(k): v for k, v in data.items()}
         elif data is not None:  # a thematic break followed by prose: it is all body
             close = None
-    return _Layout(bom, lines, close, meta, newline)
+    return _Layout(bom, lines, close, meta, newline, problem)
 
 
 def _parsed(rel_path: str, raw: bytes, lay: _Layout, mtime: float) -> ParsedNote:
@@ -308,12 +351,16 @@ def _parsed(rel_path: str, raw: bytes, lay: _Layout, mtime: float) -> ParsedNote
         newline=lay.newline,
         size=len(raw),
         mtime=mtime,
+        properties_error=lay.problem,
     )
 
 
-def parse_note(rel_path: str, raw: bytes, mtime: float = 0.0) -> ParsedNote:
-    """Parse a note's raw bytes; raise NoteParseError if it cannot be read as a note."""
-    return _parsed(rel_path, raw, _layout(rel_path, raw), mtime)
+def parse_note(rel_path: str, raw: bytes, mtime: float = 0.0, *, lenient: bool = False) -> ParsedNote:
+    """Parse a note's raw bytes; raise NoteParseError if it cannot be read as a note. `lenient`:
+    frontmatter that is not valid YAML is read one property at a time (`lenient_properties`), the
+    error in `ParsedNote.properties_error`; what the index reads. Everything that writes reads
+    strictly, so a note whose YAML is broken is never edited."""
+    return _parsed(rel_path, raw, _layout(rel_path, raw, lenient), mtime)
 
 
 def _clean_rel(rel_path: str) -> str:
@@ -406,12 +453,13 @@ def out_of_memory(rel: str) -> NoteParseError:
     )
 
 
-def read_note(vault_root: Path, rel_path: str, *, max_bytes: int = MAX_NOTE_BYTES) -> ParsedNote:
-    """Read and parse one note by vault-relative path (NoteParseError over `max_bytes`, never read)."""
+def read_note(vault_root: Path, rel_path: str, *, max_bytes: int = MAX_NOTE_BYTES, lenient: bool = False) -> ParsedNote:
+    """Read and parse one note by vault-relative path (NoteParseError over `max_bytes`, never read;
+    `lenient`: as `parse_note`)."""
     rel = _clean_rel(rel_path)
     raw, mtime = _read_bytes(safe_path(vault_root, rel_path), rel, max_bytes)
     try:
-        return parse_note(rel, raw, mtime)
+        return parse_note(rel, raw, mtime, lenient=lenient)
     except MemoryError:
         del raw
         raise out_of_memory(rel) from None
