@@ -469,6 +469,20 @@ def test_render_never_exceeds_budget_or_cap(texts: list[tuple[str, str, str]], b
         assert shown == []
 
 
+def test_an_entry_the_budget_shortens_to_a_link_is_not_shown() -> None:
+    # dexter's hooks draft, last in its block: cut to its first line, a URL, it said nothing
+    draft = "https://codesandbox.io/s/objective-bas-whk7k6?file=/src/hooks/x.ts General layout of a hook"
+
+    def entry(text: str) -> PrefetchEntry:
+        return PrefetchEntry("n1", "Draft.md", "Draft", "", "2022-07-01", text, 1.0, 0.5, 1.0)
+
+    line = entry(draft)._render(80)
+    assert line is None  # room for "https://codesandbox.io/s/objective-bas-…" and nothing else
+    words = entry("General layout of a hook: " + draft)._render(80)
+    assert words is not None and words[1].startswith("General layout of a hook")
+    assert entry(draft)._render(400) is not None  # whole, its words come after the link
+
+
 @given(text=_TEXT, width=st.integers(0, 500))
 def test_shorten_fits(text: str, width: int) -> None:
     out = shorten(text, width)

@@ -104,7 +104,9 @@ class PrefetchEntry:
 
     def _render(self, room: int, rules: ReadRules = DEFAULT_RULES) -> tuple[str, str] | None:
         """(line, the text it shows), or None: at least `rules.min_entry_text` characters of its
-        text, and at most `rules.also_shown` of the other notes it is in."""
+        text, and at most `rules.also_shown` of the other notes it is in. Shortened to a link and
+        nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
+        the budget reached last), it is no entry: a part that says nothing is never one."""
         where = self.path + (f" > {self.heading}" if self.heading and self.heading != self.title else "")
         where = _oneline(where)
         date = self.date or "undated"
@@ -127,7 +129,7 @@ class PrefetchEntry:
         prefix = f"- ({date}, {where}{also}) "
         full = _oneline(self.text)
         text = shorten(full, room - len(prefix))
-        if len(text) < rules.min_entry_text and text != full:
+        if text != full and (len(text) < rules.min_entry_text or not says_something(text.removesuffix("…"))):
             return None
         return prefix + text, text
 
