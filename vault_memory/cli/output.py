@@ -212,6 +212,13 @@ def interrupted(progress: Progress, *, sentences: bool = False) -> NoReturn:
 SKIPPED_LISTED = 10  # unreadable notes `index` names; status lists every one
 
 
+def _listed(why_of: dict[str, str], where_all: str) -> list[str]:
+    """The first SKIPPED_LISTED notes and why, each naming its path once, then how many more."""
+    out = [f"  {why if why.startswith(path) else f'{path}: {why}'}" for path, why in sorted(why_of.items())]
+    more = len(out) - SKIPPED_LISTED
+    return out[:SKIPPED_LISTED] + ([f"  ... and {more} more ({where_all})"] if more > 0 else [])
+
+
 def render_index_report(report: IndexReport) -> str:
     counts = report.counts
     parts = [f"{counts.get(k, 0)} {k}" for k in ("new", "modified", "moved", "meta", "deleted", "unchanged")]
@@ -235,18 +242,12 @@ def render_index_report(report: IndexReport) -> str:
         # Named here, every time: the warning on stderr is said once, when a note is first seen or changed.
         n = len(report.failures)
         lines.append(f"skipped {n} note{'s' if n != 1 else ''} that could not be read (kept out until fixed):")
-        for path, why in sorted(report.failures.items())[:SKIPPED_LISTED]:
-            lines.append(f"  {why if why.startswith(path) else f'{path}: {why}'}")
-        if n > SKIPPED_LISTED:
-            lines.append(f"  ... and {n - SKIPPED_LISTED} more (`vault-memory status` lists them all)")
+        lines += _listed(report.failures, "`vault-memory status` lists them all")
     if report.properties_unread:
         n = len(report.properties_unread)
         lines.append(
             f"read {n} note{'s' if n != 1 else ''} whose properties are not valid YAML by their text "
             "(properties one line at a time; nothing is written into them until the YAML is fixed):"
         )
-        for path, why in sorted(report.properties_unread.items())[:SKIPPED_LISTED]:
-            lines.append(f"  {why if why.startswith(path) else f'{path}: {why}'}")
-        if n > SKIPPED_LISTED:
-            lines.append(f"  ... and {n - SKIPPED_LISTED} more (`vault-memory doctor` lists them all)")
+        lines += _listed(report.properties_unread, "`vault-memory doctor` lists them all")
     return "\n".join(lines)

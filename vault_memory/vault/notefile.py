@@ -211,8 +211,7 @@ def lenient_properties(block: str) -> dict[str, Any]:
             ((key, value),) = data.items()
             out[key if isinstance(key, str) else _key_str(key)] = value
             continue
-        key, _, value = entry[0].partition(":")
-        key = key.strip().strip("\"'")
+        key = entry[0].partition(":")[0].strip().strip("\"'")
         if key:
             out[key] = True if property_key(key) == "private" else " ".join(text.partition(":")[2].split())
     return out
