@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault_memory.search.question import asks_how_things_are, names_in
+from vault_memory.search.question import asks_how_things_are, name_forms, names_in
 
 
 @pytest.mark.parametrize(
@@ -78,3 +78,37 @@ def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_
         assert m.prefetch(asked, refresh_staged=False).block == ""
         known = m.recall("How do I set up the app database with Postgres?", k=5, touch=False)
         assert not known[0].weak
+
+
+def test_a_name_the_question_inflects_is_known_by_its_stem(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Stop 49: "I'm SSHing into the dev box and need port 3000 forwarded" was said to name something no
+    note mentions (a second question file for jbranchaud-til): FTS5's Porter stemmer leaves
+    "sshing" whole, as "ssh" has no vowel."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+
+    notes = {
+        f"unix/ssh-{i}.md": f"# SSH tip {i}\n\nForward a port with `ssh -L 3000:localhost:3000`, tip {i}.\n"
+        for i in range(5)
+    }
+    vault = write_notes(tmp_path / "v", notes)
+    with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
+        m.index()
+        asked = "I'm SSHing into the dev box and need port 3000 forwarded."
+        hits = m.recall(asked, k=5, touch=False)
+        assert hits and not hits[0].weak
+        assert m.prefetch(asked, refresh_staged=False).block != ""
+        assert all(
+            h.weak for h in m.recall("I'm Moshing into the dev box and need port 3000 forwarded.", k=5, touch=False)
+        )
+
+
+def test_an_inflected_name_is_also_read_without_its_ending() -> None:
+    assert name_forms("SSHing") == ["SSHing", "SSH"]
+    assert name_forms("Dockerized") == ["Dockerized", "Dockeriz"]  # Porter has "docker" for the note's side
+    assert name_forms("Kubernetes") == ["Kubernetes", "Kubernet"]
+    assert name_forms("Git") == ["Git"]
+    assert name_forms("CLIs") == ["CLIs", "CLI"]
+    assert name_forms("Bus") == ["Bus"]  # fewer than three letters would be left

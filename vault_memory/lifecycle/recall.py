@@ -25,7 +25,7 @@ from ..index.catalog import NoteRow
 from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
-from ..search.question import asks_how_things_are, names_in
+from ..search.question import asks_how_things_are, name_forms, names_in
 from ..search.ranking import Candidate, Mode, Ranked, change_label, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
@@ -295,8 +295,9 @@ def _candidates(
 def unknown_names(ws: Workspace, query: str, allow: AbstractSet[str] | None) -> list[str]:
     """The names the query asks about (question.names_in) that no note it may see mentions: then
     nothing in the vault answers it ("how do I set up a Kubernetes ingress" of a vault that never
-    says Kubernetes), however close some note's words are."""
-    return [n for n in names_in(query) if not ws.catalog.lexical_search(n, 1, allow)]
+    says Kubernetes), however close some note's words are. A name the question inflects is
+    mentioned when its stem is ("I'm SSHing into the box" of a vault that says SSH)."""
+    return [n for n in names_in(query) if not any(ws.catalog.lexical_search(f, 1, allow) for f in name_forms(n))]
 
 
 def _mode(ws: Workspace, searcher: Searcher, mode: Mode) -> tuple[Mode, bool]:

@@ -152,4 +152,17 @@ def names_in(question: str) -> list[str]:
     return out
 
 
-__all__ = ["asks_how_things_are", "names_in"]
+#: Endings a name takes as a word of the sentence ("I'm SSHing into the box", "we Dockerized it"):
+#: FTS5's Porter stemmer drops them only after a vowel, so "SSHing" is no form of "SSH" there.
+_INFLECTIONS = ("ing", "ed", "es", "s")
+
+
+def name_forms(name: str) -> list[str]:
+    """The ways a note may write a name the question inflects: the name itself, then the name without
+    its ending when at least three letters are left ("SSHing" -> "SSH")."""
+    low = name.lower()
+    ending = next((e for e in _INFLECTIONS if low.endswith(e) and len(name) - len(e) >= 3), None)
+    return [name] if ending is None else [name, name[: -len(ending)]]
+
+
+__all__ = ["asks_how_things_are", "name_forms", "names_in"]
