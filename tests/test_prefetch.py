@@ -837,11 +837,20 @@ def test_an_entry_shows_its_paragraph_around_the_answer_but_not_the_next_list_it
         "## Log\n- 08:10 Booked flights to Lisbon, 12-16 March.\n- 13:00 Lunch with Ana.",
     )
     put(v, "Projects/Lisbon.md", "# Lisbon trip\n\nFlights: TAP, seat 14A.\nHotel:: Casa do Príncipe\n")
-    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    no_fill = DEFAULT_RULES.but(first_entry_fills=False)
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0), rules=no_fill)
     mem.index()
     got = {e.path: e.text for e in mem.prefetch("when are my flights to Lisbon booked", now=NOW).entries}
     assert got["Daily Notes/2026-10-29.md"] == "08:10 Booked flights to Lisbon, 12-16 March."
     assert got["Projects/Lisbon.md"] == "Flights: TAP, seat 14A. Hotel:: Casa do Príncipe"
+    # the block's first entry reads on in the room its answer leaves (rules.first_entry_fills); the
+    # entries below it do not
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix2", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    entries = mem.prefetch("when are my flights to Lisbon booked", now=NOW).entries
+    assert entries[0].path == "Daily Notes/2026-10-29.md"
+    assert entries[0].text == "08:10 Booked flights to Lisbon, 12-16 March. 13:00 Lunch with Ana."
+    assert entries[1].text == "Flights: TAP, seat 14A. Hotel:: Casa do Príncipe"
 
 
 def test_an_entry_shows_its_whole_paragraph_when_it_fits_and_a_window_when_not(
@@ -895,6 +904,49 @@ def test_an_entry_shows_the_lines_that_answer_a_how_to_its_command_included() ->
     assert "gen_random_uuid" not in without
     roomy = answering_lines(units, at, (), 400)
     assert roomy.index("Postgres has support") < roomy.index("As of PostgreSQL v13") < roomy.index("select")
+
+
+def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
+    """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
+    first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not
+    the fact a few lines on ("which teacher's videos did I like" showed "Yoga has been great for my
+    lower back pain", not "I like [[yoga with adriene]]"). The first entry fills the room its
+    answering lines leave with the rest of its part, nearest lines first, in note order."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.text import sentence_units
+
+    body = (
+        "- I'm a fan of yoga.\n- Yoga has been great for my [[lower back pain]].\n- It helps me focus.\n"
+        "- I like [[yoga with adriene]].\n- Far away line that is the last one of the part.\n"
+    )
+    units = sentence_units(body)
+    at = [s for s, _ in units].index("Yoga has been great for my [[lower back pain]].")
+    plain = answering_lines(units, at, (), 120)
+    assert "adriene" not in plain
+    filled = answering_lines(units, at, (), 140, fill=True)
+    assert filled.startswith("I'm a fan of yoga. Yoga has been great") and "I like [[yoga with adriene]]." in filled
+    assert "Far away" not in filled  # nearest first: the room ran out before the part's last line
+    assert len(filled) <= 140
+
+
+def test_a_code_block_is_shown_from_its_first_line_without_a_gap() -> None:
+    """Stop 49: lines were packed one by one into the room left, so a long line was skipped and the
+    short ones after it shown: a Next.js how-to's entry read "const nextConfig = {; {; },". A code
+    block is shown from its first line as one unbroken run, as far as the room goes."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.text import sentence_units
+
+    body = (
+        "Define your redirects in `next.config.js` so the dev server has them.\n\n"
+        "```javascript\nconst nextConfig = {\n  async redirects() { return [{ source: '/old-blog-post-name', "
+        "destination: '/new-blog-post-name', permanent: true }] },\n  {\n  },\n}\n```\n"
+    )
+    units = sentence_units(body)
+    got = answering_lines(units, 0, (), 110)
+    assert got.startswith("Define your redirects") and "const nextConfig = {" in got
+    assert "{; }" not in got and not got.rstrip(",").endswith("}")
+    roomy = answering_lines(units, 0, (), 400)
+    assert "async redirects()" in roomy and roomy.endswith("}")
 
 
 def test_a_note_that_is_only_its_name_is_no_entry(make_memory: MemoryFactory, tmp_path: Path) -> None:

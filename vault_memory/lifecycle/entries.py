@@ -17,11 +17,11 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..text import sentence_units, snippet
 
 
-def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES) -> str:
+def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES, *, fill: bool = False) -> str:
     """What an entry shows of the part that ranked its note: its lines that answer the turn,
-    in note order, at most `cap` characters (`answering_lines`), when it states a sentence that
-    answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
-    chunk's)."""
+    in note order, at most `cap` characters (`answering_lines`; `fill`: and the rest of the part in
+    the room they leave), when it states a sentence that answers; else the chunk cut around the
+    turn's words (snippet drops a first line: "\\n" keeps the chunk's)."""
     answer = part.answer_text
     body = part.chunk.body
     if answer is None:
@@ -31,11 +31,17 @@ def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT
     others = part.window.others if part.window is not None else ()
     if answer not in sentences:  # a property read with its note's title (windows.about)
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
-    return answering_lines(units, sentences.index(answer), others, cap, rules)
+    return answering_lines(units, sentences.index(answer), others, cap, rules, fill=fill)
 
 
 def answering_lines(
-    units: Sequence[tuple[str, int]], at: int, others: Sequence[str], cap: int, rules: ReadRules = DEFAULT_RULES
+    units: Sequence[tuple[str, int]],
+    at: int,
+    others: Sequence[str],
+    cap: int,
+    rules: ReadRules = DEFAULT_RULES,
+    *,
+    fill: bool = False,
 ) -> str:
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
@@ -48,7 +54,13 @@ def answering_lines(
     3. the code block after it (else the last before it): a how-to's answer is its command ("what
        should I call to generate a UUID" showed the note's first lines, not `gen_random_uuid()`);
     4. `rules.context_sentences` neighbours in its part, each side;
-    5. the part's other sentences scored for the turn (`others`, best first).
+    5. the part's other sentences scored for the turn (`others`, best first);
+    6. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part,
+       nearest first.
+
+    A code block's lines are shown as one unbroken run: from its first line, never a line left out
+    because it did not fit and a shorter one after it shown ("const nextConfig = {; {; }," was all a
+    Next.js how-to's entry showed of its `async redirects()`).
     """
     unit = units[at][1]
     code, fences = _code_blocks(units)
@@ -63,10 +75,14 @@ def answering_lines(
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
     by_text = {s: i for i, (s, _) in enumerate(units)}
     pieces += [[by_text[w]] for w in others if w in by_text]
+    if fill:
+        pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i))]
     chosen: set[int] = set()
     for piece in pieces:
         more = [i for i in piece if i not in chosen and i not in fences]
-        if more and _length(units, chosen | set(more)) <= cap:
+        if not more or not all(_runs_on(i, code, chosen | set(more), at) for i in more):
+            continue
+        if _length(units, chosen | set(more)) <= cap:
             chosen.update(more)
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
@@ -98,6 +114,15 @@ def _code_blocks(units: Sequence[tuple[str, int]]) -> tuple[dict[int, list[int]]
             inside.append(i)
             blocks[i] = inside
     return {i: b for i, b in blocks.items() if b}, fences
+
+
+def _runs_on(i: int, code: Mapping[int, list[int]], shown: set[int], at: int) -> bool:
+    """Whether line `i` may be shown with `shown`: a line of prose always; a code line when it is the
+    answer, its block's first line, or next to a line of its block that is shown."""
+    block = code.get(i)
+    if block is None or i == at or i == block[0]:
+        return True
+    return any(j in shown and code.get(j) is block for j in (i - 1, i + 1))
 
 
 def _length(units: Sequence[tuple[str, int]], chosen: set[int]) -> int:

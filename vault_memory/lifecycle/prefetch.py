@@ -388,7 +388,8 @@ def present(
     out: list[KeptOut] = []
     for r in admitted:
         part = r.cand
-        shown = entry_text(part, query, text_room(r.path, part.chunk.heading, cap), rules)
+        fill = rules.first_entry_fills and not kept
+        shown = entry_text(part, query, text_room(r.path, part.chunk.heading, cap), rules, fill=fill)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
