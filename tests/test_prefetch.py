@@ -837,20 +837,42 @@ def test_an_entry_shows_its_paragraph_around_the_answer_but_not_the_next_list_it
         "## Log\n- 08:10 Booked flights to Lisbon, 12-16 March.\n- 13:00 Lunch with Ana.",
     )
     put(v, "Projects/Lisbon.md", "# Lisbon trip\n\nFlights: TAP, seat 14A.\nHotel:: Casa do Príncipe\n")
-    no_fill = DEFAULT_RULES.but(first_entry_fills=False)
-    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0), rules=no_fill)
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
     mem.index()
     got = {e.path: e.text for e in mem.prefetch("when are my flights to Lisbon booked", now=NOW).entries}
+    # the first entry, but a day's log: its next item is another statement (rules.first_entry_fills)
     assert got["Daily Notes/2026-10-29.md"] == "08:10 Booked flights to Lisbon, 12-16 March."
     assert got["Projects/Lisbon.md"] == "Flights: TAP, seat 14A. Hotel:: Casa do Príncipe"
-    # the block's first entry reads on in the room its answer leaves (rules.first_entry_fills); the
-    # entries below it do not
-    mem = make_memory(vault=v, index_dir=tmp_path / "ix2", calibration=replace(FAKE, weak=0.0))
+
+
+def test_the_first_entry_reads_on_in_a_note_about_a_subject_not_in_a_days_log(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Stop 49 (rules.first_entry_fills): the block's first entry fills the room its answer leaves
+    with the rest of its part when its note is undated (about its subject: "which teacher's videos
+    did I like" is answered four lines below the sentence most like it); a dated note's other lines
+    are other statements of its day, and the entries below keep their room."""
+    body = (
+        "- Yoga has been great for my lower back and my yoga mornings.\n- It helps me focus.\n"
+        "- Sun salutations first.\n- I like [[yoga with adriene]].\n"
+    )
+    v = tmp_path / "fill"
+    put(v, "yoga.md", body)
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
     mem.index()
-    entries = mem.prefetch("when are my flights to Lisbon booked", now=NOW).entries
-    assert entries[0].path == "Daily Notes/2026-10-29.md"
-    assert entries[0].text == "08:10 Booked flights to Lisbon, 12-16 March. 13:00 Lunch with Ana."
-    assert entries[1].text == "Flights: TAP, seat 14A. Hotel:: Casa do Príncipe"
+    turn = "my lower back hurts, which yoga videos did I like"
+    assert "adriene" in mem.prefetch(turn, now=NOW).entries[0].text
+    off = make_memory(
+        vault=v,
+        index_dir=tmp_path / "ix2",
+        calibration=replace(FAKE, weak=0.0),
+        rules=DEFAULT_RULES.but(first_entry_fills=False),
+    )
+    off.index()
+    assert "adriene" not in off.prefetch(turn, now=NOW).entries[0].text
+    put(v, "yoga.md", body, created=NOW.date().isoformat())  # the same lines as a day's statements
+    mem.index()
+    assert "adriene" not in mem.prefetch(turn, now=NOW).entries[0].text
 
 
 def test_an_entry_shows_its_whole_paragraph_when_it_fits_and_a_window_when_not(

@@ -388,7 +388,8 @@ def present(
     out: list[KeptOut] = []
     for r in admitted:
         part = r.cand
-        fill = rules.first_entry_fills and not kept
+        # the first entry reads on in its part when its note is about a subject, not a day's log
+        fill = rules.first_entry_fills and not kept and r.state.stated.day() is None
         shown = entry_text(part, query, text_room(r.path, part.chunk.heading, cap), rules, fill=fill)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
