@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from tests.conftest import write_notes
+from vault_memory.config import Config
+from vault_memory.index.embedders import FakeEmbedder
+from vault_memory.memory import Memory
 from vault_memory.search.question import asks_how_things_are, name_forms, names_in
 
 
@@ -56,22 +62,20 @@ def test_names_a_question_asks_about() -> None:
     assert names_in("When's my wife's birthday? I forgot. Remind me.") == []
 
 
-def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _tips(tmp_path: Path, folder: str, line: str) -> Memory:
+    """A vault of five how-to notes in `folder` that say `line`, indexed (the fake embedder)."""
+    notes = {f"{folder}/note-{i}.md": f"# Tip {i}\n\n{line}, tip {i}.\n" for i in range(5)}
+    vault = write_notes(tmp_path / "v", notes)
+    mem = Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder())
+    mem.index()
+    return mem
+
+
+def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_path: Path) -> None:
     """Issue 39: "nothing relevant" was said for 0 of 24 questions whose answer is not in the vault.
     A question naming what no note mentions gets only weak hits and no block; the same question
     about what the vault does mention is answered as before."""
-    from tests.conftest import write_notes
-    from vault_memory.config import Config
-    from vault_memory.index.embedders import FakeEmbedder
-    from vault_memory.memory import Memory
-
-    notes = {
-        f"postgres/note-{i}.md": f"# Postgres tip {i}\n\nRun `psql` and set up the app database, tip {i}.\n"
-        for i in range(5)
-    }
-    vault = write_notes(tmp_path / "v", notes)
-    with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
-        m.index()
+    with _tips(tmp_path, "postgres", "Run `psql` and set up the app database for Postgres") as m:
         asked = "How do I set up the app database with Kubernetes?"
         hits = m.recall(asked, k=5, touch=False)
         assert hits and all(h.weak for h in hits)
@@ -80,29 +84,17 @@ def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_
         assert not known[0].weak
 
 
-def test_a_name_the_question_inflects_is_known_by_its_stem(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_name_the_question_inflects_is_known_by_its_stem(tmp_path: Path) -> None:
     """Stop 49: "I'm SSHing into the dev box and need port 3000 forwarded" was said to name something no
     note mentions (a second question file for jbranchaud-til): FTS5's Porter stemmer leaves
     "sshing" whole, as "ssh" has no vowel."""
-    from tests.conftest import write_notes
-    from vault_memory.config import Config
-    from vault_memory.index.embedders import FakeEmbedder
-    from vault_memory.memory import Memory
-
-    notes = {
-        f"unix/ssh-{i}.md": f"# SSH tip {i}\n\nForward a port with `ssh -L 3000:localhost:3000`, tip {i}.\n"
-        for i in range(5)
-    }
-    vault = write_notes(tmp_path / "v", notes)
-    with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
-        m.index()
+    with _tips(tmp_path, "unix", "Forward a port with SSH: `ssh -L 3000:localhost:3000`") as m:
         asked = "I'm SSHing into the dev box and need port 3000 forwarded."
         hits = m.recall(asked, k=5, touch=False)
         assert hits and not hits[0].weak
         assert m.prefetch(asked, refresh_staged=False).block != ""
-        assert all(
-            h.weak for h in m.recall("I'm Moshing into the dev box and need port 3000 forwarded.", k=5, touch=False)
-        )
+        moshing = m.recall("I'm Moshing into the dev box and need port 3000 forwarded.", k=5, touch=False)
+        assert all(h.weak for h in moshing)
 
 
 def test_an_inflected_name_is_also_read_without_its_ending() -> None:
