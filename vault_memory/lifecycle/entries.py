@@ -47,16 +47,17 @@ def answering_lines(
     note order (" … " where lines are left out between two):
 
     1. the sentence that answers (`at`);
-    2. its whole list item or prose, when all of it fits (`rules.whole_list_item`): the best sentence is
-       often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do Príncipe"), and in
-       a short note's prose anywhere in it (the whole part: needed fact 127 -> 131 of 147 on the
-       labelled real vault), but a log's next item is another statement;
-    3. the code block after it (else the last before it): a how-to's answer is its command ("what
+    2. the code block after it (else the last before it): a how-to's answer is its command ("what
        should I call to generate a UUID" showed the note's first lines, not `gen_random_uuid()`);
-    4. `rules.context_sentences` neighbours in its part, each side;
-    5. the part's other sentences scored for the turn (`others`, best first);
-    6. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part,
+    3. `rules.context_sentences` neighbours in its list item or paragraph, each side: the best
+       sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
+       Príncipe"), but a log's next item is another statement;
+    4. the part's other sentences scored for the turn (`others`, best first);
+    5. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part,
        nearest first.
+
+    (The whole list item or paragraph, when it fitted, came second until stop 49; with the first
+    entry reading on, it moved nothing on any set, the team's labelled real vault included.)
 
     A code block's lines are shown as one unbroken run: from its first line, never a line left out
     because it did not fit and a shorter one after it shown ("const nextConfig = {; {; }," was all a
@@ -65,8 +66,6 @@ def answering_lines(
     unit = units[at][1]
     code, fences = _code_blocks(units)
     pieces: list[list[int]] = [[at]]
-    if rules.whole_list_item:
-        pieces.append([i for i, (_, u) in enumerate(units) if u == unit and i not in code and i not in fences])
     if code and rules.answer_code:
         blocks = list({id(b): b for b in code.values()}.values())
         near = [b for b in blocks if b[0] > at] or [b for b in blocks if b[-1] < at][-1:]
