@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from .errors import CatalogCorruptError, VaultMemoryError
+from .errors import CatalogCorruptError, VaultMemoryError, naming_once
 from .index.indexer import Indexer
 from .index.planner import Kind
 from .index.storecheck import changed_behind_our_back, check_store
@@ -178,10 +178,9 @@ class DoctorReport:
         if self.temp_files:
             out.append(f"{len(self.temp_files)} leftover temp file(s) of interrupted writes: {some(self.temp_files)}")
         for path, why in sorted(self.unreadable.items()):
-            out.append(f"unreadable (skipped, not drift): {why if why.startswith(path) else f'{path}: {why}'}")
+            out.append(f"unreadable (skipped, not drift): {naming_once(path, why)}")
         for path, why in sorted(self.properties_unread.items()):
-            said = why if why.startswith(path) else f"{path}: {why}"
-            out.append(f"properties not valid YAML (indexed by its text, never written into): {said}")
+            out.append(f"properties not valid YAML (indexed by its text, never written into): {naming_once(path, why)}")
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -62,6 +62,12 @@ class NoteError(VaultMemoryError):
         super().__init__(f"{path}: {message}")
 
 
+def naming_once(path: str, why: str) -> str:
+    """`why` as a line about the note at `path`, naming it once: a NoteError's message already
+    begins with its path; a recorded reason may not."""
+    return why if why.startswith(path) else f"{path}: {why}"
+
+
 class NoteParseError(NoteError):
     """The note cannot be parsed; it is skipped and left untouched."""
 

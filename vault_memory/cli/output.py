@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import typer
 
+from ..errors import naming_once
 from ..internals import internals
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ SKIPPED_LISTED = 10  # unreadable notes `index` names; status lists every one
 
 def _listed(why_of: dict[str, str], where_all: str) -> list[str]:
     """The first SKIPPED_LISTED notes and why, each naming its path once, then how many more."""
-    out = [f"  {why if why.startswith(path) else f'{path}: {why}'}" for path, why in sorted(why_of.items())]
+    out = [f"  {naming_once(path, why)}" for path, why in sorted(why_of.items())]
     more = len(out) - SKIPPED_LISTED
     return out[:SKIPPED_LISTED] + ([f"  ... and {more} more ({where_all})"] if more > 0 else [])
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from ..errors import naming_once
 from ..internals import internals
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
 from .output import Progress, emit_json, ensure_current, interrupted, note, render_index_report, say
@@ -243,6 +244,6 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     if info.get("next_step"):
         say(f"next:      {info['next_step']}")
     for path, err in info["failures"].items():
-        say(f"unreadable: {err if err.startswith(path) else f'{path}: {err}'}")
+        say(f"unreadable: {naming_once(path, err)}")
     for path, why in info.get("passed_over", {}).items():
         say(f"not indexed: {path}: {why}")

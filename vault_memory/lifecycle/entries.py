@@ -79,10 +79,9 @@ def answering_lines(
     chosen: set[int] = set()
     for piece in pieces:
         more = [i for i in piece if i not in chosen and i not in fences]
-        if not more or not all(_runs_on(i, code, chosen | set(more), at) for i in more):
-            continue
-        if _length(units, chosen | set(more)) <= cap:
-            chosen.update(more)
+        grown = chosen | set(more)
+        if more and all(_runs_on(i, code, grown, at) for i in more) and _length(units, grown) <= cap:
+            chosen = grown
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
     shown = _joined(units, sorted(chosen), code)
