@@ -113,6 +113,9 @@ def content_hash(body: str, meta: Mapping[str, Any]) -> str:
 
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
+#: What loading YAML raises for text that is not valid YAML: PyYAML raises ValueError and the like
+#: too, for e.g. `date: 2025-02-30`.
+_YAML_FAILS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)
 _WIDE = 2**30  # emitter width: never fold a value onto a second line
 _BREAKS = "\n\r\x85\u2028\u2029"  # what YAML counts as line breaks
 _FENCE_OPEN = ("---",)
@@ -205,7 +208,7 @@ def lenient_properties(block: str) -> dict[str, Any]:
         text = "\n".join(entry).rstrip()
         try:
             data = yaml.load(text, Loader=_LOADER)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+        except _YAML_FAILS:
             data = None
         if isinstance(data, dict) and len(data) == 1:
             ((key, value),) = data.items()
@@ -322,8 +325,7 @@ def _layout(rel_path: str, raw: bytes, lenient: bool = False) -> _Layout:
         _check_limits(rel_path, block)
         try:
             data = yaml.load(block, Loader=_LOADER)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-            # ValueError etc.: PyYAML raises them for e.g. `date: 2025-02-30`.
+        except _YAML_FAILS as exc:
             if not _looks_like_yaml(block):
                 data = "not frontmatter"
             elif not lenient:
