@@ -21,6 +21,7 @@ runs for each variant of the read path's rules.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import statistics
 import time
@@ -70,7 +71,15 @@ def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Da
             else:
                 log(f"foreign: no {root}; LongMemEval skipped")
         elif (vaults / f"{name}.questions.json").is_file():
-            out.append(fd.real_vault(vaults, name))
+            ds = fd.real_vault(vaults, name)
+            # A question file kept apart from its vault (questions written later) reads the vault
+            # where the shared ones are; with no vault at all the set is skipped, never indexed as
+            # empty (which would empty the cached copy and its index).
+            source = next((v / name for v in (vaults, DEFAULT_VAULTS) if (v / name).is_dir()), None)
+            if source is None:
+                log(f"foreign: no vault {vaults / name} (nor {DEFAULT_VAULTS / name}); {name} skipped")
+                continue
+            out.append(dataclasses.replace(ds, source=source))
         else:
             log(f"foreign: no {vaults / name}; skipped")
     return out

@@ -68,7 +68,7 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
 SCIFACT_QUERIES = 150
 LOCOMO_QUESTIONS = 50
 SETS = ("dexter", "flancian", "jbranchaud-til", "longmemeval", "real_vault", "updates_hard", "scifact", "locomo")
-COLUMNS = ("first", "top5", "newest", "block", "silence")
+COLUMNS = ("first", "top5", "newest", "block", "silence", "spoken")
 #: The sets written by nobody here: a rule is judged on each with the choice made on the other three.
 FOREIGN = ("dexter", "flancian", "jbranchaud-til", "longmemeval")
 
@@ -119,12 +119,15 @@ def _foreign(ds: fd.Dataset, vault: Path, quick: bool) -> Evaluate:
             "newest": round(latest[0] / latest[1], 4) if latest else None,
             "block": (b["turns_ok"][0] / b["turns_ok"][1]) if b.get("turns_ok") else b.get("answer_in_block"),
             "silence": round(silent[0] / silent[1], 4) if silent else None,
+            # an answered question not silenced (some hit not weak): what silence may cost
+            "spoken": 1 - h["answered_all_weak"][0] / h["answered_all_weak"][1] if h.get("answered_all_weak") else None,
             # how many questions (turns) each column is over: left_out counts questions, not fractions
             "n_first": answered,
             "n_top5": answered,
             "n_newest": latest[1] if latest else None,
             "n_block": b["turns_ok"][1] if b.get("turns_ok") else answered,
             "n_silence": silent[1] if silent else None,
+            "n_spoken": answered,
         }
 
     return run
@@ -395,7 +398,8 @@ def render(
         "Recall@100; LoCoMo: R@10; updates_hard: every statement in the top 5), `newest` the newest answer first "
         "(`latest` questions; the pool's knowledge updates; updates_hard), `block` the block holds what the turn needs "
         "(updates_hard: the newest statement in the block), `silence` a question with no answer gets only weak hits "
-        "and no block; last, the p50 ms of a question never asked before.",
+        "and no block, `spoken` an answered question does not (some hit is not weak); last, the p50 ms of a question "
+        "never asked before.",
         "",
         *table([*head, "new question ms"], rows),
         "",
