@@ -875,6 +875,37 @@ def test_the_first_entry_reads_on_in_a_note_about_a_subject_not_in_a_days_log(
     assert "adriene" not in mem.prefetch(turn, now=NOW).entries[0].text
 
 
+def test_the_first_entry_reads_on_into_the_next_part_of_its_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """Stop 50: a note is indexed in parts (its sections, a long list split), and the first entry
+    read on only in the part that ranked it: "help me write a guide so new members don't have to type
+    a commit message" ranked a Foam page's first item ("both complained about having to write commit
+    messages"), and the command was in its next part. The first entry reads on in its note, nearest
+    lines first, whichever part they are in; entries below stay in their part."""
+    v = tmp_path / "parts"
+    put(
+        v,
+        "auto-commit-messages.md",
+        "# Auto commit messages\n\nJonathan and Luciana complained about writing commit messages.\n\n"
+        "## The solution\n\nRun this in your garden: git config --local commit.template commit.txt\n",
+    )
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    catalog = internals(mem).catalog
+    row = catalog.note_by_path("auto-commit-messages.md")
+    assert row is not None and len(catalog.chunks_of(row.node_id)) == 2  # two parts
+    turn = "Jonathan and Luciana complained about writing commit messages: what do I tell them?"
+    (entry,) = mem.prefetch(turn, now=NOW).entries
+    assert entry.text.startswith("Jonathan and Luciana complained") and "commit.template commit.txt" in entry.text
+    off = make_memory(
+        vault=v,
+        index_dir=tmp_path / "ix2",
+        calibration=replace(FAKE, weak=0.0),
+        rules=DEFAULT_RULES.but(first_entry_fills=False),
+    )
+    off.index()
+    assert "commit.template" not in off.prefetch(turn, now=NOW).entries[0].text
+
+
 def test_an_entry_shows_its_whole_paragraph_when_it_fits_and_a_window_when_not(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

@@ -3,7 +3,7 @@ answer, packed into the room an entry's line has (prefetch.py builds the entries
 each one's text is).
 
     entry_text(part, ...)     the lines of the chunk that ranked the note that answer (answering_lines),
-                              or a snippet
+                              or a snippet; the block's first entry reads on in its note (note_units)
     answering_lines(...)      the answer, its list item or prose, the command after it, its neighbours
     text_room(path, ...)      about how many characters an entry's text has, once its line says where
 """
@@ -17,11 +17,21 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..text import sentence_units, snippet
 
 
-def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT_RULES, *, fill: bool = False) -> str:
+def entry_text(
+    part: Candidate,
+    query: str,
+    cap: int,
+    rules: ReadRules = DEFAULT_RULES,
+    *,
+    fill: bool = False,
+    note: tuple[Sequence[str], int] | None = None,
+) -> str:
     """What an entry shows of the part that ranked its note: its lines that answer the turn,
-    in note order, at most `cap` characters (`answering_lines`; `fill`: and the rest of the part in
-    the room they leave), when it states a sentence that answers; else the chunk cut around the
-    turn's words (snippet drops a first line: "\\n" keeps the chunk's)."""
+    in note order, at most `cap` characters (`answering_lines`; `fill`: and the rest of its note in
+    the room they leave, nearest lines first: `note` is the bodies of the note's parts in order and
+    which of them is this part, else the part alone is read on in), when it states a sentence that
+    answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
+    chunk's)."""
     answer = part.answer_text
     body = part.chunk.body
     if answer is None:
@@ -31,7 +41,27 @@ def entry_text(part: Candidate, query: str, cap: int, rules: ReadRules = DEFAULT
     others = part.window.others if part.window is not None else ()
     if answer not in sentences:  # a property read with its note's title (windows.about)
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
-    return answering_lines(units, sentences.index(answer), others, cap, rules, fill=fill)
+    at = sentences.index(answer)
+    if fill and note is not None:
+        units, offset = note_units(note[0], note[1], units)
+        at += offset
+        within = (offset, offset + len(sentences))
+        return answering_lines(units, at, others, cap, rules, fill=fill, within=within)
+    return answering_lines(units, at, others, cap, rules, fill=fill)
+
+
+def note_units(bodies: Sequence[str], k: int, mine: Sequence[tuple[str, int]]) -> tuple[list[tuple[str, int]], int]:
+    """The sentence units (text.sentence_units) of a note's parts in order, part `k`'s being `mine`,
+    numbered so no two parts share a unit; and where part `k`'s first sentence is among them."""
+    out: list[tuple[str, int]] = []
+    offset = 0
+    for j, b in enumerate(bodies):
+        units = mine if j == k else sentence_units(b)
+        if j == k:
+            offset = len(out)
+        base = (out[-1][1] + 1) if out else 0
+        out += [(s, u + base) for s, u in units]
+    return out, offset
 
 
 def answering_lines(
@@ -42,6 +72,7 @@ def answering_lines(
     rules: ReadRules = DEFAULT_RULES,
     *,
     fill: bool = False,
+    within: tuple[int, int] | None = None,
 ) -> str:
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
@@ -54,7 +85,8 @@ def answering_lines(
        Príncipe"), but a log's next item is another statement;
     4. the part's other sentences scored for the turn (`others`, best first);
     5. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part,
-       nearest first.
+       nearest first; when `units` are the whole note's, the part being `within` (its first and
+       past-last sentence), the rest of the note, nearest first.
 
     (The whole list item or paragraph, when it fitted, came second until stop 49; with the first
     entry reading on, it moved nothing on any set, the team's labelled real vault included.)
@@ -72,7 +104,8 @@ def answering_lines(
         pieces += [[i] for i in near[0]] if near else []  # line by line: its first lines when not all fit
     n = rules.context_sentences
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
-    by_text = {s: i for i, (s, _) in enumerate(units)}
+    lo, hi = within if within is not None else (0, len(units))
+    by_text = {s: i for i, (s, _) in enumerate(units[lo:hi], start=lo)}
     pieces += [[by_text[w]] for w in others if w in by_text]
     if fill:
         pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i))]

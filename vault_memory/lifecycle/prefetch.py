@@ -270,6 +270,11 @@ def prefetch(
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
             return [_oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
 
+        def note_parts(part: Candidate) -> tuple[list[str], int]:
+            chunks = ws.catalog.chunks_of(part.node_id)
+            at = next((i for i, c in enumerate(chunks) if c.chunk_id == part.chunk.chunk_id), None)
+            return ([part.chunk.body], 0) if at is None else ([c.body for c in chunks], at)
+
         entries, kept_out = present(
             query,
             got,
@@ -277,6 +282,7 @@ def prefetch(
             decay=decay,
             closest=closest,
             day_parts=day_parts,
+            note_parts=note_parts,
             rules=rules,
         )
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules)
@@ -368,6 +374,7 @@ def present(
     decay: bool = True,
     closest: Callable[[Candidate], str | None] | None = None,
     day_parts: Callable[[Candidate], list[str]] | None = None,
+    note_parts: Callable[[Candidate], tuple[list[str], int]] | None = None,
     rules: ReadRules = DEFAULT_RULES,
 ) -> tuple[list[PrefetchEntry], list[KeptOut]]:
     """Stage 6, present (a block): recall's order, without weak hits, superseded or staged notes,
@@ -375,7 +382,8 @@ def present(
     (returned apart: what decay kept out), unless the turn cues them (`_shows`). `closest`: a chunk's
     sentence closest to the turn (windows.closest_window), for the repeats of chunks scored whole.
     `day_parts`: the parts of a note stated on a day the turn names that say something, the one
-    that answers first: its entry."""
+    that answers first: its entry. `note_parts`: the bodies of a note's parts in order and which
+    is the candidate's, where the first entry reads on (`rules.first_entry_fills`)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -388,9 +396,16 @@ def present(
     out: list[KeptOut] = []
     for r in admitted:
         part = r.cand
-        # the first entry reads on in its part when its note is about a subject, not a day's log
+        # the first entry reads on in its note when the note is about a subject, not a day's log
         fill = rules.first_entry_fills and not kept and r.state.stated.day() is None
-        shown = entry_text(part, query, text_room(r.path, part.chunk.heading, cap), rules, fill=fill)
+        shown = entry_text(
+            part,
+            query,
+            text_room(r.path, part.chunk.heading, cap),
+            rules,
+            fill=fill,
+            note=note_parts(part) if fill and note_parts is not None else None,
+        )
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
