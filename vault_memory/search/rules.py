@@ -59,10 +59,6 @@ class ReadRules:
     #: ("Boiler: installed: 2019").
     titled_properties: bool = True
 
-    # -- pick --------------------------------------------------------------------------
-    #: A note is ranked by its chunks that say something of their own (not only links and dates).
-    says_something_first: bool = True
-
     # -- order -------------------------------------------------------------------------
     #: Notes stated on a day the query names come first (and are never weak).
     named_days: bool = True
@@ -110,7 +106,8 @@ class ReadRules:
     #: ... and this many sentences on each side of the answer, in its list item or paragraph ...
     context_sentences: int = 1
     #: The block's first entry, the note most likely to answer, shows in the room its answering
-    #: lines leave the rest of its part, nearest lines first, when its note is undated: the fact a
+    #: lines leave the rest of its note (its part first, then the parts around it: stop 50), nearest
+    #: lines first, when its note is undated: the fact a
     #: turn needs is often a few lines from the sentence most like the turn ("which teacher's videos
     #: did I like" is closest to "Yoga has been great for my lower back pain"; "I like [[yoga with
     #: adriene]]" is four lines on). An undated note is about its subject, and the rest of it is
