@@ -59,6 +59,10 @@ class ReadRules:
     #: ("Boiler: installed: 2019").
     titled_properties: bool = True
 
+    # -- pick --------------------------------------------------------------------------
+    #: A note is ranked by its chunks that say something of their own (not only links and dates).
+    says_something_first: bool = True
+
     # -- order -------------------------------------------------------------------------
     #: Notes stated on a day the query names come first (and are never weak).
     named_days: bool = True

@@ -23,7 +23,7 @@ from ..errors import EmbedderError
 from ..index.catalog import Catalog, ChunkRow, NoteRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
-from ..text import beyond_its_name, points_elsewhere
+from ..text import beyond_its_name, points_elsewhere, says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 from .rules import DEFAULT_RULES, ReadRules
 
@@ -429,11 +429,12 @@ def pick(
     pool: Pool, scored: Scored, granularity: Granularity = "note", rules: ReadRules = DEFAULT_RULES
 ) -> list[Candidate]:
     """Stage 3, pick: each note's candidate (or each chunk's, `granularity="chunk"`), in relevance
-    order. A note is ranked by its most relevant chunk in the pool (one each side proposed first).
-    (Its chunks that say something of their own ranked it first until stop 50: a line of day links
-    is weighed as navigation, `rules.navigation_weight`, and on text nobody here wrote the rule
-    moved nothing or cost a question.)"""
+    order. A note is ranked by its chunks in the pool, by those that say something of their own
+    (text.says_something: not only links and dates, which the heading path every chunk carries makes
+    the best BM25 match for a daily note's name: "what did I do on the weekend of October 17" found
+    `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then by relevance."""
     terms = query_terms(pool.query)
+    says = _Says(rules.says_something_first)
     best: dict[str, Candidate] = {}
     scaled_on = pool.scaled_on
     for i, (cid, rel) in enumerate(zip(pool.ids, scored.relevance, strict=True)):
@@ -457,9 +458,26 @@ def pick(
             best[key] = cand
             continue
         b = best[key]
-        if (not cand.beyond, cand.relevance) > (not b.beyond, b.relevance):
+        if (not cand.beyond, says(cand), cand.relevance) > (not b.beyond, says(b), b.relevance):
             best[key] = cand
     return sorted(best.values(), key=relevance_order)
+
+
+class _Says:
+    """Whether a candidate's chunk says something of its own (asked only between a note's chunks,
+    remembered per chunk); always True when the rule is off."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, c: Candidate) -> bool:
+        if not self.on:
+            return True
+        cid = c.chunk.chunk_id
+        if cid not in self.memo:
+            self.memo[cid] = says_something(c.chunk.body)
+        return self.memo[cid]
 
 
 __all__ = [
