@@ -147,6 +147,11 @@ class Notes:
                 self._text[path] = ""
         return any(t in self._text[path] for t in texts)
 
+    def says_more(self, path: str) -> bool:
+        """Whether the note holds words of its own beyond links and dates (navigation_only)."""
+        self.holds(path, ("",))
+        return not navigation_only(self._text[path])
+
 
 def score_hits(q: fd.Question, hits: Sequence[Any], notes: Notes) -> dict[str, Any]:
     """One question's recall, scored."""
@@ -156,6 +161,8 @@ def score_hits(q: fd.Question, hits: Sequence[Any], notes: Notes) -> dict[str, A
     out: dict[str, Any] = {
         "top": paths[:5],
         "rank": rank,
+        # hits in the top 5 shown by a part of only links and dates, from a note that says more
+        "links_only": sum(1 for h in hits[:5] if navigation_only(h.snippet) and notes.says_more(h.path)),
         "all_weak": bool(hits) and all(h.weak for h in hits) or not hits,
         "top_weak": bool(hits) and hits[0].weak,
     }
@@ -257,6 +264,7 @@ def summarize(ev: dict[str, Any], modes: Sequence[str] = MODES) -> dict[str, Any
             m["newest_first_ku"] = [sum(ku), len(ku)]
         m["no_answer_all_weak"] = [sum(r[mode]["all_weak"] for r in none), len(none)]
         m["answered_all_weak"] = [sum(r[mode]["all_weak"] for r in answered), len(answered)]
+        m["links_only_hits"] = sum(r[mode].get("links_only", 0) for r in qs)
         by_kind: dict[str, list[int | None]] = defaultdict(list)
         for r in answered:
             by_kind[r["kind"]].append(r[mode]["rank"])
@@ -332,7 +340,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
         row = [name, s["answered"], h.get("first"), h.get("top5"), h.get("mrr")]
         row += [s.get(m, {}).get("first") for m in modes if m != "hybrid"]
         row += [_frac(h.get("latest_first") or h.get("newest_first_ku")), _frac(h.get("newest_above_stale"))]
-        row += [h.get("all_in_5")]
+        row += [h.get("all_in_5"), h.get("links_only_hits")]
         rows.append(row)
     md += table(
         [
@@ -345,6 +353,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
             "latest: newest answer first (pool: knowledge updates, newest above older)",
             "newest above every stale note",
             "all answers in top 5",
+            "top-5 hits shown by a line of links from a note that says more",
         ],
         rows,
     )
