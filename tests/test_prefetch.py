@@ -862,14 +862,7 @@ def test_the_first_entry_reads_on_in_a_note_about_a_subject_not_in_a_days_log(
     mem.index()
     turn = "my lower back hurts, which yoga videos did I like"
     assert "adriene" in mem.prefetch(turn, now=NOW).entries[0].text
-    off = make_memory(
-        vault=v,
-        index_dir=tmp_path / "ix2",
-        calibration=replace(FAKE, weak=0.0),
-        rules=DEFAULT_RULES.but(first_entry_fills=False),
-    )
-    off.index()
-    assert "adriene" not in off.prefetch(turn, now=NOW).entries[0].text
+    assert "adriene" not in _first_entry_unfilled(make_memory, v, tmp_path, turn)
     put(v, "yoga.md", body, created=NOW.date().isoformat())  # the same lines as a day's statements
     mem.index()
     assert "adriene" not in mem.prefetch(turn, now=NOW).entries[0].text
@@ -896,14 +889,19 @@ def test_the_first_entry_reads_on_into_the_next_part_of_its_note(make_memory: Me
     turn = "Jonathan and Luciana complained about writing commit messages: what do I tell them?"
     (entry,) = mem.prefetch(turn, now=NOW).entries
     assert entry.text.startswith("Jonathan and Luciana complained") and "commit.template commit.txt" in entry.text
+    assert "commit.template" not in _first_entry_unfilled(make_memory, v, tmp_path, turn)
+
+
+def _first_entry_unfilled(make_memory: MemoryFactory, vault: Path, tmp_path: Path, turn: str) -> str:
+    """The block's first entry for `turn` with `rules.first_entry_fills` off (a fresh index)."""
     off = make_memory(
-        vault=v,
-        index_dir=tmp_path / "ix2",
+        vault=vault,
+        index_dir=tmp_path / "ix-unfilled",
         calibration=replace(FAKE, weak=0.0),
         rules=DEFAULT_RULES.but(first_entry_fills=False),
     )
     off.index()
-    assert "commit.template" not in off.prefetch(turn, now=NOW).entries[0].text
+    return off.prefetch(turn, now=NOW).entries[0].text
 
 
 def test_an_entry_shows_its_whole_paragraph_when_it_fits_and_a_window_when_not(
