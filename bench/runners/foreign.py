@@ -137,20 +137,20 @@ class Notes:
         self.vault = vault
         self._text: dict[str, str] = {}
 
-    def holds(self, path: str, texts: Sequence[str]) -> bool:
-        if not texts:
-            return False
+    def _read(self, path: str) -> str:
         if path not in self._text:
             try:
                 self._text[path] = (self.vault / path).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 self._text[path] = ""
-        return any(t in self._text[path] for t in texts)
+        return self._text[path]
+
+    def holds(self, path: str, texts: Sequence[str]) -> bool:
+        return bool(texts) and any(t in self._read(path) for t in texts)
 
     def says_more(self, path: str) -> bool:
         """Whether the note holds words of its own beyond links and dates (navigation_only)."""
-        self.holds(path, ("",))
-        return not navigation_only(self._text[path])
+        return not navigation_only(self._read(path))
 
 
 def score_hits(q: fd.Question, hits: Sequence[Any], notes: Notes) -> dict[str, Any]:

@@ -41,13 +41,11 @@ def entry_text(
     others = part.window.others if part.window is not None else ()
     if answer not in sentences:  # a property read with its note's title (windows.about)
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
-    at = sentences.index(answer)
+    at, within = sentences.index(answer), None
     if fill and note is not None:
         units, offset = note_units(note[0], note[1], units)
-        at += offset
-        within = (offset, offset + len(sentences))
-        return answering_lines(units, at, others, cap, rules, fill=fill, within=within)
-    return answering_lines(units, at, others, cap, rules, fill=fill)
+        at, within = at + offset, (offset, offset + len(sentences))
+    return answering_lines(units, at, others, cap, rules, fill=fill, within=within)
 
 
 def note_units(bodies: Sequence[str], k: int, mine: Sequence[tuple[str, int]]) -> tuple[list[tuple[str, int]], int]:

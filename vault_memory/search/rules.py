@@ -111,13 +111,13 @@ class ReadRules:
     context_sentences: int = 1
     #: The block's first entry, the note most likely to answer, shows in the room its answering
     #: lines leave the rest of its note (its part first, then the parts around it: stop 50), nearest
-    #: lines first, when its note is undated: the fact a
-    #: turn needs is often a few lines from the sentence most like the turn ("which teacher's videos
-    #: did I like" is closest to "Yoga has been great for my lower back pain"; "I like [[yoga with
-    #: adriene]]" is four lines on). An undated note is about its subject, and the rest of it is
-    #: more about it; a dated note (a day's log, a memory, a session) states other things of its day,
-    #: and filled it took the room of the statements below (bench updates_hard: every statement of a
-    #: fact shown 0.778 -> 0.753; every entry filled, 0.543).
+    #: lines first, when its note is undated: the fact a turn needs is often a few lines from the
+    #: sentence most like the turn ("which teacher's videos did I like" is closest to "Yoga has been
+    #: great for my lower back pain"; "I like [[yoga with adriene]]" is four lines on). An undated
+    #: note is about its subject, and the rest of it is more about it; a dated note (a day's log, a
+    #: memory, a session) states other things of its day, and filled it took the room of the
+    #: statements below (bench updates_hard: every statement of a fact shown 0.778 -> 0.753; every
+    #: entry filled, 0.543).
     first_entry_fills: bool = True
     #: An entry that repeats one above (the same words, dates moved with the day) is merged into it.
     merge_repeats: bool = True
