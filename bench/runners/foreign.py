@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vault_memory.text import unlink
+
 from ..data import foreign as fd
 from ..harness import (
     REPO,
@@ -130,6 +132,13 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _reads(text: str) -> str:
+    """Text as it reads, to say whether a block holds a turn's exact text: a note's
+    `Birthday: [[October 11th]]` is held by a block that shows the property as "Birthday: October
+    11th" (links read as their words on both sides; stop 51)."""
+    return _flat(unlink(text))
+
+
 class Notes:
     """The text of a vault's notes, read once each (whether a hit's note holds an answer's text)."""
 
@@ -176,12 +185,12 @@ def score_hits(q: fd.Question, hits: Sequence[Any], notes: Notes) -> dict[str, A
 
 def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
     """One turn's block, scored: what it needs is there; entries that are only navigation or code."""
-    block = _flat(got.block)
+    block = _reads(got.block)
     if turn.answers:
         ok = any(e.path in turn.answers for e in got.entries)
     else:
-        ok = bool(block) and all(_flat(m) in block for m in turn.must)
-        ok = ok and (not turn.any_of or any(_flat(a) in block for a in turn.any_of))
+        ok = bool(block) and all(_reads(m) in block for m in turn.must)
+        ok = ok and (not turn.any_of or any(_reads(a) in block for a in turn.any_of))
     return {
         "ok": ok,
         "empty": not got.block,

@@ -6,6 +6,7 @@ each one's text is).
                               or a snippet; the block's first entry reads on in its note (note_units)
     answering_lines(...)      the answer, its list item or prose, the command after it, its neighbours
     text_room(path, ...)      about how many characters an entry's text has, once its line says where
+    heading_shown(...)        the headings an entry's line names: not its title again, links as they read
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from ..search.ranking import Candidate
 from ..search.rules import DEFAULT_RULES, ReadRules
-from ..text import sentence_units, snippet
+from ..text import sentence_units, snippet, unlink
 
 
 def entry_text(
@@ -168,6 +169,18 @@ def _joined(units: Sequence[tuple[str, int]], chosen: Sequence[int], code: Mappi
     return out
 
 
+def heading_shown(heading: str, title: str) -> str:
+    """The headings an entry's line names after its path: without a first heading that is the
+    note's title (the path names the note), links as they read. A template's daily note says
+    "July 13th, 2022, Wednesday > [[Daily Pages]] > [[Evening Review]] > [[Journal]]" under
+    "July 13th, 2022, Wednesday.md": its line says "Daily Pages > Evening Review > Journal", and
+    the 40 characters go to what the note says."""
+    parts = [unlink(p).strip() for p in heading.split(" > ")] if heading else []
+    if parts and parts[0] == unlink(title).strip():
+        parts = parts[1:]
+    return " > ".join(p for p in parts if p)
+
+
 def text_room(path: str, heading: str, cap: int) -> int:
     """About how much of an entry's line of `cap` characters its text has, once the line says where
     it comes from ("- (2026-11-20, Memory/coffee.md > Heading) "): what its lines are packed into."""
@@ -178,4 +191,4 @@ def text_room(path: str, heading: str, cap: int) -> int:
 MIN_TEXT_ROOM = 160
 
 
-__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "text_room"]
+__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "heading_shown", "text_room"]

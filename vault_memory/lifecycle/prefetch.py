@@ -69,7 +69,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import says_something, split_sentences
 from .edits import rehearse
-from .entries import entry_text, text_room
+from .entries import entry_text, heading_shown, text_room
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -107,8 +107,8 @@ class PrefetchEntry:
         text, and at most `rules.also_shown` of the other notes it is in. Shortened to a link and
         nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
         the budget reached last), it is no entry: a part that says nothing is never one."""
-        where = self.path + (f" > {self.heading}" if self.heading and self.heading != self.title else "")
-        where = _oneline(where)
+        heading = heading_shown(self.heading, self.title)
+        where = _oneline(self.path + (f" > {heading}" if heading else ""))
         date = self.date or "undated"
         if self.change:
             date = f"{date}; {self.change}"
@@ -401,7 +401,7 @@ def present(
         shown = entry_text(
             part,
             query,
-            text_room(r.path, part.chunk.heading, cap),
+            text_room(r.path, heading_shown(part.chunk.heading, got.notes[r.node_id].title), cap),
             rules,
             fill=fill,
             note=note_parts(part) if fill and note_parts is not None else None,
