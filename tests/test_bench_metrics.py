@@ -134,3 +134,22 @@ def test_ablate_judges_a_rule_on_the_set_it_was_not_chosen_on() -> None:
     rows = [ln for ln in lines if ln.startswith("| no_")]
     assert rows[0].startswith("| no_local") and rows[-1].startswith("| no_general")  # least earned first
     assert left_out({"default": {"dexter": cell(0.5)}, "x": {"dexter": cell(0.4)}}, "x") is None
+
+
+def test_a_block_holds_a_turns_text_as_it_reads() -> None:
+    """bench foreign's block check: a note's `Birthday: [[October 11th]]` is held by a block that shows
+    the property as "Birthday: October 11th"; a block without the date does not hold it."""
+    from types import SimpleNamespace
+
+    from bench.data.foreign import Turn
+    from bench.runners.foreign import score_block
+
+    turn = Turn("z05", "Jake's birthday is coming up", must=("Birthday: [[October 11th]]",))
+
+    def block(line: str) -> SimpleNamespace:
+        entry = SimpleNamespace(path="People/Jake Stachel.md", text=line)
+        return SimpleNamespace(block=f"[RELEVANT_LEARNED_MEMORY]\n- (undated, x.md) {line}\n", entries=[entry])
+
+    assert score_block(turn, block("Jake Stachel: Birthday: October 11th"))["ok"]
+    assert score_block(turn, block("Jake Stachel: Birthday:  [[October 11th]]"))["ok"]
+    assert not score_block(turn, block("Jake Stachel: Birthday: October 12th"))["ok"]

@@ -18,6 +18,7 @@ from vault_memory.config import Config
 from vault_memory.index.calibration import FAKE
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
+from vault_memory.lifecycle.entries import heading_shown, text_room
 from vault_memory.lifecycle.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
 from vault_memory.lifecycle.staging import is_pointer
 from vault_memory.markers import DATA_LINE
@@ -481,6 +482,26 @@ def test_an_entry_the_budget_shortens_to_a_link_is_not_shown() -> None:
     words = entry("General layout of a hook: " + draft)._render(80)
     assert words is not None and words[1].startswith("General layout of a hook")
     assert entry(draft)._render(400) is not None  # whole, its words come after the link
+
+
+def test_an_entry_line_names_its_headings_once_and_as_they_read() -> None:
+    # dexter's daily notes: every heading path starts with the note's title, and the template's
+    # headings are links; the line said the title twice and the brackets (about 40 of 400 characters)
+    day = "July 13th, 2022, Wednesday"
+    path = f"Timely notes/Daily notes/{day}.md"
+    heading = f"{day} > [[Daily Pages]] > [[Evening Review|Evening]] > [[Journal]]"
+    text = "Today we had the appointment with Taylor's dietician."
+    e = PrefetchEntry("n1", path, day, heading, "2022-07-13", text, 1.0, 0.5, 1.0)
+    rendered = e._render(400)
+    assert rendered is not None
+    assert rendered[0] == f"- (2022-07-13, {path} > Daily Pages > Evening > Journal) {text}"
+    assert heading_shown(heading, day) == "Daily Pages > Evening > Journal"
+    assert heading_shown(day, day) == ""  # a part under the title alone: the path says it
+    assert heading_shown("Plan > Goals", day) == "Plan > Goals"  # a heading that is not the title stays
+    # the room an entry's text is packed into counts what the line shows, not the title again
+    assert text_room(path, heading_shown(heading, day), 400) == text_room(path, heading, 400) + len(heading) - len(
+        "Daily Pages > Evening > Journal"
+    )
 
 
 @given(text=_TEXT, width=st.integers(0, 500))
