@@ -104,3 +104,25 @@ def test_an_inflected_name_is_also_read_without_its_ending() -> None:
     assert name_forms("Git") == ["Git"]
     assert name_forms("CLIs") == ["CLIs", "CLI"]
     assert name_forms("Bus") == ["Bus"]  # fewer than three letters would be left
+
+
+def test_a_name_written_as_one_word_with_the_next_is_known(tmp_path: Path) -> None:
+    """Stop 51: a Foam page named after a Twitter handle writes "Norman Chella" as `normanchella`, and
+    "Help me reply to Norman Chella" was said to name something no note mentions: its block was empty
+    (a fourth question file for `flancian`, written after the rule). A name the question sets beside
+    another is also looked up as the two written as one word."""
+    with _tips(tmp_path, "people", "Normanchella pinged me: the club he dreams of is a polymath club") as m:
+        asked = "Norman Chella pinged me: what is the club he dreams of?"
+        hits = m.recall(asked, k=5, touch=False)
+        assert hits and not hits[0].weak
+        assert m.prefetch(asked, refresh_staged=False).block != ""
+        other = m.recall("Norman Hella pinged me: what is the club he dreams of?", k=5, touch=False)
+        assert all(h.weak for h in other)  # "Hella" is no note's, however "Norman" is joined
+
+
+def test_names_side_by_side_are_also_read_as_one_word() -> None:
+    asked = "How much lower is the Mehr als Wohnen fee, and did Norman Chella say?"
+    assert name_forms("Wohnen", asked) == ["Wohnen", "MehralsWohnen"]  # a word between them, at most
+    assert name_forms("Chella", asked) == ["Chella", "NormanChella"]
+    assert name_forms("Chella", "Write to Chella today") == ["Chella"]  # no name beside it
+    assert name_forms("Chella") == ["Chella"]

@@ -297,7 +297,7 @@ def unknown_names(ws: Workspace, query: str, allow: AbstractSet[str] | None) -> 
     nothing in the vault answers it ("how do I set up a Kubernetes ingress" of a vault that never
     says Kubernetes), however close some note's words are. A name the question inflects is
     mentioned when its stem is ("I'm SSHing into the box" of a vault that says SSH)."""
-    return [n for n in names_in(query) if not any(ws.catalog.lexical_search(f, 1, allow) for f in name_forms(n))]
+    return [n for n in names_in(query) if not any(ws.catalog.lexical_search(f, 1, allow) for f in name_forms(n, query))]
 
 
 def _mode(ws: Workspace, searcher: Searcher, mode: Mode) -> tuple[Mode, bool]:

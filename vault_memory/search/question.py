@@ -157,12 +157,34 @@ def names_in(question: str) -> list[str]:
 _INFLECTIONS = ("ing", "ed", "es", "s")
 
 
-def name_forms(name: str) -> list[str]:
+def name_forms(name: str, question: str = "") -> list[str]:
     """The ways a note may write a name the question inflects: the name itself, then the name without
-    its ending when at least three letters are left ("SSHing" -> "SSH")."""
+    its ending when at least three letters are left ("SSHing" -> "SSH"), then, when `question` names
+    it beside another name, the two (and any word between them) written as one word: a handle, a
+    file name or a URL writes "Norman Chella" as `normanchella`, "Mehr als Wohnen" as `Mehralswohnen`."""
     low = name.lower()
     ending = next((e for e in _INFLECTIONS if low.endswith(e) and len(name) - len(e) >= 3), None)
-    return [name] if ending is None else [name, name[: -len(ending)]]
+    forms = [name] if ending is None else [name, name[: -len(ending)]]
+    return forms + [j for j in _joined(name, question) if j not in forms]
+
+
+def _joined(name: str, question: str) -> list[str]:
+    """`name` joined with the names next to it in `question` (at most one word between), as one word."""
+    if not question:
+        return []
+    words = [re.sub(r"['’]s$", "", m.group()).strip(".'’") for m in _TOKEN.finditer(question)]
+    # a name's neighbour may open the sentence ("Norman Chella just pinged me")
+    capital = [bool(w) and w[0].isupper() and w.lower() not in _NOT_NAMES for w in words]
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w != name:
+            continue
+        for a, b in ((i - 2, i), (i - 1, i), (i, i + 1), (i, i + 2)):
+            if 0 <= a and b < len(words) and capital[a] and capital[b]:
+                joined = "".join(words[a : b + 1])
+                if joined not in out:
+                    out.append(joined)
+    return out
 
 
 __all__ = ["asks_how_things_are", "name_forms", "names_in"]
