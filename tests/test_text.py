@@ -181,12 +181,47 @@ def test_each_list_item_is_a_part_of_its_own_and_prose_reads_together() -> None:
     part = dict(units)
     assert part["Flights booked: 12-16 March, TAP, seat 14A."] == part["Hotel:: Casa do Príncipe"]
     assert part["Hotel:: Casa do Príncipe"] == part["Talk:: Thursday 11:00"]  # prose across a blank line
-    assert part["[ ] Print the boarding passes"] != part["[ ] Ask for tips"]  # two items
-    assert part["[ ] Ask for tips"] == part["and a map."]  # an item's own next line
-    assert part["After the list."] != part["and a map."]  # a blank line ends an item
+    assert part["[ ] Print the boarding passes"] != part["[ ] Ask for tips and a map."]  # two items
+    assert "and a map." not in part  # an item's own next line goes on with its sentence
+    assert part["After the list."] != part["[ ] Ask for tips and a map."]  # a blank line ends an item
     assert part["08:10 Booked flights."] == part["Paid."] != part["13:00 Lunch with [[Jonas Weber]]."]
     assert part["Log"] not in (part["After the list."], part["08:10 Booked flights."])  # a heading
     assert part["a: 1; b: 2"] != part["13:00 Lunch with [[Jonas Weber]]."]  # a table
+
+
+def test_a_sentence_hard_wrapped_across_lines_is_one_sentence() -> None:
+    """Stop 51: `jbranchaud-til` wraps its prose at 80 columns, and each line was read as sentences of
+    its own: "query.", "ActiveRecord.", "the SQL." were sentences, an entry reading on showed them,
+    and "If you aren't seeing this line of SQL, then you'll need to turn on logging for" was a
+    question's answer. A line goes on with the sentence the line before left open when it starts in
+    lowercase or with a mark no statement opens with, or the line before ended on a word no sentence
+    ends on; a line that opens in capitals after a line of words stays a statement of its own."""
+    from vault_memory.text import split_sentences
+
+    wrapped = (
+        "If you aren't seeing this line of SQL, then you'll need to turn on logging for\n"
+        "ActiveRecord. For instance, your test environment may not be configured to log\n"
+        "the SQL.\n\nYou can change it in\n`config/dev.exs` like so:\n\n"
+        "```ruby\nActiveRecord::Base.logger = Logger.new(STDOUT)\n# then\nBook.first\n```\n"
+    )
+    assert split_sentences(wrapped) == [
+        "If you aren't seeing this line of SQL, then you'll need to turn on logging for ActiveRecord.",
+        "For instance, your test environment may not be configured to log the SQL.",
+        "You can change it in `config/dev.exs` like so:",
+        "```ruby",
+        "ActiveRecord::Base.logger = Logger.new(STDOUT)",  # code keeps its lines
+        "then",
+        "Book.first",
+        "```",
+    ]
+    # a thought a line, without full stops: each line its own (dexter's "My System" note)
+    thoughts = "I could do it manually like I did before SmartBlocks\nI wonder if an Alfred workflow would do\n"
+    assert split_sentences(thoughts) == [
+        "I could do it manually like I did before SmartBlocks",
+        "I wonder if an Alfred workflow would do",
+    ]
+    fields = "Likes:: cycling\nand the sea\n[[Jonas Weber]] came by\n## Plans\nto be made\n"
+    assert split_sentences(fields) == ["Likes:: cycling", "and the sea", "[[Jonas Weber]] came by", "Plans", "to be made"]
 
 
 @pytest.mark.parametrize(

@@ -152,6 +152,8 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
     lines = body.split("\n")
     header: list[str] | None = None
     unit, used, item, table = 0, False, False, False  # used: the part has a sentence; item: it is a list item
+    fence = False  # inside a fenced code block: each line is its own
+    runs_on = ""  # the line before is prose whose last sentence runs on: its last word ("": it is not)
 
     def new_part(is_item: bool = False) -> None:
         nonlocal unit, used, item
@@ -162,6 +164,7 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
     for i, raw in enumerate(lines):
         line = raw.strip()
         if line.startswith("|") and len(line) > 1:
+            runs_on = ""
             if not table:
                 new_part()
                 table = True
@@ -181,19 +184,47 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
             header, table = None, False
             new_part()
         if not line:
+            runs_on = ""
             if item:  # a blank line ends a list item
                 new_part()
             continue
         heading = line.startswith("#")
         if heading or _LIST_ITEM.match(line):
             new_part(is_item=not heading)
+            runs_on = ""
+        is_fence = line.startswith(("```", "~~~"))
+        fence = fence != is_fence
+        prose = not (heading or fence or is_fence or "::" in line)
         line = line.lstrip("-*>#").strip()
         if line:
-            out += [(s.strip(), unit) for s in _SENTENCE_END.split(line) if s.strip()]
+            pieces = [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+            if runs_on and prose and pieces and _goes_on(pieces[0], runs_on):
+                out[-1] = (f"{out[-1][0]} {pieces.pop(0)}", out[-1][1])
+            out += [(p, unit) for p in pieces]
             used = True
+        runs_on = line.rsplit(None, 1)[-1].lower() if prose and line and not _SENTENCE_ENDED.search(line) else ""
         if heading:  # the text under a heading is a part of its own
             new_part()
     return out
+
+
+def _goes_on(line: str, last_word: str) -> bool:
+    """Whether `line` goes on with a sentence the line before left open (no sentence end): it starts
+    in lowercase or with a mark that cannot open a statement (a code span, a Markdown link, a bracket
+    or a quote; a [[wikilink]] often does), or the line before ended on a word no sentence ends on
+    ("... turn on logging for" / "ActiveRecord."). A line that opens in capitals after a line of
+    words is a statement of its own: notes are often written a thought a line, without full stops."""
+    opens = line[:1].islower() or line[:1] in "`[(\"'*_" and not line.startswith("[[")
+    return opens or last_word in _NO_END
+
+
+#: Words no sentence ends on: articles, prepositions, conjunctions, auxiliaries.
+_NO_END = frozenset(
+    "a an the of to for in on at by with from into onto about via and or but nor as than that if "
+    "is are was were be been being will would can could should may might must do does did has have had "
+    "this these those your my our their its his her which who whose where when while".split()
+)
+_SENTENCE_ENDED = re.compile(r"[.!?…:;]['\")\]*_`]*$")
 
 
 def without_links(text: str) -> str:
