@@ -221,7 +221,13 @@ def test_a_sentence_hard_wrapped_across_lines_is_one_sentence() -> None:
         "I wonder if an Alfred workflow would do",
     ]
     fields = "Likes:: cycling\nand the sea\n[[Jonas Weber]] came by\n## Plans\nto be made\n"
-    assert split_sentences(fields) == ["Likes:: cycling", "and the sea", "[[Jonas Weber]] came by", "Plans", "to be made"]
+    assert split_sentences(fields) == [
+        "Likes:: cycling",
+        "and the sea",
+        "[[Jonas Weber]] came by",
+        "Plans",
+        "to be made",
+    ]
 
 
 @pytest.mark.parametrize(
