@@ -58,6 +58,7 @@ def test_names_a_question_asks_about() -> None:
     assert names_in("How many pages do I have left to read in 'Sapiens'?") == ["Sapiens"]
     assert names_in("In VSCode's vim mode, how do I wrap a word?") == ["VSCode"]
     assert names_in("How many days did it take for my iPad case to arrive?") == ["iPad"]
+    assert names_in("Bump the JVM max heap to 2GB for the 4K export") == ["JVM"]  # quantities are no names
     # the start of a sentence, question words and "I" name nothing
     assert names_in("When's my wife's birthday? I forgot. Remind me.") == []
 

@@ -140,12 +140,14 @@ _TOKEN = re.compile(r"[\w][\w'’.-]*[\w]|[\w]")
 def names_in(question: str) -> list[str]:
     """The names a question asks about: its words that begin with a capital letter, or hold one after
     their first letter ("iPad", "SQLite"), except at the start of a sentence and its question words;
-    each once, in order. "How do I set up a Kubernetes ingress" names Kubernetes."""
+    each once, in order. "How do I set up a Kubernetes ingress" names Kubernetes. A word that begins
+    with a digit is a quantity, not a name: "bump the JVM max heap to 2GB" names the JVM, and a
+    vault that writes `-Xmx2g` answers it (stop 51, the fourth question file for jbranchaud-til)."""
     out: list[str] = []
     start = True
     for m in _TOKEN.finditer(question):
         word = re.sub(r"['’]s$", "", m.group()).strip(".'’")
-        named = bool(word) and (word[0].isupper() and not start or any(c.isupper() for c in word[1:]))
+        named = word[:1].isalpha() and (word[0].isupper() and not start or any(c.isupper() for c in word[1:]))
         if named and word.lower() not in _NOT_NAMES and not _CALENDAR.fullmatch(word) and word not in out:
             out.append(word)
         start = question[m.end() : m.end() + 2].startswith((". ", "? ", "! ", ": "))
