@@ -2,6 +2,10 @@
 
 No I/O: what a memory is called, where its file goes and how its body reads are
 decided here from strings, so they can be tested with strings.
+
+Longer than 500 lines because how a body reads (its sentences, hard-wrapped lines joined, table
+rows with their header, what only points elsewhere, the snippet around a query's words) is one
+reading the index, recall and the block share, each part a few pure functions over strings.
 """
 
 from __future__ import annotations
