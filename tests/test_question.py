@@ -85,17 +85,38 @@ def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_
         assert not known[0].weak
 
 
-def test_a_name_the_question_inflects_is_known_by_its_stem(tmp_path: Path) -> None:
-    """Stop 49: "I'm SSHing into the dev box and need port 3000 forwarded" was said to name something no
-    note mentions (a second question file for jbranchaud-til): FTS5's Porter stemmer leaves
-    "sshing" whole, as "ssh" has no vowel."""
-    with _tips(tmp_path, "unix", "Forward a port with SSH: `ssh -L 3000:localhost:3000`") as m:
-        asked = "I'm SSHing into the dev box and need port 3000 forwarded."
+@pytest.mark.parametrize(
+    ("folder", "line", "asked", "unknown"),
+    [
+        # Stop 49: FTS5's Porter stemmer leaves "sshing" whole, as "ssh" has no vowel, and the question
+        # was said to name something no note mentions (a second question file for jbranchaud-til).
+        (
+            "unix",
+            "Forward a port with SSH: `ssh -L 3000:localhost:3000`",
+            "I'm SSHing into the dev box and need port 3000 forwarded.",
+            "I'm Moshing into the dev box and need port 3000 forwarded.",
+        ),
+        # Stop 51: a Foam page named after a Twitter handle writes "Norman Chella" as `normanchella`,
+        # and the turn's block was empty (a fourth question file for flancian, written after the rule).
+        (
+            "people",
+            "Normanchella pinged me: the club he dreams of is a polymath club",
+            "Norman Chella pinged me: what is the club he dreams of?",
+            "Norman Hella pinged me: what is the club he dreams of?",  # "Hella" is no note's, joined or not
+        ),
+    ],
+    ids=["inflected", "joined"],
+)
+def test_a_name_the_vault_writes_another_way_is_known(
+    tmp_path: Path, folder: str, line: str, asked: str, unknown: str
+) -> None:
+    """A name the question inflects is known by its stem; a name it sets beside another, by the two
+    written as one word. A name the vault writes in no form stays unknown."""
+    with _tips(tmp_path, folder, line) as m:
         hits = m.recall(asked, k=5, touch=False)
         assert hits and not hits[0].weak
         assert m.prefetch(asked, refresh_staged=False).block != ""
-        moshing = m.recall("I'm Moshing into the dev box and need port 3000 forwarded.", k=5, touch=False)
-        assert all(h.weak for h in moshing)
+        assert all(h.weak for h in m.recall(unknown, k=5, touch=False))
 
 
 def test_an_inflected_name_is_also_read_without_its_ending() -> None:
@@ -105,20 +126,6 @@ def test_an_inflected_name_is_also_read_without_its_ending() -> None:
     assert name_forms("Git") == ["Git"]
     assert name_forms("CLIs") == ["CLIs", "CLI"]
     assert name_forms("Bus") == ["Bus"]  # fewer than three letters would be left
-
-
-def test_a_name_written_as_one_word_with_the_next_is_known(tmp_path: Path) -> None:
-    """Stop 51: a Foam page named after a Twitter handle writes "Norman Chella" as `normanchella`, and
-    "Help me reply to Norman Chella" was said to name something no note mentions: its block was empty
-    (a fourth question file for `flancian`, written after the rule). A name the question sets beside
-    another is also looked up as the two written as one word."""
-    with _tips(tmp_path, "people", "Normanchella pinged me: the club he dreams of is a polymath club") as m:
-        asked = "Norman Chella pinged me: what is the club he dreams of?"
-        hits = m.recall(asked, k=5, touch=False)
-        assert hits and not hits[0].weak
-        assert m.prefetch(asked, refresh_staged=False).block != ""
-        other = m.recall("Norman Hella pinged me: what is the club he dreams of?", k=5, touch=False)
-        assert all(h.weak for h in other)  # "Hella" is no note's, however "Norman" is joined
 
 
 def test_names_side_by_side_are_also_read_as_one_word() -> None:
