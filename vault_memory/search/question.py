@@ -135,6 +135,12 @@ _CALENDAR = re.compile(
     re.I,
 )
 _TOKEN = re.compile(r"[\w][\w'’.-]*[\w]|[\w]")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+def _word(m: re.Match[str]) -> str:
+    """A token of the question as a word: without a possessive "'s" and the dots and quotes around it."""
+    return _POSSESSIVE.sub("", m.group()).strip(".'’")
 
 
 def names_in(question: str) -> list[str]:
@@ -146,7 +152,7 @@ def names_in(question: str) -> list[str]:
     out: list[str] = []
     start = True
     for m in _TOKEN.finditer(question):
-        word = re.sub(r"['’]s$", "", m.group()).strip(".'’")
+        word = _word(m)
         named = word[:1].isalpha() and (word[0].isupper() and not start or any(c.isupper() for c in word[1:]))
         if named and word.lower() not in _NOT_NAMES and not _CALENDAR.fullmatch(word) and word not in out:
             out.append(word)
@@ -174,7 +180,7 @@ def _joined(name: str, question: str) -> list[str]:
     """`name` joined with the names next to it in `question` (at most one word between), as one word."""
     if not question:
         return []
-    words = [re.sub(r"['’]s$", "", m.group()).strip(".'’") for m in _TOKEN.finditer(question)]
+    words = [_word(m) for m in _TOKEN.finditer(question)]
     # a name's neighbour may open the sentence ("Norman Chella just pinged me")
     capital = [bool(w) and w[0].isupper() and w.lower() not in _NOT_NAMES for w in words]
     out: list[str] = []
