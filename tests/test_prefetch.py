@@ -1039,6 +1039,37 @@ def test_a_note_that_is_only_its_name_is_no_entry(make_memory: MemoryFactory, tm
     assert "gmail.md" in [e.path for e in mem.prefetch("gmail", now=NOW).entries]
 
 
+def test_a_note_whose_best_line_is_a_link_says_the_line_under_it(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """A work note lists rules as Markdown links, each with what the owner decided under it. The line
+    that matched best was the link (the rule's name), a line that says nothing of its own, and the
+    whole note was left out of the block ("how did I want the arrow-function parentheses rule
+    configured" got the days that mention the tool instead: dexter). The entry is the note's best
+    line that says something, shown with the link above it. A README of links alone is still no entry."""
+    vault = tmp_path / "v"
+    put(
+        vault,
+        "Sonarqube rules.md",
+        "# Sonarqube rules\n\n"
+        "- [Braces and parentheses should be used consistently with arrow functions](https://sonar.example/S3524)\n"
+        "    - Should be configured with parameter_parens true, so arrow functions always get parens\n"
+        "- [Cognitive complexity of functions should not be too high](https://sonar.example/S3776)\n"
+        "    - We will discuss the limit as a team\n",
+    )
+    put(
+        vault,
+        "README.md",
+        "# Notes\n\n- [Arrow functions and parentheses](js/arrow-functions-and-parentheses.md)\n"
+        "- [Braces in arrow functions](js/braces-in-arrow-functions.md)\n",
+    )
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05))
+    mem.index()
+    query = "braces and parentheses with arrow functions: how should that rule be configured"
+    got = mem.prefetch(query, now=NOW, refresh_staged=False)
+    entry = next(e for e in got.entries if e.path == "Sonarqube rules.md")
+    assert "parameter_parens" in entry.text
+    assert "README.md" not in [e.path for e in got.entries]
+
+
 def test_a_memory_whose_text_is_its_file_name_is_an_entry(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """A short memory without a final period ("Prefers dark roast coffee", "... every month!") is kept
     in a file named by its whole text. Read as "a note that only says its name", it was never an
