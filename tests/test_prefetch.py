@@ -978,6 +978,31 @@ def test_an_entry_shows_the_lines_that_answer_a_how_to_its_command_included() ->
     assert roomy.index("Postgres has support") < roomy.index("As of PostgreSQL v13") < roomy.index("select")
 
 
+def test_an_entry_shows_the_code_block_its_lead_in_and_lines_say_the_turn_is_about() -> None:
+    """A how-to with three blocks ("change the port in config/dev.exs", "or make it configurable from
+    the command line with a fallback", "then run it") showed the first block after the sentence that
+    answered: `port: 4444`, when the turn asked for the command line and a fallback to 4000. The
+    block shown is the one whose lines and lead-in hold the most of the turn's words; on a tie (a
+    turn whose words no block holds) the one right after the answer, as before."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.search.ranking import query_terms
+    from vault_memory.text import sentence_units
+
+    body = (
+        "Running `mix phx.server` will attach the server to port `4000`.\n\n"
+        "If you'd like to use a different port in development, you can change it in `config/dev.exs`.\n\n"
+        "```elixir\nconfig :my_app, MyApp.Web.Endpoint,\n  http: [port: 4444],\n```\n\n"
+        "Alternatively, you can allow it to be configurable from the command line with a fallback port.\n\n"
+        '```elixir\nconfig :my_app, MyApp.Web.Endpoint,\n  http: [port: System.get_env("PORT") || 4000],\n```\n'
+    )
+    units = sentence_units(body)
+    turn = "Make the Phoenix server's port configurable from the command line, falling back to 4000."
+    got = answering_lines(units, 0, (), 200, terms=query_terms(turn))
+    assert got.startswith("Running `mix phx.server`") and 'System.get_env("PORT") || 4000' in got
+    assert "port: 4444" not in got
+    assert "port: 4444" in answering_lines(units, 0, (), 200, terms=query_terms("Phoenix elixir web app"))
+
+
 def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
     """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
     first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not

@@ -4,7 +4,7 @@ each one's text is).
 
     entry_text(part, ...)     the lines of the chunk that ranked the note that answer (answering_lines),
                               or a snippet; the block's first entry reads on in its note (note_units)
-    answering_lines(...)      the answer, its list item or prose, the command after it, its neighbours
+    answering_lines(...)      the answer, its list item or prose, the command that answers, its neighbours
     text_room(path, ...)      about how many characters an entry's text has, once its line says where
     heading_shown(...)        the headings an entry's line names: not its title again, links as they read
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..search.ranking import Candidate
+from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..text import sentence_units, snippet, unlink
 
@@ -46,7 +46,7 @@ def entry_text(
     if fill and note is not None:
         units, offset = note_units(note[0], note[1], units)
         at, within = at + offset, (offset, offset + len(sentences))
-    return answering_lines(units, at, others, cap, rules, fill=fill, within=within)
+    return answering_lines(units, at, others, cap, rules, fill=fill, within=within, terms=part.terms)
 
 
 def note_units(bodies: Sequence[str], k: int, mine: Sequence[tuple[str, int]]) -> tuple[list[tuple[str, int]], int]:
@@ -72,13 +72,18 @@ def answering_lines(
     *,
     fill: bool = False,
     within: tuple[int, int] | None = None,
+    terms: frozenset[str] = frozenset(),
 ) -> str:
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
 
     1. the sentence that answers (`at`);
-    2. the code block after it (else the last before it): a how-to's answer is its command ("what
-       should I call to generate a UUID" showed the note's first lines, not `gen_random_uuid()`);
+    2. a code block: a how-to's answer is its command ("what should I call to generate a UUID"
+       showed the note's first lines, not `gen_random_uuid()`). The one whose lines and lead-in (the
+       line before its fence) hold the most of the turn's words (`terms`), the nearest after the
+       answer on a tie, then the nearest before it: "make the Phoenix port configurable from the
+       command line, falling back to 4000" wants the block led in by "Alternatively, you can allow
+       it to be configurable from the command line…", not the `port: 4444` right after the answer;
     3. `rules.context_sentences` neighbours in its list item or paragraph, each side: the best
        sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
        Príncipe"), but a log's next item is another statement;
@@ -99,8 +104,9 @@ def answering_lines(
     pieces: list[list[int]] = [[at]]
     if code and rules.answer_code:
         blocks = list({id(b): b for b in code.values()}.values())
-        near = [b for b in blocks if b[0] > at] or [b for b in blocks if b[-1] < at][-1:]
-        pieces += [[i] for i in near[0]] if near else []  # line by line: its first lines when not all fit
+        near = [b for b in blocks if b[0] > at] + [b for b in blocks if b[-1] < at][::-1]
+        best = max(near, key=lambda b: coverage(terms, _led_in(units, b, fences)), default=None)  # first on a tie
+        pieces += [[i] for i in best] if best else []  # line by line: its first lines when not all fit
     n = rules.context_sentences
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
     lo, hi = within if within is not None else (0, len(units))
@@ -144,6 +150,14 @@ def _code_blocks(units: Sequence[tuple[str, int]]) -> tuple[dict[int, list[int]]
             inside.append(i)
             blocks[i] = inside
     return {i: b for i, b in blocks.items() if b}, fences
+
+
+def _led_in(units: Sequence[tuple[str, int]], block: Sequence[int], fences: set[int]) -> str:
+    """A code block's lines and the line before its fence, which says what it is for."""
+    lead = block[0] - 1
+    while lead in fences:
+        lead -= 1
+    return " ".join(units[i][0] for i in ([lead] if lead >= 0 else []) + list(block))
 
 
 def _runs_on(i: int, code: Mapping[int, list[int]], shown: set[int], at: int) -> bool:
