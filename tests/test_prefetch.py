@@ -1003,6 +1003,30 @@ def test_an_entry_shows_the_code_block_its_lead_in_and_lines_say_the_turn_is_abo
     assert "port: 4444" in answering_lines(units, 0, (), 200, terms=query_terms("Phoenix elixir web app"))
 
 
+def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
+    """A Netlify how-to's entry showed its first paragraph and its `[source](https://…)` line (a
+    scored sentence: the link's words are the note's subject), and not the `YARN_VERSION` sentence
+    between them, which no longer fitted. Among the other lines and reading on, a line that only
+    points elsewhere is left out, and the room goes to what the note says."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.text import sentence_units
+
+    source = "[source](https://community.netlify.com/t/default-yarn-version-is-now-1-17/2297)"
+    body = (
+        "When you first deploy an app to [Netlify](https://www.netlify.com/), the current default\n"
+        "[Yarn](https://yarnpkg.com/) version will be locked in. This Yarn version will be used for future builds.\n\n"
+        "You can override the default Yarn version by including the `YARN_VERSION` environment variable.\n\n"
+        f"{source}\n"
+    )
+    units = sentence_units(body)
+    for got in (
+        answering_lines(units, 0, (source,), 300, fill=True),
+        answering_lines(units, 0, (source,), 400, fill=True),
+    ):
+        assert "`YARN_VERSION` environment variable." in got and "community.netlify.com" not in got
+    assert source in answering_lines(units, 3, (), 300)  # the answer itself is shown, whatever it is
+
+
 def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
     """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
     first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not

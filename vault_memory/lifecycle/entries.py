@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
-from ..text import sentence_units, snippet, unlink
+from ..text import says_something, sentence_units, snippet, unlink
 
 
 def entry_text(
@@ -92,6 +92,11 @@ def answering_lines(
        nearest first; when `units` are the whole note's, the part being `within` (its first and
        past-last sentence), the rest of the note, nearest first.
 
+    A line that says nothing of its own (text.says_something: a `[source](https://…)` link, a
+    `[[go]] https://…` pointer) is shown only as the answer or a line of code: among the others, or
+    reading on, it took the room of what the note says (a Netlify how-to showed its first paragraph
+    and its source link, not the `YARN_VERSION` sentence between them).
+
     (The whole list item or paragraph, when it fitted, came second until stop 49; with the first
     entry reading on, it moved nothing on any set, the team's labelled real vault included.)
 
@@ -111,9 +116,10 @@ def answering_lines(
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
     lo, hi = within if within is not None else (0, len(units))
     by_text = {s: i for i, (s, _) in enumerate(units[lo:hi], start=lo)}
-    pieces += [[by_text[w]] for w in others if w in by_text]
+    pieces += [[by_text[w]] for w in others if w in by_text and says_something(w)]
     if fill:
-        pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i))]
+        nearest = sorted(range(len(units)), key=lambda i: (abs(i - at), i))
+        pieces += [[i] for i in nearest if i in code or says_something(units[i][0])]
     chosen: set[int] = set()
     for piece in pieces:
         more = [i for i in piece if i not in chosen and i not in fences]
@@ -126,7 +132,13 @@ def answering_lines(
     # the room left goes to the part's next sentence, cut on a word ("…"), as a reader reads on
     after = next((i for i in range(max(chosen) + 1, len(units)) if i not in fences), None)
     room = cap - len(shown) - 1
-    if after is not None and units[after][1] == unit and room >= MIN_TAIL and after - 1 in chosen:
+    if (
+        after is not None
+        and units[after][1] == unit
+        and room >= MIN_TAIL
+        and after - 1 in chosen
+        and (after in code or says_something(units[after][0]))
+    ):
         tail = units[after][0]
         shown += " " + (tail if len(tail) <= room else tail[: tail.rfind(" ", 0, room - 1)].rstrip() + "…")
     return shown
