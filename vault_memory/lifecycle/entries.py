@@ -7,11 +7,13 @@ each one's text is).
     answering_lines(...)      the answer, its list item or prose, the command that answers, its neighbours
     text_room(path, ...)      about how many characters an entry's text has, once its line says where
     heading_shown(...)        the headings an entry's line names: not its title again, links as they read
+    says_its_answer(part)     the part with its best line that says something as its answer, when a link scored best
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
@@ -47,6 +49,21 @@ def entry_text(
         units, offset = note_units(note[0], note[1], units)
         at, within = at + offset, (offset, offset + len(sentences))
     return answering_lines(units, at, others, cap, rules, fill=fill, within=within, terms=part.terms)
+
+
+def says_its_answer(part: Candidate) -> Candidate:
+    """The candidate with, as the sentence that answers, its best window that says something: a
+    line of links that scored best ("- [Braces and parentheses should be used consistently with
+    arrow functions](https://sonarqube…)") points at a page; the sentence under it that says how
+    the owner configured that rule is what the note states."""
+    w = part.window
+    if w is None or says_something(w.text):
+        return part
+    other = next((o for o in w.others if says_something(o)), None)
+    if other is None:
+        return part
+    rest = tuple(o for o in w.others if o != other)
+    return replace(part, window=replace(w, text=other, others=(w.text, *rest)))
 
 
 def note_units(bodies: Sequence[str], k: int, mine: Sequence[tuple[str, int]]) -> tuple[list[tuple[str, int]], int]:
@@ -217,4 +234,4 @@ def text_room(path: str, heading: str, cap: int) -> int:
 MIN_TEXT_ROOM = 160
 
 
-__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "heading_shown", "text_room"]
+__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "heading_shown", "says_its_answer", "text_room"]

@@ -69,7 +69,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import says_something, split_sentences
 from .edits import rehearse
-from .entries import entry_text, heading_shown, text_room
+from .entries import entry_text, heading_shown, says_its_answer, text_room
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -395,7 +395,7 @@ def present(
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
     for r in admitted:
-        part = _says_its_answer(r.cand)
+        part = says_its_answer(r.cand)
         # the first entry reads on in its note when the note is about a subject, not a day's log
         fill = rules.first_entry_fills and not kept and r.state.stated.day() is None
         shown = entry_text(
@@ -427,21 +427,6 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out
-
-
-def _says_its_answer(part: Candidate) -> Candidate:
-    """The candidate with, as the sentence that answers, its best window that says something: a
-    line of links that scored best ("- [Braces and parentheses should be used consistently with
-    arrow functions](https://sonarqube…)") points at a page; the sentence under it that says how
-    the owner configured that rule is what the note states."""
-    w = part.window
-    if w is None or says_something(w.text):
-        return part
-    other = next((o for o in w.others if says_something(o)), None)
-    if other is None:
-        return part
-    rest = tuple(o for o in w.others if o != other)
-    return replace(part, window=replace(w, text=other, others=(w.text, *rest)))
 
 
 def _admitted(got: Ranking) -> list[Ranked]:
