@@ -133,10 +133,13 @@ def answering_lines(
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
     lo, hi = within if within is not None else (0, len(units))
     by_text = {s: i for i, (s, _) in enumerate(units[lo:hi], start=lo)}
-    pieces += [[by_text[w]] for w in others if w in by_text and says_something(w)]
+
+    def says(i: int) -> bool:  # a line worth room of its own: code, or a line that says something
+        return i in code or says_something(units[i][0])
+
+    pieces += [[by_text[w]] for w in others if w in by_text and says(by_text[w])]
     if fill:
-        nearest = sorted(range(len(units)), key=lambda i: (abs(i - at), i))
-        pieces += [[i] for i in nearest if i in code or says_something(units[i][0])]
+        pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i)) if says(i)]
     chosen: set[int] = set()
     for piece in pieces:
         more = [i for i in piece if i not in chosen and i not in fences]
@@ -149,13 +152,7 @@ def answering_lines(
     # the room left goes to the part's next sentence, cut on a word ("…"), as a reader reads on
     after = next((i for i in range(max(chosen) + 1, len(units)) if i not in fences), None)
     room = cap - len(shown) - 1
-    if (
-        after is not None
-        and units[after][1] == unit
-        and room >= MIN_TAIL
-        and after - 1 in chosen
-        and (after in code or says_something(units[after][0]))
-    ):
+    if after is not None and units[after][1] == unit and room >= MIN_TAIL and after - 1 in chosen and says(after):
         tail = units[after][0]
         shown += " " + (tail if len(tail) <= room else tail[: tail.rfind(" ", 0, room - 1)].rstrip() + "…")
     return shown
