@@ -1027,6 +1027,45 @@ def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
     assert source in answering_lines(units, 3, (), 300)  # the answer itself is shown, whatever it is
 
 
+def test_a_line_that_leads_in_comes_with_what_it_introduces() -> None:
+    """Stop 53: a Foam note's entry ended "Instead I just use fstab and mount/unmount as needed:" and
+    the fstab line under it, which the turn needed, was not shown; a journal's "Start the day by
+    taking a look at:" was shown without the two pages it named. A lead-in comes with the lines it
+    introduces, in order: the items under it, or after it at its own depth (the author wrote the
+    fstab lines as siblings), the code block after it, or the paragraph after it; never the
+    list's next statement back at the lead-in's depth."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.text import sentence_layout, sentence_units
+
+    body = (
+        "- I use this to automount SD cards.\n"
+        "- As of [[2020-12-25]] this no longer works.\n"
+        "  - Instead I just use fstab and mount/unmount as needed:\n"
+        "  - 64gb\n"
+        "    - UUID=6139-3034 /mnt/sd   exfat noauto,x-systemd.automount,uid=UID_HERE,user\n"
+        "- Start the day by taking a look at:\n"
+        "  - [[daily]]\n"
+        "  - [[agora plan]]\n"
+        "- TIL the printer works again.\n"
+    )
+    units, layout = sentence_units(body), sentence_layout(body)
+    lines = [s for s, _ in units]
+    fstab = lines.index("Instead I just use fstab and mount/unmount as needed:")
+    got = answering_lines(units, fstab, (), 300, layout=layout)
+    assert "x-systemd.automount" in got and "Start the day" not in got
+    assert "x-systemd.automount" not in answering_lines(units, fstab, (), 300)  # without the layout: as before
+    day = answering_lines(units, lines.index("Start the day by taking a look at:"), (), 300, layout=layout)
+    assert day.endswith("[[daily]] [[agora plan]]") and "printer" not in day
+    # what it introduces comes in order, from its first line: never the second item without the first
+    short = answering_lines(units, fstab, (), 70, layout=layout)
+    assert "UUID" not in short and short.startswith("Instead I just use fstab")
+    # a prose lead-in introduces the list after it, up to the prose that follows the list
+    prose = "Here's some tips:\n\n- Use the styled API.\n- Keep makeStyles where it is.\n\nWe deploy in May.\n"
+    units, layout = sentence_units(prose), sentence_layout(prose)
+    tips = answering_lines(units, 0, (), 300, layout=layout, rules=DEFAULT_RULES.but(context_sentences=0))
+    assert tips == "Here's some tips: Use the styled API. Keep makeStyles where it is."
+
+
 def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
     """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
     first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vault_memory.text import (
     default_title,
@@ -14,6 +16,8 @@ from vault_memory.text import (
     note_name,
     points_elsewhere,
     says_something,
+    sentence_layout,
+    sentence_units,
     snippet,
     unique_name,
     unlink,
@@ -261,3 +265,30 @@ def test_says_something_is_what_is_left_without_links_dates_and_times(text: str,
 )
 def test_points_elsewhere_is_markdown_links_urls_and_dates_only(text: str, points: bool) -> None:
     assert points_elsewhere(text) is points
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "- a thing.",
+                "  - a child: ",
+                "Prose. More",
+                "| a | b |",
+                "|---|---|",
+                "| 1 | 2 |",
+                "```",
+                "code()",
+                "",
+                "# Head",
+                "\tdeep item",
+                "1. first",
+            ]
+        ),
+        max_size=14,
+    )
+)
+def test_every_sentence_has_its_layout(lines: list[str]) -> None:
+    """sentence_layout is sentence_units' companion: one (indent, list item) per sentence, whatever the text."""
+    body = "\n".join(lines)
+    assert len(sentence_layout(body)) == len(sentence_units(body))

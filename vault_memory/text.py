@@ -152,7 +152,19 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
     Weber]]."); lines of prose, blank lines between them or not, read together ("Flights booked:
     12-16 March." and "Hotel:: Casa do Príncipe"; "Likes:: cycling" above "Jonas designs the Atlas
     dashboard."). What an entry shows around its answer (entries.entry_text)."""
+    return _sentences(body)[0]
+
+
+def sentence_layout(body: str) -> list[tuple[int, bool]]:
+    """For each sentence of sentence_units(body), in order: the indent of the line it starts on and
+    whether that line is a list item. What says which lines a lead-in introduces ("Instead I just use
+    fstab and mount/unmount as needed:" and the lines indented under it: entries.answering_lines)."""
+    return _sentences(body)[1]
+
+
+def _sentences(body: str) -> tuple[list[tuple[str, int]], list[tuple[int, bool]]]:
     out: list[tuple[str, int]] = []
+    layout: list[tuple[int, bool]] = []
     lines = body.split("\n")
     header: list[str] | None = None
     unit, used, item, table = 0, False, False, False  # used: the part has a sentence; item: it is a list item
@@ -182,6 +194,7 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
             row = "; ".join(f"{h}: {c}" if h else c for h, c in zip(names, cells, strict=True) if c)
             if row:
                 out.append((row, unit))
+                layout.append((0, False))
                 used = True
             continue
         if table:  # the table ended
@@ -193,6 +206,7 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
                 new_part()
             continue
         heading = line.startswith("#")
+        shape = (len(raw.expandtabs(4)) - len(raw.expandtabs(4).lstrip()), bool(_LIST_ITEM.match(line)))
         if heading or _LIST_ITEM.match(line):
             new_part(is_item=not heading)
             runs_on = ""
@@ -205,11 +219,12 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
             if runs_on and prose and pieces and _goes_on(pieces[0], runs_on):
                 out[-1] = (f"{out[-1][0]} {pieces.pop(0)}", out[-1][1])
             out += [(p, unit) for p in pieces]
+            layout += [shape] * len(pieces)
             used = True
         runs_on = line.rsplit(None, 1)[-1].lower() if prose and line and not _SENTENCE_ENDED.search(line) else ""
         if heading:  # the text under a heading is a part of its own
             new_part()
-    return out
+    return out, layout
 
 
 def _goes_on(line: str, last_word: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
-from ..text import says_something, sentence_units, snippet, unlink
+from ..text import says_something, sentence_layout, sentence_units, snippet, unlink
 
 
 def entry_text(
@@ -39,7 +39,7 @@ def entry_text(
     body = part.chunk.body
     if answer is None:
         return snippet("\n" + body, query, width=cap)
-    units = sentence_units(body)
+    units, layout = sentence_units(body), sentence_layout(body)
     sentences = [s for s, _ in units]
     others = part.window.others if part.window is not None else ()
     if answer not in sentences:  # a property read with its note's title (windows.about)
@@ -48,7 +48,8 @@ def entry_text(
     if fill and note is not None:
         units, offset = note_units(note[0], note[1], units)
         at, within = at + offset, (offset, offset + len(sentences))
-    return answering_lines(units, at, others, cap, rules, fill=fill, within=within, terms=part.terms)
+        layout = [x for j, b in enumerate(note[0]) for x in (layout if j == note[1] else sentence_layout(b))]
+    return answering_lines(units, at, others, cap, rules, fill=fill, within=within, terms=part.terms, layout=layout)
 
 
 def says_its_answer(part: Candidate) -> Candidate:
@@ -90,6 +91,7 @@ def answering_lines(
     fill: bool = False,
     within: tuple[int, int] | None = None,
     terms: frozenset[str] = frozenset(),
+    layout: Sequence[tuple[int, bool]] | None = None,
 ) -> str:
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
@@ -117,6 +119,11 @@ def answering_lines(
     (The whole list item or paragraph, when it fitted, came second until stop 49; with the first
     entry reading on, it moved nothing on any set, the team's labelled real vault included.)
 
+    A line that leads in ("Instead I just use fstab and mount/unmount as needed:", "Start the day by
+    taking a look at:") comes with what it introduces, in order, from its first line (`layout`, each
+    sentence's indent and whether it is a list item: `_introduced`): before, `flancian`'s autofs
+    note was shown up to "as needed:" and not the fstab line under it that the turn needed.
+
     A code block's lines are shown as one unbroken run: from its first line, never a line left out
     because it did not fit and a shorter one after it shown ("const nextConfig = {; {; }," was all a
     Next.js how-to's entry showed of its `async redirects()`).
@@ -141,10 +148,15 @@ def answering_lines(
     if fill:
         pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i)) if says(i)]
     chosen: set[int] = set()
-    for piece in pieces:
+    for piece, needs in _with_what_leads_in(pieces, units, layout, code, fences, hi):
         more = [i for i in piece if i not in chosen and i not in fences]
         grown = chosen | set(more)
-        if more and all(_runs_on(i, code, grown, at) for i in more) and _length(units, grown) <= cap:
+        if (
+            more
+            and (needs is None or needs in chosen)
+            and all(_runs_on(i, code, grown, at) for i in more)
+            and _length(units, grown) <= cap
+        ):
             chosen = grown
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
@@ -160,6 +172,62 @@ def answering_lines(
 
 #: The next sentence is shown in part only when this much room is left for it.
 MIN_TAIL = 40
+
+
+def _with_what_leads_in(
+    pieces: Sequence[list[int]],
+    units: Sequence[tuple[str, int]],
+    layout: Sequence[tuple[int, bool]] | None,
+    code: Mapping[int, list[int]],
+    fences: set[int],
+    end: int,
+) -> list[tuple[list[int], int | None]]:
+    """The pieces, each line that leads in (its text ends with ":", "Instead I just use fstab and
+    mount/unmount as needed:") followed by the lines it introduces (`_introduced`), one piece each,
+    with the line before it, which must be shown for it to be (a list is read from its first item;
+    None: a piece of its own). A lead-in shown alone promises what the entry does not hold."""
+    out: list[tuple[list[int], int | None]] = []
+    for piece in pieces:
+        out.append((piece, None))
+        last = piece[-1]
+        if layout is None or last in code or not units[last][0].rstrip().endswith(":"):
+            continue
+        prev = last
+        for j in _introduced(last, units, layout, code, fences, end):
+            out.append(([j], prev))
+            prev = j
+    return out
+
+
+def _introduced(
+    lead: int,
+    units: Sequence[tuple[str, int]],
+    layout: Sequence[tuple[int, bool]],
+    code: Mapping[int, list[int]],
+    fences: set[int],
+    end: int,
+) -> list[int]:
+    """The lines a lead-in introduces, up to the part's `end`: a code block right after it; else the
+    list after it (the items indented under it, or, written at its own depth, the items that follow
+    it, to the first line of prose back at its depth or a line out of the list); else the paragraph
+    after it."""
+    after = [j for j in range(lead + 1, end) if j not in fences]
+    if not after:
+        return []
+    first = after[0]
+    if first in code:
+        return list(code[first])
+    depth, item = layout[lead]
+    if not (item or layout[first][1]):
+        return [j for j in after if units[j][1] == units[first][1]]
+    floor = depth + 1 if layout[first][0] > depth else depth
+    out = []
+    for j in after:
+        d, is_item = layout[j]
+        if d < floor or (d <= depth and not is_item and j not in code):
+            break
+        out.append(j)
+    return out
 
 
 def _code_blocks(units: Sequence[tuple[str, int]]) -> tuple[dict[int, list[int]], set[int]]:
