@@ -12,8 +12,9 @@ each one's text is).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
 
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
@@ -148,16 +149,22 @@ def answering_lines(
     if fill:
         pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i)) if says(i)]
     chosen: set[int] = set()
-    for piece, needs in _with_what_leads_in(pieces, units, layout, code, fences, hi):
+
+    def take(piece: Sequence[int]) -> bool:  # shown, if it fits (True when it already is)
+        nonlocal chosen
         more = [i for i in piece if i not in chosen and i not in fences]
         grown = chosen | set(more)
-        if (
-            more
-            and (needs is None or needs in chosen)
-            and all(_runs_on(i, code, grown, at) for i in more)
-            and _length(units, grown) <= cap
-        ):
-            chosen = grown
+        if more and not (all(_runs_on(i, code, grown, at) for i in more) and _length(units, grown) <= cap):
+            return False
+        chosen = grown
+        return bool(piece)
+
+    for piece in pieces:
+        if take(piece) and layout is not None and _leads_in(piece[-1], units, code):
+            # what it introduces comes next, in order: a list is read from its first item
+            for j in _introduced(piece[-1], units, layout, code, fences, hi):
+                if not take([j]):
+                    break
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
     shown = _joined(units, sorted(chosen), code)
@@ -174,29 +181,10 @@ def answering_lines(
 MIN_TAIL = 40
 
 
-def _with_what_leads_in(
-    pieces: Sequence[list[int]],
-    units: Sequence[tuple[str, int]],
-    layout: Sequence[tuple[int, bool]] | None,
-    code: Mapping[int, list[int]],
-    fences: set[int],
-    end: int,
-) -> list[tuple[list[int], int | None]]:
-    """The pieces, each line that leads in (its text ends with ":", "Instead I just use fstab and
-    mount/unmount as needed:") followed by the lines it introduces (`_introduced`), one piece each,
-    with the line before it, which must be shown for it to be (a list is read from its first item;
-    None: a piece of its own). A lead-in shown alone promises what the entry does not hold."""
-    out: list[tuple[list[int], int | None]] = []
-    for piece in pieces:
-        out.append((piece, None))
-        last = piece[-1]
-        if layout is None or last in code or not units[last][0].rstrip().endswith(":"):
-            continue
-        prev = last
-        for j in _introduced(last, units, layout, code, fences, end):
-            out.append(([j], prev))
-            prev = j
-    return out
+def _leads_in(i: int, units: Sequence[tuple[str, int]], code: Mapping[int, list[int]]) -> bool:
+    """Whether line `i` leads in ("Instead I just use fstab and mount/unmount as needed:"): a line
+    of text, not code, that ends with a colon. Shown alone, it promises what the entry does not hold."""
+    return i not in code and units[i][0].rstrip().endswith(":")
 
 
 def _introduced(
@@ -206,28 +194,28 @@ def _introduced(
     code: Mapping[int, list[int]],
     fences: set[int],
     end: int,
-) -> list[int]:
-    """The lines a lead-in introduces, up to the part's `end`: a code block right after it; else the
-    list after it (the items indented under it, or, written at its own depth, the items that follow
-    it, to the first line of prose back at its depth or a line out of the list); else the paragraph
-    after it."""
-    after = [j for j in range(lead + 1, end) if j not in fences]
-    if not after:
-        return []
-    first = after[0]
+) -> Iterator[int]:
+    """The lines a lead-in introduces, in order, up to the part's `end` (read lazily: the caller
+    stops when they no longer fit): a code block right after it; else the list after it (the items
+    indented under it, or, written at its own depth, the items that follow it, to the first line of
+    prose back at its depth or a line out of the list); else the paragraph after it."""
+    after = (j for j in range(lead + 1, end) if j not in fences)
+    first = next(after, None)
+    if first is None:
+        return
     if first in code:
-        return list(code[first])
+        yield from code[first]
+        return
     depth, item = layout[lead]
-    if not (item or layout[first][1]):
-        return [j for j in after if units[j][1] == units[first][1]]
+    prose = not (item or layout[first][1])
     floor = depth + 1 if layout[first][0] > depth else depth
-    out = []
-    for j in after:
+    for j in chain((first,), after):
         d, is_item = layout[j]
-        if d < floor or (d <= depth and not is_item and j not in code):
-            break
-        out.append(j)
-    return out
+        if prose and units[j][1] != units[first][1]:
+            return
+        if not prose and (d < floor or (d <= depth and not is_item and j not in code)):
+            return
+        yield j
 
 
 def _code_blocks(units: Sequence[tuple[str, int]]) -> tuple[dict[int, list[int]], set[int]]:
