@@ -153,3 +153,20 @@ def test_a_block_holds_a_turns_text_as_it_reads() -> None:
     assert score_block(turn, block("Jake Stachel: Birthday: October 11th"))["ok"]
     assert score_block(turn, block("Jake Stachel: Birthday:  [[October 11th]]"))["ok"]
     assert not score_block(turn, block("Jake Stachel: Birthday: October 12th"))["ok"]
+
+
+def test_an_entry_ending_on_a_lead_in_is_counted() -> None:
+    """bench foreign counts entries whose last line leads in and shows nothing of what it introduces
+    ("Instead I just use fstab and mount/unmount as needed:"), cut or not; a colon inside a line is
+    no lead-in."""
+    from types import SimpleNamespace
+
+    from bench.data.foreign import Turn
+    from bench.runners.foreign import ends_on_a_lead_in, score_block
+
+    assert ends_on_a_lead_in("Instead I just use fstab and mount/unmount as needed:")
+    assert ends_on_a_lead_in("Start the day by taking a look at: …")
+    assert not ends_on_a_lead_in("as needed: UUID=6139-3034 /mnt/sd exfat noauto,x-systemd.automount")
+    entries = [SimpleNamespace(path="autofs.md", text=t) for t in ("as needed:", "Flights booked: 12-16 March.")]
+    got = SimpleNamespace(block="[RELEVANT_LEARNED_MEMORY]\n- as needed:\n", entries=entries)
+    assert score_block(Turn("p07", "SD card", must=("x-systemd",)), got)["lead_in"] == 1

@@ -123,6 +123,11 @@ def navigation_only(text: str) -> bool:
     return len(_WORD.findall(rest.replace("[x]", " ").replace("[ ]", " "))) < 2
 
 
+def ends_on_a_lead_in(text: str) -> bool:
+    """An entry whose last line leads in ("… as needed:") and shows nothing of what it introduces."""
+    return text.rstrip().rstrip("…").rstrip().endswith(":")
+
+
 def dataview_code(text: str) -> bool:
     """An entry that prints a Dataview expression or query as code (`= this.name`)."""
     return bool(_DATAVIEW.search(text)) or "= this." in text
@@ -198,6 +203,7 @@ def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
         "chars": len(got.block),
         "navigation": sum(1 for e in got.entries if navigation_only(e.text)),
         "dataview": sum(1 for e in got.entries if dataview_code(e.text)),
+        "lead_in": sum(1 for e in got.entries if ends_on_a_lead_in(e.text)),
         "paths": [e.path for e in got.entries],
     }
 
@@ -306,6 +312,7 @@ def summarize(ev: dict[str, Any], modes: Sequence[str] = MODES) -> dict[str, Any
         every = blocks + list(ev["turns"])
         b["navigation_entries"] = sum(x["navigation"] for x in every)
         b["dataview_entries"] = sum(x["dataview"] for x in every)
+        b["lead_in_entries"] = sum(x.get("lead_in", 0) for x in every)
         b["entries"] = sum(x["entries"] for x in every)
         b["mean_chars"] = round(statistics.fmean(x["chars"] for x in every), 1) if every else 0
         out["blocks"] = b
@@ -380,6 +387,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
                 b.get("answered_empty"),
                 b.get("navigation_entries"),
                 b.get("dataview_entries"),
+                b.get("lead_in_entries"),
                 b.get("mean_chars"),
                 s.get("recall_p50_ms"),
             ]
@@ -394,6 +402,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
             "answered: empty block",
             "navigation entries",
             "Dataview entries",
+            'entries ending on a lead-in ("… as needed:") without what it introduces',
             "block chars (mean)",
             "recall p50 ms",
         ],
