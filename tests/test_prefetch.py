@@ -1035,7 +1035,7 @@ def test_a_line_that_leads_in_comes_with_what_it_introduces() -> None:
     fstab lines as siblings), the code block after it, or the paragraph after it; never the
     list's next statement back at the lead-in's depth."""
     from vault_memory.lifecycle.entries import answering_lines
-    from vault_memory.text import sentence_layout, sentence_units
+    from vault_memory.text import sentence_layout
 
     body = (
         "- I use this to automount SD cards.\n"
@@ -1048,7 +1048,7 @@ def test_a_line_that_leads_in_comes_with_what_it_introduces() -> None:
         "  - [[agora plan]]\n"
         "- TIL the printer works again.\n"
     )
-    units, layout = sentence_units(body), sentence_layout(body)
+    units, layout = sentence_layout(body)
     lines = [s for s, _ in units]
     fstab = lines.index("Instead I just use fstab and mount/unmount as needed:")
     got = answering_lines(units, fstab, (), 300, layout=layout)
@@ -1061,7 +1061,7 @@ def test_a_line_that_leads_in_comes_with_what_it_introduces() -> None:
     assert "UUID" not in short and short.startswith("Instead I just use fstab")
     # a prose lead-in introduces the list after it, up to the prose that follows the list
     prose = "Here's some tips:\n\n- Use the styled API.\n- Keep makeStyles where it is.\n\nWe deploy in May.\n"
-    units, layout = sentence_units(prose), sentence_layout(prose)
+    units, layout = sentence_layout(prose)
     tips = answering_lines(units, 0, (), 300, layout=layout, rules=DEFAULT_RULES.but(context_sentences=0))
     assert tips == "Here's some tips: Use the styled API. Keep makeStyles where it is."
 

@@ -289,6 +289,8 @@ def test_points_elsewhere_is_markdown_links_urls_and_dates_only(text: str, point
     )
 )
 def test_every_sentence_has_its_layout(lines: list[str]) -> None:
-    """sentence_layout is sentence_units' companion: one (indent, list item) per sentence, whatever the text."""
+    """sentence_layout reads sentence_units' sentences, with one (indent, list item) per sentence, for any text."""
     body = "\n".join(lines)
-    assert len(sentence_layout(body)) == len(sentence_units(body))
+    units, layout = sentence_layout(body)
+    assert units == sentence_units(body)
+    assert len(layout) == len(sentence_units(body))

@@ -152,19 +152,21 @@ def sentence_units(body: str) -> list[tuple[str, int]]:
     Weber]]."); lines of prose, blank lines between them or not, read together ("Flights booked:
     12-16 March." and "Hotel:: Casa do Príncipe"; "Likes:: cycling" above "Jonas designs the Atlas
     dashboard."). What an entry shows around its answer (entries.entry_text)."""
-    return _sentences(body)[0]
+    return _sentences(body, None)
 
 
-def sentence_layout(body: str) -> list[tuple[int, bool]]:
-    """For each sentence of sentence_units(body), in order: the indent of the line it starts on and
-    whether that line is a list item. What says which lines a lead-in introduces ("Instead I just use
-    fstab and mount/unmount as needed:" and the lines indented under it: entries.answering_lines)."""
-    return _sentences(body)[1]
-
-
-def _sentences(body: str) -> tuple[list[tuple[str, int]], list[tuple[int, bool]]]:
-    out: list[tuple[str, int]] = []
+def sentence_layout(body: str) -> tuple[list[tuple[str, int]], list[tuple[int, bool]]]:
+    """sentence_units(body), read once, and for each of its sentences, in order: the indent of the
+    line it starts on and whether that line is a list item. What says which lines a lead-in
+    introduces ("Instead I just use fstab and mount/unmount as needed:" and the lines indented under
+    it: entries.answering_lines). Only an entry asks for it: the sentences recall scores do not."""
     layout: list[tuple[int, bool]] = []
+    return _sentences(body, layout), layout
+
+
+def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[str, int]]:
+    """sentence_units(body); with `layout`, each sentence's (indent, list item) appended to it."""
+    out: list[tuple[str, int]] = []
     lines = body.split("\n")
     header: list[str] | None = None
     unit, used, item, table = 0, False, False, False  # used: the part has a sentence; item: it is a list item
@@ -194,7 +196,8 @@ def _sentences(body: str) -> tuple[list[tuple[str, int]], list[tuple[int, bool]]
             row = "; ".join(f"{h}: {c}" if h else c for h, c in zip(names, cells, strict=True) if c)
             if row:
                 out.append((row, unit))
-                layout.append((0, False))
+                if layout is not None:
+                    layout.append((0, False))
                 used = True
             continue
         if table:  # the table ended
@@ -206,8 +209,8 @@ def _sentences(body: str) -> tuple[list[tuple[str, int]], list[tuple[int, bool]]
                 new_part()
             continue
         heading = line.startswith("#")
-        shape = (len(raw.expandtabs(4)) - len(raw.expandtabs(4).lstrip()), bool(_LIST_ITEM.match(line)))
-        if heading or _LIST_ITEM.match(line):
+        listed = _LIST_ITEM.match(line) is not None
+        if heading or listed:
             new_part(is_item=not heading)
             runs_on = ""
         is_fence = line.startswith(("```", "~~~"))
@@ -219,12 +222,14 @@ def _sentences(body: str) -> tuple[list[tuple[str, int]], list[tuple[int, bool]]
             if runs_on and prose and pieces and _goes_on(pieces[0], runs_on):
                 out[-1] = (f"{out[-1][0]} {pieces.pop(0)}", out[-1][1])
             out += [(p, unit) for p in pieces]
-            layout += [shape] * len(pieces)
+            if layout is not None:
+                spaced = raw.expandtabs(4)
+                layout += [(len(spaced) - len(spaced.lstrip()), listed)] * len(pieces)
             used = True
         runs_on = line.rsplit(None, 1)[-1].lower() if prose and line and not _SENTENCE_ENDED.search(line) else ""
         if heading:  # the text under a heading is a part of its own
             new_part()
-    return out, layout
+    return out
 
 
 def _goes_on(line: str, last_word: str) -> bool:

@@ -18,7 +18,7 @@ from itertools import chain
 
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
-from ..text import says_something, sentence_layout, sentence_units, snippet, unlink
+from ..text import says_something, sentence_layout, snippet, unlink
 
 
 def entry_text(
@@ -40,16 +40,15 @@ def entry_text(
     body = part.chunk.body
     if answer is None:
         return snippet("\n" + body, query, width=cap)
-    units, layout = sentence_units(body), sentence_layout(body)
+    units, layout = sentence_layout(body)
     sentences = [s for s, _ in units]
     others = part.window.others if part.window is not None else ()
     if answer not in sentences:  # a property read with its note's title (windows.about)
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
     at, within = sentences.index(answer), None
     if fill and note is not None:
-        units, offset = note_units(note[0], note[1], units)
+        units, layout, offset = note_units(note[0], note[1], (units, layout))
         at, within = at + offset, (offset, offset + len(sentences))
-        layout = [x for j, b in enumerate(note[0]) for x in (layout if j == note[1] else sentence_layout(b))]
     return answering_lines(units, at, others, cap, rules, fill=fill, within=within, terms=part.terms, layout=layout)
 
 
@@ -68,18 +67,23 @@ def says_its_answer(part: Candidate) -> Candidate:
     return replace(part, window=replace(w, text=other, others=(w.text, *rest)))
 
 
-def note_units(bodies: Sequence[str], k: int, mine: Sequence[tuple[str, int]]) -> tuple[list[tuple[str, int]], int]:
-    """The sentence units (text.sentence_units) of a note's parts in order, part `k`'s being `mine`,
-    numbered so no two parts share a unit; and where part `k`'s first sentence is among them."""
+def note_units(
+    bodies: Sequence[str], k: int, mine: tuple[list[tuple[str, int]], list[tuple[int, bool]]]
+) -> tuple[list[tuple[str, int]], list[tuple[int, bool]], int]:
+    """The sentence units of a note's parts in order and their layout (text.sentence_layout), part
+    `k`'s being `mine`, numbered so no two parts share a unit; and where part `k`'s first sentence
+    is among them."""
     out: list[tuple[str, int]] = []
+    layout: list[tuple[int, bool]] = []
     offset = 0
     for j, b in enumerate(bodies):
-        units = mine if j == k else sentence_units(b)
+        units, shapes = mine if j == k else sentence_layout(b)
         if j == k:
             offset = len(out)
         base = (out[-1][1] + 1) if out else 0
         out += [(s, u + base) for s, u in units]
-    return out, offset
+        layout += shapes
+    return out, layout, offset
 
 
 def answering_lines(
@@ -157,7 +161,7 @@ def answering_lines(
         if more and not (all(_runs_on(i, code, grown, at) for i in more) and _length(units, grown) <= cap):
             return False
         chosen = grown
-        return bool(piece)
+        return True
 
     for piece in pieces:
         if take(piece) and layout is not None and _leads_in(piece[-1], units, code):
