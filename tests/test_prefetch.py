@@ -913,6 +913,44 @@ def test_the_first_entry_reads_on_into_the_next_part_of_its_note(make_memory: Me
     assert "commit.template" not in _first_entry_unfilled(make_memory, v, tmp_path, turn)
 
 
+def test_the_first_entry_reading_on_has_half_the_block(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """Stop 54 (rules.first_entry_share): the first entry, reading on in its undated note, has half the
+    block's budget for its line, not one entry's cap: the oven setting the turn needs is four steps
+    below the sentence that ranked the recipe, past 400 characters. A dated first entry keeps the cap."""
+    steps = [f"- Step {i}: fold the grated carrots in slowly and keep the batter light and airy." for i in range(4)]
+    body = "\n".join(
+        [
+            "- Carrot cake is my grandmother's recipe, baked every spring.",
+            *steps,
+            "- Oven: 180C for 35 minutes on the middle rack, then cool it in the tin before the icing goes on.",
+        ]
+    )
+    v = tmp_path / "half"
+    put(v, "carrot-cake.md", body + "\n")
+    turn = "what was my grandmother's carrot cake recipe"
+
+    def first_entry(share: float, index: str) -> PrefetchEntry:
+        mem = make_memory(
+            vault=v,
+            index_dir=tmp_path / index,
+            calibration=replace(FAKE, weak=0.0),
+            rules=DEFAULT_RULES.but(first_entry_share=share),
+        )
+        mem.index()
+        got = mem.prefetch(turn, now=NOW)
+        assert len(got.block) <= got.budget
+        return got.entries[0]
+
+    half = first_entry(DEFAULT_RULES.first_entry_share, "ix")
+    assert half.text.startswith("Carrot cake is my grandmother's recipe") and half.text.endswith(
+        "before the icing goes on."
+    )
+    assert 400 < len(half.text) <= 600
+    assert "180C" not in first_entry(0.0, "ix-cap").text  # one entry's cap: the oven line is cut off
+    put(v, "carrot-cake.md", body + "\n", created=NOW.date().isoformat())  # a day's statements
+    assert len(first_entry(DEFAULT_RULES.first_entry_share, "ix-dated").text) <= 400
+
+
 def _first_entry_unfilled(make_memory: MemoryFactory, vault: Path, tmp_path: Path, turn: str) -> str:
     """The block's first entry for `turn` with `rules.first_entry_fills` off (a fresh index)."""
     off = make_memory(

@@ -287,8 +287,22 @@ def text_room(path: str, heading: str, cap: int) -> int:
     return max(MIN_TEXT_ROOM, cap - len(path) - len(heading) - 20)
 
 
+def first_entry_cap(budget: int, entry_cap: int, rules: ReadRules = DEFAULT_RULES) -> int:
+    """The cap of the block's first entry when it reads on in its undated note (`rules.first_entry_fills`):
+    `rules.first_entry_share` of the budget, or the entry cap when that is more."""
+    return max(entry_cap, int(budget * rules.first_entry_share)) if rules.first_entry_fills else entry_cap
+
+
 #: An entry's text is packed into at least this many characters, however long its path.
 MIN_TEXT_ROOM = 160
 
 
-__all__ = ["MIN_TEXT_ROOM", "answering_lines", "entry_text", "heading_shown", "says_its_answer", "text_room"]
+__all__ = [
+    "MIN_TEXT_ROOM",
+    "answering_lines",
+    "entry_text",
+    "first_entry_cap",
+    "heading_shown",
+    "says_its_answer",
+    "text_room",
+]

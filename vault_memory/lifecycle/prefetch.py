@@ -69,7 +69,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import says_something, split_sentences
 from .edits import rehearse
-from .entries import entry_text, heading_shown, says_its_answer, text_room
+from .entries import entry_text, first_entry_cap, heading_shown, says_its_answer, text_room
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -215,7 +215,8 @@ def render_block(
     used = frame
     for entry in entries:
         entry = replace(entry, merged=tuple(neutralise(p) for p in entry.merged))  # file names are a note's too
-        room = min(entry_cap, budget - used - 1)  # -1: the line's own "\n"
+        cap = first_entry_cap(budget, entry_cap, rules) if not lines and entry.date is None else entry_cap
+        room = min(cap, budget - used - 1)  # -1: the line's own "\n"
         rendered = entry._render(room, rules) if room > 0 else None
         if rendered is None:
             break
@@ -279,6 +280,7 @@ def prefetch(
             query,
             got,
             cfg.prefetch_entry_cap,
+            first_cap=first_entry_cap(budget, cfg.prefetch_entry_cap, rules),
             decay=decay,
             closest=closest,
             day_parts=day_parts,
@@ -371,6 +373,7 @@ def present(
     got: Ranking,
     cap: int,
     *,
+    first_cap: int | None = None,
     decay: bool = True,
     closest: Callable[[Candidate], str | None] | None = None,
     day_parts: Callable[[Candidate], list[str]] | None = None,
@@ -383,7 +386,8 @@ def present(
     sentence closest to the turn (windows.closest_window), for the repeats of chunks scored whole.
     `day_parts`: the parts of a note stated on a day the turn names that say something, the one
     that answers first: its entry. `note_parts`: the bodies of a note's parts in order and which
-    is the candidate's, where the first entry reads on (`rules.first_entry_fills`)."""
+    is the candidate's, where the first entry reads on (`rules.first_entry_fills`), in `first_cap`
+    characters (`first_entry_cap`; None: `cap`)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -398,10 +402,11 @@ def present(
         part = says_its_answer(r.cand)
         # the first entry reads on in its note when the note is about a subject, not a day's log
         fill = rules.first_entry_fills and not kept and r.state.stated.day() is None
+        room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
         shown = entry_text(
             part,
             query,
-            text_room(r.path, heading_shown(part.chunk.heading, got.notes[r.node_id].title), cap),
+            text_room(r.path, heading_shown(part.chunk.heading, got.notes[r.node_id].title), room),
             rules,
             fill=fill,
             note=note_parts(part) if fill and note_parts is not None else None,
@@ -414,7 +419,7 @@ def present(
         if decay and r.dormant and not _shows(r, contradicted, rules):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
             continue
-        entry = _entry(r, part, shown, got, cap)
+        entry = _entry(r, part, shown, got, room)
         twin = None if r.cand.on_day else _twin(kept, part, said, r.state.stated.day(), closest, rules)
         if twin is None:  # a named day's note is its own entry
             kept.append((entry, said, r))

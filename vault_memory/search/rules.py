@@ -119,6 +119,11 @@ class ReadRules:
     #: statements below (bench updates_hard: every statement of a fact shown 0.778 -> 0.753; every
     #: entry filled, 0.543).
     first_entry_fills: bool = True
+    #: ... and has this share of the block's budget for its line, when that is more than the entry
+    #: cap (stop 54: 600 of the default 1,200 characters; the fifth question files, written by people
+    #: who never saw the code and never tuned on, held what the turn needs on one more turn in each
+    #: vault, 9/12/18 -> 10/13/19 of 24, and no question's block lost its answer).
+    first_entry_share: float = 0.5
     #: An entry that repeats one above (the same words, dates moved with the day) is merged into it.
     merge_repeats: bool = True
     #: A chunk scored whole repeats an entry above that shows its sentence closest to the turn.
