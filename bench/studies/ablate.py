@@ -53,6 +53,11 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("no_first_hit_cue", "the query's first hit is cued like any other dormant note", {"first_hit_cue": None}),
     ("sentence_alone", "an entry shows its answer sentence alone (no neighbours)", {"context_sentences": 0}),
     (
+        "first_entry_one_cap",
+        "the first entry reading on has one entry's cap, not half the block",
+        {"first_entry_share": 0.0},
+    ),
+    (
         "no_keeps_replaced_out",
         "a cued dormant note enters a block whatever live note names it in conflicts_with",
         {"keeps_replaced_out": None},
