@@ -951,6 +951,43 @@ def test_the_first_entry_reading_on_has_half_the_block(make_memory: MemoryFactor
     assert len(first_entry(DEFAULT_RULES.first_entry_share, "ix-dated").text) <= 400
 
 
+def test_the_first_entry_reads_on_from_the_top_of_its_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """Stop 54: the first entry reads on in its note from its first line, not nearest lines first. A
+    page about a subject says first what matters most: `dexter`'s list of state parks ranked by its
+    ninth item, and nearest lines first read back from it and never reached "#1: Glendalough: My
+    favorite", what the turn needed. The answer and its neighbours still come first."""
+    items = [
+        f"- #{i}: Lake {name}: a quiet spot with a small beach and a short trail loop around it."
+        for i, name in enumerate(["Shetek", "Bemidji", "Itasca", "Carlos", "Sibley", "Zumbro", "Ottertail"], start=2)
+    ]
+    body = "\n".join(
+        [
+            "# Parks",
+            "",
+            "## North",
+            "",
+            "- #1: Glendalough: my favourite of them all, three extremely clear lakes, hardly busy, "
+            "within driving distance.",
+            *items[:3],
+            "",
+            "## South",
+            "",
+            *items[3:],
+            "- #9: Whitewater: beautiful fall colours and camping right by the river.",
+        ]
+    )
+    v = tmp_path / "top"
+    put(v, "parks.md", body + "\n")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    row = internals(mem).catalog.note_by_path("parks.md")
+    assert row is not None and len(internals(mem).catalog.chunks_of(row.node_id)) == 2  # #1 is in the other part
+    (entry, *_) = mem.prefetch("where should we go for fall camping", now=NOW).entries
+    assert "Whitewater: beautiful fall colours" in entry.text  # the answer first
+    assert entry.text.startswith("#1: Glendalough: my favourite")  # then the note from its top
+    assert len(entry.text) <= 600
+
+
 def _first_entry_unfilled(make_memory: MemoryFactory, vault: Path, tmp_path: Path, turn: str) -> str:
     """The block's first entry for `turn` with `rules.first_entry_fills` off (a fresh index)."""
     off = make_memory(

@@ -32,7 +32,7 @@ def entry_text(
 ) -> str:
     """What an entry shows of the part that ranked its note: its lines that answer the turn,
     in note order, at most `cap` characters (`answering_lines`; `fill`: and the rest of its note in
-    the room they leave, nearest lines first: `note` is the bodies of the note's parts in order and
+    the room they leave, from its first line: `note` is the bodies of the note's parts in order and
     which of them is this part, else the part alone is read on in), when it states a sentence that
     answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
     chunk's)."""
@@ -112,9 +112,11 @@ def answering_lines(
        sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
        Príncipe"), but a log's next item is another statement;
     4. the part's other sentences scored for the turn (`others`, best first);
-    5. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part,
-       nearest first; when `units` are the whole note's, the part being `within` (its first and
-       past-last sentence), the rest of the note, nearest first.
+    5. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part from
+       its first line; when `units` are the whole note's, the part being `within` (its first and
+       past-last sentence), the rest of the note from its first line (stop 54: nearest lines first
+       before, which read a list of state parks from the item that ranked it, #5, and never reached
+       the part above it whose "#1: Glendalough: My favorite" the turn needed).
 
     A line that says nothing of its own (text.says_something: a `[source](https://…)` link, a
     `[[go]] https://…` pointer) is shown only as the answer or a line of code: among the others, or
@@ -151,7 +153,7 @@ def answering_lines(
 
     pieces += [[by_text[w]] for w in others if w in by_text and says(by_text[w])]
     if fill:
-        pieces += [[i] for i in sorted(range(len(units)), key=lambda i: (abs(i - at), i)) if says(i)]
+        pieces += [[i] for i in range(len(units)) if says(i)]
     chosen: set[int] = set()
 
     def take(piece: Sequence[int]) -> bool:  # shown, if it fits (True when it already is)

@@ -110,10 +110,13 @@ class ReadRules:
     #: ... and this many sentences on each side of the answer, in its list item or paragraph ...
     context_sentences: int = 1
     #: The block's first entry, the note most likely to answer, shows in the room its answering
-    #: lines leave the rest of its note (its part first, then the parts around it: stop 50), nearest
-    #: lines first, when its note is undated: the fact a turn needs is often a few lines from the
-    #: sentence most like the turn ("which teacher's videos did I like" is closest to "Yoga has been
-    #: great for my lower back pain"; "I like [[yoga with adriene]]" is four lines on). An undated
+    #: lines leave the rest of its note, across its parts (stop 50), from its first line (stop 54;
+    #: nearest lines first before), when its note is undated: the fact a turn needs is often a few
+    #: lines from the sentence most like the turn ("which teacher's videos did I like" is closest to
+    #: "Yoga has been great for my lower back pain"; "I like [[yoga with adriene]]" is four lines on),
+    #: and a page about a subject says first what matters most about it (a list of state parks whose
+    #: "#1: Glendalough: My favorite" is a part above the sentence that ranked it; a person's page
+    #: that says what he is building in its first lines). An undated
     #: note is about its subject, and the rest of it is more about it; a dated note (a day's log, a
     #: memory, a session) states other things of its day, and filled it took the room of the
     #: statements below (bench updates_hard: every statement of a fact shown 0.778 -> 0.753; every
