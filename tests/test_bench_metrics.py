@@ -170,3 +170,16 @@ def test_an_entry_ending_on_a_lead_in_is_counted() -> None:
     entries = [SimpleNamespace(path="autofs.md", text=t) for t in ("as needed:", "Flights booked: 12-16 March.")]
     got = SimpleNamespace(block="[RELEVANT_LEARNED_MEMORY]\n- as needed:\n", entries=entries)
     assert score_block(Turn("p07", "SD card", must=("x-systemd",)), got)["lead_in"] == 1
+
+
+def test_an_entry_is_navigation_when_it_only_points_elsewhere() -> None:
+    """bench foreign's navigation count: an entry of links, URLs and dates with fewer than two words
+    of its own is navigation; a short statement that points nowhere ("I'm a subscriber.") is not."""
+    from bench.runners.foreign import navigation_only
+
+    assert navigation_only("- [Generate A UUID](postgres/generate-a-uuid.md)")
+    assert navigation_only("[[2026-10-15]] · [[2026-10-19]]")
+    assert navigation_only("Thread: https://twitter.com/flancian/status/1320089326508822528")
+    assert not navigation_only("I'm a subscriber.")
+    assert not navigation_only("Nah")
+    assert not navigation_only("Lunch with [[Jonas Weber]] at the new ramen place.")

@@ -118,8 +118,12 @@ def navigation_only(text: str) -> bool:
     """An entry that is only a way to other notes: once its links (wikilinks, Markdown links with their
     text, URLs), dates and task boxes are out, fewer than two words of its own are left (a README's
     `- [Generate A UUID](postgres/generate-a-uuid.md)`, a daily note's `[[2026-10-15]] · [[2026-10-19]]`).
-    Counted independently of the library's own rule (text.says_something), a little stricter."""
+    Counted independently of the library's own rule (text.says_something), a little stricter. An
+    entry that points nowhere is never navigation, however short: "I'm a subscriber." (whose "I'm"
+    has no word of two letters) and "Nah" say something, or too little, but lead to no other note."""
     rest = _DATE.sub(" ", _URL.sub(" ", _MDLINK.sub(" ", _WIKILINK.sub(" ", text))))
+    if rest == text:  # no link, URL or date: nothing to navigate to
+        return False
     return len(_WORD.findall(rest.replace("[x]", " ").replace("[ ]", " "))) < 2
 
 
