@@ -183,3 +183,34 @@ def test_an_entry_is_navigation_when_it_only_points_elsewhere() -> None:
     assert not navigation_only("I'm a subscriber.")
     assert not navigation_only("Nah")
     assert not navigation_only("Lunch with [[Jonas Weber]] at the new ramen place.")
+
+
+def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:
+    """bench ablate --combine: what a rule buys on a vault is summed over every question file's run,
+    then judged leave one vault out as in one run; a rule one run did not try adds nothing there."""
+    from bench.studies.ablate import combined_buys, earned, left_out_of
+
+    def cell(first: float) -> dict[str, float | None]:
+        return {"first": first, "n_first": 10, "top5": None, "newest": None, "block": None, "silence": None}
+
+    sets = ("dexter", "flancian", "jbranchaud-til")
+    first = {"default": {s: cell(0.5) for s in sets}, "no_rule": {**{s: cell(0.5) for s in sets}, "dexter": cell(0.3)}}
+    # a later file: the rule costs flancian one question and buys jbranchaud-til one
+    later = {
+        "default": {s: cell(0.5) for s in sets},
+        "no_rule": {"dexter": cell(0.5), "flancian": cell(0.6), "jbranchaud-til": cell(0.4)},
+        "no_other": {s: cell(0.4) for s in sets},
+    }
+    buys = combined_buys([first, later])
+    assert buys["no_rule"] == {
+        "dexter": pytest.approx(2.0),
+        "flancian": pytest.approx(-1.0),
+        "jbranchaud-til": pytest.approx(1.0),
+    }
+    assert buys["no_other"] == {s: pytest.approx(1.0) for s in sets}  # only the later run tried it
+    lovo = left_out_of(buys["no_rule"])
+    assert lovo is not None
+    assert lovo["dexter"] == (False, pytest.approx(2.0))  # flancian and jbranchaud-til tie: dropped
+    assert lovo["flancian"] == (True, pytest.approx(-1.0))  # the others gain 3: kept, and it costs 1 here
+    assert earned(lovo) == pytest.approx(0.0)
+    assert left_out_of({"dexter": 1.0}) is None

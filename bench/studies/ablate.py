@@ -84,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--vaults", type=Path, default=None, help="the real vaults' folder (default ../shared/real-vaults)"
     )
+    parser.add_argument(
+        "--combine",
+        default=None,
+        help="comma list of earlier ablate results (.json), one per question file: run nothing, judge every rule "
+        "leave one vault out over all of them (writes ablate-combined.md)",
+    )
 
 
 def variants() -> list[tuple[str, str, dict[str, Any]]]:
@@ -342,6 +348,8 @@ def _new_question_ms(mem: Any, questions: Sequence[str], salt: str) -> float:
 def run(opts: RunOptions) -> Result:
     from vault_memory.search.rules import DEFAULT_RULES
 
+    if opts.extra.get("combine"):
+        return run_combined(opts, [Path(p) for p in str(opts.extra["combine"]).split(",") if p])
     res = Result("ablate", opts)
     wanted = [r for r in (opts.extra.get("rules") or "").split(",") if r]
     every = variants()
@@ -436,10 +444,71 @@ def left_out(
     default (what it buys there, summed, is above 0: a tie keeps the simpler read path, without the
     rule) and what the default buys on the set left out. None when fewer than two foreign sets ran."""
     sets = [s for s in FOREIGN if s in results["default"] and s in results[variant]]
-    if len(sets) < 2:
+    return left_out_of({s: _buys(results, variant, s) for s in sets})
+
+
+def left_out_of(buys: dict[str, float]) -> dict[str, tuple[bool, float]] | None:
+    """`left_out` from what the rule buys on each foreign set (`_buys`, or summed over files)."""
+    if len(buys) < 2:
         return None
-    buys = {s: _buys(results, variant, s) for s in sets}
-    return {s: (sum(buys[t] for t in sets if t != s) > 1e-9, buys[s]) for s in sets}
+    return {s: (sum(b for t, b in buys.items() if t != s) > 1e-9, b) for s, b in buys.items()}
+
+
+def combined_buys(runs: Sequence[dict[str, dict[str, dict[str, float | None]]]]) -> dict[str, dict[str, float]]:
+    """What each rule buys on each foreign set over several runs (one per question file: the first
+    files and the pool, then the files written after the rules), summed: variant -> set -> questions.
+    A rule a run did not try adds nothing there."""
+    out: dict[str, dict[str, float]] = {}
+    for results in runs:
+        for variant in results:
+            if variant == "default":
+                continue
+            for s in FOREIGN:
+                if s in results["default"] and s in results[variant]:
+                    row = out.setdefault(variant, {})
+                    row[s] = row.get(s, 0.0) + _buys(results, variant, s)
+    return out
+
+
+def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
+    """`--combine`: every rule judged leave one vault out over the question files of earlier runs."""
+    import json
+
+    res = Result("ablate-combined", opts)
+    runs, whats = [], {}
+    for f in files:
+        try:
+            got = json.loads(f.read_text())["results"]
+            runs.append(got["scores"])
+        except (OSError, ValueError, KeyError) as e:
+            msg = f"bench ablate --combine: {f} is no ablate result ({e}); give the .json an ablate run wrote"
+            raise SystemExit(msg) from e
+        whats.update({n: v.get("what", "") for n, v in got.get("variants", {}).items()})
+    buys = combined_buys(runs)
+    res.params.update(files=[str(f) for f in files], variants=sorted(buys))
+    res.results.update(buys=buys)
+    rows = []
+    for name, by_set in buys.items():
+        lovo = left_out_of(by_set)
+        if lovo is None:
+            continue
+        total = earned(lovo)
+        cells = [f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()]
+        everywhere = f"{sum(by_set.values()):+.1f}"
+        rows.append((total, [f"`{name}` ({whats.get(name, '')})", *cells, f"{total:+.1f}", everywhere]))
+    rows.sort(key=lambda r: r[0])
+    sets = [s for s in FOREIGN if any(s in b for b in buys.values())]
+    res.markdown += [
+        f"Every rule judged leave one vault out over {len(files)} runs of `bench ablate`, one per question file: "
+        + ", ".join(f"`{f.name}`" for f in files)
+        + ". What a rule buys on a set is summed over the files (in questions and turns, as in each run's "
+        "left-out table); for each set left out, the other sets' sums decide whether the rule stays (above 0), and "
+        "the cell is what it buys on the set left out. `earned` sums the cells where it stayed; `every file` sums "
+        "what it buys everywhere. Least earned first.",
+        "",
+        *table(["rule (variant)", *sets, "earned", "every file"], [r for _, r in rows]),
+    ]
+    return res
 
 
 def earned(lovo: dict[str, tuple[bool, float]]) -> float:
