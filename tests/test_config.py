@@ -123,3 +123,19 @@ def test_a_retired_setting_given_as_a_keyword_is_dropped_with_a_word(
         resolve_config({"vault": tmp_path, "assign_ids": True, "reactivate_cap": 0.5}, env={})
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "assign_ids is no longer a setting" in said and "reactivate_cap is no longer a setting" in said
+
+
+def test_a_config_built_in_code_takes_its_folders_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Config(vault="~/notes")` is what a person writes in a script: the folders given as text are
+    paths (with `~` expanded, as on the command line), and nothing else is taken for one."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cfg = Config(vault="~/notes", index_dir=str(tmp_path / "idx"))  # type: ignore[arg-type]
+    assert cfg.vault == tmp_path / "notes" and isinstance(cfg.vault, Path)
+    assert cfg.index_dir == tmp_path / "idx"
+    assert Config(vault=tmp_path).resolved_index_dir.name.startswith(tmp_path.name)
+    with pytest.raises(ConfigError, match="vault is empty"):
+        Config(vault="  ")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="must be a folder's path"):
+        Config(vault=None)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="index_dir = 3"):
+        Config(vault=tmp_path, index_dir=3)  # type: ignore[arg-type]

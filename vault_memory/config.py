@@ -78,6 +78,15 @@ class Config:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Config(vault="~/notes") built in code: a folder given as text is a path, as on the command line.
+        for name in ("vault", "index_dir"):
+            value = getattr(self, name)
+            if isinstance(value, (str, os.PathLike)) and not isinstance(value, Path):
+                if not str(value).strip():
+                    raise ConfigError(f"{name} is empty: give the folder's path")
+                object.__setattr__(self, name, Path(value).expanduser())
+            elif (value is not None or name == "vault") and not isinstance(value, Path):
+                raise ConfigError(f"{name} = {value!r}: must be a folder's path (text or pathlib.Path)")
         # Resolution checks each value naming its source first; this catches Config(...) built in code.
         for f in dataclasses.fields(self):
             problem = check_setting(f.name, getattr(self, f.name))
