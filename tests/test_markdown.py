@@ -789,3 +789,32 @@ def test_dataview_inline_queries_read_as_their_values() -> None:
     assert resolve_inline_queries(body, props) == "# Dune\n\nDune > 5 stars, read \n"
     assert resolve_inline_queries("`$= dv.current().x` and `code`", []) == " and `code`"
     assert "this." not in chunk_note(body, props, "Dune")[0].text
+
+
+def test_what_obsidian_hides_or_draws_is_not_text() -> None:
+    """HTML comments are hidden like `%% %%` ones (a private line stays private), a callout's
+    `[!type]` reads as its title, a block's `^id` is gone; code keeps all three, and every line
+    keeps its place."""
+    from vault_memory.vault.markdown import chunk_body, strip_comments, strip_reader_marks
+
+    body = (
+        "> [!warning]- Pressure\n"
+        "> Keep it between 1.0 and 1.5 bar. ^pressure-note\n"
+        "> [!tip]\n"
+        "> Bleed the radiators in October.\n"
+        "Spare key <!-- in the blue tin\n"
+        "by the door --> is with Ana. Highlight text. ^rw60275595\n"
+        "`<!-- literal -->` and 2^10 stay.\n"
+        "```html\n<!-- markup --> ^id\n> [!note] code\n```\n"
+    )
+    got = strip_reader_marks(strip_comments(body))
+    lines = got.split("\n")
+    assert len(lines) == len(body.split("\n"))
+    assert lines[0] == "> Pressure:" and lines[1] == "> Keep it between 1.0 and 1.5 bar."
+    assert lines[2] == "> Tip:"
+    assert lines[4] == "Spare key " and lines[5] == " is with Ana. Highlight text."
+    assert lines[6] == "`<!-- literal -->` and 2^10 stay."
+    assert lines[8:10] == ["<!-- markup --> ^id", "> [!note] code"]
+    assert strip_comments("a <!-- never closed\nb") == "a \n"
+    text = " ".join(c.text for c in chunk_body(body))
+    assert "blue tin" not in text and "^rw" not in text and "[!warning]" not in text and "Pressure:" in text

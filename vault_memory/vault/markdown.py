@@ -52,6 +52,7 @@ __all__ = [
     "PROPERTIES_HEADING",
     "resolve_inline_queries",
     "strip_link_definitions",
+    "strip_reader_marks",
     "strip_queries",
 ]
 
@@ -95,18 +96,20 @@ def _fence_after(fence: str | None, line: str) -> tuple[str | None, str | None]:
 
 
 def strip_comments(body: str) -> str:
-    """The body without Obsidian `%% comments %%` (inline or across lines), which Obsidian hides
-    in reading view: a person writes there what is not for reading. Fenced code and inline code
-    are left alone (`%%` is literal there). Line breaks inside a comment are kept, so the text
-    around it keeps its lines; an unclosed `%%` comments out the rest of the note, as in Obsidian.
+    """The body without Obsidian `%% comments %%` and HTML `<!-- comments -->` (inline or across
+    lines), which Obsidian hides in reading view: a person writes there what is not for reading
+    ("<!-- spare key in the blue tin -->" is as private as "%% safe code 4711 %%"). Fenced code and
+    inline code are left alone (`%%` and `<!--` are literal there). Line breaks inside a comment are
+    kept, so the text around it keeps its lines; an unclosed comment hides the rest of the note, as
+    in Obsidian.
     """
-    if "%%" not in body:
+    if "%%" not in body and "<!--" not in body:
         return body
     out: list[str] = []
-    in_comment = False
+    closing: str | None = None  # inside a comment: what ends it ("%%" or "-->")
     fence: str | None = None
     for line in body.split("\n"):
-        if not in_comment:
+        if closing is None:
             after, _ = _fence_after(fence, line)
             if fence is not None or after is not None:  # a fence line, or code inside one
                 fence = after
@@ -115,7 +118,13 @@ def strip_comments(body: str) -> str:
         kept: list[str] = []
         i = 0
         while i < len(line):
-            if not in_comment and line[i] == "`":  # an inline code span: copied as it is
+            if closing is not None:
+                end = line.find(closing, i)
+                if end < 0:
+                    break
+                i, closing = end + len(closing), None
+                continue
+            if line[i] == "`":  # an inline code span: copied as it is
                 j = i
                 while j < len(line) and line[j] == "`":
                     j += 1
@@ -124,14 +133,53 @@ def strip_comments(body: str) -> str:
                 kept.append(line[i:end])
                 i = end
                 continue
-            if line.startswith("%%", i):
-                in_comment = not in_comment
-                i += 2
+            opened = next((o for o in _COMMENT_OPENS if line.startswith(o, i)), None)
+            if opened is not None:
+                closing = _COMMENT_OPENS[opened]
+                i += len(opened)
                 continue
-            if not in_comment:
-                kept.append(line[i])
+            kept.append(line[i])
             i += 1
         out.append("".join(kept))
+    return "\n".join(out)
+
+
+#: What opens a comment a reader never sees, and what closes it.
+_COMMENT_OPENS = {"%%": "%%", "<!--": "-->"}
+
+
+_CALLOUT = re.compile(r"^(\s*(?:>\s*)+)\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
+_BLOCK_ID = re.compile(r"(?:^|(?<=\s))\^[A-Za-z0-9-]+[ \t]*$")
+
+
+def strip_reader_marks(body: str) -> str:
+    """The body as Obsidian shows it, without the marks it draws as something else:
+
+    - a callout's `[!type]` (and its fold sign): `> [!warning]- Pressure` is a box titled
+      "Pressure" over its text, so the line reads `> Pressure:` (`> Warning:` when it has no title,
+      as Obsidian titles it);
+    - a block's id at the end of its line, `^pressure-note`, which a link to the block names
+      and reading view hides (`dexter`'s 894 Readwise notes end every highlight with one, `^rw60275595`,
+      and blocks showed them).
+
+    Fenced code is left alone; every line keeps its place."""
+    if "[!" not in body and "^" not in body:
+        return body
+    out: list[str] = []
+    fence: str | None = None
+    for line in body.split("\n"):
+        after, _ = _fence_after(fence, line)
+        if fence is not None or after is not None:
+            fence = after
+            out.append(line)
+            continue
+        m = _CALLOUT.match(line)
+        if m:  # the title leads into the box's text: "> Pressure:" above "> The boiler pressure should..."
+            title = m.group(3).strip() or m.group(2).capitalize()
+            line = m.group(1) + (title if title[-1] in ".:?!" else title + ":")
+        if "^" in line:
+            line = _BLOCK_ID.sub("", line).rstrip()
+        out.append(line)
     return "\n".join(out)
 
 
@@ -879,6 +927,7 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 12: HTML comments are hidden like %% ones, a callout's [!type] reads as its title, a block's ^id is gone;
 # 11: a template's headings stay (they cut a note into its sections);
 # 10: Dataview inline queries read as their values (`= this.rating`) or not at all;
 # 9: link reference definitions (Foam's "Autogenerated link references") and, with the vault's
@@ -889,7 +938,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "11"
+CHUNKER_VERSION = "12"
 
 
 def chunk_body(
@@ -903,7 +952,8 @@ def chunk_body(
     """Cut a note body into heading-scoped chunks of at most `max_tokens`.
 
     What a reader never sees, or what the vault's templates put there, is not text: `%% comments
-    %%`, fenced query blocks, link reference definitions and the templates' lines (`scaffolding`,
+    %%` and `<!-- comments -->`, a callout's `[!type]` and a block's `^id` (`strip_reader_marks`),
+    fenced query blocks, link reference definitions and the templates' lines (`scaffolding`,
     templates.py) are blanked first.
 
     Sections start at every top-level heading; a section that fits is one
@@ -922,7 +972,8 @@ def chunk_body(
     """
     if max_tokens < 1 or target_tokens < 1:
         raise ConfigError(f"chunk sizes must be positive (max_tokens={max_tokens}, target_tokens={target_tokens})")
-    body = scaffolding.strip(strip_link_definitions(strip_queries(strip_comments(_normalise(body)))))
+    body = strip_reader_marks(strip_comments(_normalise(body)))
+    body = scaffolding.strip(strip_link_definitions(strip_queries(body)))
     if not body.strip():
         return []
     counter = count_tokens if count_tokens is not None else approx_tokens
