@@ -293,6 +293,24 @@ def test_a_comment_in_a_heading_stays_out_of_read_its_outline_and_its_errors(
     assert "4711" in everything.text and [o["heading"] for o in everything.outline][-1] == "Hidden %%"
 
 
+def test_an_html_comment_stays_out_of_recall_the_block_and_read(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """`<!-- comments -->` are hidden in Obsidian's reading view as `%% %%` ones are: what a person
+    keeps there is found by no query, shown in no block and blanked by `read` (not by `read --all`)."""
+    body = (
+        "# Shed\n\nThe shed key hangs by the back door. <!-- spare key: blue tin\nunder the step -->\nOil the lock.\n"
+    )
+    vault = write_notes(tmp_path / "v", {"Shed.md": body})
+    mem = make_memory(vault=vault)
+    mem.index()
+    hits = mem.recall("spare key blue tin under the step", touch=False)
+    assert all("blue tin" not in (h.snippet or "") for h in hits)
+    assert "blue tin" not in mem.prefetch("where is the spare key, the blue tin?").block
+    got = mem.read("Shed")
+    assert "blue tin" not in got.text and "Oil the lock." in got.text
+    assert got.text.count("\n") == mem.read("Shed", everything=True).text.count("\n")  # lines stay the note's
+    assert "blue tin" in mem.read("Shed", everything=True).text
+
+
 @pytest.mark.slow
 def test_cli_read_all_and_calibrate_through_the_console_script(tmp_path: Path) -> None:
     vault = write_notes(tmp_path / "v", {"Garden.md": "# Garden\n\nThe key is under the pot.\n%% lock 4471 %%\n"})

@@ -251,7 +251,7 @@ class Memory:
         (`"40:80"`, body lines, 1-based), with its path, title, node_id and dates.
 
         `target` is a title, alias, file name, vault path, `[[wikilink]]` or node_id (resolve.py).
-        Writes nothing. What recall never shows, read does not show: `%% comments %%` are blanked
+        Writes nothing. What recall never shows, read does not show: `%%` and `<!-- -->` comments are blanked
         and private notes refused, unless the person asks for `everything` (the CLI's `read --all`;
         the MCP server never does). Files that are not notes are refused. Logic: reading.py.
         """

@@ -37,7 +37,7 @@ def read(
     ] = None,
     everything: Annotated[
         bool,
-        typer.Option("--all", help="Also what recall never shows: %% comments %% and private notes (yours to see)"),
+        typer.Option("--all", help="Also what recall never shows: comments and private notes (yours to see)"),
     ] = False,
     as_json: AsJson = False,
 ) -> None:

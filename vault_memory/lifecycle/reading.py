@@ -155,7 +155,7 @@ def read(
     everything: bool = False,
 ) -> NoteText:
     """See the module docstring. `heading` overrides a `#heading` in the target. What recall never
-    shows, read does not show either: `%% comments %%` (blanked, so line numbers stay the note's)
+    shows, read does not show either: `%%` and `<!-- -->` comments (blanked, so line numbers stay the note's)
     and private notes; `everything=True` (the CLI's `read --all`, for the person) shows both."""
     found = resolve_target(ws, target)
     section = (heading if heading is not None else found.heading).strip()
