@@ -815,6 +815,8 @@ def test_what_obsidian_hides_or_draws_is_not_text() -> None:
     assert lines[4] == "Spare key " and lines[5] == " is with Ana. Highlight text."
     assert lines[6] == "`<!-- literal -->` and 2^10 stay."
     assert lines[8:10] == ["<!-- markup --> ^id", "> [!note] code"]
-    assert strip_comments("a <!-- never closed\nb") == "a \n"
+    assert strip_comments("a <!-- never closed\nb") == "a <!-- never closed\nb"  # text, not the rest hidden
+    assert strip_comments("a %% never closed\nb") == "a \n"
+    assert strip_comments("x <!-- one --> y <!-- two\nlines --> z") == "x  y \n z"
     text = " ".join(c.text for c in chunk_body(body))
     assert "blue tin" not in text and "^rw" not in text and "[!warning]" not in text and "Pressure:" in text

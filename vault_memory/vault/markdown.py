@@ -100,15 +100,19 @@ def strip_comments(body: str) -> str:
     lines), which Obsidian hides in reading view: a person writes there what is not for reading
     ("<!-- spare key in the blue tin -->" is as private as "%% safe code 4711 %%"). Fenced code and
     inline code are left alone (`%%` and `<!--` are literal there). Line breaks inside a comment are
-    kept, so the text around it keeps its lines; an unclosed comment hides the rest of the note, as
-    in Obsidian.
+    kept, so the text around it keeps its lines; an unclosed `%%` hides the rest of the note, as in
+    Obsidian, and an unclosed `<!--` is text (what a note about HTML writes).
     """
     if "%%" not in body and "<!--" not in body:
         return body
     out: list[str] = []
     closing: str | None = None  # inside a comment: what ends it ("%%" or "-->")
     fence: str | None = None
-    for line in body.split("\n"):
+    lines = body.split("\n")
+    closes_below = [False] * (len(lines) + 1)  # whether a line after this one holds "-->"
+    for k in range(len(lines) - 1, 0, -1):
+        closes_below[k - 1] = closes_below[k] or "-->" in lines[k]
+    for k, line in enumerate(lines):
         if closing is None:
             after, _ = _fence_after(fence, line)
             if fence is not None or after is not None:  # a fence line, or code inside one
@@ -134,6 +138,8 @@ def strip_comments(body: str) -> str:
                 i = end
                 continue
             opened = next((o for o in _COMMENT_OPENS if line.startswith(o, i)), None)
+            if opened == "<!--" and "-->" not in line[i + 4 :] and not closes_below[k]:
+                opened = None  # "<!--" that nothing closes is text (a note about HTML), not the rest hidden
             if opened is not None:
                 closing = _COMMENT_OPENS[opened]
                 i += len(opened)
