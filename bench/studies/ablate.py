@@ -492,10 +492,9 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
         lovo = left_out_of(by_set)
         if lovo is None:
             continue
-        total = earned(lovo)
-        cells = [f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()]
+        total, cells = _left_out_cells(lovo)
         everywhere = f"{sum(by_set.values()):+.1f}"
-        rows.append((total, [f"`{name}` ({whats.get(name, '')})", *cells, f"{total:+.1f}", everywhere]))
+        rows.append((total, [f"`{name}` ({whats.get(name, '')})", *cells, everywhere]))
     rows.sort(key=lambda r: r[0])
     sets = [s for s in FOREIGN if any(s in b for b in buys.values())]
     res.markdown += [
@@ -517,6 +516,12 @@ def earned(lovo: dict[str, tuple[bool, float]]) -> float:
     return sum(b if kept else 0.0 for kept, b in lovo.values())
 
 
+def _left_out_cells(lovo: dict[str, tuple[bool, float]]) -> tuple[float, list[str]]:
+    """One rule's left-out row: what it earned, and its cells ("kept +1.0" per set, then the earned)."""
+    total = earned(lovo)
+    return total, [*(f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()), f"{total:+.1f}"]
+
+
 def left_out_table(
     results: dict[str, dict[str, dict[str, float | None]]], chosen: Sequence[tuple[str, str, dict[str, Any]]]
 ) -> list[str]:
@@ -526,9 +531,8 @@ def left_out_table(
         lovo = left_out(results, name) if name != "default" else None
         if lovo is None:
             continue
-        cells = [f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()]
-        total = earned(lovo)
-        rows.append((total, [name, *cells, f"{total:+.1f}"]))
+        total, cells = _left_out_cells(lovo)
+        rows.append((total, [name, *cells]))
     if not rows:
         return []
     sets = [s for s in FOREIGN if s in results["default"]]

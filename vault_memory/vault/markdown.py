@@ -109,9 +109,7 @@ def strip_comments(body: str) -> str:
     closing: str | None = None  # inside a comment: what ends it ("%%" or "-->")
     fence: str | None = None
     lines = body.split("\n")
-    closes_below = [False] * (len(lines) + 1)  # whether a line after this one holds "-->"
-    for k in range(len(lines) - 1, 0, -1):
-        closes_below[k - 1] = closes_below[k] or "-->" in lines[k]
+    last_close = max((k for k, line in enumerate(lines) if "-->" in line), default=-1)  # the last line with "-->"
     for k, line in enumerate(lines):
         if closing is None:
             after, _ = _fence_after(fence, line)
@@ -138,7 +136,7 @@ def strip_comments(body: str) -> str:
                 i = end
                 continue
             opened = next((o for o in _COMMENT_OPENS if line.startswith(o, i)), None)
-            if opened == "<!--" and "-->" not in line[i + 4 :] and not closes_below[k]:
+            if opened == "<!--" and "-->" not in line[i + 4 :] and last_close <= k:
                 opened = None  # "<!--" that nothing closes is text (a note about HTML), not the rest hidden
             if opened is not None:
                 closing = _COMMENT_OPENS[opened]
