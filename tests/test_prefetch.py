@@ -18,7 +18,7 @@ from vault_memory.config import Config
 from vault_memory.index.calibration import FAKE
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
-from vault_memory.lifecycle.entries import heading_shown, text_room
+from vault_memory.lifecycle.entries import first_entry_cap, heading_shown
 from vault_memory.lifecycle.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
 from vault_memory.lifecycle.staging import is_pointer
 from vault_memory.markers import DATA_LINE
@@ -422,6 +422,36 @@ def test_long_turn_is_cut_to_fit_the_embedder(make_memory: MemoryFactory, mini: 
     assert len(result.block) <= 600
 
 
+def test_a_long_path_costs_the_block_room_not_the_entry_its_words(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    # dexter's daily notes: "(2022-07-13, Timely notes/Daily notes/July 13th, 2022, Wednesday.md >
+    # Daily Pages > Evening Review > Journal)" is 110 characters; charged to the entry, its text was
+    # cut at "watching how many carbs…", one clause short of what the turn needed
+    journal = (
+        "Today we had the appointment with Taylor's dietician to learn more about how to manage her "
+        "gestational diabetes. She thinks that we should be able to manage it well enough with changes to "
+        "her diet, she shouldn't need to take any insulin. The big thing is just watching how many carbs "
+        "she has each meal, and balancing them with protein and fat. So I think we should end up fine."
+    )
+    shown = {}
+    for name, rel, heading in (
+        ("short", "diet.md", "# Diet"),
+        (
+            "long",
+            "Timely notes/Daily notes/July 13th, 2022, Wednesday.md",
+            "# Daily Pages\n## Evening Review\n### Journal",
+        ),
+    ):
+        vault = tmp_path / name
+        put(vault, rel, f"{heading}\n\n{journal}", created="2026-11-20T08:00:00+00:00")
+        mem = make_memory(vault=vault, index_dir=tmp_path / f"ix-{name}")
+        mem.index()
+        got = mem.prefetch("how does the dietician want us to manage the gestational diabetes carbs", now=NOW)
+        assert len(got.entries) == 1 and len(got.block) <= 1200
+        shown[name] = got.entries[0].text
+    assert shown["long"] == shown["short"]
+    assert "balancing them with protein and fat" in shown["long"]
+
+
 def test_budget_smaller_than_one_entry_gives_no_block(make_memory: MemoryFactory, mini: Path, tmp_path: Path) -> None:
     mem = make_memory(vault=mini, index_dir=tmp_path / "ix")
     mem.index()
@@ -464,7 +494,12 @@ def test_render_never_exceeds_budget_or_cap(texts: list[tuple[str, str, str]], b
     if block:
         lines = block.split("\n")
         assert lines[0] == OPEN and lines[1] == DATA_LINE and lines[-1] == CLOSE and len(lines) == len(shown) + 3
-        assert all(len(line) <= cap and line.startswith("- (") for line in lines[2:-1])
+        # each entry's text at most the cap; its line adds where it comes from, never more
+        assert all(len(e.text) <= cap for e in shown)
+        assert all(
+            line.startswith("- (") and len(line) <= cap + e.label_length()
+            for line, e in zip(lines[2:-1], shown, strict=True)
+        )
         assert block.count(CLOSE) == 1
     else:
         assert shown == []
@@ -498,10 +533,17 @@ def test_an_entry_line_names_its_headings_once_and_as_they_read() -> None:
     assert heading_shown(heading, day) == "Daily Pages > Evening > Journal"
     assert heading_shown(day, day) == ""  # a part under the title alone: the path says it
     assert heading_shown("Plan > Goals", day) == "Plan > Goals"  # a heading that is not the title stays
-    # the room an entry's text is packed into counts what the line shows, not the title again
-    assert text_room(path, heading_shown(heading, day), 400) == text_room(path, heading, 400) + len(heading) - len(
-        "Daily Pages > Evening > Journal"
+    # what the line says of where it comes from is not charged to the text: the same text has
+    # the same room under dexter's 110-character daily-note label as under a short path
+    long = "Today we had the appointment with Taylor's dietician to learn more. " * 8
+    short = PrefetchEntry("n2", "diet.md", "diet", "", "2022-07-13", long, 1.0, 0.5, 1.0)
+    under_day, under_short = replace(e, text=long)._render(10**4, cap=300), short._render(10**4, cap=300)
+    assert under_day is not None and under_short is not None
+    assert under_day[1] == under_short[1] and len(under_day[1]) <= 300
+    assert len(under_day[0]) == len(under_short[0]) + len(path) + len(" > Daily Pages > Evening > Journal") - len(
+        "diet.md"
     )
+    assert e.label_length() == len(rendered[0]) - len(text)
 
 
 @given(text=_TEXT, width=st.integers(0, 500))
@@ -561,7 +603,10 @@ def test_budget_never_exceeded_on_random_vaults(
             mem.index()
             result = mem.prefetch(" ".join(query), budget=budget, now=NOW)
             assert len(result.block) <= budget
-            assert all(len(line) <= cap for line in result.block.split("\n")[1:-1])
+            # each entry's text at most the cap (the first, reading on in its undated note, half the budget when more)
+            assert all(
+                len(e.text) <= (first_entry_cap(budget, cap) if i == 0 else cap) for i, e in enumerate(result.entries)
+            )
             assert len({e.node_id for e in result.entries}) == len(result.entries)
             again = mem.prefetch(" ".join(query), budget=budget, now=NOW)
             assert again.block == result.block

@@ -1,11 +1,10 @@
 """What a prefetch entry shows of its note: the part that answers the turn, and in it the lines that
-answer, packed into the room an entry's line has (prefetch.py builds the entries; this says what
-each one's text is).
+answer, packed into the room an entry's text has (prefetch.py builds the entries and says where each
+comes from; this says what each one's text is).
 
     entry_text(part, ...)     the lines of the chunk that ranked the note that answer (answering_lines),
                               or a snippet; the block's first entry reads on in its note (note_units)
     answering_lines(...)      the answer, its list item or prose, the command that answers, its neighbours
-    text_room(path, ...)      about how many characters an entry's text has, once its line says where
     heading_shown(...)        the headings an entry's line names: not its title again, links as they read
     says_its_answer(part)     the part with its best line that says something as its answer, when a link scored best
 """
@@ -283,28 +282,16 @@ def heading_shown(heading: str, title: str) -> str:
     return " > ".join(p for p in parts if p)
 
 
-def text_room(path: str, heading: str, cap: int) -> int:
-    """About how much of an entry's line of `cap` characters its text has, once the line says where
-    it comes from ("- (2026-11-20, Memory/coffee.md > Heading) "): what its lines are packed into."""
-    return max(MIN_TEXT_ROOM, cap - len(path) - len(heading) - 20)
-
-
 def first_entry_cap(budget: int, entry_cap: int, rules: ReadRules = DEFAULT_RULES) -> int:
     """The cap of the block's first entry when it reads on in its undated note (`rules.first_entry_fills`):
     `rules.first_entry_share` of the budget, or the entry cap when that is more."""
     return max(entry_cap, int(budget * rules.first_entry_share)) if rules.first_entry_fills else entry_cap
 
 
-#: An entry's text is packed into at least this many characters, however long its path.
-MIN_TEXT_ROOM = 160
-
-
 __all__ = [
-    "MIN_TEXT_ROOM",
     "answering_lines",
     "entry_text",
     "first_entry_cap",
     "heading_shown",
     "says_its_answer",
-    "text_room",
 ]

@@ -69,7 +69,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import says_something, split_sentences
 from .edits import rehearse
-from .entries import entry_text, first_entry_cap, heading_shown, says_its_answer, text_room
+from .entries import entry_text, first_entry_cap, heading_shown, says_its_answer
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -102,11 +102,8 @@ class PrefetchEntry:
         rendered = self._render(room, rules)
         return None if rendered is None else rendered[0]
 
-    def _render(self, room: int, rules: ReadRules = DEFAULT_RULES) -> tuple[str, str] | None:
-        """(line, the text it shows), or None: at least `rules.min_entry_text` characters of its
-        text, and at most `rules.also_shown` of the other notes it is in. Shortened to a link and
-        nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
-        the budget reached last), it is no entry: a part that says nothing is never one."""
+    def _where(self, rules: ReadRules = DEFAULT_RULES) -> tuple[str, str, str]:
+        """What its line says of where the text comes from: (date, path and headings, "also in …")."""
         heading = heading_shown(self.heading, self.title)
         where = _oneline(self.path + (f" > {heading}" if heading else ""))
         date = self.date or "undated"
@@ -117,6 +114,20 @@ class PrefetchEntry:
             names = [p.rsplit("/", 1)[-1].removesuffix(".md") for p in self.merged[: rules.also_shown]]
             more = len(self.merged) - len(names)
             also = "; also in " + ", ".join(names) + (f" and {more} more" if more else "")
+        return date, where, also
+
+    def label_length(self, rules: ReadRules = DEFAULT_RULES) -> int:
+        """How long its line's "- (date, where) " is, before any text: what an entry's cap does not count."""
+        date, where, also = self._where(rules)
+        return len(f"- ({date}, {where}{also}) ")
+
+    def _render(self, room: int, rules: ReadRules = DEFAULT_RULES, cap: int | None = None) -> tuple[str, str] | None:
+        """(line, the text it shows), or None: a line of at most `room` characters, with at least
+        `rules.min_entry_text` and at most `cap` characters of its text, and at most
+        `rules.also_shown` of the other notes it is in. Shortened to a link and
+        nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
+        the budget reached last), it is no entry: a part that says nothing is never one."""
+        date, where, also = self._where(rules)
         fixed = len(f"- ({date}, {also}) ")
         max_where = room - fixed - rules.min_entry_text
         if max_where < 8 and also:  # no room to say where else: drop that first
@@ -128,7 +139,7 @@ class PrefetchEntry:
             where = "…" + where[-(max_where - 1) :]
         prefix = f"- ({date}, {where}{also}) "
         full = _oneline(self.text)
-        text = shorten(full, room - len(prefix))
+        text = shorten(full, room - len(prefix) if cap is None else min(cap, room - len(prefix)))
         if text != full and (len(text) < rules.min_entry_text or not says_something(text.removesuffix("…"))):
             return None
         return prefix + text, text
@@ -205,9 +216,10 @@ def render_block(
     """Pack entries (best first) into the block; stops at the first that no longer fits.
 
     The whole block, markers and newlines included, is at most `budget` characters, and
-    each entry's line at most `entry_cap`; the block is "" when not even one entry fits.
-    Entries are never skipped to make room for lower-scored ones, so the block always
-    shows a prefix of `entries`.
+    each entry's text at most `entry_cap` (its line adds where the text comes from: a vault's
+    long paths and headings take room from the block, not from what each entry says); the
+    block is "" when not even one entry fits. Entries are never skipped to make room for
+    lower-scored ones, so the block always shows a prefix of `entries`.
     """
     frame = len(OPEN) + 1 + len(DATA_LINE) + 1 + len(CLOSE)  # "OPEN\n" + "DATA_LINE\n" + lines + "CLOSE"
     lines: list[str] = []
@@ -216,8 +228,8 @@ def render_block(
     for entry in entries:
         entry = replace(entry, merged=tuple(neutralise(p) for p in entry.merged))  # file names are a note's too
         cap = first_entry_cap(budget, entry_cap, rules) if not lines and entry.date is None else entry_cap
-        room = min(cap, budget - used - 1)  # -1: the line's own "\n"
-        rendered = entry._render(room, rules) if room > 0 else None
+        room = min(cap + entry.label_length(rules), budget - used - 1)  # -1: the line's own "\n"
+        rendered = entry._render(room, rules, cap) if room > 0 else None
         if rendered is None:
             break
         line, text = rendered
@@ -406,7 +418,7 @@ def present(
         shown = entry_text(
             part,
             query,
-            text_room(r.path, heading_shown(part.chunk.heading, got.notes[r.node_id].title), room),
+            room,
             rules,
             fill=fill,
             note=note_parts(part) if fill and note_parts is not None else None,
