@@ -853,6 +853,36 @@ def test_a_statement_in_several_notes_is_shown_from_the_newest_in_its_place(
     assert (hit.path, hit.also_in) == (entry.path, list(entry.merged))
 
 
+def test_a_repeat_that_says_more_is_shown_not_the_newer_line_it_holds(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # dexter: the day's log says "- [[1:1]] with [[Josie Wittwer]]", every word of it in the blog
+    # plan's first sentence; the two were one entry, shown as the newer (dated) log line, the plan
+    # "also in", and the list of companies the turn asked for was not in the block
+    v = tmp_path / "blog"
+    plan = (
+        "I discussed the idea of a product and development blog with [[Josie Wittwer]] in our [[1:1]] today. "
+        "She asked me to send her a list of other companies that do this: Leadpages, Digital Ocean and Doist."
+    )
+    put(v, "OFW/Blog.md", f"# Blog\n\n{plan}")
+    put(v, "Daily Notes/2022-01-21.md", "## Daily Log\n- [[1:1]] with [[Josie Wittwer]]", date="2022-01-21")
+    # a copy of the log line in the same words, dated later: of the two, the newest
+    put(v, "Daily Notes/2022-01-24.md", "## Daily Log\n- [[1:1]] with [[Josie Wittwer]]", date="2022-01-24")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    turn = "1:1 with Josie Wittwer"
+    # recall: the log line first (its two copies one hit, the newest shown), the plan second
+    hits = mem.recall(turn, k=5, now=NOW, touch=False)
+    assert [(h.path, h.also_in) for h in hits] == [
+        ("Daily Notes/2022-01-24.md", ["Daily Notes/2022-01-21.md"]),
+        ("OFW/Blog.md", []),
+    ]
+    # the block: one entry, in the log's place, showing the plan, which says all the log line says and more
+    (entry,) = mem.prefetch(turn, now=NOW).entries
+    assert entry.path == "OFW/Blog.md" and "Leadpages" in entry.text
+    assert entry.merged == ("Daily Notes/2022-01-24.md", "Daily Notes/2022-01-21.md")
+
+
 def test_a_whole_chunk_copied_from_day_to_day_is_shown_from_its_newest_copy(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

@@ -60,7 +60,7 @@ from typing import Any
 
 from ..index.embedders import embed_query
 from ..markers import DATA_LINE, neutralise
-from ..repeats import has_iso_date, is_repeat, words_of
+from ..repeats import adds_nothing, has_iso_date, is_repeat, words_of
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked
 from ..search.rules import DEFAULT_RULES, ReadRules
@@ -486,15 +486,25 @@ def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> Pr
 def _merged(
     above: tuple[PrefetchEntry, str, Ranked], new: tuple[PrefetchEntry, str, Ranked], *, same: bool
 ) -> tuple[PrefetchEntry, str, Ranked]:
-    """An entry above and the one that repeats it, as one entry. One statement in several notes in
-    the same words (`same`) is shown from the newest: the last time the vault says it (a task list
-    carried forward shows today's copy, not the first day's), in its place; but the note of a day
-    the turn names stays (its copies become part of it)."""
+    """An entry above and the one that repeats it, as one entry, in the place of the one above. It
+    shows the one that says more: a repeat whose words hold all of the one above and more
+    (`repeats.adds_nothing`) is shown in its place. One statement in several notes in the same words
+    (`same`: both ways) is shown from the newest: the last time the vault says it (a task list
+    carried forward shows today's copy, not the first day's). The note of a day the turn names
+    stays (its copies become part of it).
+
+    Until stop 56 any repeat dated later was shown in the place of the one above, the words of one
+    being all words of the other either way: `dexter`'s blog plan ("I discussed the idea of a
+    product and development blog with [[Josie Wittwer]] in our [[1:1]] today. … She also asked me
+    to send her a list of other companies …") was shown as its day's log line "- [[1:1]] with [[Josie
+    Wittwer]]", "also in Blog"."""
     e, other, o = above
     entry, said, r = new
     day, older = r.state.stated.day(), o.state.stated.day()
-    if same and day is not None and (older is None or day > older) and not o.cand.on_day:
-        return replace(entry, merged=(*e.merged, e.path)), said, r
+    if same and not o.cand.on_day and adds_nothing(other, said, (older, day)):
+        says_more = not adds_nothing(said, other, (day, older))
+        if says_more or day is not None and (older is None or day > older):
+            return replace(entry, merged=(*e.merged, e.path)), said, r
     return replace(e, merged=(*e.merged, r.path)), other, o
 
 
