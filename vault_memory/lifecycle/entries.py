@@ -1,7 +1,9 @@
 """What a prefetch entry shows of its note: the part that answers the turn, and in it the lines that
-answer, packed into the room an entry's text has (prefetch.py builds the entries and says where each
-comes from; this says what each one's text is).
+answer, packed into the room an entry's text has, and the entry's line (prefetch.py chooses the
+entries and packs them into the block; this says what each one's text is and how its line reads).
 
+    PrefetchEntry             one entry: its note, its text, and its line ("- (date, path > headings) text")
+    shorten(text, width)      one line, cut on a word with "…"; a note cannot close the block from inside it
     entry_text(part, ...)     the lines of the chunk that ranked the note that answer (answering_lines),
                               or a snippet; the block's first entry reads on in its note (note_units)
     answering_lines(...)      the answer, its list item or prose, the command that answers, its neighbours
@@ -11,13 +13,109 @@ comes from; this says what each one's text is).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from itertools import chain
+from typing import Any
 
+from ..markers import neutralise
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..text import says_something, sentence_layout, snippet, unlink
+
+_WS = re.compile(r"\s+")
+
+
+def oneline(text: str) -> str:
+    # One entry per line, and a note cannot close (or reopen) the block from inside it, in any form.
+    text = neutralise(text)
+    return _WS.sub(" ", text).strip()
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` on one line in at most `width` characters, cut on a word boundary with "…"."""
+    text = oneline(text)
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return ""
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class PrefetchEntry:
+    """One memory in the block."""
+
+    node_id: str
+    path: str
+    title: str
+    heading: str
+    date: str | None  # YYYY-MM-DD the note was stated (fields.stated_time); None: undated
+    text: str  # what the block shows (the sentence that answers, else the relevant part of the chunk)
+    score: float  # recall's relevance (the order)
+    similarity: float  # cosine of the turn to the answer (what the weak bar is judged on)
+    strength: float
+    reactivated: bool = False
+    merged: tuple[str, ...] = ()  # paths of the notes that state the same thing (shown as "also in")
+    #: what the vault records about it and another entry: "superseded by #1" ... (ranking.change_label)
+    change: str = ""
+
+    def line(self, room: int, rules: ReadRules = DEFAULT_RULES) -> str | None:
+        """This entry as one line of at most `room` characters, or None if it cannot fit usefully."""
+        rendered = self._render(room, rules)
+        return None if rendered is None else rendered[0]
+
+    def _where(self, rules: ReadRules = DEFAULT_RULES) -> tuple[str, str, str]:
+        """What its line says of where the text comes from: (date, path and headings, "also in …")."""
+        heading = heading_shown(self.heading, self.title)
+        where = oneline(self.path + (f" > {heading}" if heading else ""))
+        date = self.date or "undated"
+        if self.change:
+            date = f"{date}; {self.change}"
+        also = ""
+        if self.merged:
+            names = [p.rsplit("/", 1)[-1].removesuffix(".md") for p in self.merged[: rules.also_shown]]
+            more = len(self.merged) - len(names)
+            also = "; also in " + ", ".join(names) + (f" and {more} more" if more else "")
+        return date, where, also
+
+    def label_length(self, rules: ReadRules = DEFAULT_RULES) -> int:
+        """How long its line's "- (date, where) " is, before any text: what an entry's cap does not count."""
+        date, where, also = self._where(rules)
+        return len(f"- ({date}, {where}{also}) ")
+
+    def _render(self, room: int, rules: ReadRules = DEFAULT_RULES, cap: int | None = None) -> tuple[str, str] | None:
+        """(line, the text it shows), or None: a line of at most `room` characters, with at least
+        `rules.min_entry_text` and at most `cap` characters of its text, and at most
+        `rules.also_shown` of the other notes it is in. Shortened to a link and
+        nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
+        the budget reached last), it is no entry: a part that says nothing is never one."""
+        date, where, also = self._where(rules)
+        fixed = len(f"- ({date}, {also}) ")
+        max_where = room - fixed - rules.min_entry_text
+        if max_where < 8 and also:  # no room to say where else: drop that first
+            also, fixed = "", len(f"- ({date}, ) ")
+            max_where = room - fixed - rules.min_entry_text
+        if max_where < 8:
+            return None
+        if len(where) > max_where:  # very long paths keep their end: the file name
+            where = "…" + where[-(max_where - 1) :]
+        prefix = f"- ({date}, {where}{also}) "
+        full = oneline(self.text)
+        text = shorten(full, room - len(prefix) if cap is None else min(cap, room - len(prefix)))
+        if text != full and (len(text) < rules.min_entry_text or not says_something(text.removesuffix("…"))):
+            return None
+        return prefix + text, text
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["merged"] = list(self.merged)
+        return out
 
 
 def entry_text(
@@ -289,9 +387,12 @@ def first_entry_cap(budget: int, entry_cap: int, rules: ReadRules = DEFAULT_RULE
 
 
 __all__ = [
+    "PrefetchEntry",
     "answering_lines",
     "entry_text",
     "first_entry_cap",
     "heading_shown",
+    "oneline",
     "says_its_answer",
+    "shorten",
 ]

@@ -20,9 +20,9 @@ with the turn as the query and shows what recall would return, in recall's order
 - repeats: an entry that states what an entry above it states in the same words (repeats.is_repeat:
   the nine daily notes' "13:00 Lunch with [[Jonas Weber]].", or a task copied from day to day with
   its due date moved on, "Water plants 📅 2026-10-26" on the 25th) becomes part of that entry,
-  which says where else it appears (newest first). The entry shows the newest dated copy, in the
-  place of the first: a task list carried forward showed its first day's copy and due date. One
-  changed word ("on Slack" / "on Discord") is another entry.
+  which says where else it appears (newest first). The entry shows, in the place of the first, the
+  one that says more, and of copies in the same words the newest dated: a task list carried forward
+  showed its first day's copy and due date. One changed word ("on Slack" / "on Discord") is another entry.
   An entry without a sentence that answers (a chunk scored whole: a daily log whose line reaches
   "dinner with Jonas" only through `[[Jonas Weber]]`) states what its sentence closest to the turn
   states: when an entry above already shows that sentence, it becomes part of that entry (the
@@ -69,7 +69,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import says_something, split_sentences
 from .edits import rehearse
-from .entries import entry_text, first_entry_cap, heading_shown, says_its_answer
+from .entries import PrefetchEntry, entry_text, first_entry_cap, oneline, says_its_answer, shorten
 from .recall import Ranking, is_weak, rank_query
 from .staging import refresh_staged_memories
 
@@ -77,77 +77,6 @@ OPEN = "[RELEVANT_LEARNED_MEMORY]"
 CLOSE = "[/RELEVANT_LEARNED_MEMORY]"
 
 _WS = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class PrefetchEntry:
-    """One memory in the block."""
-
-    node_id: str
-    path: str
-    title: str
-    heading: str
-    date: str | None  # YYYY-MM-DD the note was stated (fields.stated_time); None: undated
-    text: str  # what the block shows (the sentence that answers, else the relevant part of the chunk)
-    score: float  # recall's relevance (the order)
-    similarity: float  # cosine of the turn to the answer (what the weak bar is judged on)
-    strength: float
-    reactivated: bool = False
-    merged: tuple[str, ...] = ()  # paths of the notes that state the same thing (shown as "also in")
-    #: what the vault records about it and another entry: "superseded by #1" ... (ranking.change_label)
-    change: str = ""
-
-    def line(self, room: int, rules: ReadRules = DEFAULT_RULES) -> str | None:
-        """This entry as one line of at most `room` characters, or None if it cannot fit usefully."""
-        rendered = self._render(room, rules)
-        return None if rendered is None else rendered[0]
-
-    def _where(self, rules: ReadRules = DEFAULT_RULES) -> tuple[str, str, str]:
-        """What its line says of where the text comes from: (date, path and headings, "also in …")."""
-        heading = heading_shown(self.heading, self.title)
-        where = _oneline(self.path + (f" > {heading}" if heading else ""))
-        date = self.date or "undated"
-        if self.change:
-            date = f"{date}; {self.change}"
-        also = ""
-        if self.merged:
-            names = [p.rsplit("/", 1)[-1].removesuffix(".md") for p in self.merged[: rules.also_shown]]
-            more = len(self.merged) - len(names)
-            also = "; also in " + ", ".join(names) + (f" and {more} more" if more else "")
-        return date, where, also
-
-    def label_length(self, rules: ReadRules = DEFAULT_RULES) -> int:
-        """How long its line's "- (date, where) " is, before any text: what an entry's cap does not count."""
-        date, where, also = self._where(rules)
-        return len(f"- ({date}, {where}{also}) ")
-
-    def _render(self, room: int, rules: ReadRules = DEFAULT_RULES, cap: int | None = None) -> tuple[str, str] | None:
-        """(line, the text it shows), or None: a line of at most `room` characters, with at least
-        `rules.min_entry_text` and at most `cap` characters of its text, and at most
-        `rules.also_shown` of the other notes it is in. Shortened to a link and
-        nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
-        the budget reached last), it is no entry: a part that says nothing is never one."""
-        date, where, also = self._where(rules)
-        fixed = len(f"- ({date}, {also}) ")
-        max_where = room - fixed - rules.min_entry_text
-        if max_where < 8 and also:  # no room to say where else: drop that first
-            also, fixed = "", len(f"- ({date}, ) ")
-            max_where = room - fixed - rules.min_entry_text
-        if max_where < 8:
-            return None
-        if len(where) > max_where:  # very long paths keep their end: the file name
-            where = "…" + where[-(max_where - 1) :]
-        prefix = f"- ({date}, {where}{also}) "
-        full = _oneline(self.text)
-        text = shorten(full, room - len(prefix) if cap is None else min(cap, room - len(prefix)))
-        if text != full and (len(text) < rules.min_entry_text or not says_something(text.removesuffix("…"))):
-            return None
-        return prefix + text, text
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["merged"] = list(self.merged)
-        return out
 
 
 @dataclass(frozen=True)
@@ -188,26 +117,6 @@ class PrefetchResult:
 
 
 # -- pure parts ---------------------------------------------------------------------
-
-
-def _oneline(text: str) -> str:
-    # One entry per line, and a note cannot close (or reopen) the block from inside it, in any form.
-    text = neutralise(text)
-    return _WS.sub(" ", text).strip()
-
-
-def shorten(text: str, width: int) -> str:
-    """`text` on one line in at most `width` characters, cut on a word boundary with "…"."""
-    text = _oneline(text)
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return ""
-    cut = text[: width - 1]
-    space = cut.rfind(" ")
-    if space >= width // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def render_block(
@@ -281,7 +190,7 @@ def prefetch(
 
         def day_parts(part: Candidate) -> list[str]:
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
-            return [_oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
+            return [oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
 
         def note_parts(part: Candidate) -> tuple[list[str], int]:
             chunks = ws.catalog.chunks_of(part.node_id)
