@@ -18,12 +18,13 @@ from vault_memory.config import Config
 from vault_memory.index.calibration import FAKE
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.internals import internals
-from vault_memory.lifecycle.entries import first_entry_cap, heading_shown
+from vault_memory.lifecycle.entries import answering_lines, first_entry_cap, heading_shown
 from vault_memory.lifecycle.prefetch import CLOSE, OPEN, PrefetchEntry, render_block, shorten
 from vault_memory.lifecycle.staging import is_pointer
 from vault_memory.markers import DATA_LINE
 from vault_memory.memory import Memory
 from vault_memory.search.rules import DEFAULT_RULES
+from vault_memory.text import sentence_layout
 from vault_memory.vault.notefile import read_note
 
 DAY = dt.timedelta(days=1)
@@ -544,6 +545,25 @@ def test_an_entry_line_names_its_headings_once_and_as_they_read() -> None:
         "diet.md"
     )
     assert e.label_length() == len(rendered[0]) - len(text)
+
+
+def test_an_entry_is_never_cut_right_after_a_colon() -> None:
+    # flancian's Agora how-to: "… anagora.org/go/node redirects to the URL in that line. Example:…"
+    # promised an example the entry did not show; cut a word earlier, it promises nothing
+    text = "Go links redirect to the URL in that line of the node. Example: [[go]] https://example.org/x"
+    width = text.index(" [[go]]") + 2
+    cut = shorten(text, width)
+    assert cut == "Go links redirect to the URL in that line of the node.…" and len(cut) <= width
+    assert shorten("Go links redirect to the URL. Example: [[go]] https://example.org/x", 200).endswith("/x")
+    # nor is the next sentence an entry reads on into, in the room left
+    body = (
+        "Someone recommended The Nice Guys on Twitter. I watched it last week and loved it. Five books from "
+        "the reading list look interesting to me right now: The Power Broker, Seeing Like a State and more."
+    )
+    units, layout = sentence_layout(body)
+    shown = {cap: answering_lines(units, 0, (), cap, layout=layout) for cap in range(120, 200)}
+    assert not any(t.removesuffix("…").endswith(":") for t in shown.values())
+    assert shown[152].endswith("loved it.") and shown[160].endswith("right now: The…")
 
 
 @given(text=_TEXT, width=st.integers(0, 500))

@@ -34,7 +34,9 @@ def oneline(text: str) -> str:
 
 
 def shorten(text: str, width: int) -> str:
-    """`text` on one line in at most `width` characters, cut on a word boundary with "…"."""
+    """`text` on one line in at most `width` characters, cut on a word boundary with "…", and not
+    right after a colon: "If you see nodes that have a block beginning with go … Example:…" promised
+    what the entry did not show (the bench's count of entries ending on a lead-in)."""
     text = oneline(text)
     if len(text) <= width:
         return text
@@ -44,6 +46,8 @@ def shorten(text: str, width: int) -> str:
     space = cut.rfind(" ")
     if space >= width // 2:
         cut = cut[:space]
+        if cut.endswith(":") and cut.rfind(" ") >= width // 2:  # not on a promise: "Example:…"
+            cut = cut[: cut.rfind(" ")]
     return cut.rstrip() + "…"
 
 
@@ -271,12 +275,15 @@ def answering_lines(
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
     shown = _joined(units, sorted(chosen), code)
-    # the room left goes to the part's next sentence, cut on a word ("…"), as a reader reads on
+    # the room left goes to the part's next sentence, cut on a word ("…"), as a reader reads on,
+    # unless it would stop on a colon ("Five books looks interesting:…"): a lead-in without its list
     after = next((i for i in range(max(chosen) + 1, len(units)) if i not in fences), None)
     room = cap - len(shown) - 1
     if after is not None and units[after][1] == unit and room >= MIN_TAIL and after - 1 in chosen and says(after):
         tail = units[after][0]
-        shown += " " + (tail if len(tail) <= room else tail[: tail.rfind(" ", 0, room - 1)].rstrip() + "…")
+        cut = tail if len(tail) <= room else tail[: tail.rfind(" ", 0, room - 1)].rstrip() + "…"
+        if not cut.removesuffix("…").endswith(":"):  # a tail that stops on a lead-in promises what it lacks
+            shown += " " + cut
     return shown
 
 
