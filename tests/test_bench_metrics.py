@@ -188,7 +188,7 @@ def test_an_entry_is_navigation_when_it_only_points_elsewhere() -> None:
 def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:
     """bench ablate --combine: what a rule buys on a vault is summed over every question file's run,
     then judged leave one vault out as in one run; a rule one run did not try adds nothing there."""
-    from bench.studies.ablate import combined_buys, earned, left_out_of
+    from bench.studies.ablate import _left_out_cells, combined_buys, earned, left_out_of
 
     def cell(first: float) -> dict[str, float | None]:
         return {"first": first, "n_first": 10, "top5": None, "newest": None, "block": None, "silence": None}
@@ -214,3 +214,9 @@ def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:
     assert lovo["flancian"] == (True, pytest.approx(-1.0))  # the others gain 3: kept, and it costs 1 here
     assert earned(lovo) == pytest.approx(0.0)
     assert left_out_of({"dexter": 1.0}) is None
+    # a row stays under its table's columns: a set the rule was never tried on is a blank cell, not
+    # the next set's cell moved left (a rule tried only on the vaults, in a table with the pool)
+    vaults_only = left_out_of({"dexter": 2.0, "jbranchaud-til": 1.0})
+    assert vaults_only is not None
+    total, cells = _left_out_cells(vaults_only, ["dexter", "flancian", "jbranchaud-til", "longmemeval"])
+    assert cells == ["kept +2.0", "", "kept +1.0", "", "+3.0"] and total == pytest.approx(3.0)

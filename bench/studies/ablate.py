@@ -487,16 +487,16 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
     buys = combined_buys(runs)
     res.params.update(files=[str(f) for f in files], variants=sorted(buys))
     res.results.update(buys=buys)
+    sets = [s for s in FOREIGN if any(s in b for b in buys.values())]
     rows = []
     for name, by_set in buys.items():
         lovo = left_out_of(by_set)
         if lovo is None:
             continue
-        total, cells = _left_out_cells(lovo)
+        total, cells = _left_out_cells(lovo, sets)
         everywhere = f"{sum(by_set.values()):+.1f}"
         rows.append((total, [f"`{name}` ({whats.get(name, '')})", *cells, everywhere]))
     rows.sort(key=lambda r: r[0])
-    sets = [s for s in FOREIGN if any(s in b for b in buys.values())]
     res.markdown += [
         f"Every rule judged leave one vault out over {len(files)} runs of `bench ablate`, one per question file: "
         + ", ".join(f"`{f.name}`" for f in files)
@@ -516,26 +516,28 @@ def earned(lovo: dict[str, tuple[bool, float]]) -> float:
     return sum(b if kept else 0.0 for kept, b in lovo.values())
 
 
-def _left_out_cells(lovo: dict[str, tuple[bool, float]]) -> tuple[float, list[str]]:
-    """One rule's left-out row: what it earned, and its cells ("kept +1.0" per set, then the earned)."""
+def _left_out_cells(lovo: dict[str, tuple[bool, float]], sets: Sequence[str]) -> tuple[float, list[str]]:
+    """One rule's left-out row under the table's `sets`: what it earned, and its cells ("kept +1.0"
+    per set, blank where the rule was not tried on it, then the earned)."""
     total = earned(lovo)
-    return total, [*(f"{'kept' if kept else 'dropped'} {b:+.1f}" for kept, b in lovo.values()), f"{total:+.1f}"]
+    cells = [f"{'kept' if lovo[s][0] else 'dropped'} {lovo[s][1]:+.1f}" if s in lovo else "" for s in sets]
+    return total, [*cells, f"{total:+.1f}"]
 
 
 def left_out_table(
     results: dict[str, dict[str, dict[str, float | None]]], chosen: Sequence[tuple[str, str, dict[str, Any]]]
 ) -> list[str]:
     """The rules judged leave-one-vault-out on the foreign sets (`left_out`), least earned first."""
+    sets = [s for s in FOREIGN if s in results["default"]]
     rows = []
     for name, _what, _f in chosen:
         lovo = left_out(results, name) if name != "default" else None
         if lovo is None:
             continue
-        total, cells = _left_out_cells(lovo)
+        total, cells = _left_out_cells(lovo, sets)
         rows.append((total, [name, *cells]))
     if not rows:
         return []
-    sets = [s for s in FOREIGN if s in results["default"]]
     rows.sort(key=lambda r: r[0])
     return [
         "Left out: for each foreign set, the other foreign sets decide whether the default keeps the rule (what it "
