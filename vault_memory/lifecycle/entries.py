@@ -46,8 +46,9 @@ def shorten(text: str, width: int) -> str:
     space = cut.rfind(" ")
     if space >= width // 2:
         cut = cut[:space]
-        if cut.endswith(":") and cut.rfind(" ") >= width // 2:  # not on a promise: "Example:…"
-            cut = cut[: cut.rfind(" ")]
+        back = cut.rfind(" ")
+        if cut.endswith(":") and back >= width // 2:  # not on a promise: "Example:…"
+            cut = cut[:back]
     return cut.rstrip() + "…"
 
 
