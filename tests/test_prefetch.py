@@ -878,16 +878,18 @@ def test_a_repeat_that_says_more_is_shown_not_the_newer_line_it_holds(
 ) -> None:
     # dexter: the day's log says "- [[1:1]] with [[Josie Wittwer]]", every word of it in the blog
     # plan's first sentence; the two were one entry, shown as the newer (dated) log line, the plan
-    # "also in", and the list of companies the turn asked for was not in the block
+    # "also in", and the list of companies the turn asked for was not in the block. (That line alone
+    # is no entry now, a link and one word: text.says_too_little; a log line that says a little more
+    # is what the test holds.)
     v = tmp_path / "blog"
     plan = (
         "I discussed the idea of a product and development blog with [[Josie Wittwer]] in our [[1:1]] today. "
         "She asked me to send her a list of other companies that do this: Leadpages, Digital Ocean and Doist."
     )
     put(v, "OFW/Blog.md", f"# Blog\n\n{plan}")
-    put(v, "Daily Notes/2022-01-21.md", "## Daily Log\n- [[1:1]] with [[Josie Wittwer]]", date="2022-01-21")
+    put(v, "Daily Notes/2022-01-21.md", "## Daily Log\n- The blog with [[Josie Wittwer]] in our [[1:1]]", date="2022-01-21")
     # a copy of the log line in the same words, dated later: of the two, the newest
-    put(v, "Daily Notes/2022-01-24.md", "## Daily Log\n- [[1:1]] with [[Josie Wittwer]]", date="2022-01-24")
+    put(v, "Daily Notes/2022-01-24.md", "## Daily Log\n- The blog with [[Josie Wittwer]] in our [[1:1]]", date="2022-01-24")
     mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
     mem.index()
     turn = "1:1 with Josie Wittwer"
@@ -1350,3 +1352,57 @@ def test_a_memory_whose_text_is_its_file_name_is_an_entry(make_memory: MemoryFac
         hits = mem.recall(query, k=2, now=NOW, touch=False, explain=True)
         assert hits[0].path == path and hits[0].explain["relevance"] > 0.5  # type: ignore[index]  # not halved
         assert path in [e.path for e in mem.prefetch(query, now=NOW, refresh_staged=False).entries]
+
+
+def test_an_entry_that_is_only_a_way_to_other_pages_is_not_shown(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """A Foam garden keeps a page per person: "A [[person]] on [[twitter]]: https://twitter.com/…".
+    As an entry it said one word of its own ("on") and a link: issue 39 counts it a navigation entry,
+    and `flancian`'s blocks held 3 to 10 of them per question file. What the garden says about the
+    person (a journal line that names them) is the entry; a line that says as little but holds no
+    link is still one ("Nah", a command)."""
+    vault = tmp_path / "v"
+    put(vault, "arghzero.md", "- A [[person]] on [[twitter]]: https://twitter.com/arghzero")
+    put(vault, "journal/2020-11-17.md", "- Tested [[roam2agora]] by [[arghzero]], the Roam importer. Works great!")
+    put(vault, "nah.md", "Nah")
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05))
+    mem.index()
+    hits = mem.recall("arghzero twitter roam importer", now=NOW, touch=False)
+    assert "arghzero.md" in [h.path for h in hits]  # recall still finds the page: the block leaves it out
+    got = mem.prefetch("arghzero twitter roam importer", now=NOW, refresh_staged=False)
+    paths = [e.path for e in got.entries]
+    assert "journal/2020-11-17.md" in paths and "arghzero.md" not in paths
+    assert "nah.md" in [e.path for e in mem.prefetch("nah", now=NOW, refresh_staged=False).entries]
+
+
+def test_an_entry_cut_to_a_link_and_a_word_is_not_shown() -> None:
+    # zhuangzi.md, last in a block: "- Bought https://www.amazon.de/Way-…" points at a shop, says one word
+    text = "- Bought https://www.amazon.de/Way-Chuang-Tzu-Second-English-ebook/dp/B00G1J1D28 and read it twice."
+
+    def entry(t: str) -> PrefetchEntry:
+        return PrefetchEntry("n1", "zhuangzi.md", "zhuangzi", "", None, t, 1.0, 0.5, 1.0)
+
+    assert entry(text)._render(80) is None
+    assert entry(text)._render(200) is not None  # whole, it says what was done with it
+
+
+def test_the_first_entry_is_judged_by_what_it_shows_not_by_a_first_line_of_links(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """A Foam page opens with links ("- A [[person]]. - [[go]] https://en.wikipedia.org/wiki/…") and
+    says what matters further down. Its line of links matched the turn best, and a note whose answer
+    says nothing was left out, though the first entry reads its note from the first line: "Write a
+    short memorial post about Bassel Khartabil" got a journal line that names him, not his page's
+    quote (`flancian`, the seventh to tenth question files: 6 turns)."""
+    vault = tmp_path / "v"
+    put(
+        vault,
+        "bassel-khartabil.md",
+        "- A [[person]].\n- [[go]] https://en.wikipedia.org/wiki/Bassel_Khartabil\n"
+        "- [[deceased]] [[palestinian]] [[open source]] [[developer]].\n"
+        '- "Jail is not walls, not the executioner and guards. It is the absence of whom you love."\n',
+    )
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05))
+    mem.index()
+    got = mem.prefetch("bassel khartabil wikipedia", now=NOW, refresh_staged=False)
+    assert [e.path for e in got.entries] == ["bassel-khartabil.md"]
+    assert "Jail is not walls" in got.entries[0].text

@@ -16,6 +16,7 @@ from vault_memory.text import (
     note_name,
     points_elsewhere,
     says_something,
+    says_too_little,
     sentence_layout,
     sentence_units,
     snippet,
@@ -294,3 +295,21 @@ def test_every_sentence_has_its_layout(lines: list[str]) -> None:
     units, layout = sentence_layout(body)
     assert units == sentence_units(body)
     assert len(layout) == len(sentence_units(body))
+
+
+@pytest.mark.parametrize(
+    ("text", "too_little"),
+    [
+        ("A [[person]] on [[twitter]]: https://twitter.com/arghzero", True),
+        ("Document: https://flancia.org/go/agora-ea", True),
+        ("- [[1:1]] with [[Josie Wittwer]]", True),
+        ("- [Generate A UUID](postgres/generate-a-uuid.md)", True),
+        ("Nah", False),  # no link: too little, perhaps, but it points nowhere
+        ("git status", False),
+        ("Taylor St Pierre: Birthday: [[July 22nd]]", False),  # a property read with its note's title
+        ("- Tested [[roam2agora]]. Works great!", False),
+        ("If you use [Homebrew](https://brew.sh) for a while", False),
+    ],
+)
+def test_says_too_little_is_a_link_and_fewer_than_two_words_of_its_own(text: str, too_little: bool) -> None:
+    assert says_too_little(text) is too_little

@@ -291,6 +291,21 @@ def says_something(text: str) -> bool:
     return first is not None
 
 
+def says_too_little(text: str) -> bool:
+    """Whether a text is a way to other pages rather than a statement: it holds a link (a
+    `[[wikilink]]`, a Markdown link or a URL) and, once its links, URLs and dates are out, fewer than
+    two words of its own are left. "A [[person]] on [[twitter]]: https://twitter.com/arghzero",
+    "Document: https://flancia.org/go/agora-ea", "- [[1:1]] with [[Josie Wittwer]]": a block entry
+    that says this little spends the agent's prompt on where to look (issue 39: a navigation entry
+    is never one). A text that holds no link is never a pointer however short ("Nah", a command),
+    and a property read with its note's title says enough ("Taylor St Pierre: Birthday: [[July
+    22nd]]"). Stricter than `says_something` (one word), which judges a line of a note."""
+    if "[[" not in text and "](" not in text and "://" not in text and "www." not in text:
+        return False
+    own = _POINTERS.sub(" ", without_links(text))
+    return len(_LETTERS.findall(own)) < 2
+
+
 def beyond_its_name(text: str, names: Iterable[str]) -> str:
     """The text without its headings that only say one of `names` (a note's title, its file name, its
     heading path): a note a link created and nobody filled in ("# Gmail", 15 % of one person's Foam

@@ -22,7 +22,7 @@ from typing import Any
 from ..markers import neutralise
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
-from ..text import says_something, sentence_layout, snippet, unlink
+from ..text import says_something, says_too_little, sentence_layout, snippet, unlink
 
 _WS = re.compile(r"\s+")
 
@@ -99,7 +99,8 @@ class PrefetchEntry:
         `rules.min_entry_text` and at most `cap` characters of its text, and at most
         `rules.also_shown` of the other notes it is in. Shortened to a link and
         nothing of its own ("https://codesandbox.io/s/objective-bas-…", the first line of a draft
-        the budget reached last), it is no entry: a part that says nothing is never one."""
+        the budget reached last), or to a link and a word ("- Bought https://www.amazon.de/Way-…":
+        text.says_too_little), it is no entry: a part that says nothing is never one."""
         date, where, also = self._where(rules)
         fixed = len(f"- ({date}, {also}) ")
         max_where = room - fixed - rules.min_entry_text
@@ -113,7 +114,8 @@ class PrefetchEntry:
         prefix = f"- ({date}, {where}{also}) "
         full = oneline(self.text)
         text = shorten(full, room - len(prefix) if cap is None else min(cap, room - len(prefix)))
-        if text != full and (len(text) < rules.min_entry_text or not says_something(text.removesuffix("…"))):
+        cut = text.removesuffix("…")
+        if text != full and (len(text) < rules.min_entry_text or not says_something(cut) or says_too_little(cut)):
             return None
         return prefix + text, text
 

@@ -67,7 +67,7 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import says_something, split_sentences
+from ..text import says_something, says_too_little, split_sentences
 from .edits import rehearse
 from .entries import PrefetchEntry, entry_text, first_entry_cap, oneline, says_its_answer, shorten
 from .recall import Ranking, is_weak, rank_query
@@ -302,7 +302,9 @@ def present(
     rules: ReadRules = DEFAULT_RULES,
 ) -> tuple[list[PrefetchEntry], list[KeptOut]]:
     """Stage 6, present (a block): recall's order, without weak hits, superseded or staged notes,
-    lines that say nothing, repeats (merged into the entry above them: `_twin`) and dormant notes
+    lines that say nothing (an answer with no word of its own, an entry that is a way to other pages:
+    text.says_too_little; the first entry, read on in its note, is judged by what it shows, not by a
+    first line of links), repeats (merged into the entry above them: `_twin`) and dormant notes
     (returned apart: what decay kept out), unless the turn cues them (`_shows`). `closest`: a chunk's
     sentence closest to the turn (windows.closest_window), for the repeats of chunks scored whole.
     `day_parts`: the parts of a note stated on a day the turn names that say something, the one
@@ -335,7 +337,9 @@ def present(
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
-        if not says_something(said) or no_word_of_its_own(part.chunk, got.notes[r.node_id]):
+        if fill and not says_something(said):  # its note read on from the first line: judged by what that says
+            said = shown
+        if not says_something(said) or says_too_little(shown) or no_word_of_its_own(part.chunk, got.notes[r.node_id]):
             continue
         if decay and r.dormant and not _shows(r, contradicted, rules):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
