@@ -566,6 +566,25 @@ def test_an_entry_is_never_cut_right_after_a_colon() -> None:
     assert shown[152].endswith("loved it.") and shown[160].endswith("right now: The…")
 
 
+def test_a_lead_in_whose_lines_do_not_fit_is_not_shown() -> None:
+    # jbranchaud-til's how-tos: "… allowing you to write a test like this:" ended an entry whose room
+    # did not hold the test; shown, a lead-in without what it introduces promises what it lacks
+    item = (
+        "Set config.action_mailer.delivery_method to :test and config.action_mailer.perform_deliveries to true "
+        "in config/environments/test.rb, then restart the test server so the settings are read again"
+    )
+    body = (
+        "Set the delivery method to test in your test environment. Then configure the mailer as follows:\n\n"
+        f"- {item}\n- Clear the deliveries before each test\n"
+    )
+    units, layout = sentence_layout(body)
+    roomy = answering_lines(units, 0, (), 300, layout=layout)
+    assert roomy.endswith("as follows: " + item)  # it fits: shown with what it introduces
+    assert answering_lines(units, 0, (), 160, layout=layout) == units[0][0]  # it does not: neither is shown
+    # the answer itself is shown, lead-in or not: it is what matched the turn
+    assert answering_lines(units, 1, (), 160, layout=layout).endswith("as follows:")
+
+
 @given(text=_TEXT, width=st.integers(0, 500))
 def test_shorten_fits(text: str, width: int) -> None:
     out = shorten(text, width)

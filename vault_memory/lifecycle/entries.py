@@ -233,7 +233,9 @@ def answering_lines(
     A line that leads in ("Instead I just use fstab and mount/unmount as needed:", "Start the day by
     taking a look at:") comes with what it introduces, in order, from its first line (`layout`, each
     sentence's indent and whether it is a list item: `_introduced`): before, `flancian`'s autofs
-    note was shown up to "as needed:" and not the fstab line under it that the turn needed.
+    note was shown up to "as needed:" and not the fstab line under it that the turn needed. When
+    what it introduces does not fit, the lead-in is not shown either, unless it is the answer
+    (stop 57: "… allowing you to write a test like this:" ended a how-to's entry without the test).
 
     A code block's lines are shown as one unbroken run: from its first line, never a line left out
     because it did not fit and a shorter one after it shown ("const nextConfig = {; {; }," was all a
@@ -275,6 +277,13 @@ def answering_lines(
             for j in _introduced(piece[-1], units, layout, code, fences, hi):
                 if not take([j]):
                     break
+    # a line that leads in, shown without the line after it (what it introduces did not fit, or is
+    # in a part the entry does not read), promises what the entry lacks: it goes, unless it answers
+    for i in sorted(chosen, reverse=True):
+        if i != at and i not in code and _leads_in(i, units, code):
+            nxt = next((j for j in range(i + 1, len(units)) if j not in fences), None)
+            if nxt is not None and nxt not in chosen:
+                chosen.discard(i)
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
     shown = _joined(units, sorted(chosen), code)
