@@ -906,9 +906,19 @@ def test_a_repeat_that_says_more_is_shown_not_the_newer_line_it_holds(
         "She asked me to send her a list of other companies that do this: Leadpages, Digital Ocean and Doist."
     )
     put(v, "OFW/Blog.md", f"# Blog\n\n{plan}")
-    put(v, "Daily Notes/2022-01-21.md", "## Daily Log\n- The blog with [[Josie Wittwer]] in our [[1:1]]", date="2022-01-21")
+    put(
+        v,
+        "Daily Notes/2022-01-21.md",
+        "## Daily Log\n- The blog with [[Josie Wittwer]] in our [[1:1]]",
+        date="2022-01-21",
+    )
     # a copy of the log line in the same words, dated later: of the two, the newest
-    put(v, "Daily Notes/2022-01-24.md", "## Daily Log\n- The blog with [[Josie Wittwer]] in our [[1:1]]", date="2022-01-24")
+    put(
+        v,
+        "Daily Notes/2022-01-24.md",
+        "## Daily Log\n- The blog with [[Josie Wittwer]] in our [[1:1]]",
+        date="2022-01-24",
+    )
     mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
     mem.index()
     turn = "1:1 with Josie Wittwer"
