@@ -135,6 +135,11 @@ _CALENDAR = re.compile(
     re.I,
 )
 _TOKEN = re.compile(r"[\w][\w'’.-]*[\w]|[\w]")
+#: Two or three capitals: an abbreviation ("UI", "FAQ", "SSO", "ETH"), which a note spells out as
+#: often as it writes it: a vault that never writes "FAQ" may still answer "write the Agora FAQ
+#: answer to 'what is a backlink?'" (stop 57: the four such names in ten question files per vault
+#: each silenced a question the vault answers, and no question it does not).
+_ABBREVIATION = re.compile(r"[A-Z]{2,3}")
 _POSSESSIVE = re.compile(r"['’]s$")
 
 
@@ -147,14 +152,21 @@ def names_in(question: str) -> list[str]:
     """The names a question asks about: its words that begin with a capital letter, or hold one after
     their first letter ("iPad", "SQLite"), except at the start of a sentence and its question words;
     each once, in order. "How do I set up a Kubernetes ingress" names Kubernetes. A word that begins
-    with a digit is a quantity, not a name: "bump the JVM max heap to 2GB" names the JVM, and a
-    vault that writes `-Xmx2g` answers it (stop 51, the fourth question file for jbranchaud-til)."""
+    with a digit is a quantity, not a name: "bump the JVM max heap to 2GB" names no "2GB", and a
+    vault that writes `-Xmx2g` answers it (stop 51, the fourth question file for jbranchaud-til).
+    Nor is an abbreviation of two or three capitals ("JVM", "FAQ": `_ABBREVIATION`)."""
     out: list[str] = []
     start = True
     for m in _TOKEN.finditer(question):
         word = _word(m)
         named = word[:1].isalpha() and (word[0].isupper() and not start or any(c.isupper() for c in word[1:]))
-        if named and word.lower() not in _NOT_NAMES and not _CALENDAR.fullmatch(word) and word not in out:
+        if (
+            named
+            and word.lower() not in _NOT_NAMES
+            and not _CALENDAR.fullmatch(word)
+            and not _ABBREVIATION.fullmatch(word)
+            and word not in out
+        ):
             out.append(word)
         start = question[m.end() : m.end() + 2].startswith((". ", "? ", "! ", ": "))
     return out
