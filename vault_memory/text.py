@@ -282,13 +282,18 @@ def says_something(text: str) -> bool:
     every note) and bare URLs (`- [[go]] https://example.org/talk`): what points elsewhere says
     nothing of its own. (A link's text inside prose, "using [Homebrew](url) for a while", is gone
     too, but its sentence says something.)"""
-    own = without_links(text)
-    if "](" in own or "://" in own or "www." in own:
-        own = _POINTERS.sub(" ", own)
+    own = _own_text(text)
     first = _LETTERS.search(own)  # no date or time holds letters but am / pm: most texts end here
     if first is not None and first.group().lower() in ("am", "pm"):
         return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is not None
     return first is not None
+
+
+def _own_text(text: str) -> str:
+    """The text without its wikilinks, embeds, Markdown links (with their text) and URLs: what it
+    says itself (`says_something`, `says_too_little`)."""
+    own = without_links(text)
+    return _POINTERS.sub(" ", own) if "](" in own or "://" in own or "www." in own else own
 
 
 def says_too_little(text: str) -> bool:
@@ -302,8 +307,7 @@ def says_too_little(text: str) -> bool:
     22nd]]"). Stricter than `says_something` (one word), which judges a line of a note."""
     if "[[" not in text and "](" not in text and "://" not in text and "www." not in text:
         return False
-    own = _POINTERS.sub(" ", without_links(text))
-    return len(_LETTERS.findall(own)) < 2
+    return len(_LETTERS.findall(_own_text(text))) < 2
 
 
 def beyond_its_name(text: str, names: Iterable[str]) -> str:
