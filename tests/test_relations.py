@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 import yaml
@@ -140,3 +140,39 @@ def test_commit_supersedes_writes_clickable_links_on_both_sides(mem: Memory) -> 
     assert "superseded_by: ['[[Standups moved to ten o''clock from December]]']\n" in raw_old
     assert raw_old.endswith("Standups are at 9:30.\n")  # the person's body is untouched
     assert done.path == "Memory/Standups moved to ten o'clock from December.md"
+
+
+GARDEN = (
+    "---\ncreated: 2026-10-01\n---\n# Garden\n\nThe spare key of the garden shed is under the blue pot.\n\n"
+    "## Beds\n- North bed: garlic planted in October, then beans in spring.\n- South bed: tomatoes.\n"
+)
+
+
+def test_a_successor_moves_its_predecessor_down_only_for_what_it_replaces(mem: Memory) -> None:
+    """Issue 38: a memory of where the shed key hangs, committed as superseding the garden note,
+    replaces one line of it. Asked where the key is, the memory comes first and the garden note
+    stays out of the block; asked what grows in the north bed, which the memory does not answer,
+    the garden note keeps its place and its entry, which says it has a successor (before, it fell
+    below the weak memory in recall and was never shown)."""
+    put(internals(mem).vault, "Areas/Garden.md", GARDEN)
+    mem.index()
+    garden = mem.recall("garden shed key blue pot", now=NOW, touch=False)[0]
+    assert garden.path == "Areas/Garden.md"
+    done = mem.remember("The shed key now hangs on the hook by the door.", now=NOW, supersedes=garden.node_id)
+    later = NOW + dt.timedelta(minutes=5)
+
+    key = mem.recall("where does the shed key hang", now=later, touch=False)
+    assert [h.path for h in key[:2]] == [done.path, "Areas/Garden.md"]
+    shown = mem.prefetch("where does the shed key hang", now=later, refresh_staged=False)
+    assert shown.entries[0].path == done.path
+    assert "Areas/Garden.md" not in [e.path for e in shown.entries]
+
+    beds = mem.recall("north bed garlic", now=later, touch=False, explain=True)
+    assert beds[0].path == "Areas/Garden.md" and not beds[0].weak
+    assert all(h.weak for h in beds if h.path == done.path)  # the memory answers nothing here
+    assert f"superseded by {done.path}: keeps its place" in beds[0].explain["moved"]
+    block = mem.prefetch("north bed garlic", now=later, refresh_staged=False)
+    assert block.entries[0].path == "Areas/Garden.md"
+    assert "garlic" in block.entries[0].text
+    stem = PurePosixPath(done.path).stem
+    assert f"(2026-10-01; superseded by [[{stem}]], Areas/Garden.md > Beds) North bed: garlic" in block.block

@@ -56,13 +56,14 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..index.embedders import embed_query
 from ..markers import DATA_LINE, neutralise
 from ..repeats import adds_nothing, has_iso_date, is_repeat, words_of
 from ..search.filters import NoteFilter, eligible
-from ..search.ranking import Candidate, Ranked
+from ..search.ranking import Candidate, Ranked, is_weak
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
@@ -70,7 +71,7 @@ from ..search.workspace import Workspace
 from ..text import says_something, says_too_little, split_sentences
 from .edits import rehearse
 from .entries import PrefetchEntry, entry_text, first_entry_cap, oneline, says_its_answer, shorten
-from .recall import Ranking, is_weak, rank_query
+from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
 
 OPEN = "[RELEVANT_LEARNED_MEMORY]"
@@ -360,15 +361,12 @@ def present(
 
 
 def _admitted(got: Ranking) -> list[Ranked]:
-    """Recall's order without weak hits, staged memories and superseded notes (a person may link
-    only the new note: `supersedes` on it counts as `superseded_by` on the old)."""
-    replaced = {s for o in got.ranked for s in o.state.supersedes}
-    return [
-        r
-        for r in got.ranked
-        if not (is_weak(r, got.weak_below) or r.state.status == "staged")
-        and not (r.state.superseded_by or r.node_id in replaced)
-    ]
+    """Recall's order without weak hits, staged memories and notes a successor replaces here
+    (`Ranked.replaced`, ranking.successors_first; a person may link only the new note: `supersedes`
+    on it counts as `superseded_by` on the old). A successor that says nothing of what the old note
+    answers replaces nothing here: a garden note superseded by a memory of where the shed key now
+    hangs still says what grows in the north bed."""
+    return [r for r in got.ranked if not (is_weak(r, got.weak_below) or r.state.status == "staged" or r.replaced)]
 
 
 def _shows(r: Ranked, contradicted: Mapping[str, float], rules: ReadRules) -> bool:
@@ -380,8 +378,17 @@ def _shows(r: Ranked, contradicted: Mapping[str, float], rules: ReadRules) -> bo
     return rules.shows_cued_dormant and r.reactivated and not replaced
 
 
+def _successors(r: Ranked, got: Ranking) -> list[str]:
+    """The notes the vault says supersede `r` (its `superseded_by`, and any candidate whose
+    `supersedes` names it), by file name as a wikilink resolves them, as far as the candidates know
+    them; by identity otherwise."""
+    ids = list(r.state.superseded_by) + [o.node_id for o in got.ranked if r.node_id in o.state.supersedes]
+    return list(dict.fromkeys(PurePosixPath(got.notes[i].path).stem if i in got.notes else i for i in ids))
+
+
 def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> PrefetchEntry:
     day = r.state.stated.day()
+    later = _successors(r, got)  # shown for what its successors do not answer: it says it has them
     return PrefetchEntry(
         node_id=r.node_id,
         path=r.path,
@@ -393,6 +400,7 @@ def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> Pr
         similarity=round(part.answer_similarity, 6),
         strength=round(r.strength, 6),
         reactivated=r.reactivated,
+        change="superseded by " + ", ".join(f"[[{t}]]" for t in later) if later else "",
     )
 
 

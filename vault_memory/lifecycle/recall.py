@@ -26,7 +26,7 @@ from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
 from ..search.question import asks_how_things_are, name_forms, names_in
-from ..search.ranking import Candidate, Mode, Ranked, change_label, order, succession
+from ..search.ranking import Candidate, Mode, Ranked, change_label, is_weak, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
@@ -105,12 +105,6 @@ def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
         date=date,
         weak=is_weak(r, weak_below),
     )
-
-
-def is_weak(r: Ranked, weak_below: float) -> bool:
-    """A hit whose answer's cosine is below the weak bar says little about the query, unless the
-    query names the day it was stated ("what did I do on October 17" is far from any log)."""
-    return r.cand.answer_similarity < weak_below and not r.cand.on_day
 
 
 @dataclass
@@ -247,6 +241,12 @@ def rank_query(
     notes = ws.catalog.notes_by_ids(sorted({c.node_id for c in cands}))
     cands = [c for c in cands if c.node_id in notes]  # a watcher may have re-identified one meanwhile
     notes = with_identities(ws, notes)  # `supersedes: ['[[Old]]']` -> identities, which ranking compares
+    # Cosines were computed (dense or hybrid, or bm25 when decay needed them): a hit below the bar
+    # is weak even when every cosine is 0. None were (the store down, vectors still filling in for
+    # bm25 without decay): nothing is judged weak, as nothing was measured.
+    measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
+    judged = measured or any(c.similarity != 0.0 for c in cands)
+    measured_below = ws.calibration.weak if judged else float("-inf")
     ranked = order(
         cands,
         notes,
@@ -258,14 +258,10 @@ def rank_query(
         cal=ws.calibration,
         rules=rules,
         asks_now=asks_how_things_are(query),
+        weak_below=measured_below,  # a successor that answers nothing moves nothing
     )
-    # Cosines were computed (dense or hybrid, or bm25 when decay needed them): a hit below the bar
-    # is weak even when every cosine is 0. None were (the store down, vectors still filling in for
-    # bm25 without decay): nothing is judged weak, as nothing was measured.
-    measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
-    judged = measured or any(c.similarity != 0.0 for c in cands)
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
-    weak_below = float("inf") if unknown else ws.calibration.weak if judged else float("-inf")
+    weak_below = float("inf") if unknown else measured_below
     return Ranking(ranked, notes, mode, lexical_only, weak_below, unknown)
 
 
@@ -396,8 +392,8 @@ def explain_hit(
                 else "the note that supersedes it ranks first"
             )
         )
-    for s in st.superseded_by:
-        why.append(f"superseded by {path_of.get(s, s)}: ranks below it")
+    for s in st.superseded_by:  # below a successor that replaces what it says here (ranking.successors_first)
+        why.append(f"superseded by {path_of.get(s, s)}: " + ("ranks below it" if r.replaced else "keeps its place"))
     return {
         "place": place,
         "relevance_rank": r.relevance_rank,

@@ -219,6 +219,9 @@ class Ranked:
     moves: tuple[str, ...] = ()  # why it is not where relevance put it ("moved above #2: ...")
     repeats: str = ""  # the path of the note that said its statement first, when it repeats one (`statements`)
     relevance_rank: int = 0  # its 1-based place by relevance alone
+    #: superseded, and a successor in the list answers what it says here (`successors_first`):
+    #: it ranks below that successor and is never a block entry
+    replaced: bool = False
 
     @property
     def score(self) -> float:
@@ -245,6 +248,7 @@ def order(
     cal: Calibration = MINILM,
     rules: ReadRules = DEFAULT_RULES,
     asks_now: bool = True,
+    weak_below: float = float("-inf"),
 ) -> list[Ranked]:
     """Stage 4, order: decide relevance first; then let the date decide only between statements
     of one fact, when the question asks how things are (`asks_now`: question.asks_how_things_are).
@@ -257,7 +261,8 @@ def order(
        notes that state the same fact differently (`same_fact_groups`) are put newest first, in the
        places they held, a later note that adds no word to one above it counted from that one's day
        (`newest_first`).
-    3. A superseded note never ranks above its successor (`successors_first`).
+    3. A superseded note never ranks above a successor that answers the query (`successors_first`;
+       `weak_below`: the cosine under which a hit is weak, and answers nothing).
     The whole list is ordered, then cut to k: the first n of any k are the same notes.
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
     that are a note's only sentence; window vectors come with the candidates.
@@ -267,7 +272,7 @@ def order(
         if vectors is not None and rules.one_fact and (asks_now or not rules.one_fact_present_only):
             kept = newest_first(kept, vectors, cal, rules, now)
         if rules.successors_first:
-            kept = successors_first(kept)
+            kept = successors_first(kept, replaces_here(weak_below, vectors, cal))
     return kept[:k]
 
 
@@ -504,19 +509,68 @@ def _why_moved(moved: Sequence[Ranked], group: Sequence[int], pos: int) -> Ranke
     return replace(r, moves=(*r.moves, why))
 
 
-def successors_first(items: list[Ranked]) -> list[Ranked]:
-    """A superseded note never ranks above a successor that is also in the list (it moves to just
-    below its lowest successor)."""
+def is_weak(r: Ranked, weak_below: float) -> bool:
+    """A hit whose answer's cosine is below the weak bar says little about the query, unless the
+    query names the day it was stated ("what did I do on October 17" is far from any log)."""
+    return r.cand.answer_similarity < weak_below and not r.cand.on_day
+
+
+def replaces_here(
+    weak_below: float, vectors: VectorsOf | Mapping[str, np.ndarray] | None, cal: Calibration
+) -> Callable[[Ranked, Ranked], bool]:
+    """Whether a successor replaces, for this query, what the note it supersedes says: it answers
+    the query (not weak), or its answer is alike the old note's (the two answers' cosine clears the
+    weak bar, as `state_alike` links two statements of one fact)."""
+    got: dict[str, np.ndarray | None] = {}
+
+    def vector(r: Ranked) -> np.ndarray | None:
+        if r.cand.window is not None:
+            return r.cand.window.vector
+        if vectors is None:
+            return None
+        key = r.cand.chunk.text_hash
+        if key not in got:
+            got[key] = (vectors if isinstance(vectors, Mapping) else vectors([r.cand.chunk])).get(key)
+        return got[key]
+
+    def replaces(new: Ranked, old: Ranked) -> bool:
+        if not is_weak(new, weak_below):
+            return True
+        a, b = vector(new), vector(old)
+        return a is not None and b is not None and float(np.dot(a, b)) >= cal.weak
+
+    return replaces
+
+
+def successors_first(
+    items: list[Ranked], replaces: Callable[[Ranked, Ranked], bool] = lambda new, old: True
+) -> list[Ranked]:
+    """A superseded note never ranks above a successor in the list that replaces what it says here
+    (`replaces(successor, old)`: `replaces_here`): it moves to just below the lowest such successor,
+    marked `replaced`.
+
+    Only for what the successor replaces: a vault records supersession note by note, and a memory
+    of where the shed key now hangs, committed with `--supersedes Garden.md`, replaces one line of
+    the garden note, not its beds. Asked what grows in the north bed, the key memory is weak and
+    says nothing alike the beds' line, and the garden note keeps its place and its block entry
+    (issue 38: it fell from 1st to 7th, and prefetch left it out)."""
     if not any(r.state.superseded_by or r.state.supersedes for r in items):
         return items
-    order = list(items)
+    ids = {r.node_id: r for r in items}
+    by: dict[str, set[str]] = {}  # old note -> the successors in the list that replace it here
+    for r in items:
+        for s in r.state.superseded_by:
+            if s in ids and s != r.node_id and replaces(ids[s], r):
+                by.setdefault(r.node_id, set()).add(s)
+        for s in r.state.supersedes:  # a person may record the link only on the new note
+            if s in ids and s != r.node_id and replaces(r, ids[s]):
+                by.setdefault(s, set()).add(r.node_id)
+    order = [replace(r, replaced=True) if r.node_id in by else r for r in items]
     for _ in range(len(order) ** 2 + 1):  # bounded: a cycle of supersessions cannot loop forever
         pos = {r.node_id: i for i, r in enumerate(order)}
         move = None
         for i, r in enumerate(order):
-            succ = [pos[s] for s in r.state.superseded_by if s in pos and pos[s] > i]
-            # a person may record the link only on the new note (`supersedes`)
-            succ += [j for j, u in enumerate(order) if j > i and r.node_id in u.state.supersedes]
+            succ = [pos[s] for s in by.get(r.node_id, ()) if pos[s] > i]
             if succ:
                 move = (i, max(succ))
                 break
@@ -578,5 +632,7 @@ __all__ = [
     "stated",
     "statements",
     "succession",
+    "is_weak",
+    "replaces_here",
     "successors_first",
 ]
