@@ -62,6 +62,11 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "a cued dormant note enters a block whatever live note names it in conflicts_with",
         {"keeps_replaced_out": None},
     ),
+    # the fusion weight, chosen on LoCoMo and kept left one vault out (stop 58: ablate-combined-numbers.md)
+    ("fusion_alpha_0.3", "fusion weighs the dense side 0.3, not 0.5", {"fusion_alpha": 0.3}),
+    ("fusion_alpha_0.4", "fusion weighs the dense side 0.4, not 0.5", {"fusion_alpha": 0.4}),
+    ("fusion_alpha_0.6", "fusion weighs the dense side 0.6, not 0.5", {"fusion_alpha": 0.6}),
+    ("fusion_alpha_0.7", "fusion weighs the dense side 0.7, not 0.5", {"fusion_alpha": 0.7}),
     (
         "replaced_by_any",
         "any live note naming a cued dormant one in conflicts_with keeps it out, however much less it answers",
