@@ -166,6 +166,8 @@ def test_a_successor_moves_its_predecessor_down_only_for_what_it_replaces(mem: M
     shown = mem.prefetch("where does the shed key hang", now=later, refresh_staged=False)
     assert shown.entries[0].path == done.path
     assert "Areas/Garden.md" not in [e.path for e in shown.entries]
+    undecayed = mem.prefetch("where does the shed key hang", now=later, refresh_staged=False, decay=False)
+    assert "Areas/Garden.md" not in [e.path for e in undecayed.entries]  # replaced, with decay off too
 
     beds = mem.recall("north bed garlic", now=later, touch=False, explain=True)
     assert beds[0].path == "Areas/Garden.md" and not beds[0].weak

@@ -261,18 +261,22 @@ def order(
        notes that state the same fact differently (`same_fact_groups`) are put newest first, in the
        places they held, a later note that adds no word to one above it counted from that one's day
        (`newest_first`).
-    3. A superseded note never ranks above a successor that answers the query (`successors_first`;
-       `weak_below`: the cosine under which a hit is weak, and answers nothing).
+    3. A superseded note is `replaced` where a successor in the list replaces what it says for the
+       query (`replaces_here`: the successor answers it, not weak below `weak_below`, or answers
+       alike), and never ranks above that successor (`successors_first`). The mark holds with decay
+       off too: prefetch leaves replaced notes out either way.
     The whole list is ordered, then cut to k: the first n of any k are the same notes.
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
     that are a note's only sentence; window vectors come with the candidates.
     """
     kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules)
+    replaced = replaced_by(kept, replaces_here(weak_below, vectors, cal))
+    kept = [replace(r, replaced=True) if r.node_id in replaced else r for r in kept]
     if decay:
         if vectors is not None and rules.one_fact and (asks_now or not rules.one_fact_present_only):
             kept = newest_first(kept, vectors, cal, rules, now)
         if rules.successors_first:
-            kept = successors_first(kept, replaces_here(weak_below, vectors, cal))
+            kept = successors_first(kept, replaced)
     return kept[:k]
 
 
@@ -542,35 +546,41 @@ def replaces_here(
     return replaces
 
 
-def successors_first(
-    items: list[Ranked], replaces: Callable[[Ranked, Ranked], bool] = lambda new, old: True
-) -> list[Ranked]:
-    """A superseded note never ranks above a successor in the list that replaces what it says here
-    (`replaces(successor, old)`: `replaces_here`): it moves to just below the lowest such successor,
-    marked `replaced`.
+def replaced_by(items: Sequence[Ranked], replaces: Callable[[Ranked, Ranked], bool]) -> dict[str, set[str]]:
+    """Old note -> the successors in `items` that replace what it says here (`replaces(successor,
+    old)`: `replaces_here`), from its `superseded_by` and from their `supersedes` (a person may
+    record the link only on the new note).
 
-    Only for what the successor replaces: a vault records supersession note by note, and a memory
-    of where the shed key now hangs, committed with `--supersedes Garden.md`, replaces one line of
-    the garden note, not its beds. Asked what grows in the north bed, the key memory is weak and
-    says nothing alike the beds' line, and the garden note keeps its place and its block entry
-    (issue 38: it fell from 1st to 7th, and prefetch left it out)."""
-    if not any(r.state.superseded_by or r.state.supersedes for r in items):
-        return items
+    Only what a successor replaces: a vault records supersession note by note, and a memory of where
+    the shed key now hangs, committed with `--supersedes Garden.md`, replaces one line of the garden
+    note, not its beds. Asked what grows in the north bed, the key memory is weak and says nothing
+    alike the beds' line: the garden note is not replaced there, and keeps its place and its block
+    entry (issue 38: it fell from 1st to 7th, and prefetch left it out)."""
     ids = {r.node_id: r for r in items}
-    by: dict[str, set[str]] = {}  # old note -> the successors in the list that replace it here
+    by: dict[str, set[str]] = {}
     for r in items:
+        if not (r.state.superseded_by or r.state.supersedes):
+            continue
         for s in r.state.superseded_by:
             if s in ids and s != r.node_id and replaces(ids[s], r):
                 by.setdefault(r.node_id, set()).add(s)
-        for s in r.state.supersedes:  # a person may record the link only on the new note
+        for s in r.state.supersedes:
             if s in ids and s != r.node_id and replaces(r, ids[s]):
                 by.setdefault(s, set()).add(r.node_id)
-    order = [replace(r, replaced=True) if r.node_id in by else r for r in items]
+    return by
+
+
+def successors_first(items: list[Ranked], replaced: Mapping[str, Set[str]]) -> list[Ranked]:
+    """A replaced note (`replaced_by`: old note -> its successors that replace it here) never ranks
+    above those successors: it moves to just below the lowest of them."""
+    if not replaced:
+        return items
+    order = list(items)
     for _ in range(len(order) ** 2 + 1):  # bounded: a cycle of supersessions cannot loop forever
         pos = {r.node_id: i for i, r in enumerate(order)}
         move = None
         for i, r in enumerate(order):
-            succ = [pos[s] for s in by.get(r.node_id, ()) if pos[s] > i]
+            succ = [pos[s] for s in replaced.get(r.node_id, ()) if pos[s] > i]
             if succ:
                 move = (i, max(succ))
                 break
@@ -633,6 +643,7 @@ __all__ = [
     "statements",
     "succession",
     "is_weak",
+    "replaced_by",
     "replaces_here",
     "successors_first",
 ]
