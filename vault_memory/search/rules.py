@@ -77,7 +77,9 @@ class ReadRules:
     same_folder: bool = True
     #: A later note that adds no word to one above it counts from that one's day.
     repeats_count_from_first: bool = True
-    #: A superseded note never ranks above its successor.
+    #: A superseded note never ranks above a successor that replaces what it says for the query
+    #: (answers it, or answers alike: ranking.replaced_by; off: the note keeps its place, and
+    #: prefetch still leaves it out).
     successors_first: bool = True
     #: A dormant note is cued by every content word of a query of at least this many words ...
     full_cue_min_terms: int = 2
