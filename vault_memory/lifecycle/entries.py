@@ -281,7 +281,7 @@ def answering_lines(
     # in a part the entry does not read), promises what the entry lacks: it goes, unless it answers
     for i in sorted(chosen, reverse=True):
         if i != at and i not in code and _leads_in(i, units, code):
-            nxt = next((j for j in range(i + 1, len(units)) if j not in fences), None)
+            nxt = _line_after(i, len(units), fences)
             if nxt is not None and nxt not in chosen:
                 chosen.discard(i)
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
@@ -289,7 +289,7 @@ def answering_lines(
     shown = _joined(units, sorted(chosen), code)
     # the room left goes to the part's next sentence, cut on a word ("…"), as a reader reads on,
     # unless it would stop on a colon ("Five books looks interesting:…"): a lead-in without its list
-    after = next((i for i in range(max(chosen) + 1, len(units)) if i not in fences), None)
+    after = _line_after(max(chosen), len(units), fences)
     room = cap - len(shown) - 1
     if after is not None and units[after][1] == unit and room >= MIN_TAIL and after - 1 in chosen and says(after):
         tail = units[after][0]
@@ -301,6 +301,11 @@ def answering_lines(
 
 #: The next sentence is shown in part only when this much room is left for it.
 MIN_TAIL = 40
+
+
+def _line_after(i: int, n: int, fences: set[int]) -> int | None:
+    """The unit after `i` that a reader sees next (a code fence is not one), of `n`; None at the end."""
+    return next((j for j in range(i + 1, n) if j not in fences), None)
 
 
 def _leads_in(i: int, units: Sequence[tuple[str, int]], code: Mapping[int, list[int]]) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -271,7 +271,8 @@ def order(
     """
     kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules)
     replaced = replaced_by(kept, replaces_here(weak_below, vectors, cal))
-    kept = [replace(r, replaced=True) if r.node_id in replaced else r for r in kept]
+    if replaced:
+        kept = [replace(r, replaced=True) if r.node_id in replaced else r for r in kept]
     if decay:
         if vectors is not None and rules.one_fact and (asks_now or not rules.one_fact_present_only):
             kept = newest_first(kept, vectors, cal, rules, now)
@@ -556,18 +557,31 @@ def replaced_by(items: Sequence[Ranked], replaces: Callable[[Ranked, Ranked], bo
     note, not its beds. Asked what grows in the north bed, the key memory is weak and says nothing
     alike the beds' line: the garden note is not replaced there, and keeps its place and its block
     entry (issue 38: it fell from 1st to 7th, and prefetch left it out)."""
+    pairs = list(supersessions(items))
+    if not pairs:  # most queries: no candidate records a supersession
+        return {}
     ids = {r.node_id: r for r in items}
     by: dict[str, set[str]] = {}
-    for r in items:
-        if not (r.state.superseded_by or r.state.supersedes):
-            continue
-        for s in r.state.superseded_by:
-            if s in ids and s != r.node_id and replaces(ids[s], r):
-                by.setdefault(r.node_id, set()).add(s)
-        for s in r.state.supersedes:
-            if s in ids and s != r.node_id and replaces(r, ids[s]):
-                by.setdefault(s, set()).add(r.node_id)
+    for old, new in pairs:
+        if replaces(ids[new], ids[old]):
+            by.setdefault(old, set()).add(new)
     return by
+
+
+def supersessions(items: Sequence[Ranked]) -> Iterator[tuple[str, str]]:
+    """(old, new): the node ids of two notes in `items` the vault says one supersedes the other,
+    from the old one's `superseded_by` or the new one's `supersedes` (a person may record the link
+    on one side only; a pair recorded on both sides comes twice)."""
+    if not any(r.state.superseded_by or r.state.supersedes for r in items):
+        return
+    ids = {r.node_id for r in items}
+    for r in items:
+        for s in r.state.superseded_by:
+            if s in ids and s != r.node_id:
+                yield r.node_id, s
+        for s in r.state.supersedes:
+            if s in ids and s != r.node_id:
+                yield s, r.node_id
 
 
 def successors_first(items: list[Ranked], replaced: Mapping[str, Set[str]]) -> list[Ranked]:
@@ -593,17 +607,10 @@ def successors_first(items: list[Ranked], replaced: Mapping[str, Set[str]]) -> l
 
 def succession(items: Sequence[Ranked]) -> dict[str, tuple[list[str], list[str]]]:
     """node id -> (the ids in `items` it supersedes, the ids in `items` that supersede it)."""
-    ids = {r.node_id for r in items}
     out: dict[str, tuple[list[str], list[str]]] = {r.node_id: ([], []) for r in items}
-    for r in items:
-        for s in r.state.superseded_by:
-            if s in ids and s != r.node_id:
-                out[r.node_id][1].append(s)
-                out[s][0].append(r.node_id)
-        for s in r.state.supersedes:
-            if s in ids and s != r.node_id:
-                out[r.node_id][0].append(s)
-                out[s][1].append(r.node_id)
+    for old, new in supersessions(items):
+        out[new][0].append(old)
+        out[old][1].append(new)
     return {k: (sorted(set(a)), sorted(set(b))) for k, (a, b) in out.items()}
 
 
@@ -642,6 +649,7 @@ __all__ = [
     "stated",
     "statements",
     "succession",
+    "supersessions",
     "is_weak",
     "replaced_by",
     "replaces_here",
