@@ -323,7 +323,13 @@ def ensure_fresh_index(index_dir: Path, embedder: str) -> bool:
             shutil.rmtree(index_dir)
             wiped = True
     index_dir.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"embedder": embedder, "identity": identity}) + "\n", encoding="utf-8")
+    # Written whole, then renamed into place, and only when it changes: a second bench process
+    # opening the same cache read a marker being rewritten as empty, and wiped a good index.
+    text = json.dumps({"embedder": embedder, "identity": identity}) + "\n"
+    if wiped or not marker.exists() or marker.read_text(encoding="utf-8") != text:
+        tmp = marker.with_name(f".{MARKER_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, marker)
     return wiped
 
 
