@@ -53,6 +53,7 @@ STUDIES: dict[str, tuple[str, str | None]] = {
     "ablate": ("bench.studies.ablate", None),
     "new_question": ("bench.studies.new_question", None),
     "sentence_cost": ("bench.studies.sentence_cost", None),
+    "reweigh": ("bench.studies.reweigh", None),
 }
 ENTRIES = {**RUNNERS, **STUDIES}
 COMMON = ("name", "quick", "data", "out", "cache", "embedder")
