@@ -326,7 +326,41 @@ def test_a_property_answers_recall_and_prefetch_with_its_notes_name(make_memory:
         if h.path == "Areas/Boiler.md"
     )
     assert hit.explain is not None and hit.explain["window"]["text"] == "Boiler: installed: 2019"
-    assert "(undated, Areas/Boiler.md) Boiler: installed: 2019" in mem.prefetch("when was the boiler installed").block
+    # the block's first entry reads on in its note from its first line, the property line with it
+    # (stop 59: it showed "Boiler: installed: 2019" alone, the one answer that never read on)
+    first = mem.prefetch("when was the boiler installed").entries[0]
+    assert first.path == "Areas/Boiler.md"
+    assert first.text.startswith("Pressure should sit between 1.0 and 1.5 bar.") and "installed: 2019" in first.text
+    # below the first entry, the property is shown with its note's name, as recall reads it
+    (vault / "Daily/2026-11-30.md").write_text(
+        "# 2026-11-30\n\nThe boiler engineer asked when the boiler was installed; I could not remember.\n",
+        encoding="utf-8",
+    )
+    mem.index()
+    got = mem.prefetch("when was the boiler installed")
+    shown = {e.path: e.text for e in got.entries}
+    assert got.entries[0].path == "Daily/2026-11-30.md", got.block
+    assert shown["Areas/Boiler.md"].startswith("Boiler: installed: 2019"), got.block
+
+
+def test_a_person_card_read_on_shows_the_properties_beside_the_one_that_answers(
+    make_memory: MemoryFactory, vault: Path
+) -> None:
+    # dexter's People/Sam Tupy.md, a card of properties and no text: "Sam Tupy's birthday is coming
+    # up, help me brainstorm a gift for him" showed "Sam Tupy: Birthday: March 26th" and not his
+    # interests, though the first entry has half the block to read on in
+    (vault / "People").mkdir(exist_ok=True)
+    (vault / "People/Sam Tupy.md").write_text(
+        "---\nRole: UX Designer\nLocation: Minneapolis\nHow We Met: River Valley Church\n"
+        "Birthday: March 26th\nInterests: Reading, Learning, Xbox, Switch\n---\n",
+        encoding="utf-8",
+    )
+    mem = make_memory(FakeEmbedder())
+    mem.index()
+    got = mem.prefetch("Sam Tupy's birthday is coming up, help me brainstorm a gift for him.")
+    card = next(e for e in got.entries if e.path == "People/Sam Tupy.md")
+    assert got.entries[0] == card
+    assert "Birthday: March 26th" in card.text and "Interests: Reading, Learning, Xbox, Switch" in card.text
 
 
 def test_a_window_too_long_for_the_model_is_not_embedded_and_recall_still_answers(

@@ -139,7 +139,10 @@ def entry_text(
     the room they leave, from its first line: `note` is the bodies of the note's parts in order and
     which of them is this part, else the part alone is read on in), when it states a sentence that
     answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
-    chunk's)."""
+    chunk's). A property line read with its note's title ("Sam Tupy: Birthday: March 26th",
+    windows.about) is shown so, with one other line, unless the entry reads on (`fill`): then it
+    is read on from its line like any answer, and a person's card shows the rest of its properties
+    ("Interests: Reading Learning Xbox Switch", what "help me brainstorm a gift for him" needs)."""
     answer = part.answer_text
     body = part.chunk.body
     if answer is None:
@@ -147,9 +150,12 @@ def entry_text(
     units, layout = sentence_layout(body)
     sentences = [s for s, _ in units]
     others = part.window.others if part.window is not None else ()
-    if answer not in sentences:  # a property read with its note's title (windows.about)
+    line = answer
+    if answer not in sentences and fill:  # a property read with its note's title: read on from its line
+        line = next((s for s in sentences if answer.endswith(": " + s)), answer)
+    if line not in sentences:  # a property read with its note's title (windows.about)
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
-    at, within = sentences.index(answer), None
+    at, within = sentences.index(line), None
     if fill and note is not None:
         units, layout, offset = note_units(note[0], note[1], (units, layout))
         at, within = at + offset, (offset, offset + len(sentences))
