@@ -1204,6 +1204,37 @@ def test_an_entry_shows_the_code_block_its_lead_in_and_lines_say_the_turn_is_abo
     assert "port: 4444" in answering_lines(units, 0, (), 200, terms=query_terms("Phoenix elixir web app"))
 
 
+def test_an_entry_shows_every_code_block_that_holds_as_many_of_the_turns_words() -> None:
+    """`jbranchaud-til`'s Heroku how-to has three commands; the second ("you cannot simply run") and
+    the third ("like so") hold as many of "push the staging branch up to the Heroku staging app"'s
+    words, and only the nearest after the answer was shown: the command that does not work. Every
+    block that holds the most comes, nearest first, as room allows."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.search.ranking import query_terms
+    from vault_memory.text import sentence_units
+
+    body = (
+        "When using git to deploy your app to Heroku, it is expected that you push to the `master` branch.\n\n"
+        "```\n$ git push heroku master\n```\n\n"
+        "However, if you have a `staging` branch that you want to push to your staging environment on Heroku, "
+        "you cannot simply run\n\n"
+        "```\n$ git push heroku staging\n```\n\n"
+        "Heroku will only perform a build on pushes to the remote `master` branch.\n\n"
+        "You can get around this by specifying that your `staging` branch should be pushed to the remote "
+        "`master` branch, like so\n\n"
+        "```\n$ git push heroku staging:master\n```\n"
+    )
+    units = sentence_units(body)
+    at = next(i for i, (s, _) in enumerate(units) if s.startswith("However"))
+    turn = "Push the staging branch up to the Heroku staging app."
+    got = answering_lines(units, at, (), 400, terms=query_terms(turn))
+    assert "$ git push heroku staging:master" in got
+    assert got.index("$ git push heroku staging ") < got.index("$ git push heroku staging:master")
+    # room for one command: the nearest of those that hold the most, as before
+    tight = answering_lines(units, at, (), 160, terms=query_terms(turn))
+    assert "$ git push heroku staging" in tight and "staging:master" not in tight
+
+
 def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
     """A Netlify how-to's entry showed its first paragraph and its `[source](https://…)` line (a
     scored sentence: the link's words are the note's subject), and not the `YARN_VERSION` sentence

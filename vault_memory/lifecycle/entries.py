@@ -217,7 +217,10 @@ def answering_lines(
        line before its fence) hold the most of the turn's words (`terms`), the nearest after the
        answer on a tie, then the nearest before it: "make the Phoenix port configurable from the
        command line, falling back to 4000" wants the block led in by "Alternatively, you can allow
-       it to be configurable from the command line…", not the `port: 4444` right after the answer;
+       it to be configurable from the command line…", not the `port: 4444` right after the answer.
+       Blocks that hold as many of its words come too, nearest first, as room allows (stop 59:
+       "push the staging branch up to the Heroku staging app" showed `$ git push heroku staging`,
+       led in by "you cannot simply run", and not `$ git push heroku staging:master` below it);
     3. `rules.context_sentences` neighbours in its list item or paragraph, each side: the best
        sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
        Príncipe"), but a log's next item is another statement;
@@ -253,8 +256,11 @@ def answering_lines(
     if code and rules.answer_code:
         blocks = list({id(b): b for b in code.values()}.values())
         near = [b for b in blocks if b[0] > at] + [b for b in blocks if b[-1] < at][::-1]
-        best = max(near, key=lambda b: coverage(terms, _led_in(units, b, fences)), default=None)  # first on a tie
-        pieces += [[i] for i in best] if best else []  # line by line: its first lines when not all fit
+        held = [coverage(terms, _led_in(units, b, fences)) for b in near]
+        most = max(held, default=0.0)
+        # every block that holds the most, nearest first; the nearest alone when none holds a word
+        best = [b for b, h in zip(near, held, strict=True) if h == most][: None if most > 0 else 1]
+        pieces += [[i] for b in best for i in b]  # line by line: its first lines when not all fit
     n = rules.context_sentences
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
     lo, hi = within if within is not None else (0, len(units))
