@@ -1466,3 +1466,36 @@ def test_the_first_entry_is_judged_by_what_it_shows_not_by_a_first_line_of_links
     got = mem.prefetch("bassel khartabil wikipedia", now=NOW, refresh_staged=False)
     assert [e.path for e in got.entries] == ["bassel-khartabil.md"]
     assert "Jail is not walls" in got.entries[0].text
+
+
+def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """`flancian`'s bookmarks are notes of one link ("# marroni cake", `- [[go]] https://…/marronicake`):
+    a line that only points elsewhere is no entry (text.says_too_little), and "pull up the marroni
+    cake recipe I saved" got a block without the one link it asked for. Pointing is all such a note
+    does: it is shown with its title, which says what the link is. A pointing line among a note's
+    other lines is still no entry, and a note whose title is a date adds no word to its link."""
+    v = tmp_path / "bookmarks"
+    put(v, "marroni cake.md", "# marroni cake\n\n- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake")
+    put(
+        v,
+        "Daily Notes/2020-12-06.md",
+        "## Log\n- Baked a carrot cake for the neighbours, the marroni cake has to wait.\n- [[marroni cake]]",
+        date="2020-12-06",
+    )
+    put(v, "2020-12-07.md", "- https://www.example.org/marroni-cake-photos")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    turn = "L. wants to bake a marroni cake this weekend. Pull up the recipe I saved."
+    got = mem.prefetch(turn, now=NOW)
+    shown = {e.path: e.text for e in got.entries}
+    assert shown["marroni cake.md"] == "marroni cake: [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake"
+    assert "2020-12-07.md" not in shown  # a date says nothing of what the link is
+    assert "- [[marroni cake]]" not in got.block  # a day's pointing line, beside what the day says
+    off = make_memory(
+        vault=v,
+        index_dir=tmp_path / "ix2",
+        calibration=replace(FAKE, weak=0.0),
+        rules=DEFAULT_RULES.but(titled_pointers=False),
+    )
+    off.index()
+    assert "marroni cake.md" not in {e.path for e in off.prefetch(turn, now=NOW).entries}

@@ -340,7 +340,13 @@ def present(
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if fill and not says_something(said):  # its note read on from the first line: judged by what that says
             said = shown
-        if not says_something(said) or says_too_little(shown) or no_word_of_its_own(part.chunk, got.notes[r.node_id]):
+        pointer = not says_something(said) or says_too_little(shown)
+        if pointer and rules.titled_pointers and note_parts is not None:
+            titled = _titled_pointer(got.notes[r.node_id].title, note_parts(part)[0], room)
+            shown, said, pointer = (titled, titled, False) if titled is not None else (shown, said, True)
+        elif not pointer and no_word_of_its_own(part.chunk, got.notes[r.node_id]):
+            pointer = True
+        if pointer:
             continue
         if decay and r.dormant and not _shows(r, contradicted, rules):
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
@@ -358,6 +364,23 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out
+
+
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
+    """A note that does nothing but point elsewhere (every line of it says too little: a bookmark,
+    `- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake-ein-klassiker` under "# marroni
+    cake"), as an entry: its lines after its title, which says what they point at ("marroni cake:
+    [[go]] https://…"). None when the note says more (its pointing lines are no entry: a day's
+    `- [[1:1]] with [[Josie Wittwer]]` among its other lines) or the title adds nothing (a date)."""
+    lines = [_LIST_MARK.sub("", ln).strip() for b in bodies for ln in b.splitlines()]
+    whole = " ".join(ln for ln in lines if ln and not ln.startswith("#"))
+    if not whole or (says_something(whole) and not says_too_little(whole)):
+        return None
+    titled = shorten(f"{oneline(title)}: {whole}", room)
+    return titled if says_something(titled) and not says_too_little(titled) else None
 
 
 def _admitted(got: Ranking) -> list[Ranked]:

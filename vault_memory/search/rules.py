@@ -130,6 +130,10 @@ class ReadRules:
     #: vault, 9/12/18 -> 10/13/19 of 24, and no question's block lost its answer; the team's labelled
     #: vault, one turn fewer in bench ablate's block column, 0.922 -> 0.917).
     first_entry_share: float = 0.5
+    #: An entry that only points elsewhere (text.says_too_little) is no entry, unless pointing is all
+    #: its note does: a bookmark ("marroni cake", `- [[go]] https://…/marronicake`) is shown with its
+    #: note's title, which says what the link is ("pull up the recipe I saved"; stop 59).
+    titled_pointers: bool = True
     #: An entry that repeats one above (the same words, dates moved with the day) is merged into it.
     merge_repeats: bool = True
     #: A chunk scored whole repeats an entry above that shows its sentence closest to the turn.
