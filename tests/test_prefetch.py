@@ -1471,9 +1471,10 @@ def test_the_first_entry_is_judged_by_what_it_shows_not_by_a_first_line_of_links
 def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """`flancian`'s bookmarks are notes of one link ("# marroni cake", `- [[go]] https://…/marronicake`):
     a line that only points elsewhere is no entry (text.says_too_little), and "pull up the marroni
-    cake recipe I saved" got a block without the one link it asked for. Pointing is all such a note
-    does: it is shown with its title, which says what the link is. A pointing line among a note's
-    other lines is still no entry, and a note whose title is a date adds no word to its link."""
+    cake recipe I saved" got a block without the one link it asked for, though recall ranked the
+    note first. When the note the turn most wants does nothing but point, it is the first entry,
+    shown with its title, which says what the link is. A bookmark further down, a pointing line
+    among a note's other lines and a note whose title is a date are still no entry."""
     v = tmp_path / "bookmarks"
     put(v, "marroni cake.md", "# marroni cake\n\n- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake")
     put(
@@ -1483,12 +1484,17 @@ def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: 
         date="2020-12-06",
     )
     put(v, "2020-12-07.md", "- https://www.example.org/marroni-cake-photos")
+    put(v, "carrot cake.md", "# carrot cake\n\n- [[go]] https://www.example.org/carrot-cake")
     mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
     mem.index()
     turn = "L. wants to bake a marroni cake this weekend. Pull up the recipe I saved."
     got = mem.prefetch(turn, now=NOW)
     shown = {e.path: e.text for e in got.entries}
+    assert got.entries[0].path == "marroni cake.md", got.block
     assert shown["marroni cake.md"] == "marroni cake: [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake"
+    # only the note the turn most wants: a bookmark further down is still a way to other pages
+    assert "carrot cake.md" in [h.path for h in mem.recall(turn, k=10, now=NOW, touch=False)]
+    assert "carrot cake.md" not in shown
     assert "2020-12-07.md" not in shown  # a date says nothing of what the link is
     assert "- [[marroni cake]]" not in got.block  # a day's pointing line, beside what the day says
     off = make_memory(
