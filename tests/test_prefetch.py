@@ -1056,14 +1056,7 @@ def test_the_first_entry_reading_on_has_half_the_block(make_memory: MemoryFactor
     turn = "what was my grandmother's carrot cake recipe"
 
     def first_entry(share: float, index: str) -> PrefetchEntry:
-        mem = make_memory(
-            vault=v,
-            index_dir=tmp_path / index,
-            calibration=replace(FAKE, weak=0.0),
-            rules=DEFAULT_RULES.but(first_entry_share=share),
-        )
-        mem.index()
-        got = mem.prefetch(turn, now=NOW)
+        got = _indexed_with(make_memory, v, tmp_path / index, first_entry_share=share).prefetch(turn, now=NOW)
         assert len(got.block) <= got.budget
         return got.entries[0]
 
@@ -1114,15 +1107,19 @@ def test_the_first_entry_reads_on_from_the_top_of_its_note(make_memory: MemoryFa
     assert len(entry.text) <= 600
 
 
+def _indexed_with(make_memory: MemoryFactory, vault: Path, index_dir: Path, **rules: Any) -> Memory:
+    """A memory over `vault` with these read rules changed, indexed into its own `index_dir`
+    (nothing is weak: the fake embedder's cosines say nothing)."""
+    mem = make_memory(
+        vault=vault, index_dir=index_dir, calibration=replace(FAKE, weak=0.0), rules=DEFAULT_RULES.but(**rules)
+    )
+    mem.index()
+    return mem
+
+
 def _first_entry_unfilled(make_memory: MemoryFactory, vault: Path, tmp_path: Path, turn: str) -> str:
     """The block's first entry for `turn` with `rules.first_entry_fills` off (a fresh index)."""
-    off = make_memory(
-        vault=vault,
-        index_dir=tmp_path / "ix-unfilled",
-        calibration=replace(FAKE, weak=0.0),
-        rules=DEFAULT_RULES.but(first_entry_fills=False),
-    )
-    off.index()
+    off = _indexed_with(make_memory, vault, tmp_path / "ix-unfilled", first_entry_fills=False)
     return off.prefetch(turn, now=NOW).entries[0].text
 
 
@@ -1497,11 +1494,5 @@ def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: 
     assert "carrot cake.md" not in shown
     assert "2020-12-07.md" not in shown  # a date says nothing of what the link is
     assert "- [[marroni cake]]" not in got.block  # a day's pointing line, beside what the day says
-    off = make_memory(
-        vault=v,
-        index_dir=tmp_path / "ix2",
-        calibration=replace(FAKE, weak=0.0),
-        rules=DEFAULT_RULES.but(titled_pointers=False),
-    )
-    off.index()
+    off = _indexed_with(make_memory, v, tmp_path / "ix2", titled_pointers=False)
     assert "marroni cake.md" not in {e.path for e in off.prefetch(turn, now=NOW).entries}
