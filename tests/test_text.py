@@ -215,7 +215,7 @@ def test_a_sentence_hard_wrapped_across_lines_is_one_sentence() -> None:
         "You can change it in `config/dev.exs` like so:",
         "```ruby",
         "ActiveRecord::Base.logger = Logger.new(STDOUT)",  # code keeps its lines
-        "then",
+        "# then",
         "Book.first",
         "```",
     ]
@@ -313,3 +313,34 @@ def test_every_sentence_has_its_layout(lines: list[str]) -> None:
 )
 def test_says_too_little_is_a_link_and_fewer_than_two_words_of_its_own(text: str, too_little: bool) -> None:
     assert says_too_little(text) is too_little
+
+
+def test_a_line_of_code_is_read_as_written() -> None:
+    """`jbranchaud-til`'s pg_dumpall how-to showed `exclude-database="template*"`, and its Ruby
+    one `frozen_string_literal: true`: a line in a fenced block had its leading `--`, `>` or `#`
+    taken off as if it were a list item, a quote or a heading (the comment even started a part of
+    its own), and a command was split where a sentence would end. A line of code is one unit, as
+    written, in the part its block is in; a rule (psql's `-----+-----`) says nothing and is left out."""
+    from vault_memory.text import sentence_layout, sentence_units
+
+    body = (
+        "I did that by adding the `--exclude-database` flag with a pattern.\n\n"
+        '```bash\n$ pg_dumpall \\\n  --exclude-database="template*" \\\n  > dump.sql\n'
+        '# then\necho "Done. Next." | tee log\n* glob\n-----+-----\n```\n\nAfter the block.\n'
+    )
+    units = sentence_units(body)
+    assert [s for s, _ in units] == [
+        "I did that by adding the `--exclude-database` flag with a pattern.",
+        "```bash",
+        "$ pg_dumpall \\",
+        '--exclude-database="template*" \\',
+        "> dump.sql",
+        "# then",
+        'echo "Done. Next." | tee log',
+        "* glob",
+        "```",
+        "After the block.",
+    ]
+    assert len({u for _, u in units}) == 1  # no heading, item or table inside the block
+    _, layout = sentence_layout(body)
+    assert layout[3] == (2, False)  # its indent, and not a list item

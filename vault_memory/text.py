@@ -143,6 +143,7 @@ def split_sentences(body: str) -> list[str]:
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+_CODE_RULE = re.compile(r"[-=+_|*~#\s]{3,}")
 
 
 def sentence_units(body: str) -> list[tuple[str, int]]:
@@ -181,6 +182,18 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
 
     for i, raw in enumerate(lines):
         line = raw.strip()
+        if fence and not line.startswith(("```", "~~~")):
+            # a line of code is shown as written, one unit each: `--exclude-database="template*"`,
+            # `# frozen_string_literal: true` and `> dump.sql` are not a list item, a heading or a
+            # quote, and a command is not split where a sentence would end; a rule (psql's
+            # `-----+-----` under a header) says nothing and is left out, as before
+            if line and not _CODE_RULE.fullmatch(line):
+                out.append((line, unit))
+                if layout is not None:
+                    spaced = raw.expandtabs(4)
+                    layout.append((len(spaced) - len(spaced.lstrip()), False))
+                used = True
+            continue
         if line.startswith("|") and len(line) > 1:
             runs_on = ""
             if not table:
@@ -215,7 +228,7 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
             runs_on = ""
         is_fence = line.startswith(("```", "~~~"))
         fence = fence != is_fence
-        prose = not (heading or fence or is_fence or "::" in line)
+        prose = not (heading or is_fence or "::" in line)
         line = line.lstrip("-*>#").strip()
         if line:
             pieces = [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
