@@ -1232,6 +1232,37 @@ def test_an_entry_shows_every_code_block_that_holds_as_many_of_the_turns_words()
     assert "$ git push heroku staging" in tight and "staging:master" not in tight
 
 
+def test_an_answer_that_is_a_line_of_code_brings_its_whole_block_before_the_notes_prose() -> None:
+    """`jbranchaud-til`'s Ecto how-to answered "write an Ecto migration that creates the posts table
+    in plain SQL and can be rolled back" with its code line `use Ecto.Migration`. Its own block was
+    neither after nor before the answer, so it was never a block the entry shows: the first entry
+    read on through the prose from the note's first line and was cut at `execute \"\"\"`, before the
+    `def down do` the turn needed. The answer's own block now comes first, whole, from its first line."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.search.ranking import query_terms
+    from vault_memory.text import sentence_units
+
+    body = (
+        "If you are performing a database migration with Ecto, perhaps the most straightforward approach is "
+        "to use Ecto's DSL. However, the DSL may not always be the best choice. Being able to write raw SQL "
+        "gives you more control.\n\n"
+        "You'll also need to provide both an `up` and `down` function to ensure that your migrations are "
+        "reversible.\n\n"
+        "```elixir\ndefmodule MyApp.Repo.Migrations.CreatePostsTable do\n  use Ecto.Migration\n\n"
+        '  def up do\n    execute """\n      create table posts (id serial primary key);\n    """\n  end\n\n'
+        '  def down do\n    execute "drop table posts;"\n  end\nend\n```\n'
+    )
+    units = sentence_units(body)
+    at = next(i for i, (s, _) in enumerate(units) if s == "use Ecto.Migration")
+    turn = "Write an Ecto migration that creates the posts table in plain SQL and can be rolled back."
+    got = answering_lines(units, at, (), 420, fill=True, terms=query_terms(turn))
+    assert "defmodule MyApp.Repo.Migrations.CreatePostsTable do; use Ecto.Migration" in got
+    assert 'def down do; execute "drop table posts;"; end; end' in got
+    # the prose gets the room the block leaves, from the note's first line
+    assert got.startswith("If you are performing a database migration with Ecto")
+    assert "Being able to write raw SQL" not in got
+
+
 def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
     """A Netlify how-to's entry showed its first paragraph and its `[source](https://…)` line (a
     scored sentence: the link's words are the note's subject), and not the `YARN_VERSION` sentence

@@ -260,6 +260,8 @@ def answering_lines(
         most = max(held, default=0.0)
         # every block that holds the most, nearest first; the nearest alone when none holds a word
         best = [b for b, h in zip(near, held, strict=True) if h == most][: None if most > 0 else 1]
+        if at in code:  # the answer is a line of code: its own block first, whole from its first line
+            best = [code[at], *best]
         pieces += [[i] for b in best for i in b]  # line by line: its first lines when not all fit
     n = rules.context_sentences
     pieces += [[i] for d in range(1, n + 1) for i in (at - d, at + d) if 0 <= i < len(units) and units[i][1] == unit]
