@@ -1263,6 +1263,42 @@ def test_an_answer_that_is_a_line_of_code_brings_its_whole_block_before_the_note
     assert "Being able to write raw SQL" not in got
 
 
+def test_the_first_entry_shows_a_how_tos_other_commands_before_reading_on_through_its_prose() -> None:
+    """`jbranchaud-til`'s SCSS how-to shows the block that fails twice before the one that works,
+    and the turn ("the output has the variable name in it literally") echoes the failure: the block
+    chosen was the failing one, and the first entry then read on through the prose from the note's
+    first line and filled its room before `#{$primary-action}`. Reading on, the first entry now
+    shows the other code blocks, nearest first, before the prose."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.search.ranking import query_terms
+    from vault_memory.text import sentence_units
+
+    body = (
+        "It doesn't work to directly declare a CSS custom property using SCSS variables like this:\n\n"
+        "```css\n$primary-action: #057A5B;\n\n.btn-primary {\n  --button-color: $primary-action;\n}\n```\n\n"
+        "After SCSS pre-processing, the resulting CSS will look like this:\n\n"
+        "```css\n.btn-primary {\n  --button-color: $primary-action;\n}\n```\n\n"
+        "Instead of the variable being translated into its declared value (`#057A5B` in this case), it is "
+        "left as is.\n\n"
+        "This is because CSS custom property syntax is unusual enough that it gets processed literally. The "
+        "only way to incorporate a variable is with _interpolation_.\n\n"
+        "```css\n$primary-action: #057A5B;\n\n.btn-primary {\n  --button-color: #{$primary-action};\n}\n```\n\n"
+        "Wrapping the SCSS variable in interpolation syntax (`#{ ... }`) will do the job.\n"
+    )
+    units = sentence_units(body)
+    at = next(i for i, (s, _) in enumerate(units) if s.startswith("It doesn't work"))
+    turn = (
+        "Set a CSS custom property from our SCSS $primary-action variable; "
+        "the output has the variable name in it literally."
+    )
+    got = answering_lines(units, at, (), 420, fill=True, terms=query_terms(turn))
+    assert "--button-color: #{$primary-action};" in got
+    assert got.index("--button-color: $primary-action;") < got.index("#{$primary-action}")  # in note order
+    # an entry that does not read on shows the blocks that hold the most of the turn's words, as before
+    alone = answering_lines(units, at, (), 420, terms=query_terms(turn))
+    assert "#{$primary-action}" not in alone
+
+
 def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
     """A Netlify how-to's entry showed its first paragraph and its `[source](https://…)` line (a
     scored sentence: the link's words are the note's subject), and not the `YARN_VERSION` sentence

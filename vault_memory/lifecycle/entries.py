@@ -225,11 +225,15 @@ def answering_lines(
        sentence is often next to the fact ("Flights booked: 12-16 March." above "Hotel:: Casa do
        Príncipe"), but a log's next item is another statement;
     4. the part's other sentences scored for the turn (`others`, best first);
-    5. with `fill` (the block's first entry: `rules.first_entry_fills`), the rest of the part from
-       its first line; when `units` are the whole note's, the part being `within` (its first and
-       past-last sentence), the rest of the note from its first line (stop 54: nearest lines first
-       before, which read a list of state parks from the item that ranked it, #5, and never reached
-       the part above it whose "#1: Glendalough: My favorite" the turn needed).
+    5. with `fill` (the block's first entry: `rules.first_entry_fills`), the other code blocks,
+       nearest first (stop 60: a how-to often shows what fails before what works, and the turn's
+       words echo the failure: "set a CSS custom property from our SCSS variable; the output has
+       the variable name in it literally" chose the block that shows the problem, and the prose
+       read on from the first line filled the room before `#{$primary-action}`), then the rest of
+       the part from its first line; when `units` are the whole note's, the part being `within` (its
+       first and past-last sentence), the rest of the note from its first line (stop 54: nearest
+       lines first before, which read a list of state parks from the item that ranked it, #5, and
+       never reached the part above it whose "#1: Glendalough: My favorite" the turn needed).
 
     A line that says nothing of its own (text.says_something: a `[source](https://…)` link, a
     `[[go]] https://…` pointer) is shown only as the answer or a line of code: among the others, or
@@ -273,6 +277,8 @@ def answering_lines(
 
     pieces += [[by_text[w]] for w in others if w in by_text and says(by_text[w])]
     if fill:
+        if code and rules.answer_code:  # a how-to's other commands before its prose, nearest first
+            pieces += [[i] for b in near if all(b is not c for c in best) for i in b]
         pieces += [[i] for i in range(len(units)) if says(i)]
     chosen: set[int] = set()
 
