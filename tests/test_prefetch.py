@@ -1299,11 +1299,37 @@ def test_the_first_entry_shows_a_how_tos_other_commands_before_reading_on_throug
     assert "#{$primary-action}" not in alone
 
 
+def test_reading_on_takes_the_lines_that_only_name_or_point_in_the_room_left() -> None:
+    """`flancian`'s utopia page says two sentences and then lists the works as wikilinks; a bookmark
+    note holds its link and a sentence. Reading on took only the lines that say something of their
+    own, so "put together a starter reading list on utopias" never saw `[[Thomas More's Utopia]]`,
+    and "build me a plan around the resource I saved" never saw the resource. They now come in the
+    room the lines that say something leave; a day's navigation never does."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.text import sentence_units
+
+    body = (
+        "- A concept that I want to research more. [[Flancia]] is meant to be an utopia.\n"
+        "- The following is an unstructured list of utopians and their works.\n"
+        "- [[Thomas More's Utopia]]\n- [[Plato]] [[Republic]]\n- [[Huxley]] [[The Island]]\n"
+        "- [[2020-11-04]] · [[2020-11-08]]\n"
+        "- https://www.allaboutcircuits.com/textbook/\n"
+    )
+    units = sentence_units(body)
+    got = answering_lines(units, 0, (), 400, fill=True)
+    assert "[[Thomas More's Utopia]]" in got and "[[Huxley]] [[The Island]]" in got
+    assert "allaboutcircuits.com/textbook" in got
+    assert "2020-11-04" not in got
+    # what says something comes first: with room for the sentences alone, the names wait
+    tight = answering_lines(units, 0, (), 160, fill=True)
+    assert "The following is an unstructured list" in tight and "Thomas More" not in tight
+
+
 def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
     """A Netlify how-to's entry showed its first paragraph and its `[source](https://…)` line (a
     scored sentence: the link's words are the note's subject), and not the `YARN_VERSION` sentence
-    between them, which no longer fitted. Among the other lines and reading on, a line that only
-    points elsewhere is left out, and the room goes to what the note says."""
+    between them, which no longer fitted. Among the other lines, a line that only points elsewhere is
+    left out, and reading on, it comes only in the room that what the note says leaves."""
     from vault_memory.lifecycle.entries import answering_lines
     from vault_memory.text import sentence_units
 
@@ -1315,11 +1341,11 @@ def test_an_entry_spends_no_room_on_lines_that_say_nothing() -> None:
         f"{source}\n"
     )
     units = sentence_units(body)
-    for got in (
-        answering_lines(units, 0, (source,), 300, fill=True),
-        answering_lines(units, 0, (source,), 400, fill=True),
-    ):
-        assert "`YARN_VERSION` environment variable." in got and "community.netlify.com" not in got
+    got = answering_lines(units, 0, (source,), 300, fill=True)
+    assert "`YARN_VERSION` environment variable." in got and "community.netlify.com" not in got
+    # with room left once the note's statements are in, reading on shows the link last (stop 60)
+    roomy = answering_lines(units, 0, (source,), 400, fill=True)
+    assert roomy.index("`YARN_VERSION` environment variable.") < roomy.index(source)
     assert source in answering_lines(units, 3, (), 300)  # the answer itself is shown, whatever it is
 
 

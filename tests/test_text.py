@@ -344,3 +344,14 @@ def test_a_line_of_code_is_read_as_written() -> None:
     assert len({u for _, u in units}) == 1  # no heading, item or table inside the block
     _, layout = sentence_layout(body)
     assert layout[3] == (2, False)  # its indent, and not a list item
+
+
+def test_a_line_of_names_names_something_and_a_days_navigation_does_not() -> None:
+    """What reading on may take in the room left (entries.answering_lines): a list of `[[works]]`
+    and a saved link say nothing of their own, but they name what a note is about."""
+    from vault_memory.text import names_anything, says_something
+
+    assert not says_something("[[Huxley]] [[The Island]]") and names_anything("[[Huxley]] [[The Island]]")
+    assert names_anything("https://www.allaboutcircuits.com/textbook/")
+    assert not names_anything("[[2026-11-04]] · [[2026-11-08]]")
+    assert not names_anything("10:30 - 11:00")

@@ -288,6 +288,15 @@ _MD_ONLY = re.compile(r"!?\[[^\]\n]*\]\((?!\s)[^)\n]*\)")
 
 
 @functools.lru_cache(maxsize=1 << 15)
+def names_anything(text: str) -> bool:
+    """Whether a text names anything at all: once its dates and times are out, a word is left in it
+    as it reads (a link's name, a URL's). A list of `[[works]]` or a saved link says nothing of its
+    own (`says_something`) but names what a note is about; a day's navigation (`[[2026-11-04]] ·
+    [[2026-11-08]]`) names nothing."""
+    return _LETTERS.search(_DATES_AND_TIMES.sub(" ", unlink(text))) is not None
+
+
+@functools.lru_cache(maxsize=1 << 15)
 def says_something(text: str) -> bool:
     """Whether a text states anything of its own: once its links, dates and times are out, a word
     (two letters or more) is left. `[[2026-11-04]] · [[2026-11-08]]` is navigation, and so are a

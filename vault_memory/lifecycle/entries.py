@@ -22,7 +22,7 @@ from typing import Any
 from ..markers import neutralise
 from ..search.ranking import Candidate, coverage
 from ..search.rules import DEFAULT_RULES, ReadRules
-from ..text import says_something, says_too_little, sentence_layout, snippet, unlink
+from ..text import names_anything, says_something, says_too_little, sentence_layout, snippet, unlink
 
 _WS = re.compile(r"\s+")
 
@@ -234,6 +234,10 @@ def answering_lines(
        first and past-last sentence), the rest of the note from its first line (stop 54: nearest
        lines first before, which read a list of state parks from the item that ranked it, #5, and
        never reached the part above it whose "#1: Glendalough: My favorite" the turn needed).
+       Reading on takes the lines that say something first, then, in the room they leave, the lines
+       that only name or point (stop 60: `flancian`'s utopia page lists the works as `[[Thomas More's
+       Utopia]]`, `[[Huxley]] [[The Island]]`, and a bookmark's saved link is the resource the turn
+       asks for); a day's navigation (`[[2026-11-04]] · [[2026-11-08]]`) names nothing and never comes.
 
     A line that says nothing of its own (text.says_something: a `[source](https://…)` link, a
     `[[go]] https://…` pointer) is shown only as the answer or a line of code: among the others, or
@@ -280,6 +284,8 @@ def answering_lines(
         if code and rules.answer_code:  # a how-to's other commands before its prose, nearest first
             pieces += [[i] for b in near if all(b is not c for c in best) for i in b]
         pieces += [[i] for i in range(len(units)) if says(i)]
+        # then, in the room left, the lines that only name or point: a list of [[works]], a link saved
+        pieces += [[i] for i in range(len(units)) if not says(i) and names_anything(units[i][0])]
     chosen: set[int] = set()
 
     def take(piece: Sequence[int]) -> bool:  # shown, if it fits (True when it already is)
