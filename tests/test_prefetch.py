@@ -1201,14 +1201,22 @@ def test_an_entry_shows_the_code_block_its_lead_in_and_lines_say_the_turn_is_abo
     assert "port: 4444" in answering_lines(units, 0, (), 200, terms=query_terms("Phoenix elixir web app"))
 
 
+def _how_to_lines(body: str, answer: str, turn: str, cap: int, **kw: Any) -> str:
+    """What an entry shows of a how-to `body` for `turn`, its answer the line that starts with `answer`."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.search.ranking import query_terms
+    from vault_memory.text import sentence_units
+
+    units = sentence_units(body)
+    at = next(i for i, (s, _) in enumerate(units) if s.startswith(answer))
+    return answering_lines(units, at, (), cap, terms=query_terms(turn), **kw)
+
+
 def test_an_entry_shows_every_code_block_that_holds_as_many_of_the_turns_words() -> None:
     """`jbranchaud-til`'s Heroku how-to has three commands; the second ("you cannot simply run") and
     the third ("like so") hold as many of "push the staging branch up to the Heroku staging app"'s
     words, and only the nearest after the answer was shown: the command that does not work. Every
     block that holds the most comes, nearest first, as room allows."""
-    from vault_memory.lifecycle.entries import answering_lines
-    from vault_memory.search.ranking import query_terms
-    from vault_memory.text import sentence_units
 
     body = (
         "When using git to deploy your app to Heroku, it is expected that you push to the `master` branch.\n\n"
@@ -1221,14 +1229,12 @@ def test_an_entry_shows_every_code_block_that_holds_as_many_of_the_turns_words()
         "`master` branch, like so\n\n"
         "```\n$ git push heroku staging:master\n```\n"
     )
-    units = sentence_units(body)
-    at = next(i for i, (s, _) in enumerate(units) if s.startswith("However"))
     turn = "Push the staging branch up to the Heroku staging app."
-    got = answering_lines(units, at, (), 400, terms=query_terms(turn))
+    got = _how_to_lines(body, "However", turn, 400)
     assert "$ git push heroku staging:master" in got
     assert got.index("$ git push heroku staging ") < got.index("$ git push heroku staging:master")
     # room for one command: the nearest of those that hold the most, as before
-    tight = answering_lines(units, at, (), 160, terms=query_terms(turn))
+    tight = _how_to_lines(body, "However", turn, 160)
     assert "$ git push heroku staging" in tight and "staging:master" not in tight
 
 
@@ -1238,9 +1244,6 @@ def test_an_answer_that_is_a_line_of_code_brings_its_whole_block_before_the_note
     neither after nor before the answer, so it was never a block the entry shows: the first entry
     read on through the prose from the note's first line and was cut at `execute \"\"\"`, before the
     `def down do` the turn needed. The answer's own block now comes first, whole, from its first line."""
-    from vault_memory.lifecycle.entries import answering_lines
-    from vault_memory.search.ranking import query_terms
-    from vault_memory.text import sentence_units
 
     body = (
         "If you are performing a database migration with Ecto, perhaps the most straightforward approach is "
@@ -1252,10 +1255,8 @@ def test_an_answer_that_is_a_line_of_code_brings_its_whole_block_before_the_note
         '  def up do\n    execute """\n      create table posts (id serial primary key);\n    """\n  end\n\n'
         '  def down do\n    execute "drop table posts;"\n  end\nend\n```\n'
     )
-    units = sentence_units(body)
-    at = next(i for i, (s, _) in enumerate(units) if s == "use Ecto.Migration")
     turn = "Write an Ecto migration that creates the posts table in plain SQL and can be rolled back."
-    got = answering_lines(units, at, (), 420, fill=True, terms=query_terms(turn))
+    got = _how_to_lines(body, "use Ecto.Migration", turn, 420, fill=True)
     assert "defmodule MyApp.Repo.Migrations.CreatePostsTable do; use Ecto.Migration" in got
     assert 'def down do; execute "drop table posts;"; end; end' in got
     # the prose gets the room the block leaves, from the note's first line
@@ -1269,9 +1270,6 @@ def test_the_first_entry_shows_a_how_tos_other_commands_before_reading_on_throug
     chosen was the failing one, and the first entry then read on through the prose from the note's
     first line and filled its room before `#{$primary-action}`. Reading on, the first entry now
     shows the other code blocks, nearest first, before the prose."""
-    from vault_memory.lifecycle.entries import answering_lines
-    from vault_memory.search.ranking import query_terms
-    from vault_memory.text import sentence_units
 
     body = (
         "It doesn't work to directly declare a CSS custom property using SCSS variables like this:\n\n"
@@ -1285,17 +1283,15 @@ def test_the_first_entry_shows_a_how_tos_other_commands_before_reading_on_throug
         "```css\n$primary-action: #057A5B;\n\n.btn-primary {\n  --button-color: #{$primary-action};\n}\n```\n\n"
         "Wrapping the SCSS variable in interpolation syntax (`#{ ... }`) will do the job.\n"
     )
-    units = sentence_units(body)
-    at = next(i for i, (s, _) in enumerate(units) if s.startswith("It doesn't work"))
     turn = (
         "Set a CSS custom property from our SCSS $primary-action variable; "
         "the output has the variable name in it literally."
     )
-    got = answering_lines(units, at, (), 420, fill=True, terms=query_terms(turn))
+    got = _how_to_lines(body, "It doesn't work", turn, 420, fill=True)
     assert "--button-color: #{$primary-action};" in got
     assert got.index("--button-color: $primary-action;") < got.index("#{$primary-action}")  # in note order
     # an entry that does not read on shows the blocks that hold the most of the turn's words, as before
-    alone = answering_lines(units, at, (), 420, terms=query_terms(turn))
+    alone = _how_to_lines(body, "It doesn't work", turn, 420)
     assert "#{$primary-action}" not in alone
 
 
