@@ -131,7 +131,9 @@ def _cells(line: str) -> list[str]:
 
 def split_sentences(body: str) -> list[str]:
     """The sentences of a text, in order: each line is split at sentence ends (list markers,
-    quote marks and heading marks dropped). The unit a fact is stated in (windows.py).
+    quote marks and heading marks dropped); a line of a fenced code block is one sentence, as
+    written (stop 60: `--exclude-database=…`, `# frozen_string_literal: true`). The unit a fact is
+    stated in (windows.py).
 
     A Markdown table row is one sentence that names its columns: under `| Part | What |`, the
     row `| GPU | RTX 3060 12 GB |` reads "Part: GPU; What: RTX 3060 12 GB". A row alone does not
