@@ -355,3 +355,21 @@ def test_a_line_of_names_names_something_and_a_days_navigation_does_not() -> Non
     assert names_anything("https://www.allaboutcircuits.com/textbook/")
     assert not names_anything("[[2026-11-04]] · [[2026-11-08]]")
     assert not names_anything("10:30 - 11:00")
+
+
+def test_a_sentence_never_ends_inside_a_link() -> None:
+    """`flancian` writes "[[E. C. B.]]" and "[[p.m.]] references several in [[bolo'bolo]]", `dexter`
+    "[[Dr. …]]": a period inside a link ended a sentence, and "[[Dr." and "Smith]] today." were
+    sentences of their own, shown and scored apart. A link names one thing."""
+    from vault_memory.text import split_sentences
+
+    assert split_sentences("I met [[Dr. Smith]] today. Then lunch.") == ["I met [[Dr. Smith]] today.", "Then lunch."]
+    assert split_sentences("- [[p.m.]] references several in [[bolo'bolo]]") == [
+        "[[p.m.]] references several in [[bolo'bolo]]"
+    ]
+    assert split_sentences("See [Dr. Smith](https://example.org/a). Then a [ ] task. Done.") == [
+        "See [Dr. Smith](https://example.org/a).",
+        "Then a [ ] task.",
+        "Done.",
+    ]
+    assert split_sentences("We drove to [[St Paul]]. It was cold.") == ["We drove to [[St Paul]].", "It was cold."]

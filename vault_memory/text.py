@@ -233,7 +233,7 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
         prose = not (heading or is_fence or "::" in line)
         line = line.lstrip("-*>#").strip()
         if line:
-            pieces = [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+            pieces = [s.strip() for s in _split_line(line) if s.strip()]
             if runs_on and prose and pieces and _goes_on(pieces[0], runs_on):
                 out[-1] = (f"{out[-1][0]} {pieces.pop(0)}", out[-1][1])
             out += [(p, unit) for p in pieces]
@@ -244,6 +244,22 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
         runs_on = line.rsplit(None, 1)[-1].lower() if prose and line and not _SENTENCE_ENDED.search(line) else ""
         if heading:  # the text under a heading is a part of its own
             new_part()
+    return out
+
+
+def _split_line(line: str) -> list[str]:
+    """A line's sentences: split where one ends, but never inside a link: "[[Dr. Smith]]",
+    "[[p.m.]]" and "[[E. C. B.]]" name one thing, and were sentences of their own ("[[Dr.",
+    "Smith]] today.")."""
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(line):
+        before = line[start : m.start()]
+        if before.count("[") > before.count("]"):  # inside a [[link]] or a [link](…)'s text
+            continue
+        out.append(before)
+        start = m.end()
+    out.append(line[start:])
     return out
 
 
