@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import MemoryFactory
+from tests.conftest import MemoryFactory, write_notes
 from vault_memory.cli import app
 from vault_memory.index.calibration import MINILM
 from vault_memory.index.catalog import ChunkRow
@@ -312,11 +312,12 @@ def test_a_property_line_is_read_with_its_notes_title_when_it_names_what_the_que
 
 
 def test_a_property_answers_recall_and_prefetch_with_its_notes_name(make_memory: MemoryFactory, vault: Path) -> None:
-    (vault / "Areas").mkdir(exist_ok=True)
-    (vault / "Areas/Boiler.md").write_text(
-        "---\nmodel: Vaillant ecoTEC plus 832\ninstalled: 2019\n---\n# Boiler\n\n"
-        "Pressure should sit between 1.0 and 1.5 bar. If it drops below 0.8, top up with the filling loop.\n",
-        encoding="utf-8",
+    write_notes(
+        vault,
+        {
+            "Areas/Boiler.md": "---\nmodel: Vaillant ecoTEC plus 832\ninstalled: 2019\n---\n# Boiler\n\n"
+            "Pressure should sit between 1.0 and 1.5 bar. If it drops below 0.8, top up with the filling loop.\n"
+        },
     )
     mem = make_memory(FakeEmbedder())
     mem.index()
@@ -332,9 +333,12 @@ def test_a_property_answers_recall_and_prefetch_with_its_notes_name(make_memory:
     assert first.path == "Areas/Boiler.md"
     assert first.text.startswith("Pressure should sit between 1.0 and 1.5 bar.") and "installed: 2019" in first.text
     # below the first entry, the property is shown with its note's name, as recall reads it
-    (vault / "Daily/2026-11-30.md").write_text(
-        "# 2026-11-30\n\nThe boiler engineer asked when the boiler was installed; I could not remember.\n",
-        encoding="utf-8",
+    write_notes(
+        vault,
+        {
+            "Daily/2026-11-30.md": "# 2026-11-30\n\n"
+            "The boiler engineer asked when the boiler was installed; I could not remember.\n"
+        },
     )
     mem.index()
     got = mem.prefetch("when was the boiler installed")
@@ -349,11 +353,12 @@ def test_a_person_card_read_on_shows_the_properties_beside_the_one_that_answers(
     # dexter's People/Sam Tupy.md, a card of properties and no text: "Sam Tupy's birthday is coming
     # up, help me brainstorm a gift for him" showed "Sam Tupy: Birthday: March 26th" and not his
     # interests, though the first entry has half the block to read on in
-    (vault / "People").mkdir(exist_ok=True)
-    (vault / "People/Sam Tupy.md").write_text(
-        "---\nRole: UX Designer\nLocation: Minneapolis\nHow We Met: River Valley Church\n"
-        "Birthday: March 26th\nInterests: Reading, Learning, Xbox, Switch\n---\n",
-        encoding="utf-8",
+    write_notes(
+        vault,
+        {
+            "People/Sam Tupy.md": "---\nRole: UX Designer\nLocation: Minneapolis\nHow We Met: River Valley Church\n"
+            "Birthday: March 26th\nInterests: Reading, Learning, Xbox, Switch\n---\n"
+        },
     )
     mem = make_memory(FakeEmbedder())
     mem.index()
