@@ -145,6 +145,15 @@ def split_sentences(body: str) -> list[str]:
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+
+
+def item_text(line: str) -> str:
+    """A line as its text reads: stripped, without its list marker ("- ", "* ", "1. ", "2) ")."""
+    line = line.lstrip()
+    m = _LIST_ITEM.match(line)
+    return (line[m.end() :] if m else line).strip()
+
+
 _CODE_RULE = re.compile(r"[-=+_|*~#\s]{3,}")
 
 

@@ -68,7 +68,7 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
 from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import says_something, says_too_little, split_sentences
+from ..text import item_text, says_something, says_too_little, split_sentences
 from .edits import rehearse
 from .entries import PrefetchEntry, entry_text, first_entry_cap, oneline, says_its_answer, shorten
 from .recall import Ranking, rank_query
@@ -366,9 +366,6 @@ def present(
     return newest, out
 
 
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-
-
 def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
     """A note that does nothing but point elsewhere (every line of it says too little: a bookmark,
     `- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake-ein-klassiker` under "# marroni
@@ -376,7 +373,7 @@ def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
     says what they point at ("marroni cake: [[go]] https://…"). None when the note says more (its
     pointing lines are no entry: a day's `- [[1:1]] with [[Josie Wittwer]]` among its other lines)
     or the title adds nothing (a date)."""
-    lines = [_LIST_MARK.sub("", ln).strip() for b in bodies for ln in b.splitlines()]
+    lines = [item_text(ln) for b in bodies for ln in b.splitlines()]
     whole = " ".join(ln for ln in lines if ln and not ln.startswith("#"))
     if not whole or (says_something(whole) and not says_too_little(whole)):
         return None
