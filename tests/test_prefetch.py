@@ -1295,6 +1295,64 @@ def test_the_first_entry_shows_a_how_tos_other_commands_before_reading_on_throug
     assert "#{$primary-action}" not in alone
 
 
+def test_a_line_of_code_another_block_shown_holds_is_not_shown_twice() -> None:
+    """`jbranchaud-til`'s datetime how-to shows the failing expectation, then the same three lines with
+    the last one mended. Reading on, the entry showed the first block whole and then the second from
+    its first line, `two_weeks_ago = 2.weeks.ago; record = Thing.create(two_weeks_ago)` again, and
+    ran out of room before `be_within`, the line the turn needed. A line of code that a block shown
+    already holds is passed over (" … " marks where), unless it is a word alone (`end`, `});`)."""
+
+    body = (
+        "You may have an RSpec test for your Rails codebase that asserts about the datetime a record gets "
+        "saved with:\n\n"
+        "```ruby\ntwo_weeks_ago = 2.weeks.ago\n\nrecord = Thing.create(two_weeks_ago)\n\n"
+        "expect(record.some_date_time).to eq(two_weeks_ago)\nend\n```\n\n"
+        "This comparison happens with precision down to the nanosecond, and results vary by database.\n\n"
+        "If you only care about precision down to the second, use the `be_within` matcher.\n\n"
+        "```ruby\ntwo_weeks_ago = 2.weeks.ago\n\nrecord = Thing.create(two_weeks_ago)\n\n"
+        "expect(record.some_date_time).to be_within(1.second).of(two_weeks_ago)\nend\n```\n"
+    )
+    turn = "This RSpec test comparing a saved datetime to 2.weeks.ago flakes on CI. Rewrite the expectation."
+    got = _how_to_lines(body, "You may have", turn, 340, fill=True)
+    assert "to be_within(1.second).of(two_weeks_ago)" in got
+    assert got.count("two_weeks_ago = 2.weeks.ago") == 1 and got.count("record = Thing.create") == 1
+    assert "to eq(two_weeks_ago); end … expect(record.some_date_time).to be_within" in got
+    assert got.count("; end") == 2  # a word alone is shown again: the block reads whole
+
+
+def test_a_lead_in_that_ends_its_part_is_shown_with_what_it_introduces_from_the_next() -> None:
+    """`jbranchaud-til`'s truncate how-to is indexed in two parts, and the first ends on the line that
+    answered "clear out two Postgres tables that reference each other": "… you can just truncate both of
+    them at once:". The second entry showed that line and not the command under it, which opens the
+    note's next part: an entry below the first reads only its own part. A lead-in that ends its part
+    now brings what it introduces from the next part."""
+    import numpy as np
+
+    from vault_memory.index.catalog import ChunkRow
+    from vault_memory.lifecycle.entries import entry_text
+    from vault_memory.search.ranking import Candidate, Window, query_terms
+
+    answer = "If you know two tables are tied by a foreign key constraint, you can just truncate both of them at once:"
+    first = f"In practice tables depend on other tables via foreign keys, and truncating `A` alone fails.\n\n{answer}"
+    second = "```sql\n> truncate A, B;\nTRUNCATE TABLE;\n```\n\nUse these with care."
+    turn = "Clear out the test data in two Postgres tables that reference each other by foreign key."
+    part = Candidate(
+        key="n",
+        node_id="n",
+        chunk=ChunkRow("n#0", "n", 0, "", first, "h"),
+        relevance=1.0,
+        similarity=0.5,
+        lexical=1.0,
+        terms=query_terms(turn),
+        window=Window(answer, 0.6, np.zeros(3)),
+    )
+    got = entry_text(part, turn, 400, note=([first, second], 0))
+    assert got.endswith("at once: … > truncate A, B;; TRUNCATE TABLE;")
+    assert entry_text(part, turn, 400).endswith("at once:")  # its part alone: the lead-in, as it answered
+    # read on no further than what it introduces: the next part's prose is not this entry's
+    assert "Use these with care" not in got
+
+
 def test_reading_on_takes_the_lines_that_only_name_or_point_in_the_room_left() -> None:
     """`flancian`'s utopia page says two sentences and then lists the works as wikilinks; a bookmark
     note holds its link and a sentence. Reading on took only the lines that say something of their

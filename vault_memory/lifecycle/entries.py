@@ -156,10 +156,32 @@ def entry_text(
     if line not in sentences:  # a property read with its note's title (windows.about)
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
     at, within = sentences.index(line), None
+    introduce_to = None
     if fill and note is not None:
         units, layout, offset = note_units(note[0], note[1], (units, layout))
         at, within = at + offset, (offset, offset + len(sentences))
-    return answering_lines(units, at, others, cap, rules, fill=fill, within=within, terms=part.terms, layout=layout)
+    elif note is not None and _ends_leading_in(units, at):
+        # the answer leads in and its part ends there: what it introduces opens the note's next part
+        units, layout, offset = note_units(note[0], note[1], (units, layout))
+        at, within, introduce_to = at + offset, (offset, offset + len(sentences)), len(units)
+    return answering_lines(
+        units,
+        at,
+        others,
+        cap,
+        rules,
+        fill=fill,
+        within=within,
+        terms=part.terms,
+        layout=layout,
+        introduce_to=introduce_to,
+    )
+
+
+def _ends_leading_in(units: Sequence[tuple[str, int]], at: int) -> bool:
+    """Whether line `at` leads in and is its part's last line: what it introduces is in the next part."""
+    code, fences = _code_blocks(units)
+    return _leads_in(at, units, code) and _line_after(at, len(units), fences) is None
 
 
 def says_its_answer(part: Candidate) -> Candidate:
@@ -207,6 +229,7 @@ def answering_lines(
     within: tuple[int, int] | None = None,
     terms: frozenset[str] = frozenset(),
     layout: Sequence[tuple[int, bool]] | None = None,
+    introduce_to: int | None = None,
 ) -> str:
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
@@ -287,12 +310,24 @@ def answering_lines(
         # then, in the room left, the lines that only name or point: a list of [[works]], a link saved
         pieces += [[i] for i in range(len(units)) if not says(i) and names_anything(units[i][0])]
     chosen: set[int] = set()
+    repeats: set[int] = set()  # code lines a block shown already holds: passed over, not shown twice
+
+    def repeated(i: int) -> bool:  # a line of code, of two words or more, that another block shown holds
+        text = units[i][0].strip()
+        return (
+            i in code
+            and i != at
+            and len(_WORDS.findall(text)) >= 2
+            and any(j in code and code[j] is not code[i] and units[j][0].strip() == text for j in chosen)
+        )
 
     def take(piece: Sequence[int]) -> bool:  # shown, if it fits (True when it already is)
         nonlocal chosen
-        more = [i for i in piece if i not in chosen and i not in fences]
+        more = [i for i in piece if i not in chosen and i not in fences and i not in repeats]
+        repeats.update(i for i in more if repeated(i))
+        more = [i for i in more if i not in repeats]
         grown = chosen | set(more)
-        if more and not (all(_runs_on(i, code, grown, at) for i in more) and _length(units, grown) <= cap):
+        if more and not (all(_runs_on(i, code, grown | repeats, at) for i in more) and _length(units, grown) <= cap):
             return False
         chosen = grown
         return True
@@ -300,7 +335,7 @@ def answering_lines(
     for piece in pieces:
         if take(piece) and layout is not None and _leads_in(piece[-1], units, code):
             # what it introduces comes next, in order: a list is read from its first item
-            for j in _introduced(piece[-1], units, layout, code, fences, hi):
+            for j in _introduced(piece[-1], units, layout, code, fences, introduce_to or hi):
                 if not take([j]):
                     break
     # a line that leads in, shown without the line after it (what it introduces did not fit, or is
@@ -324,6 +359,9 @@ def answering_lines(
             shown += " " + cut
     return shown
 
+
+#: What `answering_lines` counts as a word of a line of code (a repeated `end` or `});` is shown again).
+_WORDS = re.compile(r"\w+")
 
 #: The next sentence is shown in part only when this much room is left for it.
 MIN_TAIL = 40
@@ -409,10 +447,12 @@ def _length(units: Sequence[tuple[str, int]], chosen: set[int]) -> int:
 
 
 def _joined(units: Sequence[tuple[str, int]], chosen: Sequence[int], code: Mapping[int, list[int]]) -> str:
+    """The chosen lines in order: a block's lines next to each other joined by "; ", a line next to the
+    one before it by a space, and " … " wherever lines are left out, a block's repeated lines too."""
     out = ""
     for k, i in enumerate(chosen):
         if k:
-            near = i == chosen[k - 1] + 1 or (i in code and code.get(chosen[k - 1]) is code[i])
+            near = i == chosen[k - 1] + 1
             out += ("; " if i in code and code.get(chosen[k - 1]) is code[i] else " ") if near else " … "
         out += units[i][0]
     return out

@@ -333,7 +333,7 @@ def present(
             room,
             rules,
             fill=fill,
-            note=note_parts(part) if fill and note_parts is not None else None,
+            note=note_parts(part) if (fill or _leads_on(part)) and note_parts is not None else None,
         )
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
@@ -364,6 +364,11 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out
+
+
+def _leads_on(part: Candidate) -> bool:
+    """Whether the line that answers leads in ("… you can just truncate both of them at once:")."""
+    return (part.answer_text or "").rstrip().endswith(":")
 
 
 def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
