@@ -1039,6 +1039,38 @@ def test_the_first_entry_reads_on_into_the_next_part_of_its_note(make_memory: Me
     assert "commit.template" not in _first_entry_unfilled(make_memory, v, tmp_path, turn)
 
 
+def test_an_entry_whose_note_fits_it_whole_shows_the_whole_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """Stop 61: an entry below the first showed the lines that answered and their neighbours, even
+    when its whole note fitted in its room: `flancian`'s pull-request page (274 characters) was the
+    second entry and showed its first two sentences, not "A [[github]] concept, not core to [[git]]
+    proper.", the line the turn needed. An entry below the first reads on in a note about a subject,
+    as the first does, when its room holds the note whole; a day's log does not."""
+    v = tmp_path / "whole"
+    body = (
+        "A Pull Request.\n\nA flow in which one person requests that a change made in a fork of a [[git]] "
+        "repository is merged into another branch.\n\n- A [[github]] concept, not core to [[git]] proper.\n"
+        "- The usual way to contribute to the [[agora]].\n"
+    )
+    last = "The usual way to contribute to the [[agora]]."
+    put(v, "pull-requests.md", body)
+    put(v, "fork.md", "A fork of a git repository is a copy of it under another account.\n")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    turn = "What is a pull request flow from a fork of a git repository?"
+
+    def entries() -> list[PrefetchEntry]:
+        return mem.prefetch(turn, now=NOW).entries
+
+    got = entries()
+    assert [e.path for e in got][:2] == ["fork.md", "pull-requests.md"]  # the second entry
+    assert got[1].text.startswith("A Pull Request.") and got[1].text.endswith(last)
+    # a day's log is not read on, however short
+    put(v, "pull-requests.md", body, created="2020-11-03")
+    mem.index()
+    (dated,) = [e for e in entries() if e.path == "pull-requests.md"]
+    assert dated.date == "2020-11-03" and not dated.text.endswith(last)
+
+
 def test_the_first_entry_reading_on_has_half_the_block(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """Stop 54 (rules.first_entry_share): the first entry, reading on in its undated note, has half the
     block's budget for its line, not one entry's cap: the oven setting the turn needs is four steps
@@ -1351,6 +1383,34 @@ def test_a_lead_in_that_ends_its_part_is_shown_with_what_it_introduces_from_the_
     assert entry_text(part, turn, 400).endswith("at once:")  # its part alone: the lead-in, as it answered
     # read on no further than what it introduces: the next part's prose is not this entry's
     assert "Use these with care" not in got
+
+
+def test_the_room_left_goes_to_the_lines_between_two_shown_whole_and_shortest_gap_first() -> None:
+    """`flancian`'s journal day: the entry showed the item that answered and a scored item two lines
+    below it, with " … " between them, where the item the turn needed was: "[[ben chase]] recommended
+    [[so you want to talk about race]]". The room the entry's lines leave goes first to what lies
+    between two of them, whole, the shortest gap first."""
+    body = (
+        "- Asked [[twitter]] about [[privilege]]:\n"
+        "  - [[fluorescing flower]] told me about [[whipping privilege]]: https://twitter.com/ForecastFire/status/1.\n"
+        "  - [[ben chase]] recommended [[so you want to talk about race]].\n"
+        "- [[buy]] books as per the above.\n"
+        "- Learnt about [[satyagraha]] and [[saul williams]] from [[space flower]].\n"
+        "- Listened to [[deconstructing yourself]] with [[jud brewer]], [[dan brown]] and [[evan thompson]].\n"
+        "- Practiced with [[shinzen young]].\n"
+    )
+    units, layout = sentence_layout(body)
+    at = next(i for i, (s, _) in enumerate(units) if s.startswith("[[fluorescing"))
+    others = ("[[buy]] books as per the above.", "Practiced with [[shinzen young]].")
+    book = "[[ben chase]] recommended [[so you want to talk about race]]."
+    roomy = answering_lines(units, at, others, 450, layout=layout)
+    assert f"status/1. {book} [[buy]] books as per the above." in roomy  # the one-line gap, in note order
+    assert roomy.endswith("[[evan thompson]]. Practiced with [[shinzen young]].")  # and the longer one
+    # room for the short gap only: the longer one is not shown in part
+    tight = answering_lines(units, at, others, 260, layout=layout)
+    assert book in tight and "above. … Practiced with" in tight and "satyagraha" not in tight
+    # no room for the gap: the lines shown as before, with " … " where it is
+    assert " … [[buy]] books" in answering_lines(units, at, others[:1], 165, layout=layout)
 
 
 def test_reading_on_takes_the_lines_that_only_name_or_point_in_the_room_left() -> None:

@@ -142,7 +142,9 @@ def entry_text(
     chunk's). A property line read with its note's title ("Sam Tupy: Birthday: March 26th",
     windows.about) is shown so, with one other line, unless the entry reads on (`fill`): then it
     is read on from its line like any answer, and a person's card shows the rest of its properties
-    ("Interests: Reading Learning Xbox Switch", what "help me brainstorm a gift for him" needs)."""
+    ("Interests: Reading Learning Xbox Switch", what "help me brainstorm a gift for him" needs).
+    An answer that leads in ("… you can just truncate both of them at once:") and ends its part is
+    shown with what it introduces, which opens the note's next part (`note`; stop 61)."""
     answer = part.answer_text
     body = part.chunk.body
     if answer is None:
@@ -279,7 +281,16 @@ def answering_lines(
 
     A code block's lines are shown as one unbroken run: from its first line, never a line left out
     because it did not fit and a shorter one after it shown ("const nextConfig = {; {; }," was all a
-    Next.js how-to's entry showed of its `async redirects()`).
+    Next.js how-to's entry showed of its `async redirects()`). A line of code of two words or more
+    that a block already shown holds is passed over (stop 61: a how-to that shows a failing block and
+    then the same lines with one mended showed the setup lines twice and ran out of room before
+    `be_within`, the mended line).
+
+    The room the lines leave goes first to the lines between two of them, whole, the shortest gap
+    first (stop 61: a journal's item "[[fluorescing flower]] told me about [[whipping privilege]]" and
+    "[[buy]] books as per the above" were shown with " … " between them, where "[[ben chase]]
+    recommended [[so you want to talk about race]]", the book the turn asked for, was); then to the
+    part's next sentence, cut on a word.
     """
     unit = units[at][1]
     code, fences = _code_blocks(units)
@@ -345,6 +356,22 @@ def answering_lines(
             nxt = _line_after(i, len(units), fences)
             if nxt is not None and nxt not in chosen:
                 chosen.discard(i)
+    # the room left goes first to what lies between two lines shown, the shortest gap first and only
+    # whole: a reader reads the line between them, and a list's next item is often what the turn needs
+    # (a line that says and names nothing, a day's navigation, is still not shown)
+    order = sorted(chosen)
+    gaps = [
+        [
+            j
+            for j in range(a + 1, b)
+            if j not in fences and j not in repeats and (says(j) or names_anything(units[j][0]))
+        ]
+        for a, b in zip(order, order[1:], strict=False)
+    ]
+    for gap in sorted((g for g in gaps if g), key=lambda g: _length(units, set(g))):
+        grown = chosen | set(gap)
+        if _length(units, grown) <= cap and all(_runs_on(i, code, grown | repeats, at) for i in gap):
+            chosen = grown
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
     shown = _joined(units, sorted(chosen), code)

@@ -311,7 +311,9 @@ def present(
     `day_parts`: the parts of a note stated on a day the turn names that say something, the one
     that answers first: its entry. `note_parts`: the bodies of a note's parts in order and which
     is the candidate's, where the first entry reads on (`rules.first_entry_fills`), in `first_cap`
-    characters (`first_entry_cap`; None: `cap`)."""
+    characters (`first_entry_cap`; None: `cap`), and where any other entry reads on when its note
+    fits its room whole (`_fits_whole`), and an answer that leads in at its part's end is read with
+    what it introduces."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -325,8 +327,11 @@ def present(
     for r in admitted:
         part = says_its_answer(r.cand)
         # the first entry reads on in its note when the note is about a subject, not a day's log
-        fill = rules.first_entry_fills and not kept and r.state.stated.day() is None
+        about = rules.first_entry_fills and r.state.stated.day() is None
+        fill = about and not kept
         room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
+        if about and not fill and part.answer_text is not None and note_parts is not None:
+            fill = _fits_whole(note_parts(part)[0], room)  # and any entry whose room holds the note whole
         shown = entry_text(
             part,
             query,
@@ -364,6 +369,13 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out
+
+
+def _fits_whole(bodies: Sequence[str], room: int) -> bool:
+    """Whether a note's parts, on one line each, fit in an entry's `room`: its entry then reads it as
+    the first entry reads on (stop 61: `flancian`'s pull-request page, 274 characters, was the second
+    entry and showed its first two sentences, not "A [[github]] concept, not core to [[git]] proper.")."""
+    return sum(len(oneline(b)) + 1 for b in bodies) <= room
 
 
 def _leads_on(part: Candidate) -> bool:
