@@ -286,11 +286,12 @@ def answering_lines(
     then the same lines with one mended showed the setup lines twice and ran out of room before
     `be_within`, the mended line).
 
-    The room the lines leave goes first to the lines between two of them, whole, the shortest gap
+    The room the lines leave goes first to a line that is alone between two of them, the shortest
     first (stop 61: a journal's item "[[fluorescing flower]] told me about [[whipping privilege]]" and
     "[[buy]] books as per the above" were shown with " … " between them, where "[[ben chase]]
-    recommended [[so you want to talk about race]]", the book the turn asked for, was); then to the
-    part's next sentence, cut on a word.
+    recommended [[so you want to talk about race]]", the book the turn asked for, was; a longer
+    passage between two lines is left out: in a chat it is other talk, and it pushed the entries
+    below out of the block); then to the part's next sentence, cut on a word.
     """
     unit = units[at][1]
     code, fences = _code_blocks(units)
@@ -356,21 +357,20 @@ def answering_lines(
             nxt = _line_after(i, len(units), fences)
             if nxt is not None and nxt not in chosen:
                 chosen.discard(i)
-    # the room left goes first to what lies between two lines shown, the shortest gap first and only
-    # whole: a reader reads the line between them, and a list's next item is often what the turn needs
-    # (a line that says and names nothing, a day's navigation, is still not shown)
+    # the room left goes first to the line between two lines shown, the shortest first: a reader
+    # reads it, and a list's next item is often what the turn needs (one line, not a passage: in a
+    # chat, what lies between two lines shown is other talk; a line that says and names nothing, a
+    # day's navigation, is still not shown)
     order = sorted(chosen)
-    gaps = [
-        [
-            j
-            for j in range(a + 1, b)
-            if j not in fences and j not in repeats and (says(j) or names_anything(units[j][0]))
-        ]
+    between = [
+        gap[0]
         for a, b in zip(order, order[1:], strict=False)
+        for gap in [[j for j in range(a + 1, b) if j not in fences]]
+        if len(gap) == 1 and gap[0] not in repeats and (says(gap[0]) or names_anything(units[gap[0]][0]))
     ]
-    for gap in sorted((g for g in gaps if g), key=lambda g: _length(units, set(g))):
-        grown = chosen | set(gap)
-        if _length(units, grown) <= cap and all(_runs_on(i, code, grown | repeats, at) for i in gap):
+    for j in sorted(between, key=lambda j: len(units[j][0])):
+        grown = chosen | {j}
+        if _length(units, grown) <= cap and _runs_on(j, code, grown | repeats, at):
             chosen = grown
     if not chosen:  # not even the answer fits: it is shown cut (prefetch.shorten)
         return units[at][0]
