@@ -344,6 +344,22 @@ def test_a_property_answers_recall_and_prefetch_with_its_notes_name(make_memory:
     got = mem.prefetch("when was the boiler installed")
     shown = {e.path: e.text for e in got.entries}
     assert got.entries[0].path == "Daily/2026-11-30.md", got.block
+    # the note fits its entry: read whole, as the first entry reads on (stop 61)
+    assert shown["Areas/Boiler.md"].startswith("Pressure should sit") and "installed: 2019" in shown["Areas/Boiler.md"]
+    # a note longer than its entry: the property is shown with its note's name, as recall reads it
+    steps = "".join(f"- Step {i}: bleed the radiator on floor {i} until water runs, then close it.\n" for i in range(6))
+    write_notes(
+        vault,
+        {
+            "Areas/Boiler.md": "---\nmodel: Vaillant ecoTEC plus 832\ninstalled: 2019\n---\n# Boiler\n\n"
+            "Pressure should sit between 1.0 and 1.5 bar. If it drops below 0.8, top up with the filling loop.\n\n"
+            + steps
+        },
+    )
+    mem.index()
+    got = mem.prefetch("when was the boiler installed")
+    shown = {e.path: e.text for e in got.entries}
+    assert got.entries[0].path == "Daily/2026-11-30.md", got.block
     assert shown["Areas/Boiler.md"].startswith("Boiler: installed: 2019"), got.block
 
 

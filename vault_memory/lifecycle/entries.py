@@ -9,6 +9,11 @@ entries and packs them into the block; this says what each one's text is and how
     answering_lines(...)      the answer, its list item or prose, the command that answers, its neighbours
     heading_shown(...)        the headings an entry's line names: not its title again, links as they read
     says_its_answer(part)     the part with its best line that says something as its answer, when a link scored best
+
+Longer than 500 lines because `answering_lines` is one packing of one entry's room: the answer, its
+code block, its neighbours, the part's scored lines, reading on, the line between two shown and the
+tail all add to the same chosen lines under the same cap, and its docstring keeps the case each step
+was made for; split into steps, each would take the whole state as arguments.
 """
 
 from __future__ import annotations
