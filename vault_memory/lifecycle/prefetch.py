@@ -330,16 +330,11 @@ def present(
         about = rules.first_entry_fills and r.state.stated.day() is None
         fill = about and not kept
         room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
-        if about and not fill and part.answer_text is not None and note_parts is not None:
-            fill = _fits_whole(note_parts(part)[0], room)  # and any entry whose room holds the note whole
-        shown = entry_text(
-            part,
-            query,
-            room,
-            rules,
-            fill=fill,
-            note=note_parts(part) if (fill or _leads_on(part)) and note_parts is not None else None,
-        )
+        parts = None  # the note's parts, read once: for reading on, or for what a lead-in introduces
+        if note_parts is not None and (fill or _leads_on(part) or (about and part.answer_text is not None)):
+            parts = note_parts(part)
+            fill = fill or (about and part.answer_text is not None and _fits_whole(parts[0], room))
+        shown = entry_text(part, query, room, rules, fill=fill, note=parts if fill or _leads_on(part) else None)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
@@ -347,7 +342,7 @@ def present(
             said = shown
         pointer = not says_something(said) or says_too_little(shown)
         if pointer and rules.titled_pointers and not kept and note_parts is not None:
-            titled = _titled_pointer(got.notes[r.node_id].title, note_parts(part)[0], room)
+            titled = _titled_pointer(got.notes[r.node_id].title, (parts or note_parts(part))[0], room)
             shown, said, pointer = (titled, titled, False) if titled is not None else (shown, said, True)
         elif not pointer and no_word_of_its_own(part.chunk, got.notes[r.node_id]):
             pointer = True
