@@ -8,6 +8,7 @@ entries and packs them into the block; this says what each one's text is and how
                               or a snippet; the block's first entry reads on in its note (note_units)
     answering_lines(...)      the answer, its list item or prose, the command that answers, its neighbours
     heading_shown(...)        the headings an entry's line names: not its title again, links as they read
+    leads_in(text)            a line that ends with a colon: it promises what comes after it
     says_its_answer(part)     the part with its best line that says something as its answer, when a link scored best
 
 Longer than 500 lines because `answering_lines` is one packing of one entry's room: the answer, its
@@ -366,13 +367,12 @@ def answering_lines(
     # reads it, and a list's next item is often what the turn needs (one line, not a passage: in a
     # chat, what lies between two lines shown is other talk; a line that says and names nothing, a
     # day's navigation, is still not shown)
+    between: list[int] = []
     order = sorted(chosen)
-    between = [
-        gap[0]
-        for a, b in zip(order, order[1:], strict=False)
-        for gap in [[j for j in range(a + 1, b) if j not in fences]]
-        if len(gap) == 1 and gap[0] not in repeats and (says(gap[0]) or names_anything(units[gap[0]][0]))
-    ]
+    for a, b in zip(order, order[1:], strict=False):
+        gap = [j for j in range(a + 1, b) if j not in fences]
+        if len(gap) == 1 and gap[0] not in repeats and (says(gap[0]) or names_anything(units[gap[0]][0])):
+            between += gap
     for j in sorted(between, key=lambda j: len(units[j][0])):
         grown = chosen | {j}
         if _length(units, grown) <= cap and _runs_on(j, code, grown | repeats, at):
@@ -404,10 +404,15 @@ def _line_after(i: int, n: int, fences: set[int]) -> int | None:
     return next((j for j in range(i + 1, n) if j not in fences), None)
 
 
+def leads_in(text: str) -> bool:
+    """Whether a line of text leads in ("Instead I just use fstab and mount/unmount as needed:"): it
+    ends with a colon. Shown alone, it promises what the entry does not hold."""
+    return text.rstrip().endswith(":")
+
+
 def _leads_in(i: int, units: Sequence[tuple[str, int]], code: Mapping[int, list[int]]) -> bool:
-    """Whether line `i` leads in ("Instead I just use fstab and mount/unmount as needed:"): a line
-    of text, not code, that ends with a colon. Shown alone, it promises what the entry does not hold."""
-    return i not in code and units[i][0].rstrip().endswith(":")
+    """Whether line `i` leads in (`leads_in`): a line of text, not code."""
+    return i not in code and leads_in(units[i][0])
 
 
 def _introduced(
@@ -514,6 +519,7 @@ __all__ = [
     "entry_text",
     "first_entry_cap",
     "heading_shown",
+    "leads_in",
     "oneline",
     "says_its_answer",
     "shorten",

@@ -70,7 +70,7 @@ from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
 from ..text import item_text, says_something, says_too_little, split_sentences
 from .edits import rehearse
-from .entries import PrefetchEntry, entry_text, first_entry_cap, oneline, says_its_answer, shorten
+from .entries import PrefetchEntry, entry_text, first_entry_cap, leads_in, oneline, says_its_answer, shorten
 from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
 
@@ -330,11 +330,12 @@ def present(
         about = rules.first_entry_fills and r.state.stated.day() is None
         fill = about and not kept
         room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
-        parts = None  # the note's parts, read once: for reading on, or for what a lead-in introduces
-        if note_parts is not None and (fill or _leads_on(part) or (about and part.answer_text is not None)):
-            parts = note_parts(part)
-            fill = fill or (about and part.answer_text is not None and _fits_whole(parts[0], room))
-        shown = entry_text(part, query, room, rules, fill=fill, note=parts if fill or _leads_on(part) else None)
+        whole = about and not fill and part.answer_text is not None  # read on if its room holds the note
+        leads = leads_in(part.answer_text or "")  # what its answer introduces may open the next part
+        parts = note_parts(part) if note_parts is not None and (fill or whole or leads) else None  # read once
+        if whole and parts is not None:
+            fill = _fits_whole(parts[0], room)
+        shown = entry_text(part, query, room, rules, fill=fill, note=parts if fill or leads else None)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
             shown = " … ".join(day_parts(part))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
@@ -371,11 +372,6 @@ def _fits_whole(bodies: Sequence[str], room: int) -> bool:
     the first entry reads on (stop 61: `flancian`'s pull-request page, 274 characters, was the second
     entry and showed its first two sentences, not "A [[github]] concept, not core to [[git]] proper.")."""
     return sum(len(oneline(b)) + 1 for b in bodies) <= room
-
-
-def _leads_on(part: Candidate) -> bool:
-    """Whether the line that answers leads in ("… you can just truncate both of them at once:")."""
-    return (part.answer_text or "").rstrip().endswith(":")
 
 
 def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
