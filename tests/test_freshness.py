@@ -468,25 +468,6 @@ def test_recall_explain_console_script(vault: Path, index_dir: Path) -> None:
     assert "| score: relevance " in res.stdout and "(#1 by relevance" in res.stdout
 
 
-def test_closest_window_is_the_sentence_nearest_the_query_and_embeds_each_once(tmp_path: Path) -> None:
-    from vault_memory.index.embedders import embed_query
-    from vault_memory.search.windows import closest_window
-
-    emb = FakeEmbedder()
-    body = "- 08:10 Fixed the bike chain.\n- 13:00 Lunch with [[Jonas Weber]].\n- sleep:: 7"
-    q = embed_query(emb, "dinner with Jonas")
-    with WindowCache(tmp_path / "w.sqlite", emb.identity) as cache:
-        before = emb.texts_embedded
-        assert closest_window(body, q, emb, cache) == "13:00 Lunch with [[Jonas Weber]]."  # links read as text
-        assert emb.texts_embedded - before == 2  # "sleep:: 7" is too short to state anything
-        assert closest_window(body, q, emb, cache) == "13:00 Lunch with [[Jonas Weber]]."
-        assert emb.texts_embedded - before == 2  # the cache: never embedded twice
-        one = "- Fixed the bike chain.\n- Ok."
-        assert closest_window(one, q, emb, cache) == "Fixed the bike chain."  # the only one: no vector needed
-        assert emb.texts_embedded - before == 2
-        assert closest_window("- Ok.\n- Yes", q, emb, cache) is None
-
-
 def test_a_sentence_with_words_of_its_own_shares_its_links_words() -> None:
     """A garden written in links ("My [[window manager]] of choice.") names what its links name:
     the sentence is picked for "which window manager do I use"; a pointer with one word of its own

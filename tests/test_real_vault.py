@@ -216,22 +216,6 @@ def test_a_line_of_links_never_stands_for_a_note_that_says_something(
     assert "Home.md" in [h.path for h in home]  # all links: its links still stand for it
 
 
-def test_a_log_that_reaches_the_turn_only_through_a_repeated_line_is_one_entry(
-    make_memory: MemoryFactory, tmp_path: Path
-) -> None:
-    """ "plan dinner with Jonas": each daily log is scored whole (its only line about Jonas names him
-    inside a link), and what it states is its line closest to the turn, "13:00 Lunch with [[Jonas
-    Weber]].", shown by the first log already: the others become part of that entry (the person's
-    vault showed the line in four entries of one block)."""
-    mem = make_memory(vault=_dailies(tmp_path / "v"), calibration=replace(FAKE, weak=0.0))  # every hit passes
-    mem.index()
-    result = mem.prefetch("Can you help me plan dinner with Jonas next week?", now=rv.NOW, refresh_staged=False)
-    assert result.entries[0].path == "People/Jonas Weber.md" and "vegetarian" in result.entries[0].text
-    logs = [e for e in result.entries if e.path.startswith("Daily/")]
-    assert len(logs) == 1 and result.block.count("Lunch with") == 1
-    assert sorted([logs[0].path, *logs[0].merged]) == [f"Daily/2026-10-{10 + i:02d}.md" for i in range(5)]
-
-
 def test_a_line_that_reaches_the_turn_only_through_a_link_is_not_the_answer(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

@@ -23,10 +23,6 @@ with the turn as the query and shows what recall would return, in recall's order
   which says where else it appears (newest first). The entry shows, in the place of the first, the
   one that says more, and of copies in the same words the newest dated: a task list carried forward
   showed its first day's copy and due date. One changed word ("on Slack" / "on Discord") is another entry.
-  An entry without a sentence that answers (a chunk scored whole: a daily log whose line reaches
-  "dinner with Jonas" only through `[[Jonas Weber]]`) states what its sentence closest to the turn
-  states: when an entry above already shows that sentence, it becomes part of that entry (the
-  person's log line "13:00 Lunch with [[Jonas Weber]]." was four entries of one block).
 Each entry shows the part of the note that ranked it (every chunk is judged by its answer
 sentence, so that is the part that answers): the sentence that answers (the best window) when
 there is one, else that chunk cut around the turn's words, with the day the note was stated and
@@ -52,7 +48,6 @@ through the one write path with compare-and-swap.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -61,14 +56,13 @@ from typing import Any
 
 from ..index.embedders import embed_query
 from ..markers import DATA_LINE, neutralise
-from ..repeats import adds_nothing, has_iso_date, is_repeat, words_of
+from ..repeats import adds_nothing, is_repeat
 from ..search.filters import NoteFilter, eligible
 from ..search.ranking import Candidate, Ranked, is_weak
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
-from ..search.windows import MIN_WINDOW_WORDS, closest_window
 from ..search.workspace import Workspace
-from ..text import item_text, says_something, says_too_little, split_sentences
+from ..text import item_text, says_something, says_too_little
 from .edits import rehearse
 from .entries import PrefetchEntry, entry_text, first_entry_cap, leads_in, oneline, says_its_answer, shorten
 from .recall import Ranking, rank_query
@@ -184,10 +178,6 @@ def prefetch(
     rules = ws.read_rules
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
-        scorer = ws.window_scorer()
-
-        def closest(part: Candidate) -> str | None:
-            return closest_window(part.chunk.body, qvec, scorer.embedder, scorer.cache)
 
         def day_parts(part: Candidate) -> list[str]:
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
@@ -204,7 +194,6 @@ def prefetch(
             cfg.prefetch_entry_cap,
             first_cap=first_entry_cap(budget, cfg.prefetch_entry_cap, rules),
             decay=decay,
-            closest=closest,
             day_parts=day_parts,
             note_parts=note_parts,
             rules=rules,
@@ -220,74 +209,20 @@ def prefetch(
     return result
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    """A sentence as repeats compare it: its words (repeats.words_of) and whether it holds a date."""
-
-    text: str
-    words: frozenset[str]
-    dated: bool
-
-
-@functools.lru_cache(maxsize=4096)
-def _sentences_of(text: str) -> tuple[_Sentence, ...]:
-    """The sentences of `text` (remembered: a long-lived process meets the same chunks again)."""
-    return tuple(_Sentence(t, words_of(t), has_iso_date(t)) for t in split_sentences(text))
-
-
-def _adds_nothing(s: _Sentence, day: dt.date | None, t: _Sentence, above_day: dt.date | None) -> bool:
-    """Whether `s` adds no word to `t`, a sentence of MIN_WINDOW_WORDS words or more an entry above
-    shows (repeats.is_repeat, dates counted from each note's day)."""
-    if not s.words or len(t.words) < max(len(s.words), MIN_WINDOW_WORDS):
-        return False
-    return s.words <= t.words or (s.dated and t.dated and is_repeat(s.text, t.text, (day, above_day)))
-
-
 def _twin(
     kept: Sequence[tuple[PrefetchEntry, str, Ranked]],
-    part: Candidate,
     said: str,
     day: dt.date | None,
-    closest: Callable[[Candidate], str | None] | None,
     rules: ReadRules = DEFAULT_RULES,
 ) -> tuple[int, bool] | None:
-    """The entry above that this one repeats, if any, and whether the two statements are one in
-    the same words (repeats.is_repeat). A chunk scored whole (no sentence shares the turn's words: "13:00 Lunch with
-    [[Jonas Weber]]." reaches "dinner with Jonas" only through its link) states what its sentence
-    closest in meaning to the turn states (`closest`); it repeats an entry above when that entry
-    shows this sentence already (not the same words: False). Sentences are embedded only for a
-    chunk one of whose sentences an entry above shows. Nothing repeats without `rules.merge_repeats`;
-    only the same words without `rules.closest_sentence_repeats`."""
+    """The entry above that this one repeats in the same words (repeats.is_repeat), if any, and
+    True (the two statements are one). Nothing repeats without `rules.merge_repeats`."""
     if not rules.merge_repeats:
         return None
     for i, (_, other, o) in enumerate(kept):
         if is_repeat(other, said, (o.state.stated.day(), day)):
             return i, True
-    if part.answer_text is not None or closest is None or not kept or not rules.closest_sentence_repeats:
-        return None
-    return _closest_twin(kept, part, day, closest)
-
-
-def _closest_twin(
-    kept: Sequence[tuple[PrefetchEntry, str, Ranked]],
-    part: Candidate,
-    day: dt.date | None,
-    closest: Callable[[Candidate], str | None],
-) -> tuple[int, bool] | None:
-    """`_twin` for a chunk scored whole: the entry above that shows its closest sentence already."""
-    above = [(_sentences_of(e.text), o.state.stated.day()) for e, _, o in kept]
-    # An undated sentence with a word no sentence above has adds that word to each of them: it is
-    # passed over before it is compared with every one (the same answer, a third of the time).
-    shown = frozenset().union(*(t.words for ts, _ in above for t in ts))
-    mine = tuple(s for s in _sentences_of(part.chunk.body) if s.dated or s.words <= shown)
-    if not any(_adds_nothing(s, day, t, d) for s in mine for ts, d in above for t in ts):
-        return None
-    best = closest(part)
-    said_best = next((s for s in mine if s.text == best), None)
-    if said_best is None:
-        return None
-    at = next((i for i, (ts, d) in enumerate(above) if any(_adds_nothing(said_best, day, t, d) for t in ts)), None)
-    return None if at is None else (at, False)
+    return None
 
 
 def present(
@@ -297,7 +232,6 @@ def present(
     *,
     first_cap: int | None = None,
     decay: bool = True,
-    closest: Callable[[Candidate], str | None] | None = None,
     day_parts: Callable[[Candidate], list[str]] | None = None,
     note_parts: Callable[[Candidate], tuple[list[str], int]] | None = None,
     rules: ReadRules = DEFAULT_RULES,
@@ -306,8 +240,7 @@ def present(
     lines that say nothing (an answer with no word of its own, an entry that is a way to other pages:
     text.says_too_little; the first entry, read on in its note, is judged by what it shows, not by a
     first line of links), repeats (merged into the entry above them: `_twin`) and dormant notes
-    (returned apart: what decay kept out), unless the turn cues them (`_shows`). `closest`: a chunk's
-    sentence closest to the turn (windows.closest_window), for the repeats of chunks scored whole.
+    (returned apart: what decay kept out), unless the turn cues them (`_shows`).
     `day_parts`: the parts of a note stated on a day the turn names that say something, the one
     that answers first: its entry. `note_parts`: the bodies of a note's parts in order and which
     is the candidate's, where the first entry reads on (`rules.first_entry_fills`), in `first_cap`
@@ -353,7 +286,7 @@ def present(
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
             continue
         entry = _entry(r, part, shown, got, room)
-        twin = None if r.cand.on_day else _twin(kept, part, said, r.state.stated.day(), closest, rules)
+        twin = None if r.cand.on_day else _twin(kept, said, r.state.stated.day(), rules)
         if twin is None:  # a named day's note is its own entry
             kept.append((entry, said, r))
         else:

@@ -139,8 +139,6 @@ class ReadRules:
     titled_pointers: bool = True
     #: An entry that repeats one above (the same words, dates moved with the day) is merged into it.
     merge_repeats: bool = True
-    #: A chunk scored whole repeats an entry above that shows its sentence closest to the turn.
-    closest_sentence_repeats: bool = True
     #: An entry shortened to fit the budget keeps at least this much text, or is not shown.
     min_entry_text: int = 40
     #: At most this many other paths are named in an entry's "also in".

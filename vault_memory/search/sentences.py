@@ -51,9 +51,8 @@ EMBED_SLICE = 256  # sentences per embedder call (it sorts by length and batches
 
 def sentence_texts(body: str, subject: Subject | None = None) -> list[str]:
     """Every text recall may embed for a window of this chunk body, whatever the question: its
-    sentences of at least MIN_WINDOW_WORDS words when it has two or more (`windows.picks`,
-    `windows.closest_window`), and each of its property lines also with its note's title
-    (`windows.about`), in order, each once."""
+    sentences of at least MIN_WINDOW_WORDS words when it has two or more (`windows.picks`), and
+    each of its property lines also with its note's title (`windows.about`), in order, each once."""
     wins = split_windows(body)
     if len(wins) < 2:
         return []

@@ -269,20 +269,6 @@ def best_windows(
     return out
 
 
-def closest_window(body: str, qvec: np.ndarray, embedder: Embedder, cache: WindowCache) -> str | None:
-    """The sentence of `body` closest in meaning to the query (every sentence of at least
-    MIN_WINDOW_WORDS words, links read as their text, embedded through the cache; one such sentence
-    needs no vector), or None when it has none. What prefetch judges a chunk scored whole by
-    (prefetch.py: repeats)."""
-    wins = [w for w in split_windows(body) if len(_WORD.findall(w)) >= MIN_WINDOW_WORDS]
-    if len(wins) < 2:
-        return wins[0] if wins else None
-    vecs = cache.vectors(sorted(set(wins)), embedder)
-    q = np.asarray(qvec, dtype=np.float32)
-    scored = [(float(vecs[w] @ q), -i, w) for i, w in enumerate(wins) if w in vecs]
-    return max(scored)[2] if scored else None
-
-
 def is_record(meta: Mapping[str, object]) -> bool:
     """An episodic record by its frontmatter label (decay.is_episodic, from the meta alone)."""
     return str(meta.get("type") or meta.get("kind") or "").strip().lower() in EPISODIC_TYPES
@@ -319,7 +305,6 @@ __all__ = [
     "WindowScorer",
     "about",
     "best_windows",
-    "closest_window",
     "is_record",
     "pick_windows",
     "picks",
