@@ -118,7 +118,7 @@ def unlink(text: str) -> str:
     return _MD_LINK.sub(lambda m: m.group(1), _LINK.sub(shown, text))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])([\"')\]]*)\s+")
 _TABLE_RULE = re.compile(r"\|?(?:\s*:?-+:?\s*\|)+\s*(?::?-+:?\s*)?")  # |---|:--:| under a header
 _EMBED_OR_LINK = re.compile(r"!?\[\[[^\]]*\]\]")
 _DATES_AND_TIMES = re.compile(r"\b\d{1,4}(?:[-./:]\d{1,4})*(?:\s*(?:am|pm))?\b", re.I)
@@ -259,12 +259,18 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
 def _split_line(line: str) -> list[str]:
     """A line's sentences: split where one ends, but never inside a link: "[[Dr. Smith]]",
     "[[p.m.]]" and "[[E. C. B.]]" name one thing, and were sentences of their own ("[[Dr.",
-    "Smith]] today.")."""
+    "Smith]] today."). A quote or bracket that closes after the end mark is the sentence's own
+    (`"Information is power."` kept its opening quote and lost its closing one), and when the
+    text goes on in lowercase after it, the mark ended only what the quote or bracket holds:
+    "digital forests (or groves; or topiaries?) assembled out of many digital gardens." is one
+    sentence, as is 'He asked "why not?" and left.'"""
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END.finditer(line):
-        before = line[start : m.start()]
+        before = line[start : m.end(1)]
         if before.count("[") > before.count("]"):  # inside a [[link]] or a [link](…)'s text
+            continue
+        if m.group(1) and line[m.end() : m.end() + 1].islower():  # "(… topiaries?) assembled"
             continue
         out.append(before)
         start = m.end()
