@@ -214,15 +214,14 @@ def _twin(
     said: str,
     day: dt.date | None,
     rules: ReadRules = DEFAULT_RULES,
-) -> tuple[int, bool] | None:
-    """The entry above that this one repeats in the same words (repeats.is_repeat), if any, and
-    True (the two statements are one). Nothing repeats without `rules.merge_repeats`."""
+) -> int | None:
+    """The place of the entry above that this one repeats in the same words (repeats.is_repeat), if
+    any. Nothing repeats without `rules.merge_repeats`."""
     if not rules.merge_repeats:
         return None
-    for i, (_, other, o) in enumerate(kept):
-        if is_repeat(other, said, (o.state.stated.day(), day)):
-            return i, True
-    return None
+    return next(
+        (i for i, (_, other, o) in enumerate(kept) if is_repeat(other, said, (o.state.stated.day(), day))), None
+    )
 
 
 def present(
@@ -290,7 +289,7 @@ def present(
         if twin is None:  # a named day's note is its own entry
             kept.append((entry, said, r))
         else:
-            kept[twin[0]] = _merged(kept[twin[0]], (entry, said, r), same=twin[1])
+            kept[twin] = _merged(kept[twin], (entry, said, r))
     # where else, newest first (undated last): as the entry itself, the latest says most
     days = {r.path: r.state.stated.day() for r in got.ranked}
     newest = [
@@ -367,12 +366,12 @@ def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> Pr
 
 
 def _merged(
-    above: tuple[PrefetchEntry, str, Ranked], new: tuple[PrefetchEntry, str, Ranked], *, same: bool
+    above: tuple[PrefetchEntry, str, Ranked], new: tuple[PrefetchEntry, str, Ranked]
 ) -> tuple[PrefetchEntry, str, Ranked]:
     """An entry above and the one that repeats it, as one entry, in the place of the one above. It
     shows the one that says more: a repeat whose words hold all of the one above and more
     (`repeats.adds_nothing`) is shown in its place. One statement in several notes in the same words
-    (`same`: both ways) is shown from the newest: the last time the vault says it (a task list
+    (both ways) is shown from the newest: the last time the vault says it (a task list
     carried forward shows today's copy, not the first day's). The note of a day the turn names
     stays (its copies become part of it).
 
@@ -384,7 +383,7 @@ def _merged(
     e, other, o = above
     entry, said, r = new
     day, older = r.state.stated.day(), o.state.stated.day()
-    if same and not o.cand.on_day and adds_nothing(other, said, (older, day)):
+    if not o.cand.on_day and adds_nothing(other, said, (older, day)):
         says_more = not adds_nothing(said, other, (day, older))
         if says_more or day is not None and (older is None or day > older):
             return replace(entry, merged=(*e.merged, e.path)), said, r
