@@ -397,3 +397,5 @@ def test_a_sentence_keeps_the_quote_or_bracket_that_closes_it() -> None:
         "Then lunch.",
     ]
     assert split_sentences("Done. then we left") == ["Done.", "then we left"]  # no closer: ends as before
+    # a mark inside a link ends nothing, though the "]]" after it closes the link
+    assert split_sentences("See [[E. C. B.]] Then lunch.") == ["See [[E. C. B.]] Then lunch."]

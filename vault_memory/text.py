@@ -267,12 +267,12 @@ def _split_line(line: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END.finditer(line):
-        before = line[start : m.end(1)]
+        before = line[start : m.start()]  # up to the end mark: its closers may close the link it is in
         if before.count("[") > before.count("]"):  # inside a [[link]] or a [link](…)'s text
             continue
         if m.group(1) and line[m.end() : m.end() + 1].islower():  # "(… topiaries?) assembled"
             continue
-        out.append(before)
+        out.append(line[start : m.end(1)])
         start = m.end()
     out.append(line[start:])
     return out
