@@ -10,7 +10,7 @@ from tests.conftest import write_notes
 from vault_memory.config import Config
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.memory import Memory
-from vault_memory.search.question import asks_how_things_are, name_forms, names_in
+from vault_memory.search.question import asks_for_work, asks_how_things_are, name_forms, names_in
 
 
 @pytest.mark.parametrize(
@@ -88,6 +88,41 @@ def test_a_question_about_something_no_note_mentions_is_answered_by_nothing(tmp_
         assert m.prefetch(asked, refresh_staged=False).block == ""
         known = m.recall("How do I set up the app database with Postgres?", k=5, touch=False)
         assert not known[0].weak
+
+
+def test_a_request_naming_what_no_note_mentions_still_gets_the_vaults_context(tmp_path: Path) -> None:
+    """Stop 63: a turn that asks for something to be done names what the task is about, which the
+    vault need not mention ("Write the program note for our jazz night; we close with that Rodgers and
+    Hammerstein standard", "only when hasDiscount is true"), and its block went empty though the vault
+    held what the turn needed (6 of the seventeenth files' 72 turns). Prefetch keeps the silence for a
+    question or a remark; recall still marks every hit weak: nothing in the vault answers about Kubernetes."""
+    with _tips(tmp_path, "postgres", "Run `psql` and set up the app database for Postgres") as m:
+        request = "Set up the app database for Postgres on our Kubernetes box."
+        assert all(h.weak for h in m.recall(request, k=5, touch=False))
+        assert "psql" in m.prefetch(request, refresh_staged=False).block
+        for other in (
+            "How do I set up the app database on our Kubernetes box?",
+            "The Kubernetes box has the app database.",
+        ):
+            assert m.prefetch(other, refresh_staged=False).block == ""
+
+
+def test_what_asks_for_something_to_be_done() -> None:
+    for text in (
+        "Write the program note for our jazz night; we close with that Rodgers and Hammerstein standard.",
+        "I need to pass currentUser into the component rendered by this Route; fix the JSX.",
+        "Please find me the book Titus recommended.",
+        "A friend wants Argentine fiction. Suggest that anthology I noted.",
+    ):
+        assert asks_for_work(text), text
+    for text in (
+        "what is my wifi password",
+        "How do I set up a Kubernetes ingress?",
+        "Thanks, Evan. I appreciate your support.",  # a remark naming whom it thanks
+        "Terraform remote state",
+        "Can you write the Terraform module?",  # asked as a question: silent as one
+    ):
+        assert not asks_for_work(text), text
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,12 @@ Choosing entries. Prefetch asks recall's question (one search, recall's rule: re
 with the turn as the query and shows what recall would return, in recall's order, leaving out:
 - hits that are *weak*: their answer's cosine to the turn is below the embedder's weak bar
   (calibration.py). Cosine, because it has a fixed scale: recall's fused relevance is scaled
-  per query (its best hit is always about 1), so a bar on it would never give an empty block;
+  per query (its best hit is always about 1), so a bar on it would never give an empty block.
+  Every hit is weak when the turn names what no note mentions (recall.unknown_names), unless the
+  turn asks for something to be done (question.asks_for_work: "Write a short explainer on the
+  Nile dispute", "only when hasDiscount is true; fix the JSX"): a task names what it is about,
+  which the vault need not mention, and what the vault holds on the rest of it is still context.
+  A question about what no note mentions ("how did I configure Terraform?") has nothing to hold;
 - staged memories and superseded notes;
 - dormant notes (decay.py: faded below the threshold), unless the turn cues them (ranking's
   reactivation rule) and no live note that answers the turn names them in `conflicts_with` (the
@@ -58,6 +63,7 @@ from ..index.embedders import embed_query
 from ..markers import DATA_LINE, neutralise
 from ..repeats import adds_nothing, is_repeat
 from ..search.filters import NoteFilter, eligible
+from ..search.question import asks_for_work
 from ..search.ranking import Candidate, Ranked, is_weak
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
@@ -178,6 +184,8 @@ def prefetch(
     rules = ws.read_rules
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
+        if got.unknown and asks_for_work(query):
+            got = replace(got, weak_below=got.measured_below, unknown=[])
 
         def day_parts(part: Candidate) -> list[str]:
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]

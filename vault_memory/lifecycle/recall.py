@@ -120,6 +120,8 @@ class Ranking:
     weak_below: float
     #: the names the query asks about that no note mentions (`unknown_names`)
     unknown: list[str] = field(default_factory=list)
+    #: the bar the cosines set, whatever the query names (`weak_below` before `unknown` raised it)
+    measured_below: float = float("-inf")
 
     def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
@@ -262,7 +264,7 @@ def rank_query(
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
     weak_below = float("inf") if unknown else measured_below
-    return Ranking(ranked, notes, mode, lexical_only, weak_below, unknown)
+    return Ranking(ranked, notes, mode, lexical_only, weak_below, unknown, measured_below)
 
 
 def _candidates(

@@ -66,6 +66,35 @@ def asks_how_things_are(question: str) -> bool:
     return not any(_past_verb(base) for base, _, tail in words if not tail)
 
 
+_SENTENCE = re.compile(r"[^.!?;:]+")
+
+
+#: Verbs that open a request to get something done ("Write the program note ...", "Help me plan ...",
+#: "fix the JSX"): the imperatives people use with an assistant, not read off any vault's turns.
+_WORK_VERBS = frozenset(
+    """add analyse analyze build calculate change check choose collect combine compare compose compute
+    configure confirm convert copy create debug delete deploy describe design dig draft edit email estimate
+    explain export extract fetch file fill find finish fix format gather generate get give grab group help
+    implement import install label list look make merge move name note order organise organize outline
+    parse pick plan port post prepare print pull put queue recommend refactor remind remove rename replace
+    reply rewrite run save schedule search send set share show sketch sort split start suggest summarise
+    summarize tag tell test text track translate turn update upload use validate verify write""".split()
+)
+
+
+def asks_for_work(text: str) -> bool:
+    """Whether `text` asks for something to be done: one of its sentences (or clauses after ";" or
+    ":") opens with a verb of a request, "please" aside ("Write a short explainer on the Nile dispute",
+    "I need to pass currentUser into this Route; fix the JSX")."""
+    for m in _SENTENCE.finditer(text.lower().replace("\u2019", "'")):
+        words = _WORD.findall(m.group())[:2]
+        if words and words[0] == "please":
+            words = words[1:]
+        if words and words[0] in _WORK_VERBS:
+            return True
+    return False
+
+
 def _past_verb(word: str) -> bool:
     """`word` reads as a verb in the past: "offered", "tipped", "went" (not "need", "speed")."""
     return word in _IRREGULAR_PAST or len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
@@ -207,4 +236,4 @@ def _joined(name: str, question: str) -> list[str]:
     return out
 
 
-__all__ = ["asks_how_things_are", "name_forms", "names_in"]
+__all__ = ["asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
