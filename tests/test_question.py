@@ -10,7 +10,7 @@ from tests.conftest import write_notes
 from vault_memory.config import Config
 from vault_memory.index.embedders import FakeEmbedder
 from vault_memory.memory import Memory
-from vault_memory.search.question import asks_for_work, asks_how_things_are, name_forms, names_in
+from vault_memory.search.question import asks, asks_for_work, asks_how_things_are, name_forms, names_in
 
 
 @pytest.mark.parametrize(
@@ -105,6 +105,25 @@ def test_a_request_naming_what_no_note_mentions_still_gets_the_vaults_context(tm
             "The Kubernetes box has the app database.",
         ):
             assert m.prefetch(other, refresh_staged=False).block == ""
+
+
+def test_what_asks() -> None:
+    """A question asks for what the vault holds: its first hit is cued when faded (ranking.marks)."""
+    for text in (
+        "what is my wifi password",  # typed without its question mark
+        "Quick question: who is my manager",
+        "Is it true that 5% of perinatal mortality is due to low birth weight",
+        "Someone sent me a link. Did I ever mean to read it?",
+        "I forgot. When's my wife's birthday",
+    ):
+        assert asks(text), text
+    for text in (
+        "Write the program note for our jazz night; we close with that Rodgers and Hammerstein standard.",
+        "Thanks, Evan. I appreciate your support.",
+        "garden shed lawnmower hedge trimmer",
+        "I used to love hiking, but it's been a while.",
+    ):
+        assert not asks(text), text
 
 
 def test_what_asks_for_something_to_be_done() -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from vault_memory.search import ranking
 from vault_memory.search.ranking import coverage, query_terms, word_cue
 
-EVERY_WORD, FIRST_HIT = "every word of the query", "the first hit, with half the query's words"  # --explain's words
+EVERY_WORD = "every word of the query"  # --explain's words
 
 _WORD = re.compile(r"\w+")
 
@@ -49,12 +49,9 @@ def test_coverage_examples() -> None:
     assert coverage(frozenset(), "anything") == 1.0
     assert coverage(frozenset({"morning"}), "morning") == 0.0  # longer than a stem: never a word's stem
     assert word_cue(frozenset({"tea", "morni"}), "Tea, in the mornings") == EVERY_WORD
-    assert word_cue(frozenset({"tea", "morni"}), "Tea, in the mornings", first=True) == EVERY_WORD  # the stronger
     four = frozenset({"tea", "morni", "sugar", "milk"})
-    assert word_cue(four, "Tea, in the mornings") == ""  # 2 of 4: not every word ...
-    assert word_cue(four, "Tea, in the mornings", first=True) == FIRST_HIT  # ... but half, for the first hit
-    assert word_cue(four, "Tea at noon", first=True) == ""  # 1 of 4
-    assert word_cue(frozenset({"tea"}), "Tea", first=True) == ""  # one word is never a cue
+    assert word_cue(four, "Tea, in the mornings") == ""  # 2 of 4: not every word
+    assert word_cue(frozenset({"tea"}), "Tea") == ""  # one word is never a cue
 
 
 def test_word_char_is_what_regex_w_matches() -> None:

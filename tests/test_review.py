@@ -383,14 +383,14 @@ def test_the_review_says_what_forgetting_kept_out_of_prefetch_and_why_notes_fade
     )
     mem = make_memory(vault=vault, calibration=replace(FAKE, weak=0.0, strong=0.99))  # nothing is cued back
     mem.index()
-    turn = "what setting should the irrigation pump run at"  # 1 of its 4 words: not a cue
+    turn = "the setting the irrigation pump should run at"  # 1 of its words, and it asks nothing: not a cue
     block = mem.prefetch(turn, now=NOW, refresh_staged=False)
     assert "Memory/valve.md" not in [e.path for e in block.entries]
     assert [k.path for k in block.kept_out] == ["Memory/valve.md"]
     assert [h.path for h in mem.recall(turn, now=NOW, touch=False)][0] == "Memory/valve.md"  # asked: found
     review = mem.review(NOW, write=False)
     assert [(k.path, k.blocks) for k in review.kept_out] == [("Memory/valve.md", 1)]
-    assert review.kept_out[0].example.startswith("what setting should the irrigation pump")
+    assert review.kept_out[0].example.startswith("the setting the irrigation")
     assert "## Kept out of prefetch in the last 7 days" in review.markdown and "[[Memory/valve]]" in review.markdown
     assert review.to_dict()["counts"]["kept_out"] == 1
     fading = {v.path: v.why for v in review.fading + review.dormant}

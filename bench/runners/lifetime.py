@@ -97,7 +97,7 @@ VARIANTS: tuple[Variant, ...] = (
         "today",
         "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
         "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it (a clear "
-        "match, all its words, or half of them for its first hit) and no entry above names it in conflicts_with)",
+        "match, all its words, or the first hit of a question) and no entry above names it in conflicts_with)",
     ),
     Variant(
         "replaced_come_back",
@@ -133,19 +133,9 @@ VARIANTS: tuple[Variant, ...] = (
     ),
     Variant(
         "first_not_cued",
-        "the query's first hit is cued like any other hit (a clear match, or all its words): the rule before a "
+        "a question's first hit is cued like any other hit (a clear match, or all its words): the rule before a "
         "person's faded decision went missing from the block for a turn about it",
-        rules={"first_hit_cue": None},
-    ),
-    Variant(
-        "first_any",
-        "the query's first hit is always cued, whatever words it holds",
-        rules={"first_hit_cue": 0.0},
-    ),
-    Variant(
-        "first_most",
-        "the query's first hit is cued by three quarters of the query's words, not half",
-        rules={"first_hit_cue": 0.75},
+        rules={"first_hit_cue": False},
     ),
     Variant(
         "no_curve",

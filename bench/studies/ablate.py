@@ -50,7 +50,7 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ),
     ("no_answer_sentences", "chunks are scored whole: no answer sentence is embedded", {"windows_per_chunk": 0}),
     ("two_sentences_a_chunk", "2 answer sentences a chunk, not 3", {"windows_per_chunk": 2}),
-    ("no_first_hit_cue", "the query's first hit is cued like any other dormant note", {"first_hit_cue": None}),
+    ("no_first_hit_cue", "a question's first hit is cued like any other dormant note", {"first_hit_cue": False}),
     ("sentence_alone", "an entry shows its answer sentence alone (no neighbours)", {"context_sentences": 0}),
     (
         "first_entry_one_cap",

@@ -25,7 +25,7 @@ from ..index.catalog import NoteRow
 from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
-from ..search.question import asks_how_things_are, name_forms, names_in
+from ..search.question import asks, asks_how_things_are, name_forms, names_in
 from ..search.ranking import Candidate, Mode, Ranked, change_label, is_weak, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
@@ -260,6 +260,7 @@ def rank_query(
         cal=ws.calibration,
         rules=rules,
         asks_now=asks_how_things_are(query),
+        asks=asks(query),
         weak_below=measured_below,  # a successor that answers nothing moves nothing
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []

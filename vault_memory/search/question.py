@@ -1,6 +1,10 @@
 """What a question asks, read from its words: pure, English, no model.
 
     asks_how_things_are(q)   how things are now, or what happened then (newest first answers the first)
+    asks(q)                  it asks something (a question), rather than saying something or asking for
+                             something to be done: its first hit is what it asks for (ranking.marks)
+    asks_for_work(q)         it asks for something to be done ("Write ...", "...; fix the JSX"): a name
+                             no note mentions does not silence its block (prefetch)
     names_in(q)              the names it asks about ("Kubernetes", "SQLite", 'Sapiens'): when the vault
                              never mentions one, nothing in it answers (recall.rank_query: all weak)
 
@@ -66,7 +70,25 @@ def asks_how_things_are(question: str) -> bool:
     return not any(_past_verb(base) for base, _, tail in words if not tail)
 
 
+#: The words a question opens with: a question word or an auxiliary put first ("is it true that ...").
+_ASKING_OPENERS = frozenset(
+    {"what", "who", "whom", "whose", "where", "when", "why", "how", "which", *_PRESENT, *_PAST, "what's", "who's"}
+    | {"where's", "when's", "how's", "isn't", "aren't", "don't", "doesn't", "didn't", "wasn't", "weren't", "can't"}
+)
 _SENTENCE = re.compile(r"[^.!?;:]+")
+
+
+def asks(text: str) -> bool:
+    """Whether `text` asks something (a question mark, or a sentence that opens with a question word
+    or an auxiliary: "what did I set up for Cypress", "is it true that ..."), rather than asking for
+    something to be done ("Write the program note for our jazz night") or saying something."""
+    if "?" in text:
+        return True
+    for m in _SENTENCE.finditer(text.lower().replace("’", "'")):
+        first = _WORD.search(m.group())
+        if first is not None and first.group() in _ASKING_OPENERS:
+            return True
+    return False
 
 
 #: Verbs that open a request to get something done ("Write the program note ...", "Help me plan ...",
@@ -236,4 +258,4 @@ def _joined(name: str, question: str) -> list[str]:
     return out
 
 
-__all__ = ["asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
+__all__ = ["asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]

@@ -40,6 +40,7 @@ FloatArray = npt.NDArray[np.float64]
 # Every number and switch the rule reads is in the read path's rules record (rules.py), with the
 # benchmark row that chose it in docs/ranking.md; cosine thresholds are the embedder's (calibration.py).
 ON_DAY = "the day the query names"  # a cue: the query names the day the note was stated (Candidate.cue)
+FIRST_OF_A_QUESTION = "the first hit of a question"  # a cue: what a question asks for (Candidate.cue)
 
 
 # -- fusion ---------------------------------------------------------------------------
@@ -136,15 +137,11 @@ def _has_stem(low: str, term: str) -> bool:
     return False
 
 
-def word_cue(terms: Set[str], text: str, *, first: bool = False, rules: ReadRules = DEFAULT_RULES) -> str:
+def word_cue(terms: Set[str], text: str, rules: ReadRules = DEFAULT_RULES) -> str:
     """Which word cue the text gives a dormant note, in `--explain`'s words ("" for none): every
-    content word of a query of two or more (`rules.full_cue_min_terms`), or half of them for the
-    query's first hit by relevance (`first`, `rules.first_hit_cue`). order's reactivation cue."""
+    content word of a query of two or more (`rules.full_cue_min_terms`). order's reactivation cue."""
     share = coverage(terms, text) if len(terms) >= rules.full_cue_min_terms else 0.0
-    if share >= 1.0:
-        return "every word of the query"
-    half = first and rules.first_hit_cue is not None and share >= rules.first_hit_cue
-    return "the first hit, with half the query's words" if half else ""
+    return "every word of the query" if share >= 1.0 else ""
 
 
 # -- records --------------------------------------------------------------------------
@@ -185,9 +182,14 @@ class Candidate:
         return max(self.similarity, self.window.similarity) if self.window is not None else self.similarity
 
     def cue(self, first: bool = False, rules: ReadRules = DEFAULT_RULES) -> str:
-        """How the query points at it, named, or "": it names its day, or its chunk gives a word cue
-        (module `word_cue`; `first`: the query's first hit). Asked only of dormant candidates."""
-        return ON_DAY if self.on_day else word_cue(self.terms, self.chunk.text, first=first, rules=rules)
+        """How the query points at it, named, or "": it names its day, it is the first hit of a query
+        that asks (`first`, `rules.first_hit_cue`), or its chunk gives a word cue (module `word_cue`).
+        Asked only of dormant candidates."""
+        if self.on_day:
+            return ON_DAY
+        if first and rules.first_hit_cue:
+            return FIRST_OF_A_QUESTION
+        return word_cue(self.terms, self.chunk.text, rules)
 
     @property
     def answer_text(self) -> str | None:
@@ -248,6 +250,7 @@ def order(
     cal: Calibration = MINILM,
     rules: ReadRules = DEFAULT_RULES,
     asks_now: bool = True,
+    asks: bool = False,
     weak_below: float = float("-inf"),
 ) -> list[Ranked]:
     """Stage 4, order: decide relevance first; then let the date decide only between statements
@@ -255,8 +258,8 @@ def order(
 
     1. Relevance order, the notes stated on a day the query names first (`relevance_order`); each
        candidate marked with its strength at `now` and, below the dormant bar, `dormant`, and
-       `reactivated` when the query cues it (`marks`). With `rules.recall_hides_dormant`, a dormant
-       note the query does not cue drops out.
+       `reactivated` when the query cues it (`marks`; `asks`: the query asks, question.asks). With
+       `rules.recall_hides_dormant`, a dormant note the query does not cue drops out.
     2. For a question about how things are, among the first `rules.head`, the best answer and the
        notes that state the same fact differently (`same_fact_groups`) are put newest first, in the
        places they held, a later note that adds no word to one above it counted from that one's day
@@ -269,7 +272,7 @@ def order(
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
     that are a note's only sentence; window vectors come with the candidates.
     """
-    kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules)
+    kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules, asks=asks)
     replaced = replaced_by(kept, replaces_here(weak_below, vectors, cal))
     if replaced:
         kept = [replace(r, replaced=True) if r.node_id in replaced else r for r in kept]
@@ -290,17 +293,20 @@ def marks(
     decay: bool,
     cal: Calibration = MINILM,
     rules: ReadRules = DEFAULT_RULES,
+    asks: bool = False,
 ) -> list[Ranked]:
     """The candidates in relevance order, each with its decay facts: strength at `now`, dormant
     (strength below the bar, not pinned) and reactivated when the query cues it: the answer's cosine
-    reaches the clear-match bar (`cal.strong`), the chunk holds every content word of the query or,
-    as its first hit, `rules.first_hit_cue` of them, or the query names the day it was stated
-    (`Candidate.cue`). A dormant note keeps its place, marked, unless `rules.recall_hides_dormant`."""
+    reaches the clear-match bar (`cal.strong`), the chunk holds every content word of the query, it
+    is the first hit of a query that asks (`asks`: question.asks; `rules.first_hit_cue`), or the
+    query names the day it was stated (`Candidate.cue`). A dormant note keeps its place, marked,
+    unless `rules.recall_hides_dormant`."""
     kept: list[Ranked] = []
     for place, c in enumerate(sorted(cands, key=relevance_order)):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(place == 0, rules), strong=cal.strong)  # noqa: B023
+        first = asks and place == 0
+        gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(first, rules), strong=cal.strong)  # noqa: B023
         if decay and rules.recall_hides_dormant and not gate.admitted:
             continue
         kept.append(

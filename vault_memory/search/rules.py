@@ -83,8 +83,10 @@ class ReadRules:
     successors_first: bool = True
     #: A dormant note is cued by every content word of a query of at least this many words ...
     full_cue_min_terms: int = 2
-    #: ... or, as the query's first hit, by this share of them (None: no first-hit cue).
-    first_hit_cue: float | None = 0.5
+    #: ... or by being the first hit of a query that asks (question.asks): a question asks for its
+    #: answer, and forgetting decides what memory offers unasked, not what it finds when asked
+    #: (off: only a clear match, every word or the day named cue a faded note).
+    first_hit_cue: bool = True
     #: A question naming something no note mentions ("how do I set up a Kubernetes ingress" in a vault
     #: that never says Kubernetes) is answered by nothing in the vault: every hit is weak, no block.
     unknown_names_silence: bool = True
