@@ -185,7 +185,7 @@ def prefetch(
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
         if got.unknown and asks_for_work(query):
-            got = replace(got, weak_below=got.measured_below, unknown=[])
+            got = replace(got, unknown=[])
 
         def day_parts(part: Candidate) -> list[str]:
             rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]

@@ -115,13 +115,17 @@ class Ranking:
     notes: dict[str, NoteRow]
     mode: Mode
     lexical_only: bool
-    #: the cosine below which a hit is weak (-inf when no hit has a cosine: a keyword-only answer;
-    #: +inf when the query names something no note mentions: `unknown`)
-    weak_below: float
+    #: the cosine below which a hit is weak, whatever the query names (-inf when no hit has a
+    #: cosine: a keyword-only answer)
+    measured_below: float
     #: the names the query asks about that no note mentions (`unknown_names`)
     unknown: list[str] = field(default_factory=list)
-    #: the bar the cosines set, whatever the query names (`weak_below` before `unknown` raised it)
-    measured_below: float = float("-inf")
+
+    @property
+    def weak_below(self) -> float:
+        """The bar a hit is weak below: the measured one, or +inf when the query names something no
+        note mentions (`unknown`: every hit is weak)."""
+        return float("inf") if self.unknown else self.measured_below
 
     def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
@@ -264,8 +268,7 @@ def rank_query(
         weak_below=measured_below,  # a successor that answers nothing moves nothing
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
-    weak_below = float("inf") if unknown else measured_below
-    return Ranking(ranked, notes, mode, lexical_only, weak_below, unknown, measured_below)
+    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown)
 
 
 def _candidates(

@@ -78,17 +78,16 @@ _ASKING_OPENERS = frozenset(
 _SENTENCE = re.compile(r"[^.!?;:]+")
 
 
+def _openings(text: str) -> list[list[str]]:
+    """The first two words of each sentence or clause of `text` (after "." "?" "!" ";" ":"), lowercased."""
+    return [_WORD.findall(m.group())[:2] for m in _SENTENCE.finditer(text.lower().replace("’", "'"))]
+
+
 def asks(text: str) -> bool:
     """Whether `text` asks something (a question mark, or a sentence that opens with a question word
     or an auxiliary: "what did I set up for Cypress", "is it true that ..."), rather than asking for
     something to be done ("Write the program note for our jazz night") or saying something."""
-    if "?" in text:
-        return True
-    for m in _SENTENCE.finditer(text.lower().replace("’", "'")):
-        first = _WORD.search(m.group())
-        if first is not None and first.group() in _ASKING_OPENERS:
-            return True
-    return False
+    return "?" in text or any(words and words[0] in _ASKING_OPENERS for words in _openings(text))
 
 
 #: Verbs that open a request to get something done ("Write the program note ...", "Help me plan ...",
@@ -108,9 +107,8 @@ def asks_for_work(text: str) -> bool:
     """Whether `text` asks for something to be done: one of its sentences (or clauses after ";" or
     ":") opens with a verb of a request, "please" aside ("Write a short explainer on the Nile dispute",
     "I need to pass currentUser into this Route; fix the JSX")."""
-    for m in _SENTENCE.finditer(text.lower().replace("\u2019", "'")):
-        words = _WORD.findall(m.group())[:2]
-        if words and words[0] == "please":
+    for words in _openings(text):
+        if words[:1] == ["please"]:
             words = words[1:]
         if words and words[0] in _WORK_VERBS:
             return True
