@@ -1703,3 +1703,40 @@ def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: 
     assert "- [[marroni cake]]" not in got.block  # a day's pointing line, beside what the day says
     off = _indexed_with(make_memory, v, tmp_path / "ix2", titled_pointers=False)
     assert "marroni cake.md" not in {e.path for e in off.prefetch(turn, now=NOW).entries}
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_questions_first_hit_is_weak_only_below_the_asked_bar(
+    make_memory: MemoryFactory, tmp_path: Path, on: bool
+) -> None:
+    """Stop 64: the simulated year's "What degree am I working towards at the moment?" found "The
+    user sat the first law exam of the degree." first, at cosine 0.30, under MiniLM's weak bar 0.35:
+    marked weak, left out of the block. A question's first hit is weak only below the calibration's
+    `asked` bar (0.30 for MiniLM); its second hit is judged by `weak` as before, and so is the first
+    hit of a turn that does not ask (question.asks; rules.first_hit_asked off: `weak` for every hit)."""
+    v = tmp_path / "v"
+    put(v, "Memory/degree.md", "The user sat the first law exam of the degree.", node_id="degree00",
+        created=iso(NOW - DAY))  # fmt: skip
+    put(v, "Memory/exam.md", "The user's sister failed her driving exam twice.", node_id="exam0000",
+        created=iso(NOW - DAY))  # fmt: skip
+    probe = make_memory(vault=v, index_dir=tmp_path / "probe")
+    probe.index()
+    question = "what degree am I working towards at the moment?"
+    sims = {h.path: h.similarity for h in probe.recall(question, now=NOW, touch=False)}
+    first, second = sorted(sims, key=lambda p: -sims[p])
+    top = sims[first]
+    assert sims[second] < top
+    # weak just above both hits, the asked bar between them: only the question's first hit clears it
+    cal = replace(FAKE, weak=top + 0.01, asked=(top + sims[second]) / 2, strong=0.99)
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=cal, rules=DEFAULT_RULES.but(first_hit_asked=on))
+    mem.index()
+    hits = mem.recall(question, now=NOW, touch=False)
+    assert hits[0].path == first
+    assert hits[0].weak is not on
+    assert all(h.weak for h in hits[1:])
+    got = mem.prefetch(question, now=NOW, refresh_staged=False)
+    assert [e.path for e in got.entries] == ([first] if on else [])
+    # a record saved before stop 64 has no `asked`: every hit is judged by `weak`
+    old = make_memory(vault=v, index_dir=tmp_path / "old", calibration=replace(cal, asked=None))
+    old.index()
+    assert all(h.weak for h in old.recall(question, now=NOW, touch=False))

@@ -340,6 +340,12 @@ def test_calibration_resolves_and_maps_a_scale(tmp_path: Path) -> None:
     assert measured.embedder == "fake/256" and not measured.fallback
     assert measured.answer_mean is not None and measured.other_mean is not None
     assert measured.other_mean < measured.weak < measured.strong < measured.answer_mean + 0.2  # order kept
+    assert measured.other_mean < measured.asked_bar < measured.weak  # a question's first hit: moved too
+    # a record saved before stop 64 (no `asked`) loads, and judges a question's first hit by `weak`
+    before = {k: v for k, v in measured.to_dict().items() if k != "asked"}
+    (tmp_path / "calibration.json").write_text(json.dumps(before), encoding="utf-8")
+    loaded = load(tmp_path, "fake/256")
+    assert loaded is not None and loaded.asked is None and loaded.asked_bar == loaded.weak
     (tmp_path / "calibration.json").write_text('{"embedder": "fake/256"', encoding="utf-8")
     assert load(tmp_path, "fake/256") is None  # a broken record is not used (logged, the built-in stands)
 

@@ -138,6 +138,12 @@ VARIANTS: tuple[Variant, ...] = (
         rules={"first_hit_cue": False},
     ),
     Variant(
+        "first_hit_weak",
+        "a question's first hit is weak below the weak bar like any other hit, not only below the lower `asked` "
+        "bar (the rule before stop 64)",
+        rules={"first_hit_asked": False},
+    ),
+    Variant(
         "no_curve",
         "no forgetting, recall's decay-on rules kept: like `off` for strength, but recall(decay=True) still "
         "orders statements of one question newest first and a successor above what it supersedes",

@@ -209,7 +209,11 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     say(f"index:     {info['index_dir']}" + ("" if index_state == "current" else f"  ({index_state})"))
     say(f"embedder:  {info['embedder']}")
     cal = info["calibration"]
-    say(f"calibration: weak {cal['weak']}, strong {cal['strong']}, conflict {cal['conflict']} ({cal['source']})")
+    asked = cal.get("asked") if cal.get("asked") is not None else cal["weak"]
+    say(
+        f"calibration: weak {cal['weak']}, asked {asked}, strong {cal['strong']}, conflict {cal['conflict']} "
+        f"({cal['source']})"
+    )
     store = info["vector_store"]
     where = f" at {store['url']}" if store.get("url") else ""
     if store.get("backend") == "exact":

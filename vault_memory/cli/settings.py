@@ -92,7 +92,8 @@ def calibrate(
         return
     say(f"embedder:  {measured.embedder}")
     say(f"ranks with: {current.source}")
-    for name in ("weak", "strong", "conflict"):
-        say(f"  {name:<9} {getattr(current, name):.3f}   measured now: {getattr(measured, name):.3f}")
+    for name in ("weak", "strong", "conflict", "asked_bar"):
+        label = name.removesuffix("_bar")
+        say(f"  {label:<9} {getattr(current, name):.3f}   measured now: {getattr(measured, name):.3f}")
     say(f"  (mean cosine of a question to its answer {measured.answer_mean}, to other answers {measured.other_mean})")
     say(f"saved to {path}" if path else "not saved: pass --save to rank with the measured numbers")

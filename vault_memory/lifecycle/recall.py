@@ -120,12 +120,22 @@ class Ranking:
     measured_below: float
     #: the names the query asks about that no note mentions (`unknown_names`)
     unknown: list[str] = field(default_factory=list)
+    #: the bar the first hit is weak below when the query asks (the calibration's `asked`,
+    #: `rules.first_hit_asked`); None: the first hit is judged as every other one
+    first_below: float | None = None
 
     @property
     def weak_below(self) -> float:
         """The bar a hit is weak below: the measured one, or +inf when the query names something no
         note mentions (`unknown`: every hit is weak)."""
         return float("inf") if self.unknown else self.measured_below
+
+    def bar_for(self, r: Ranked) -> float:
+        """The bar this hit is weak below: `first_below` for the first of the order when the query
+        asks, `weak_below` for every other one (and for all when the query names the unknown)."""
+        if self.first_below is not None and not self.unknown and self.ranked and r is self.ranked[0]:
+            return self.first_below
+        return self.weak_below
 
     def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
@@ -134,7 +144,7 @@ class Ranking:
 
     def hits(self, query: str, top: Sequence[tuple[Ranked, tuple[str, ...]]]) -> list[Hit]:
         """`top` (`Ranking.top`) as hits."""
-        hits = [to_hit(query, r, self.notes[r.node_id], self.weak_below) for r, _ in top]
+        hits = [to_hit(query, r, self.notes[r.node_id], self.bar_for(r)) for r, _ in top]
         for h, (_, also) in zip(hits, top, strict=True):
             h.lexical_only = self.lexical_only
             h.also_in = list(also)
@@ -253,6 +263,7 @@ def rank_query(
     measured = not died and searcher.has_dense and (similarity or (mode != "bm25" and not lexical_only))
     judged = measured or any(c.similarity != 0.0 for c in cands)
     measured_below = ws.calibration.weak if judged else float("-inf")
+    question = asks(query)
     ranked = order(
         cands,
         notes,
@@ -264,11 +275,13 @@ def rank_query(
         cal=ws.calibration,
         rules=rules,
         asks_now=asks_how_things_are(query),
-        asks=asks(query),
+        asks=question,
         weak_below=measured_below,  # a successor that answers nothing moves nothing
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
-    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown)
+    # a question's first hit is what recall found when asked: judged by the lower `asked` bar
+    first_below = ws.calibration.asked_bar if judged and rules.first_hit_asked and question else None
+    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown, first_below)
 
 
 def _candidates(
