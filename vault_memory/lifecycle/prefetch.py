@@ -335,7 +335,11 @@ def _admitted(got: Ranking) -> list[Ranked]:
     on it counts as `superseded_by` on the old). A successor that says nothing of what the old note
     answers replaces nothing here: a garden note superseded by a memory of where the shed key now
     hangs still says what grows in the north bed."""
-    return [r for r in got.ranked if not (is_weak(r, got.bar_for(r)) or r.state.status == "staged" or r.replaced)]
+    return [
+        r
+        for i, r in enumerate(got.ranked)
+        if not (is_weak(r, got.bar_for(i == 0)) or r.state.status == "staged" or r.replaced)
+    ]
 
 
 def _shows(r: Ranked, contradicted: Mapping[str, float], rules: ReadRules) -> bool:

@@ -130,12 +130,11 @@ class Ranking:
         note mentions (`unknown`: every hit is weak)."""
         return float("inf") if self.unknown else self.measured_below
 
-    def bar_for(self, r: Ranked) -> float:
-        """The bar this hit is weak below: `first_below` for the first of the order when the query
-        asks, `weak_below` for every other one (and for all when the query names the unknown)."""
-        if self.first_below is not None and not self.unknown and self.ranked and r is self.ranked[0]:
-            return self.first_below
-        return self.weak_below
+    def bar_for(self, first: bool) -> float:
+        """The bar a hit is weak below: `first_below` for the first of the order when the query asks
+        (`first`: the first hit, or the copy of it recall shows), `weak_below` for every other one (and
+        for all when the query names the unknown)."""
+        return self.first_below if first and self.first_below is not None and not self.unknown else self.weak_below
 
     def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
@@ -144,7 +143,7 @@ class Ranking:
 
     def hits(self, query: str, top: Sequence[tuple[Ranked, tuple[str, ...]]]) -> list[Hit]:
         """`top` (`Ranking.top`) as hits."""
-        hits = [to_hit(query, r, self.notes[r.node_id], self.bar_for(r)) for r, _ in top]
+        hits = [to_hit(query, r, self.notes[r.node_id], self.bar_for(i == 0)) for i, (r, _) in enumerate(top)]
         for h, (_, also) in zip(hits, top, strict=True):
             h.lexical_only = self.lexical_only
             h.also_in = list(also)
