@@ -90,7 +90,7 @@ class ReadRules:
     #: The first hit of a query that asks is weak only below the calibration's `asked` bar, lower
     #: than `weak`: a question asks for its answer, and its best-ranked note, chosen by both sides,
     #: says more than its cosine alone (off: `weak` for every hit; bench lifetime: the needed fact
-    #: in the block 0.924 -> 0.941 with block precision kept; a lower `weak` for every hit lost it).
+    #: in the block 0.924 -> 0.946 with block precision kept; a lower `weak` for every hit lost it).
     first_hit_asked: bool = True
     #: A question naming something no note mentions ("how do I set up a Kubernetes ingress" in a vault
     #: that never says Kubernetes) is answered by nothing in the vault: every hit is weak, no block.
