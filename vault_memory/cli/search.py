@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from ..errors import naming_once
+from ..index.calibration import Calibration
 from ..internals import internals
 from .options import AsJson, FilterAfter, FilterBefore, FilterFolder, FilterTag, FilterType, Now, parse_now, state
 from .output import Progress, emit_json, ensure_current, interrupted, note, render_index_report, say
@@ -209,7 +210,7 @@ def status(ctx: typer.Context, as_json: AsJson = False) -> None:
     say(f"index:     {info['index_dir']}" + ("" if index_state == "current" else f"  ({index_state})"))
     say(f"embedder:  {info['embedder']}")
     cal = info["calibration"]
-    asked = cal.get("asked") if cal.get("asked") is not None else cal["weak"]
+    asked = Calibration(**cal).asked_bar  # the library's rule: `asked`, never above `weak`, else `weak`
     say(
         f"calibration: weak {cal['weak']}, asked {asked}, strong {cal['strong']}, conflict {cal['conflict']} "
         f"({cal['source']})"
