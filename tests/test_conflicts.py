@@ -15,6 +15,7 @@ from vault_memory.index.embedders import make_embedder
 from vault_memory.internals import internals
 from vault_memory.lifecycle.conflicts import negated, says_the_same, statements, words
 from vault_memory.memory import Memory
+from vault_memory.text import other_people
 
 
 def test_statements_are_sentences_and_items_with_hard_wraps_joined() -> None:
@@ -153,3 +154,36 @@ def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
     old = (internals(hmem).vault / "Notes/Garden.md").read_text(encoding="utf-8")
     stem = done.path.rsplit("/", 1)[-1].removesuffix(".md")  # relations are [[links]] by file name
     assert f"superseded_by: ['[[{stem}]]']" in old and old.endswith("Karl checked the wiring.\n")
+
+
+@pytest.mark.parametrize(("a", "b", "other"), [
+    ("The user's dad drove a Ford Focus home.", "The car in my partner Alex's driveway is a Ford Focus now.", True),
+    ("The user signed up for a course to learn Korean.", "The user's sister Nora dropped the Korean classes.", True),
+    ("I use Notion for meeting notes.", "My friend Priya moved her journal into OneNote.", True),
+    ("My sister Nora moved to Porto.", "My brother Tom moved to Porto.", True),
+    # the same people:
+    ("The user's dad drove a Ford Focus home.", "The user's dad's car is a VW Golf now.", False),
+    ("Maya's sister Ines works as an architect.", "Ines Okafor: Architect at a small studio in Alfama.", False),
+    ("My sister Nora moved to Porto.", "Nora lives in Lisbon.", False),  # named by her name
+    ("My parents moved to Spain.", "My parent lives in Madrid.", False),  # a plural is its word
+    ("The standup is at 9:30.", "The team standup is at 10:00 on Mondays.", False),  # nobody named: the owner's
+])  # fmt: skip
+def test_statements_about_other_people(a: str, b: str, other: bool) -> None:
+    assert other_people(a, b) is other and other_people(b, a) is other
+
+
+@pytest.mark.model
+def test_a_memory_about_someone_else_does_not_conflict(
+    make_memory: MemoryFactory, tmp_path: Path, minilm: object
+) -> None:
+    """The simulated year: "The car in the user's partner Alex's driveway is a Ford Focus now" was
+    saved with `conflicts_with` naming "The user's dad drove a Ford Focus home", and prefetch then
+    kept the dad's faded car out of every block that asked for it, as replaced (bench lifetime). A
+    statement about other people (text.other_people) is neither a conflict nor a duplicate."""
+    mem = make_memory(minilm, vault=write_notes(tmp_path / "tv", {"Memory/start.md": "Nothing yet.\n"}))
+    mem.index()
+    dad = mem.remember("The user's dad drove a Ford Focus home from the car dealership yesterday.", now=NOW)
+    alex = mem.remember("The car in the user's partner Alex's driveway is a Ford Focus now.", now=NOW)
+    assert [c.path for c in alex.conflicts] == []
+    changed = mem.remember("The user's dad traded the Ford Focus in for a VW Golf.", now=NOW)
+    assert dad.path in [c.path for c in changed.conflicts]

@@ -234,6 +234,36 @@ def test_a_faded_note_comes_back_as_the_first_hit_of_a_question(make_memory: Mem
     )
 
 
+def test_a_faded_note_comes_back_for_its_own_people(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """The simulated year: "What phone does my partner Alex use now?" brought back the user's own
+    faded "new phone" memory as the first hit of a question: a statement about someone else, and
+    stale (bench lifetime). A faded note comes back only for a query about the people it is about
+    (text.other_people): the owner's phone for the owner, the dad's car for "my dad"."""
+    v = tmp_path / "v"
+    put(v, "Memory/phone.md", "The user's new phone is a Galaxy S23.", node_id="phone001", tier="short",
+        created="2026-03-02T08:00:00+00:00")  # fmt: skip
+    put(v, "Memory/dad-car.md", "The user's dad drove a Ford Focus home from the dealer.", node_id="dadcar01",
+        tier="short", created="2026-03-02T08:00:00+00:00")  # fmt: skip
+    put(v, "People/Alex.md", "# Alex\n\nWorks nights at the hospital.", node_id="alex0001")
+    cal = replace(FAKE, weak=0.0, strong=0.99)
+    alex = "which phone is my partner Alex using these days?"
+
+    def back(mem: Memory, turn: str) -> tuple[list[str], list[str]]:
+        got = mem.prefetch(turn, now=NOW, refresh_staged=False)
+        return [e.path for e in got.entries if e.reactivated], [k.path for k in got.kept_out]
+
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=cal)
+    mem.index()
+    assert mem.recall(alex, k=1, now=NOW, touch=False)[0].path == "Memory/phone.md"  # the question's first hit
+    assert back(mem, alex) == ([], ["Memory/phone.md", "Memory/dad-car.md"])  # kept out, and said so
+    assert back(mem, "which phone is the user using these days?") == (["Memory/phone.md"], ["Memory/dad-car.md"])
+    assert back(mem, "what car does my dad drive now?")[0] == ["Memory/dad-car.md"]
+    rules = DEFAULT_RULES.but(cues_its_people=False)
+    ungated = make_memory(vault=v, index_dir=tmp_path / "ix2", calibration=cal, rules=rules)
+    ungated.index()
+    assert back(ungated, alex)[0] == ["Memory/phone.md"]
+
+
 @pytest.mark.parametrize("linked", [True, False])
 def test_a_faded_statement_stays_out_beside_what_replaced_it(
     make_memory: MemoryFactory, tmp_path: Path, linked: bool

@@ -605,6 +605,80 @@ def snippet(text: str, query: str, width: int = 240, *, terms: AbstractSet[str] 
     return ("… " if start else "") + piece
 
 
+#: Words that name a person by their relation to the vault's owner ("my sister", "the user's dad"),
+#: each to the one relation it names: "grandma" is "grandmother", "wife" is "partner".
+RELATIONS: dict[str, str] = {
+    word: kin
+    for kin, words in {
+        "mother": "mother mom mum",
+        "father": "father dad",
+        "parent": "parent",
+        "sister": "sister",
+        "brother": "brother",
+        "sibling": "sibling",
+        "partner": "partner wife husband spouse girlfriend boyfriend fiance fiancee",
+        "son": "son",
+        "daughter": "daughter",
+        "child": "child children kid",
+        "cousin": "cousin",
+        "aunt": "aunt",
+        "uncle": "uncle",
+        "niece": "niece",
+        "nephew": "nephew",
+        "grandmother": "grandmother grandma",
+        "grandfather": "grandfather grandpa",
+        "grandparent": "grandparent",
+        "friend": "friend",
+        "colleague": "colleague coworker",
+        "boss": "boss",
+        "neighbour": "neighbour neighbor",
+        "roommate": "roommate flatmate housemate",
+    }.items()
+    for word in words.split()
+}
+_NAMED = re.compile(r"[^\W\d_][\w-]*(?:['\u2019]s)?")
+#: ... said of someone: "my sister", "the user's dad", "Maya's partner", not "Bad Neighbors" (a
+#: title) or "the most amazing mom"; "Mom called" names her as a name does.
+_WHOSE = frozenset({"my", "our", "your", "his", "her", "their"})
+_CALLED = frozenset({"Mom", "Mum", "Dad"})
+
+
+def _people(text: str) -> tuple[set[str], set[str]]:
+    """The relations a text names ("sister", "father") and the names it gives them ("sister Nora", "partner Alex's")."""
+    tokens = _NAMED.findall(text)
+    rels: set[str] = set()
+    names: set[str] = set()
+    for i, token in enumerate(tokens):
+        bare = re.sub(r"['\u2019]s$", "", token)
+        word = bare.lower()
+        word = word if word in RELATIONS or not word.endswith("s") else word[:-1]  # "parents", "kids"
+        before = tokens[i - 1] if i else ""
+        whose = before.lower() in _WHOSE or before.endswith(("'s", "\u2019s")) or bare in _CALLED
+        if word in RELATIONS and whose:
+            rels.add(RELATIONS[word])
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if after[:1].isupper():
+                names.add(re.sub(r"['\u2019]s$", "", after).lower())
+    return rels, names
+
+
+def other_people(a: str, b: str) -> bool:
+    """Whether two texts are about different people: one names a relation of the owner's ("the
+    user's sister Nora", "my dad") that the other names neither by that word nor by the name it
+    gives them. "The car in the user's partner Alex's driveway is a Ford Focus now" is not about
+    "the user's dad", nor "The user's sister Nora dropped the Korean classes" about what the owner
+    learns; "Maya's sister Ines works as an architect" is about "Ines Okafor: Architect at a small
+    studio". A text that names no relation is about the owner, or about whoever it names."""
+    (rel_a, names_a), (rel_b, names_b) = _people(a), _people(b)
+    if rel_a == rel_b or rel_a & rel_b or names_a & names_b:
+        return False
+    if rel_a and rel_b:
+        return True
+    # one side names no relation: it is about the person the other names only if it names them too
+    named, plain = (names_a, b) if rel_a else (names_b, a)
+    return not named & {w.lower() for w in re.findall(r"\w+", plain)}
+
+
 __all__ = [
     "split_sentences",
     "without_links",
@@ -617,6 +691,7 @@ __all__ = [
     "join",
     "memory_body",
     "norm",
+    "other_people",
     "note_name",
     "review_path",
     "snippet",

@@ -97,7 +97,8 @@ VARIANTS: tuple[Variant, ...] = (
         "today",
         "the shipped defaults (half-lives 7 d for committed memories, 60 d for other notes, dormant below "
         "0.1; recall finds dormant notes; prefetch shows a dormant one only when the turn cues it (a clear "
-        "match, all its words, or the first hit of a question) and no entry above names it in conflicts_with)",
+        "match, all its words, or the first hit of a question), about the people the turn names, and no entry above "
+        "names it in conflicts_with)",
     ),
     Variant(
         "replaced_come_back",
@@ -136,6 +137,12 @@ VARIANTS: tuple[Variant, ...] = (
         "a question's first hit is cued like any other hit (a clear match, or all its words): the rule before a "
         "person's faded decision went missing from the block for a turn about it",
         rules={"first_hit_cue": False},
+    ),
+    Variant(
+        "others_cued",
+        'a dormant note comes back for a query about other people than it is about ("what phone does my '
+        "partner Alex use\" cueing the user's own old phone): the rule before stop 65",
+        rules={"cues_its_people": False},
     ),
     Variant(
         "first_hit_weak",

@@ -53,7 +53,7 @@ from ..index.embedders import embed_query, takes_whole
 from ..records import Conflict
 from ..search.decay import is_episodic
 from ..search.workspace import Workspace
-from ..text import folder_setting, in_folder, unlink
+from ..text import folder_setting, in_folder, other_people, unlink
 from ..vault.obsidian import date_from_name
 
 #: Candidate chunks taken from the hybrid search, best first.
@@ -278,12 +278,14 @@ def check(
         covered.setdefault(node_id, set()).update(said)
 
     for st in found:
-        consider(st.node_id, pvecs @ vecs[st.text], st.text, st.sentence, st.context)
+        if not other_people(body, st.text):
+            consider(st.node_id, pvecs @ vecs[st.text], st.text, st.sentence, st.context)
     for ch in chunks:  # the whole chunk too: a short note, or a long memory that matches it as a whole
         vec = chunk_vecs.get(ch.text_hash)
         if vec is not None and ch.chunk_id not in to_dos_only and _comparable(pieces_of.get(ch.chunk_id, 0), len(mine)):
             flat = " ".join(ch.body.split())
-            consider(ch.node_id, pvecs @ np.asarray(vec), flat, flat, ch.heading)
+            if not other_people(body, f"{ch.heading}: {flat}" if ch.heading else flat):
+                consider(ch.node_id, pvecs @ np.asarray(vec), flat, flat, ch.heading)
 
     def kind(node_id: str) -> str:
         return "duplicate" if covered.get(node_id, set()) >= set(parts) else "conflict"
@@ -349,4 +351,13 @@ def duplicates(found: Iterable[Conflict]) -> list[Conflict]:
     return [c for c in found if c.kind == "duplicate"]
 
 
-__all__ = ["NEGATIONS", "check", "duplicates", "negated", "replaceable", "says_the_same", "statements", "words"]
+__all__ = [
+    "NEGATIONS",
+    "check",
+    "duplicates",
+    "negated",
+    "replaceable",
+    "says_the_same",
+    "statements",
+    "words",
+]

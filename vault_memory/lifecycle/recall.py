@@ -276,6 +276,7 @@ def rank_query(
         asks_now=asks_how_things_are(query),
         asks=question,
         weak_below=measured_below,  # a successor that answers nothing moves nothing
+        query=query,
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
     # a question's first hit is what recall found when asked: judged by the lower `asked` bar

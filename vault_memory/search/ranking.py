@@ -30,7 +30,7 @@ import numpy.typing as npt
 from ..index.calibration import MINILM, Calibration
 from ..index.catalog import STOPWORDS, ChunkRow, NoteRow
 from ..repeats import adds_nothing, is_repeat
-from ..text import split_sentences, without_links
+from ..text import other_people, split_sentences, without_links
 from .decay import DecayModel, MemoryState, is_episodic
 from .rules import DEFAULT_RULES, ReadRules
 
@@ -252,6 +252,7 @@ def order(
     asks_now: bool = True,
     asks: bool = False,
     weak_below: float = float("-inf"),
+    query: str = "",
 ) -> list[Ranked]:
     """Stage 4, order: decide relevance first; then let the date decide only between statements
     of one fact, when the question asks how things are (`asks_now`: question.asks_how_things_are).
@@ -272,7 +273,7 @@ def order(
     `vectors`: text hash -> chunk vector (or a function giving them for chunks), for answers
     that are a note's only sentence; window vectors come with the candidates.
     """
-    kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules, asks=asks)
+    kept = marks(cands, notes, model=model, now=now, decay=decay, cal=cal, rules=rules, asks=asks, query=query)
     replaced = replaced_by(kept, replaces_here(weak_below, vectors, cal))
     if replaced:
         kept = [replace(r, replaced=True) if r.node_id in replaced else r for r in kept]
@@ -294,19 +295,32 @@ def marks(
     cal: Calibration = MINILM,
     rules: ReadRules = DEFAULT_RULES,
     asks: bool = False,
+    query: str = "",
 ) -> list[Ranked]:
     """The candidates in relevance order, each with its decay facts: strength at `now`, dormant
     (strength below the bar, not pinned) and reactivated when the query cues it: the answer's cosine
     reaches the clear-match bar (`cal.strong`), the chunk holds every content word of the query, it
     is the first hit of a query that asks (`asks`: question.asks; `rules.first_hit_cue`), or the
-    query names the day it was stated (`Candidate.cue`). A dormant note keeps its place, marked,
-    unless `rules.recall_hides_dormant`."""
+    query names the day it was stated (`Candidate.cue`). With `rules.cues_its_people`, a note about
+    other people than the query names (text.other_people: "the user's sister Nora" for "which
+    language am I learning") is never cued back, nor counted as the question's first hit. A dormant
+    note keeps its place, marked, unless `rules.recall_hides_dormant`."""
     kept: list[Ranked] = []
-    for place, c in enumerate(sorted(cands, key=relevance_order)):
+    people = rules.cues_its_people and bool(query)
+    found = not asks  # the first hit of a question, about the people it names, is behind us
+    for c in sorted(cands, key=relevance_order):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        first = asks and place == 0
+        # about other people than the query names (text.other_people): the sentence that answers and
+        # its chunk both (a day's journal names people in passing; "my grandma" may be a sentence
+        # before the answer), judged only where it decides
+        said = c.answer_text if people and (not found or model.dormant(state, now)) else None
+        others = said is not None and other_people(query, said) and other_people(query, c.chunk.text)
+        first = not found and not others
+        found = found or first
         gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(first, rules), strong=cal.strong)  # noqa: B023
+        if gate.reactivated and others:
+            gate = replace(gate, admitted=False, cue="")  # a faded note comes back for its own people
         if decay and rules.recall_hides_dormant and not gate.admitted:
             continue
         kept.append(

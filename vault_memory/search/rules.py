@@ -87,6 +87,11 @@ class ReadRules:
     #: answer, and forgetting decides what memory offers unasked, not what it finds when asked
     #: (off: only a clear match, every word or the day named cue a faded note).
     first_hit_cue: bool = True
+    #: A dormant note about other people than the query names is never cued back, nor the question's
+    #: first hit ("What phone does my partner Alex use now?" does not bring back "The user's new phone
+    #: is a Galaxy S23"; "which language am I learning" cues the owner's note below the sister's;
+    #: text.other_people).
+    cues_its_people: bool = True
     #: The first hit of a query that asks is weak only below the calibration's `asked` bar, lower
     #: than `weak`: a question asks for its answer, and its best-ranked note, chosen by both sides,
     #: says more than its cosine alone (off: `weak` for every hit; bench lifetime: the needed fact
