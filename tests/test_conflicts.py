@@ -165,6 +165,7 @@ def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
     ("The user's dad drove a Ford Focus home.", "The user's dad's car is a VW Golf now.", False),
     ("Maya's sister Ines works as an architect.", "Ines Okafor: Architect at a small studio in Alfama.", False),
     ("My sister Nora moved to Porto.", "Nora lives in Lisbon.", False),  # named by her name
+    ("My sister is coming to Leipzig.", "[[Ines Okafor|Ines]] visits Leipzig.", False),  # "my sister" may be Ines
     ("My parents moved to Spain.", "My parent lives in Madrid.", False),  # a plural is its word
     ("The standup is at 9:30.", "The team standup is at 10:00 on Mondays.", False),  # nobody named: the owner's
 ])  # fmt: skip

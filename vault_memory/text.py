@@ -663,20 +663,21 @@ def _people(text: str) -> tuple[set[str], set[str]]:
 
 
 def other_people(a: str, b: str) -> bool:
-    """Whether two texts are about different people: one names a relation of the owner's ("the
-    user's sister Nora", "my dad") that the other names neither by that word nor by the name it
-    gives them. "The car in the user's partner Alex's driveway is a Ford Focus now" is not about
-    "the user's dad", nor "The user's sister Nora dropped the Korean classes" about what the owner
+    """Whether two texts are known to be about different people: each names a relation of the
+    owner's ("the user's dad", "my partner Alex") and they share neither a relation nor a name, or
+    one names a relation and the name it goes by ("the user's sister Nora") and the other names
+    neither. "The car in the user's partner Alex's driveway is a Ford Focus now" is not about "the
+    user's dad", nor "The user's sister Nora dropped the Korean classes" about what the owner
     learns; "Maya's sister Ines works as an architect" is about "Ines Okafor: Architect at a small
-    studio". A text that names no relation is about the owner, or about whoever it names."""
+    studio", and "my sister", named by no name, may be the "Ines" of any other text."""
     (rel_a, names_a), (rel_b, names_b) = _people(a), _people(b)
     if rel_a == rel_b or rel_a & rel_b or names_a & names_b:
         return False
     if rel_a and rel_b:
         return True
-    # one side names no relation: it is about the person the other names only if it names them too
+    # one side names no relation: it is about someone else only if the other gives a name it does not say
     named, plain = (names_a, b) if rel_a else (names_b, a)
-    return not named & {w.lower() for w in re.findall(r"\w+", plain)}
+    return bool(named) and not named & {w.lower() for w in re.findall(r"\w+", plain)}
 
 
 __all__ = [
