@@ -643,8 +643,14 @@ _WHOSE = frozenset({"my", "our", "your", "his", "her", "their"})
 _CALLED = frozenset({"Mom", "Mum", "Dad"})
 
 
-def _people(text: str) -> tuple[set[str], set[str]]:
+_KIN = re.compile(r"(?<!\w)(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")s?(?!\w)", re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def _people(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The relations a text names ("sister", "father") and the names it gives them ("sister Nora", "partner Alex's")."""
+    if not _KIN.search(text):  # most texts name no relation: one pass of a regular expression says so
+        return frozenset(), frozenset()
     tokens = _NAMED.findall(text)
     rels: set[str] = set()
     names: set[str] = set()
@@ -659,7 +665,7 @@ def _people(text: str) -> tuple[set[str], set[str]]:
             after = tokens[i + 1] if i + 1 < len(tokens) else ""
             if after[:1].isupper():
                 names.add(re.sub(r"['\u2019]s$", "", after).lower())
-    return rels, names
+    return frozenset(rels), frozenset(names)
 
 
 def other_people(a: str, b: str) -> bool:

@@ -314,8 +314,8 @@ def marks(
         # about other people than the query names (text.other_people): the sentence that answers and
         # its chunk both (a day's journal names people in passing; "my grandma" may be a sentence
         # before the answer), judged only where it decides
-        said = c.answer_text if people and (not found or model.dormant(state, now)) else None
-        others = said is not None and other_people(query, said) and other_people(query, c.chunk.text)
+        judged = people and (not found or model.dormant(state, now))
+        others = judged and other_people(query, c.chunk.text) and other_people(query, c.answer_text or query)
         first = not found and not others
         found = found or first
         gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(first, rules), strong=cal.strong)  # noqa: B023
