@@ -636,20 +636,19 @@ RELATIONS: dict[str, str] = {
     }.items()
     for word in words.split()
 }
-_NAMED = re.compile(r"[^\W\d_][\w-]*(?:['\u2019]s)?")
 #: ... said of someone: "my sister", "the user's dad", "Maya's partner", not "Bad Neighbors" (a
 #: title) or "the most amazing mom"; "Mom called" names her as a name does.
 _WHOSE = frozenset({"my", "our", "your", "his", "her", "their"})
 _CALLED = frozenset({"Mom", "Mum", "Dad"})
-
-
+_NAMED = re.compile(r"[^\W\d_][\w-]*(?:['\u2019]s)?")  # a word, with its "'s"
+#: Any word of a relation, in one pass: most texts hold none.
 _KIN = re.compile(r"(?<!\w)(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")s?(?!\w)", re.I)
 
 
 @functools.lru_cache(maxsize=4096)
 def _people(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The relations a text names ("sister", "father") and the names it gives them ("sister Nora", "partner Alex's")."""
-    if not _KIN.search(text):  # most texts name no relation: one pass of a regular expression says so
+    if not _KIN.search(text):
         return frozenset(), frozenset()
     tokens = _NAMED.findall(text)
     rels: set[str] = set()

@@ -351,13 +351,4 @@ def duplicates(found: Iterable[Conflict]) -> list[Conflict]:
     return [c for c in found if c.kind == "duplicate"]
 
 
-__all__ = [
-    "NEGATIONS",
-    "check",
-    "duplicates",
-    "negated",
-    "replaceable",
-    "says_the_same",
-    "statements",
-    "words",
-]
+__all__ = ["NEGATIONS", "check", "duplicates", "negated", "replaceable", "says_the_same", "statements", "words"]
