@@ -307,19 +307,23 @@ def marks(
     note keeps its place, marked, unless `rules.recall_hides_dormant`."""
     kept: list[Ranked] = []
     people = rules.cues_its_people and bool(query)
+
+    def about_others(c: Candidate) -> bool:
+        """About other people than the query names (text.other_people): the sentence that answers and
+        its chunk both (a day's journal names people in passing; "my grandma" may be a sentence before
+        the answer)."""
+        return other_people(query, c.chunk.text) and other_people(query, c.answer_text or query)
+
     found = not asks  # the first hit of a question, about the people it names, is behind us
     for c in sorted(cands, key=relevance_order):
         note = notes[c.node_id]
         state = model.state(note.meta, note.path)
-        # about other people than the query names (text.other_people): the sentence that answers and
-        # its chunk both (a day's journal names people in passing; "my grandma" may be a sentence
-        # before the answer), judged only where it decides
-        judged = people and (not found or model.dormant(state, now))
-        others = judged and other_people(query, c.chunk.text) and other_people(query, c.answer_text or query)
-        first = not found and not others
+        searching = not found  # judged only where it decides: the question's first hit, and a cued note
+        others = people and searching and about_others(c)
+        first = searching and not others
         found = found or first
         gate = model.gate(state, now, c.answer_similarity, cue=lambda: c.cue(first, rules), strong=cal.strong)  # noqa: B023
-        if gate.reactivated and others:
+        if gate.reactivated and people and (others or not searching and about_others(c)):
             gate = replace(gate, admitted=False, cue="")  # a faded note comes back for its own people
         if decay and rules.recall_hides_dormant and not gate.admitted:
             continue
