@@ -640,7 +640,7 @@ RELATIONS: dict[str, str] = {
 #: title) or "the most amazing mom"; "Mom called" names her as a name does.
 _WHOSE = frozenset({"my", "our", "your", "his", "her", "their"})
 _CALLED = frozenset({"Mom", "Mum", "Dad"})
-_NAMED = re.compile(r"[^\W\d_][\w-]*(?:['\u2019]s)?")  # a word, with its "'s"
+_NAMED = re.compile(r"([^\W\d_][\w-]*)(['\u2019]s)?")  # a word, and its "'s"
 #: Any word of a relation, in one pass: most texts hold none.
 _KIN = re.compile(r"(?<!\w)(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")s?(?!\w)", re.I)
 
@@ -650,20 +650,18 @@ def _people(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The relations a text names ("sister", "father") and the names it gives them ("sister Nora", "partner Alex's")."""
     if not _KIN.search(text):
         return frozenset(), frozenset()
-    tokens = _NAMED.findall(text)
+    tokens = _NAMED.findall(text)  # (word, "'s" or "")
     rels: set[str] = set()
     names: set[str] = set()
-    for i, token in enumerate(tokens):
-        bare = re.sub(r"['\u2019]s$", "", token)
+    for i, (bare, _) in enumerate(tokens):
         word = bare.lower()
         word = word if word in RELATIONS or not word.endswith("s") else word[:-1]  # "parents", "kids"
-        before = tokens[i - 1] if i else ""
-        whose = before.lower() in _WHOSE or before.endswith(("'s", "\u2019s")) or bare in _CALLED
-        if word in RELATIONS and whose:
+        before, owner = tokens[i - 1] if i else ("", "")
+        if word in RELATIONS and (before.lower() in _WHOSE or owner or bare in _CALLED):
             rels.add(RELATIONS[word])
-            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            after = tokens[i + 1][0] if i + 1 < len(tokens) else ""
             if after[:1].isupper():
-                names.add(re.sub(r"['\u2019]s$", "", after).lower())
+                names.add(after.lower())
     return frozenset(rels), frozenset(names)
 
 
