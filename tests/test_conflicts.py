@@ -161,6 +161,9 @@ def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
     ("The user signed up for a course to learn Korean.", "The user's sister Nora dropped the Korean classes.", True),
     ("I use Notion for meeting notes.", "My friend Priya moved her journal into OneNote.", True),
     ("My sister Nora moved to Porto.", "My brother Tom moved to Porto.", True),
+    ("The user's dad upgraded the phone to a Motorola Edge.", "Which phone do I carry these days?", True),
+    ("The user's dad upgraded the phone to a Motorola Edge.", "The user retired a Galaxy S23.", True),
+    ("Where does my sister live now?", "I moved to Porto.", True),
     # the same people:
     ("The user's dad drove a Ford Focus home.", "The user's dad's car is a VW Golf now.", False),
     ("Maya's sister Ines works as an architect.", "Ines Okafor: Architect at a small studio in Alfama.", False),

@@ -645,6 +645,13 @@ _NAMED = re.compile(r"([^\W\d_][\w-]*)(['\u2019]s)?")  # a word, and its "'s"
 _KIN = re.compile(r"(?<!\w)(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")s?(?!\w)", re.I)
 
 
+#: The owner, as a text speaks of them: in the first person, or as an agent's memory does ("the user").
+_OWNER = re.compile(
+    r"(?<![\w'\u2019])(?:I|I['\u2019](?:m|ve|d|ll)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Tt]he user(?:['\u2019]s)?)"
+    r"(?![\w'\u2019])"
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _people(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The relations a text names ("sister", "father") and the names it gives them ("sister Nora", "partner Alex's")."""
@@ -669,18 +676,26 @@ def other_people(a: str, b: str) -> bool:
     """Whether two texts are known to be about different people: each names a relation of the
     owner's ("the user's dad", "my partner Alex") and they share neither a relation nor a name, or
     one names a relation and the name it goes by ("the user's sister Nora") and the other names
-    neither. "The car in the user's partner Alex's driveway is a Ford Focus now" is not about "the
-    user's dad", nor "The user's sister Nora dropped the Korean classes" about what the owner
+    neither, or one names a relation only as the owner's ("the user's dad upgraded the phone") and
+    the other names none and speaks of the owner ("which phone do I carry", "The user retired a
+    Galaxy S23"). "The car in the user's partner Alex's driveway is a Ford Focus now" is not about
+    "the user's dad", nor "The user's sister Nora dropped the Korean classes" about what the owner
     learns; "Maya's sister Ines works as an architect" is about "Ines Okafor: Architect at a small
-    studio", and "my sister", named by no name, may be the "Ines" of any other text."""
+    studio", and "my sister", named by no name, may be the "Ines" of any other text. Read coarsely: "what
+    did my dad give me" is not about "I got a watch for my birthday" (a question that speaks of the
+    owner beside a relation was read as about both: "Remind me, what phone does my dad have" then
+    was, and the owner's phones came back into its blocks, bench lifetime)."""
     (rel_a, names_a), (rel_b, names_b) = _people(a), _people(b)
     if rel_a == rel_b or rel_a & rel_b or names_a & names_b:
         return False
     if rel_a and rel_b:
         return True
-    # one side names no relation: it is about someone else only if the other gives a name it does not say
+    # one side names no relation: it is about someone else if the other gives a name it does not say,
+    # or, naming the relation alone, if it speaks of the owner ("I", "my", "the user")
     named, plain = (names_a, b) if rel_a else (names_b, a)
-    return bool(named) and not named & {w.lower() for w in re.findall(r"\w+", plain)}
+    if named:
+        return not named & {w.lower() for w in re.findall(r"\w+", plain)}
+    return _OWNER.search(plain) is not None
 
 
 __all__ = [
