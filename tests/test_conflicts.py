@@ -164,12 +164,15 @@ def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
     ("The user's dad upgraded the phone to a Motorola Edge.", "Which phone do I carry these days?", True),
     ("The user's dad upgraded the phone to a Motorola Edge.", "The user retired a Galaxy S23.", True),
     ("Where does my sister live now?", "I moved to Porto.", True),
+    ("Tim said: Wow, I'm learning German now.", "Which language am I learning now?", True),  # Tim's "I"
     # the same people:
     ("The user's dad drove a Ford Focus home.", "The user's dad's car is a VW Golf now.", False),
     ("Maya's sister Ines works as an architect.", "Ines Okafor: Architect at a small studio in Alfama.", False),
     ("My sister Nora moved to Porto.", "Nora lives in Lisbon.", False),  # named by her name
     ("My sister is coming to Leipzig.", "[[Ines Okafor|Ines]] visits Leipzig.", False),  # "my sister" may be Ines
     ("My parents moved to Spain.", "My parent lives in Madrid.", False),  # a plural is its word
+    ("Tim said: I'm learning German now.", "What is Tim learning these days?", False),
+    ("The user said: I'm learning Korean.", "Which language am I learning now?", False),  # the owner speaks
     ("The standup is at 9:30.", "The team standup is at 10:00 on Mondays.", False),  # nobody named: the owner's
 ])  # fmt: skip
 def test_statements_about_other_people(a: str, b: str, other: bool) -> None:

@@ -652,6 +652,13 @@ _OWNER = re.compile(
 )
 
 
+#: A text that opens with what someone said: "Tim said: …", "Maya Chen wrote: …" (after a heading line).
+_SAID = re.compile(
+    r"(?:[^\n]*\n)?[\W_]*((?:[Tt]he user)|[A-Z][\w'\u2019-]*(?: [A-Z][\w'\u2019-]*)?) "
+    r"(?:said|says|wrote|writes|asked|asks|replied|replies|added):"
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _people(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The relations a text names ("sister", "father") and the names it gives them ("sister Nora", "partner Alex's")."""
@@ -685,6 +692,8 @@ def other_people(a: str, b: str) -> bool:
     did my dad give me" is not about "I got a watch for my birthday" (a question that speaks of the
     owner beside a relation was read as about both: "Remind me, what phone does my dad have" then
     was, and the owner's phones came back into its blocks, bench lifetime)."""
+    if _said_by_another(a, b) or _said_by_another(b, a):
+        return True
     (rel_a, names_a), (rel_b, names_b) = _people(a), _people(b)
     if rel_a == rel_b or rel_a & rel_b or names_a & names_b:
         return False
@@ -698,7 +707,26 @@ def other_people(a: str, b: str) -> bool:
     return _OWNER.search(plain) is not None
 
 
+def said_by(text: str) -> str:
+    """Who speaks in `text`, when it opens with what someone said ("Tim said: I'm learning German
+    now"), lower case; "" when it does not, or when the owner does ("The user said: …")."""
+    m = _SAID.match(text)
+    return "" if m is None or _OWNER.fullmatch(m.group(1)) else m.group(1).lower()
+
+
+def _said_by_another(speech: str, plain: str) -> bool:
+    """`speech` is what someone else said ("Tim said: I'm learning German now": its "I" is Tim), and
+    `plain` speaks of the owner (`_OWNER`) and does not name the speaker."""
+    who = said_by(speech)
+    return bool(who) and not said_by(plain) and _OWNER.search(plain) is not None and who not in _words(plain)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in re.findall(r"\w+", text))
+
+
 __all__ = [
+    "said_by",
     "split_sentences",
     "without_links",
     "clean_input",

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from ..index.calibration import MINILM, Calibration
 from ..index.catalog import STOPWORDS, ChunkRow, NoteRow
 from ..repeats import adds_nothing, is_repeat
-from ..text import other_people, split_sentences, without_links
+from ..text import other_people, said_by, split_sentences, without_links
 from .decay import DecayModel, MemoryState, is_episodic
 from .rules import DEFAULT_RULES, ReadRules
 
@@ -312,7 +312,9 @@ def marks(
         """About other people than the query names (text.other_people): the sentence that answers and
         its chunk both (a day's journal names people in passing; "my grandma" may be a sentence before
         the answer)."""
-        return other_people(query, c.chunk.text) and other_people(query, c.answer_text or query)
+        if not other_people(query, c.chunk.text):
+            return False  # what someone else said is theirs, whichever of its sentences answers
+        return bool(said_by(c.chunk.text)) or other_people(query, c.answer_text or query)
 
     found = not asks  # the first hit of a question, about the people it names, is behind us
     for c in sorted(cands, key=relevance_order):
