@@ -707,6 +707,7 @@ def other_people(a: str, b: str) -> bool:
     return _OWNER.search(plain) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def said_by(text: str) -> str:
     """Who speaks in `text`, when it opens with what someone said ("Tim said: I'm learning German
     now"), lower case; "" when it does not, or when the owner does ("The user said: …")."""
