@@ -172,6 +172,7 @@ def test_remember_supersedes_a_human_note(hmem: Memory) -> None:
     ("My sister is coming to Leipzig.", "[[Ines Okafor|Ines]] visits Leipzig.", False),  # "my sister" may be Ines
     ("My parents moved to Spain.", "My parent lives in Madrid.", False),  # a plural is its word
     ("Tim said: I'm learning German now.", "What is Tim learning these days?", False),
+    ("Maya Chen said: I'm learning Korean.", "Did Maya tell me what she is learning?", False),  # named by a name
     ("The user said: I'm learning Korean.", "Which language am I learning now?", False),  # the owner speaks
     ("The standup is at 9:30.", "The team standup is at 10:00 on Mondays.", False),  # nobody named: the owner's
 ])  # fmt: skip

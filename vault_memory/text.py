@@ -719,7 +719,12 @@ def _said_by_another(speech: str, plain: str) -> bool:
     """`speech` is what someone else said ("Tim said: I'm learning German now": its "I" is Tim), and
     `plain` speaks of the owner (`_OWNER`) and does not name the speaker."""
     who = said_by(speech)
-    return bool(who) and not said_by(plain) and _OWNER.search(plain) is not None and who not in _words(plain)
+    return (
+        bool(who)
+        and not said_by(plain)
+        and _OWNER.search(plain) is not None
+        and not set(who.split()) & _words(plain)  # "Maya Chen said:" is named by "Maya"
+    )
 
 
 def _words(text: str) -> frozenset[str]:
