@@ -703,7 +703,7 @@ def other_people(a: str, b: str) -> bool:
     # or, naming the relation alone, if it speaks of the owner ("I", "my", "the user")
     named, plain = (names_a, b) if rel_a else (names_b, a)
     if named:
-        return not named & {w.lower() for w in re.findall(r"\w+", plain)}
+        return not named & _words(plain)
     return _OWNER.search(plain) is not None
 
 
@@ -727,8 +727,10 @@ def _said_by_another(speech: str, plain: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def _words(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in re.findall(r"\w+", text))
+    """The words a text says, lower case (a query is asked of every candidate: remembered)."""
+    return frozenset(w.lower() for w in _WORD.findall(text))
 
 
 __all__ = [

@@ -311,7 +311,7 @@ def marks(
     def about_others(c: Candidate) -> bool:
         """About other people than the query names (text.other_people): the sentence that answers and
         its chunk both (a day's journal names people in passing; "my grandma" may be a sentence before
-        the answer)."""
+        the answer), or the chunk alone when it is what someone said (text.said_by)."""
         if not other_people(query, c.chunk.text):
             return False  # what someone else said is theirs, whichever of its sentences answers
         return bool(said_by(c.chunk.text)) or other_people(query, c.answer_text or query)
