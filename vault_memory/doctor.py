@@ -8,7 +8,8 @@ reconciles (which also re-syncs Chroma after a crash) and clears leftovers.
 It also checks that the index files themselves are sound: SQLite's `quick_check` and FTS5's
 integrity check on the catalog (each bounded in time), and the embedded Chroma store opened in
 a child process (a damaged HNSW file can crash the process that reads it: let that be the
-child) — its count, a sample of ids read back with their vectors, a query finding one. `fix`
+child) — its count, a sample of ids read back with their vectors, queries finding most of them
+(HNSW is approximate: a sound graph can hold a vector no query returns). `fix`
 sets a damaged file aside (renamed, never deleted) and rebuilds it: the catalog from the vault
 (keeping what can be read of its embedding cache), Chroma from the catalog's vectors.
 """

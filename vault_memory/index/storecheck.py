@@ -192,12 +192,13 @@ def _check_here(job: dict[str, Any]) -> dict[str, Any]:
                     f"{len(present)} sampled chunks (e.g. {bad[0]})"
                 )
                 return out
-            for cid, vec in present:  # the graph: every sampled vector must find itself (or its exact twin:
-                query = np.asarray(vec, dtype=np.float32)  # a template's text in many notes). HNSW is
-                found = (store.query(query, k) for k in (3, 50))  # approximate: a miss is asked again wider
-                if not any(cid in {hit for hit, _ in hits} or (hits and hits[0][1] >= 0.999) for hits in found):
-                    out["problem"] = f"the vector store {folder} does not find a stored vector by itself ({cid})"
-                    return out
+            lost = [cid for cid, vec in present if not _finds_itself(store, cid, vec)]
+            if len(lost) > len(present) / 2:  # a sound graph can miss one: see _finds_itself
+                out["problem"] = (
+                    f"the vector store {folder} does not find {len(lost)} of {len(present)} sampled "
+                    f"stored vectors by themselves (e.g. {lost[0]})"
+                )
+                return out
         if job.get("want") is not None:
             want, have_ids = set(job["want"]), store.ids()
             out["missing"], out["orphaned"] = len(want - have_ids), len(have_ids - want)
@@ -205,6 +206,20 @@ def _check_here(job: dict[str, Any]) -> dict[str, Any]:
     except (IndexStateError, IndexNotWritableError) as exc:
         out["problem"] = str(exc).split("; `vault-memory doctor --fix`")[0]
     return out
+
+
+def _finds_itself(store: VectorStore, cid: str, vec: list[float]) -> bool:
+    """Whether a query with a stored vector returns it (or its exact twin: a template's text in
+    many notes). HNSW is approximate, so a miss is asked again wider. Even so a sound graph can
+    leave a vector nothing links to, which no query returns: 0 to 5 of 150 short look-alike notes
+    over 30 insertion orders, measured at stop 67 (tests/test_storecheck.py builds such a graph).
+    Damage misses most of a sample, or crashes the reader."""
+    query = np.asarray(vec, dtype=np.float32)
+    for k in (3, 50):
+        hits = store.query(query, k)
+        if cid in {hit for hit, _ in hits} or (hits and hits[0][1] >= 0.999):
+            return True
+    return False
 
 
 def check_main() -> None:
