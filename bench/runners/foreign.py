@@ -9,7 +9,7 @@ Every question file in `../shared/real-vaults/` (`--vaults`) and the pool's dev 
   every answer in the top 5; "newest first" where a question names stale notes (a `latest` or
   `decision` question, a knowledge update): its newest answer above every stale note;
   questions with no answer: every hit `weak`; answered questions whose hits are all weak;
-- prefetch (default budget, hybrid): each agent turn's block holds what the turn needs (the real
+- prefetch (default budget, or `--budget`; hybrid): each agent turn's block holds what the turn needs (the real
   vaults' `must_contain`/`any_of`; the pool: an answer session's entry); a question with no answer
   gets an empty block; an answered one an empty block (the pool); entries that are only navigation
   or print Dataview code, counted.
@@ -58,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sets", default=None, help="comma list of data sets (dexter,flancian,jbranchaud-til,longmemeval)"
     )
     parser.add_argument("--modes", default=None, help="comma list of modes (default hybrid,bm25,dense)")
+    parser.add_argument(
+        "--budget", type=int, default=None, help="the block's budget in characters (default: Config's prefetch_budget)"
+    )
 
 
 def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Dataset]:
@@ -99,7 +102,9 @@ def opened(ds: fd.Dataset, opts: RunOptions, **memory: Any) -> Iterator[tuple[An
         assert ds.files is not None
         synced = sync_vault(vault, ds.files)
     log(f"foreign {ds.name}: vault {synced}")
-    with open_memory(vault, index_dir, opts.embedder_name, **memory) as mem:
+    budget = opts.extra.get("budget")
+    settings = {"prefetch_budget": int(budget)} if budget is not None else None
+    with open_memory(vault, index_dir, opts.embedder_name, settings, **memory) as mem:
         rep = index_report(mem.index(progress=progress_printer(f"foreign {ds.name}")))
         yield mem, vault, rep
 
@@ -335,6 +340,8 @@ def run(opts: RunOptions) -> Result:
     modes = [m for m in (opts.extra.get("modes") or "").split(",") if m] or list(MODES)
     vaults = str(opts.extra.get("vaults") or "../shared/real-vaults")  # the questions files read (--vaults)
     res.params.update(k=K, modes=modes, vaults=vaults, pool="longmemeval-pool (dev)")
+    if opts.extra.get("budget") is not None:
+        res.params["budget"] = int(opts.extra["budget"])
     summaries: dict[str, Any] = {}
     detail: dict[str, Any] = {}
     for ds in datasets(opts, sets):
@@ -347,11 +354,11 @@ def run(opts: RunOptions) -> Result:
         detail[ds.name] = ev
         log(f"foreign {ds.name}: {time.perf_counter() - t0:.0f}s {summaries[ds.name].get('hybrid', {})}")
     res.results.update(summary=summaries, detail=detail)
-    res.markdown += render(summaries, modes)
+    res.markdown += render(summaries, modes, res.params.get("budget"))
     return res
 
 
-def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
+def render(summaries: dict[str, Any], modes: Sequence[str], budget: int | None = None) -> list[str]:
     """The tables of foreign.md."""
     md = ["Right note first / in the top 5 / MRR@10 (hybrid, the default), then the first hit of each mode alone:", ""]
     rows = []
@@ -377,7 +384,8 @@ def render(summaries: dict[str, Any], modes: Sequence[str]) -> list[str]:
         ],
         rows,
     )
-    md += ["", "The block and the silence (hybrid, default budget):", ""]
+    said = "default budget" if budget is None else f"a budget of {budget} characters"
+    md += ["", f"The block and the silence (hybrid, {said}):", ""]
     rows = []
     for name, s in summaries.items():
         h, b = s.get("hybrid", {}), s.get("blocks", {})
