@@ -220,3 +220,26 @@ def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:
     assert vaults_only is not None
     total, cells = _left_out_cells(vaults_only, ["dexter", "flancian", "jbranchaud-til", "longmemeval"])
     assert cells == ["kept +2.0", "", "kept +1.0", "", "+3.0"] and total == pytest.approx(3.0)
+
+
+def test_foreign_budget_option_sets_the_block_budget(tmp_path):
+    """bench foreign --budget N: the Memory it opens holds its blocks to N characters (the default
+    budget otherwise), so a budget curve measures what it says."""
+    import datetime as dt
+
+    from bench.data.foreign import Dataset
+    from bench.harness import RunOptions
+    from bench.runners.foreign import opened
+
+    words = "the kettle descaling routine uses citric acid every month and a long rinse after".split()
+    files = {f"n{i}.md": f"# Kettle {i}\n\n{' '.join(words[i % 5 :] * 3)}\n" for i in range(12)}
+    ds = Dataset("tiny", None, files, (), ())
+    now = dt.datetime(2026, 12, 6, tzinfo=dt.UTC)
+    sizes = {}
+    for budget in (None, 300):
+        extra = {} if budget is None else {"budget": budget}
+        opts = RunOptions(quick=True, cache=tmp_path / "cache", extra=extra)
+        with opened(ds, opts) as (mem, _vault, _rep):
+            got = mem.prefetch("how do I descale the kettle with citric acid", now=now, refresh_staged=False)
+            sizes[budget] = len(got.block)
+    assert 0 < sizes[300] <= 300 < sizes[None]
