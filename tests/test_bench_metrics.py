@@ -243,3 +243,27 @@ def test_foreign_budget_option_sets_the_block_budget(tmp_path):
             got = mem.prefetch("how do I descale the kettle with citric acid", now=now, refresh_staged=False)
             sizes[budget] = len(got.block)
     assert 0 < sizes[300] <= 300 < sizes[None]
+
+
+def test_a_question_file_from_another_vault_gives_its_own_now(tmp_path):
+    """bench foreign reads a vault that is none of the shared three when its questions file says
+    its "now" (a day, or a time with an offset); without one it names the file and what to add."""
+    import datetime as dt
+    import json
+
+    from bench.data.foreign import NOW, real_vault
+
+    def write(name, spec):
+        (tmp_path / name).mkdir()
+        body = {"vault": name, "questions": [{"id": "s01", "kind": "fact", "q": "q?", "answers": []}], "prefetch": []}
+        (tmp_path / f"{name}.questions.json").write_text(json.dumps(body | spec), encoding="utf-8")
+
+    write("diary", {"now": "2023-05-17"})
+    assert real_vault(tmp_path, "diary").questions[0].now == dt.datetime(2023, 5, 17, 20, 0, tzinfo=dt.UTC)
+    write("timed", {"now": "2023-05-17T08:30:00+02:00"})
+    assert real_vault(tmp_path, "timed").questions[0].now == dt.datetime(2023, 5, 17, 6, 30, tzinfo=dt.UTC)
+    write("dexter", {})
+    assert real_vault(tmp_path, "dexter").questions[0].now == NOW["dexter"]
+    write("nodate", {})
+    with pytest.raises(ValueError, match=r'nodate\.questions\.json gives no "now"'):
+        real_vault(tmp_path, "nodate")

@@ -82,10 +82,23 @@ class Dataset:
     turns: tuple[Turn, ...]
 
 
+def _now_of(name: str, spec: Mapping[str, object]) -> dt.datetime:
+    """The vault's "now": the questions file's own `now` (a date, or a time with its offset) when it
+    gives one, else the shared vault's (NOW). A vault from elsewhere has no row in NOW."""
+    given = spec.get("now")
+    if isinstance(given, str) and given:
+        when = dt.datetime.fromisoformat(given if "T" in given else f"{given}T20:00:00")
+        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    if name not in NOW:
+        known = ", ".join(NOW)
+        raise ValueError(f'{name}.questions.json gives no "now" and {name} is none of {known}: add "now": "YYYY-MM-DD"')
+    return NOW[name]
+
+
 def real_vault(root: Path, name: str) -> Dataset:
     """One of the real vaults under `root` (`../shared/real-vaults`) with its questions file."""
     spec = json.loads((root / f"{name}.questions.json").read_text(encoding="utf-8"))
-    now = NOW[name]
+    now = _now_of(name, spec)
     questions = []
     for q in spec["questions"]:
         answers = tuple(dict.fromkeys(a["path"] for a in q["answers"]))
