@@ -136,6 +136,27 @@ def test_ablate_judges_a_rule_on_the_set_it_was_not_chosen_on() -> None:
     assert left_out({"default": {"dexter": cell(0.5)}, "x": {"dexter": cell(0.4)}}, "x") is None
 
 
+def test_ablate_leaves_out_another_persons_vault_as_it_leaves_out_the_shared_ones() -> None:
+    """A vault measured beside the shared three (its questions file under --vaults) is a foreign set
+    too: it is left out and decides for the others; the team's own sets never are."""
+    from bench.studies.ablate import foreign_sets, left_out
+
+    def cell(first: float) -> dict[str, float | None]:
+        return {"first": first, "top5": None, "newest": None, "block": None, "silence": None}
+
+    names = ["real_vault sample", "m0lentum", "dexter", "updates_hard v0", "scifact", "longmemeval"]
+    assert foreign_sets(names) == ["dexter", "longmemeval", "m0lentum"]
+    results = {
+        "default": {s: cell(0.5) for s in names},
+        # the rule buys on the fourth vault alone: only there is it dropped, and the team's sets say nothing
+        "no_rule": {**{s: cell(0.5) for s in names}, "m0lentum": cell(0.3), "real_vault sample": cell(0.0)},
+    }
+    got = left_out(results, "no_rule")
+    assert got is not None and set(got) == {"dexter", "longmemeval", "m0lentum"}
+    assert got["m0lentum"] == (False, pytest.approx(0.2))
+    assert got["dexter"][0] and got["longmemeval"][0]
+
+
 def test_a_block_holds_a_turns_text_as_it_reads() -> None:
     """bench foreign's block check: a note's `Birthday: [[October 11th]]` is held by a block that shows
     the property as "Birthday: October 11th"; a block without the date does not hold it."""

@@ -29,7 +29,7 @@ import argparse
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -79,8 +79,18 @@ SCIFACT_QUERIES = 150
 LOCOMO_QUESTIONS = 50
 SETS = ("dexter", "flancian", "jbranchaud-til", "longmemeval", "real_vault", "updates_hard", "scifact", "locomo")
 COLUMNS = ("first", "top5", "newest", "block", "silence", "spoken")
-#: The sets written by nobody here: a rule is judged on each with the choice made on the other three.
+#: The sets written by nobody here: a rule is judged on each with the choice made on the others.
 FOREIGN = ("dexter", "flancian", "jbranchaud-til", "longmemeval")
+#: The team's own sets (their names as results give them: "real_vault sample", "updates_hard v0", ...).
+TEAM = ("real_vault", "updates_hard", "scifact", "locomo")
+
+
+def foreign_sets(names: Iterable[str]) -> list[str]:
+    """The foreign sets among `names`, in order: the shared three and the pool first, then any other
+    person's vault measured beside them (a questions file under `--vaults`), by name."""
+    names = list(dict.fromkeys(names))
+    others = sorted(n for n in names if n not in FOREIGN and n.split(" ")[0] not in TEAM)
+    return [s for s in FOREIGN if s in names] + others
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -260,7 +270,8 @@ def _sets(opts: RunOptions, names: Sequence[str]) -> Iterator[list[tuple[str, Pa
     """Each data set as (name, vault, index folder, evaluation), its vault built or copied and indexed once."""
     out: list[tuple[str, Path, Path, Evaluate]] = []
     for name in names:
-        if name in (*fd.REAL_VAULTS, fd.LME):
+        if name in (*fd.REAL_VAULTS, fd.LME) or name.split(" ")[0] not in TEAM:
+            # the shared vaults, the pool, or another person's vault beside its questions file (--vaults)
             got = foreign.datasets(opts, [name])
             if not got:
                 continue
@@ -448,7 +459,7 @@ def left_out(
     """Leave-one-vault-out for one rule: for each foreign set, whether the other foreign sets keep the
     default (what it buys there, summed, is above 0: a tie keeps the simpler read path, without the
     rule) and what the default buys on the set left out. None when fewer than two foreign sets ran."""
-    sets = [s for s in FOREIGN if s in results["default"] and s in results[variant]]
+    sets = [s for s in foreign_sets(results["default"]) if s in results[variant]]
     return left_out_of({s: _buys(results, variant, s) for s in sets})
 
 
@@ -468,8 +479,8 @@ def combined_buys(runs: Sequence[dict[str, dict[str, dict[str, float | None]]]])
         for variant in results:
             if variant == "default":
                 continue
-            for s in FOREIGN:
-                if s in results["default"] and s in results[variant]:
+            for s in foreign_sets(results["default"]):
+                if s in results[variant]:
                     row = out.setdefault(variant, {})
                     row[s] = row.get(s, 0.0) + _buys(results, variant, s)
     return out
@@ -492,7 +503,7 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
     buys = combined_buys(runs)
     res.params.update(files=[str(f) for f in files], variants=sorted(buys))
     res.results.update(buys=buys)
-    sets = [s for s in FOREIGN if any(s in b for b in buys.values())]
+    sets = foreign_sets(s for b in buys.values() for s in b)
     rows = []
     for name, by_set in buys.items():
         lovo = left_out_of(by_set)
@@ -533,7 +544,7 @@ def left_out_table(
     results: dict[str, dict[str, dict[str, float | None]]], chosen: Sequence[tuple[str, str, dict[str, Any]]]
 ) -> list[str]:
     """The rules judged leave-one-vault-out on the foreign sets (`left_out`), least earned first."""
-    sets = [s for s in FOREIGN if s in results["default"]]
+    sets = foreign_sets(results["default"])
     rows = []
     for name, _what, _f in chosen:
         lovo = left_out(results, name) if name != "default" else None
