@@ -67,6 +67,12 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("fusion_alpha_0.4", "fusion weighs the dense side 0.4, not 0.5", {"fusion_alpha": 0.4}),
     ("fusion_alpha_0.6", "fusion weighs the dense side 0.6, not 0.5", {"fusion_alpha": 0.6}),
     ("fusion_alpha_0.7", "fusion weighs the dense side 0.7, not 0.5", {"fusion_alpha": 0.7}),
+    # the one-fact band, chosen on updates_hard (0.35); stop 67 found 0.25 better on the strangers' text
+    (
+        "relevance_band_0.25",
+        "two statements are one fact within a relevance band of 0.25, not 0.35",
+        {"relevance_band": 0.25},
+    ),
     (
         "replaced_by_any",
         "any live note naming a cued dormant one in conflicts_with keeps it out, however much less it answers",
