@@ -178,6 +178,8 @@ def test_where_a_note_gets_its_date() -> None:
     for stem, day in (("2024-03-05 meeting", (2024, 3, 5)), ("May 5th, 2022, Thursday", (2022, 5, 5))):
         assert stated_time({}, stem).when == dt.datetime(*day, tzinfo=utc) and date_in_name(stem) == dt.date(*day)
     assert date_in_name("Week of January 3rd, 2022 (02)") == dt.date(2022, 1, 3)
+    assert date_in_name("2022_03_01") == dt.date(2022, 3, 1)  # Logseq's journals
+    assert date_in_name("2022_03-01") is None and date_in_name("backup_2022_03_01") is None
     # ... a note with a date of its own is dated by it (a memory named for an appointment's day) ...
     assert stated_time({"created": dt.date(2026, 11, 29)}, "Dentist on 2026-12-03").when == dt.datetime(
         2026, 11, 29, tzinfo=utc
@@ -301,3 +303,38 @@ def test_a_renamed_obsidian_settings_folder_is_read(tmp_path: Path) -> None:
     assert got.daily_format == "MMMM Do, YYYY, dddd" and got.template_folders == ("Templates",)
     (tmp_path / ".obsidian").mkdir()  # the usual folder wins when both are there
     assert settings_dir(tmp_path) == tmp_path / ".obsidian" and read_settings(tmp_path).daily_format == "YYYY-MM-DD"
+
+
+def test_a_logseq_graph_is_read_as_logseq_keeps_it(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """A Logseq graph (`logseq/config.edn`): its journals, named `2022_03_01.md`, are dated by their
+    names; `logseq/` (backups and old versions of pages, which say what a page no longer says) and
+    the `:hidden` paths are no notes; a commented-out `:hidden` hides nothing."""
+    from tests.conftest import write_notes
+
+    graph = write_notes(
+        tmp_path / "graph",
+        {
+            "journals/2022_03_01.md": "- Sold the car to a dealer in Gatineau for 9000 dollars\n",
+            "pages/Car.md": "alias:: Civic\n\n- The car is a blue Honda Civic\n",
+            "logseq/bak/pages/Car/2022-02-01T10_00_00.000Z.md": "- The car is still for sale at 11000 dollars\n",
+            "logseq/version-files/base/pages/Car.md": "- The car is still for sale at 11000 dollars\n",
+            "archived/Old car.md": "- The car is still for sale at 11000 dollars\n",
+        },
+    )
+    (graph / "logseq" / "config.edn").write_text(
+        ';; :hidden ["/pages"]\n{:meta/version 1\n :hidden ["/archived"]\n :journal/file-name-format "yyyy_MM_dd"}\n',
+        encoding="utf-8",
+    )
+    rules = IgnoreRules.for_vault(graph)
+    assert read_settings(graph).logseq_hidden == ("logseq", "archived")
+    assert rules.is_note("pages/Car.md") and rules.is_note("journals/2022_03_01.md")
+    assert "Logseq's own folder" in rules.why_not_a_note("logseq/bak/pages/Car/2022-02-01T10_00_00.000Z.md")
+    assert ":hidden" in rules.why_not_a_note("archived/Old car.md")
+    mem = make_memory(vault=graph, index_dir=tmp_path / "gindex")
+    mem.index()
+    hits = mem.recall("how much was the car for sale", k=10, now=NOW, touch=False)
+    assert {h.path for h in hits} == {"journals/2022_03_01.md", "pages/Car.md"}
+    assert next(h for h in hits if h.path.startswith("journals/")).date == "2022-03-01"
+    # a folder that merely is named logseq, in a vault that is no Logseq graph, holds notes as any other
+    (graph / "logseq" / "config.edn").unlink()
+    assert IgnoreRules.for_vault(graph).is_note("logseq/bak/pages/Car/2022-02-01T10_00_00.000Z.md")

@@ -8,6 +8,9 @@
                    prefix, as Obsidian applies them
     daily notes    folder and date format (moment.js tokens), so a daily note's file name dates it
 
+A Logseq graph (`logseq/config.edn`) says one thing of its files: `logseq/` itself (settings,
+backups of pages, version files) and its `:hidden` paths are not notes (`logseq_hidden`).
+
 Everything is optional: a missing or unreadable settings file means "not configured".
 """
 
@@ -30,6 +33,10 @@ SETTINGS_DIR = ".obsidian"
 SETTINGS_FILES = ("app.json", "core-plugins.json", "appearance.json", "workspace.json", "daily-notes.json")
 DEFAULT_DAILY_FORMAT = "YYYY-MM-DD"
 EXCALIDRAW_SUFFIX = ".excalidraw.md"
+#: A Logseq graph keeps its settings in `logseq/config.edn`, and in `logseq/` also its backups of
+#: pages (`bak/`), version files and trash: older copies of notes, never notes of their own.
+LOGSEQ_DIR = "logseq"
+LOGSEQ_CONFIG = "config.edn"
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class ObsidianSettings:
     daily_folder: str = ""
     daily_format: str = DEFAULT_DAILY_FORMAT
     daily_template: str = ""  # vault-relative .md path of the daily-notes template, "" when none
+    logseq_hidden: tuple[str, ...] = ()  # a Logseq graph: its own folder, then its `:hidden` paths
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
     def why_excluded(self, rel: str) -> str:
@@ -56,6 +64,11 @@ class ObsidianSettings:
                     f"it is in {folder}/, the vault's template folder (Obsidian's Templates or Templater settings): "
                     "a template is not a note"
                 )
+        for hidden in self.logseq_hidden:
+            if rel == hidden or rel.startswith(hidden + "/"):
+                if hidden == LOGSEQ_DIR:
+                    return "it is in logseq/, Logseq's own folder (its settings, and backups and old versions of pages)"
+                return f"Logseq's :hidden setting ({LOGSEQ_DIR}/{LOGSEQ_CONFIG}) takes out /{hidden}"
         if self.excludes(rel):
             return "Obsidian's Excluded files (Settings > Files and links) take it out"
         return ""
@@ -66,7 +79,7 @@ class ObsidianSettings:
             return True
         if rel in self.template_files:
             return True
-        for folder in self.template_folders:
+        for folder in (*self.template_folders, *self.logseq_hidden):
             if rel == folder or rel.startswith(folder + "/"):
                 return True
         probe = rel + "/" if is_dir else rel
@@ -109,11 +122,38 @@ def settings_dir(vault: Path) -> Path | None:
     return next((p for p in folders if any((p / f).is_file() for f in SETTINGS_FILES)), None)
 
 
+_EDN_COMMENT = re.compile(r"(?m)^\s*;.*$")
+_EDN_HIDDEN = re.compile(r":hidden\s*\[([^\]]*)\]")
+_EDN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def logseq_hidden(vault: Path) -> tuple[str, ...]:
+    """What a Logseq graph keeps out of its pages, when the vault is one (`logseq/config.edn`):
+    its own folder `logseq/`, then the paths of its `:hidden` setting (`["/archived" "/test.md"]`,
+    from the graph's root). () for a vault that is no Logseq graph."""
+    config = vault / LOGSEQ_DIR / LOGSEQ_CONFIG
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        log.info("%s: not readable (%s); only logseq/ itself is left out", config, exc)
+        return (LOGSEQ_DIR,)
+    hidden = [LOGSEQ_DIR]
+    m = _EDN_HIDDEN.search(_EDN_COMMENT.sub("", text))
+    if m is not None:
+        hidden += [p for p in (_clean(h) for h in _EDN_STRING.findall(m.group(1))) if p]
+    return tuple(dict.fromkeys(hidden))
+
+
 def read_settings(vault: Path) -> ObsidianSettings:
-    """The vault's Obsidian settings (all empty when it has no settings folder: `settings_dir`)."""
+    """The vault's Obsidian settings (all empty when it has no settings folder: `settings_dir`),
+    and what a Logseq graph keeps out of its pages (`logseq_hidden`): a person may open one folder
+    in both."""
     root = settings_dir(vault)
+    hidden = logseq_hidden(vault)
     if root is None:
-        return ObsidianSettings()
+        return ObsidianSettings(logseq_hidden=hidden)
     folders: list[str] = []
     files: list[str] = []
     core = _clean(_read_json(root / "templates.json").get("folder"))
@@ -148,6 +188,7 @@ def read_settings(vault: Path) -> ObsidianSettings:
         daily_folder=_clean(daily.get("folder")),
         daily_format=fmt if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAILY_FORMAT,
         daily_template=template,
+        logseq_hidden=hidden,
         _regexes=tuple(regexes),
     )
 
@@ -242,7 +283,7 @@ def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None
 
 
 _NAMED_DATE = re.compile(
-    r"(?<![\w-])(?:(?P<y0>\d{4})-(?P<m0>\d{2})-(?P<d0>\d{2})"
+    r"(?<![\w-])(?:(?P<y0>\d{4})(?P<s0>[-_])(?P<m0>\d{2})(?P=s0)(?P<d0>\d{2})"
     r"|(?P<m1>[A-Za-z]{3,9})\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})"
     r"|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>[A-Za-z]{3,9}),?\s+(?P<y2>\d{4}))(?![\w-])"
 )
@@ -251,9 +292,10 @@ _NAMED_DATE = re.compile(
 def date_in_name(stem: str) -> dt.date | None:
     """The day a file name names when it holds one whole date, year included, in a common form
     (fields.text_dates reads it only for a note with no date of its own):
-    ISO (`Standup 2024-03-05`), or a month's name with a day either way round (`May 5th, 2022,
-    Thursday`, `5 May 2022`): a person's daily notes named by another tool or format than the vault's
-    settings say (a vault's `.obsidian/` is often not synced). None for no date or two different ones."""
+    ISO (`Standup 2024-03-05`; Logseq names its journals `2024_03_05`), or a month's name with a
+    day either way round (`May 5th, 2022, Thursday`, `5 May 2022`): a person's daily notes named by
+    another tool or format than the vault's settings say (a vault's `.obsidian/` is often not
+    synced). None for no date or two different ones."""
     if not _DIGIT.search(stem):
         return None
     found: set[dt.date] = set()
