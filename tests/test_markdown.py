@@ -820,3 +820,22 @@ def test_what_obsidian_hides_or_draws_is_not_text() -> None:
     assert strip_comments("x <!-- one --> y <!-- two\nlines --> z") == "x  y \n z"
     text = " ".join(c.text for c in chunk_body(body))
     assert "blue tin" not in text and "^rw" not in text and "[!warning]" not in text and "Pressure:" in text
+
+
+def test_a_logseq_page_states_its_names_and_hides_its_bookkeeping() -> None:
+    """A Logseq page opens with its properties where Obsidian has frontmatter: `title::`,
+    `alias::` and `tags::` name it as frontmatter's would (links unwrapped, comma lists split).
+    `collapsed:: true` and a block's `id:: <uuid>`, which Logseq keeps for itself and never shows,
+    are left out of what is read, each line keeping its place; any other `key:: value` stays."""
+    from vault_memory.vault.markdown import extract_info, page_properties, strip_reader_marks
+
+    page = "title:: Business Ideas 2022\nalias:: App Ideas, [[Startup ideas]]\n"
+    page += "tags:: money, [[side projects]]\n\n- #bonmec\n"
+    info = extract_info({}, page, "Business Ideas")
+    assert info.title == "Business Ideas 2022" and info.aliases == ("App Ideas", "Startup ideas")
+    assert info.tags[:2] == ("money", "side projects")
+    framed = extract_info({"title": "Ideas", "aliases": ["Plans"]}, page, "x")  # frontmatter first
+    assert framed.title == "Ideas" and framed.aliases == ("Plans", "App Ideas", "Startup ideas")
+    assert page_properties("- a block\nalias:: not a page property\n") == {}  # only the lines it opens with
+    body = "- [[Trip]]\ncollapsed:: true\n\t- Wed\n\t  id:: 6408c2a1-1234-4abc-9def-0123456789ab\n\t  city:: Quebec\n"
+    assert strip_reader_marks(body) == "- [[Trip]]\n\n\t- Wed\n\n\t  city:: Quebec\n"

@@ -154,6 +154,10 @@ _COMMENT_OPENS = {"%%": "%%", "<!--": "-->"}
 
 _CALLOUT = re.compile(r"^(\s*(?:>\s*)+)\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
 _BLOCK_ID = re.compile(r"(?:^|(?<=\s))\^[A-Za-z0-9-]+[ \t]*$")
+#: Logseq's own block properties, which it never shows: a block folded (`collapsed:: true`) and a
+#: block's id, which a `((reference))` names (`id:: 6408c2a1-...`).
+_UUID = r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+_LOGSEQ_MARK = re.compile(rf"^[ \t]*(?:-[ \t]+)?(?:collapsed::[ \t]*(?:true|false)|id::[ \t]*{_UUID})[ \t]*$")
 
 
 def strip_reader_marks(body: str) -> str:
@@ -164,10 +168,12 @@ def strip_reader_marks(body: str) -> str:
       as Obsidian titles it);
     - a block's id at the end of its line, `^pressure-note`, which a link to the block names
       and reading view hides (`dexter`'s 894 Readwise notes end every highlight with one, `^rw60275595`,
-      and blocks showed them).
+      and blocks showed them);
+    - Logseq's `collapsed:: true` and `id:: <uuid>` lines under a block (`_LOGSEQ_MARK`), which
+      Logseq keeps for itself and never shows: the line is left empty.
 
     Fenced code is left alone; every line keeps its place."""
-    if "[!" not in body and "^" not in body:
+    if "[!" not in body and "^" not in body and "::" not in body:
         return body
     out: list[str] = []
     fence: str | None = None
@@ -183,6 +189,8 @@ def strip_reader_marks(body: str) -> str:
             line = m.group(1) + (title if title[-1] in ".:?!" else title + ":")
         if "^" in line:
             line = _BLOCK_ID.sub("", line).rstrip()
+        if "::" in line and _LOGSEQ_MARK.match(line):
+            line = ""
         out.append(line)
     return "\n".join(out)
 
@@ -393,6 +401,29 @@ def _frontmatter_tags(meta: Mapping[str, Any]) -> list[str]:
     return out
 
 
+_PAGE_PROPERTY = re.compile(r"^([A-Za-z][\w-]*)::[ \t]*(.*?)[ \t]*$")
+
+
+def page_properties(body: str) -> dict[str, str]:
+    """The `key:: value` lines a body opens with, before its first other line: a Logseq page's
+    properties (`title:: 2022 Taxes`, `alias:: App Ideas`, `tags:: money`), which Logseq writes in
+    the file where Obsidian has frontmatter. Keys lower-cased; the first of a key counts."""
+    out: dict[str, str] = {}
+    if "::" not in body:
+        return out
+    for line in body.lstrip("\n").split("\n"):
+        m = _PAGE_PROPERTY.match(line)
+        if m is None:
+            break
+        out.setdefault(m.group(1).lower(), m.group(2))
+    return out
+
+
+def _page_names(value: str) -> list[str]:
+    """A page property's names: `[[App Ideas]], Startup ideas` -> ["App Ideas", "Startup ideas"]."""
+    return [n for n in (p.strip().removeprefix("[[").removesuffix("]]").strip() for p in value.split(",")) if n]
+
+
 def _frontmatter_aliases(meta: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     for key in ("aliases", "alias"):
@@ -517,6 +548,8 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
       then inline ``#tags`` (Obsidian rules); lowercased, ``#`` stripped,
       de-duplicated in order of first appearance.
     * aliases: frontmatter ``aliases``/``alias`` (list or comma separated string).
+    * A Logseq page's own properties (`page_properties`: ``title::``, ``alias::``, ``tags::`` on
+      the lines it opens with) count as its frontmatter's would, after them.
     * links: targets of ``[[wikilinks]]`` in frontmatter property values, then
       in the body outside code, without ``|alias`` or ``#heading``;
       ``![[embeds]]`` of non-Markdown files are excluded.
@@ -524,10 +557,13 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
     body = strip_comments(_normalise(body))
     tree = _parse(body)
 
+    page = page_properties(body)
     title = ""
     raw_title = meta.get("title")
     if raw_title is not None:
         title = str(raw_title).strip()
+    if not title:
+        title = page.get("title", "").strip()
     if not title:
         for node in tree:
             if node.token.type == "heading_open" and node.token.tag == "h1":
@@ -538,6 +574,7 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
         title = stem
 
     tags = _frontmatter_tags(meta)
+    tags += [t for t in (_clean_tag(n) for k in ("tags", "tag") for n in _page_names(page.get(k, ""))) if t]
     links: list[str] = list(_frontmatter_links(meta))
     for segment in _prose_segments(body, tree):
         links.extend(_wikilinks(segment))
@@ -550,7 +587,9 @@ def extract_info(meta: Mapping[str, Any], body: str, stem: str) -> NoteInfo:
     return NoteInfo(
         title=title,
         tags=_dedupe(tags),
-        aliases=_dedupe(_frontmatter_aliases(meta)),
+        aliases=_dedupe(
+            _frontmatter_aliases(meta) + [n for k in ("alias", "aliases") for n in _page_names(page.get(k, ""))]
+        ),
         links=_dedupe(links),
     )
 
