@@ -839,3 +839,18 @@ def test_a_logseq_page_states_its_names_and_hides_its_bookkeeping() -> None:
     assert page_properties("- a block\nalias:: not a page property\n") == {}  # only the lines it opens with
     body = "- [[Trip]]\ncollapsed:: true\n\t- Wed\n\t  id:: 6408c2a1-1234-4abc-9def-0123456789ab\n\t  city:: Quebec\n"
     assert strip_reader_marks(body) == "- [[Trip]]\n\n\t- Wed\n\n\t  city:: Quebec\n"
+
+
+def test_a_logseq_query_is_read_as_its_results_are_not() -> None:
+    """Logseq shows a query's results, not its source: an advanced query (`#+BEGIN_QUERY` …
+    `#+END_QUERY`, under a bullet or not) and a block that is only a `{{query …}}` macro are
+    blanked, each line keeping its place; the same text inside a code fence is code, and stays."""
+    from vault_memory.vault.markdown import strip_queries
+
+    body = (
+        '- Focus areas\n- #+BEGIN_QUERY\n  {:title "Focus"\n   :query [:find (pull ?b [*])]}\n  #+END_QUERY\n'
+        "- {{query (property type book)}}\n- see {{query TODO}} later\n```\n#+BEGIN_QUERY\n```\n- done\n"
+    )
+    assert strip_queries(body) == (
+        "- Focus areas\n\n\n\n\n\n- see {{query TODO}} later\n```\n#+BEGIN_QUERY\n```\n- done\n"
+    )

@@ -247,20 +247,35 @@ def resolve_inline_queries(body: str, properties: Sequence[tuple[str, str]]) -> 
     return _INLINE_QUERY.sub(shown, body)
 
 
+#: Logseq's queries: an advanced query's `#+BEGIN_QUERY` … `#+END_QUERY` (its EDN source), and a
+#: block that is only a query macro (`{{query (property type book)}}`); Logseq shows their results.
+_LOGSEQ_QUERY_OPEN = re.compile(r"^[ \t]*(?:-[ \t]+)?#\+BEGIN_QUERY\b", re.IGNORECASE)
+_LOGSEQ_QUERY_CLOSE = re.compile(r"#\+END_QUERY\b", re.IGNORECASE)
+_LOGSEQ_QUERY_MACRO = re.compile(r"^[ \t]*(?:-[ \t]+)?\{\{\s*query\b.*\}\}[ \t]*$", re.IGNORECASE)
+
+
 def strip_queries(body: str) -> str:
     """The body with each fenced query block (QUERY_FENCES) blanked, its lines kept as empty
     lines. In reading view a person sees the query's results, not `TABLE author FROM #book`:
-    indexed, that source matched "book a table" with a reading list."""
-    if "```" not in body and "~~~" not in body:
+    indexed, that source matched "book a table" with a reading list. Logseq's queries likewise
+    (`#+BEGIN_QUERY` … `#+END_QUERY`, a `{{query …}}` block): a Logseq graph's templates page
+    showed `{:title "Therapy Sessions" :query [:find (pull ?b [*]) …` in a block."""
+    if "```" not in body and "~~~" not in body and "#+" not in body and "{{" not in body:
         return body
     out: list[str] = []
     fence: str | None = None
     blank = False
+    logseq = False  # inside a Logseq advanced query
     for line in body.split("\n"):
         after, info = _fence_after(fence, line)
         if info is not None:  # it opens a fence
             blank = bool(info) and info.split(maxsplit=1)[0].lower() in QUERY_FENCES
-        out.append("" if blank else line)
+        if fence is None and after is None and not logseq and _LOGSEQ_QUERY_OPEN.match(line):
+            logseq = True
+        hidden = logseq or (fence is None and after is None and bool(_LOGSEQ_QUERY_MACRO.match(line)))
+        out.append("" if blank or hidden else line)
+        if logseq and _LOGSEQ_QUERY_CLOSE.search(line):
+            logseq = False
         if fence is not None and after is None:  # it closed one
             blank = False
         fence = after
