@@ -985,6 +985,7 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 13: a Logseq graph's own marks (collapsed::, id::) and its queries (#+BEGIN_QUERY, {{query}}) are not text;
 # 12: HTML comments are hidden like %% ones, a callout's [!type] reads as its title, a block's ^id is gone;
 # 11: a template's headings stay (they cut a note into its sections);
 # 10: Dataview inline queries read as their values (`= this.rating`) or not at all;
@@ -996,7 +997,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "12"
+CHUNKER_VERSION = "13"
 
 
 def chunk_body(
