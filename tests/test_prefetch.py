@@ -1532,6 +1532,38 @@ def test_a_line_that_leads_in_comes_with_what_it_introduces() -> None:
     assert tips == "Here's some tips: Use the styled API. Keep makeStyles where it is."
 
 
+def test_an_answering_bullet_is_shown_with_the_bullets_under_it() -> None:
+    """Stop 68: a Logseq journal wrote "Daily transaction report" and, under it, "When copying into
+    Google Sheets, the Asset ID will sometimes come through as scientific notation"; the entry for
+    "help me paste the daily transaction report into a spreadsheet" showed the bullet alone. An
+    answer that is a list item with items indented under it comes with them, in order, as a lead-in
+    with what it introduces (`rules.answer_children`); never the next bullet back at its depth, and
+    a bullet with no items under it, or a line of prose, as before."""
+    from vault_memory.lifecycle.entries import answering_lines
+    from vault_memory.text import sentence_layout
+
+    body = (
+        "- Standup moved to 10am\n"
+        "- Daily transaction report\n"
+        "\t- When copying into Google Sheets, the Asset ID will sometimes come through as scientific notation\n"
+        "\t\t- Format the column as plain text first\n"
+        "- Lunch with Katie\n"
+    )
+    units, layout = sentence_layout(body)
+    at = [s for s, _ in units].index("Daily transaction report")
+    rules = DEFAULT_RULES.but(context_sentences=0)
+    got = answering_lines(units, at, (), 300, rules, layout=layout)
+    assert got == (
+        "Daily transaction report When copying into Google Sheets, the Asset ID will sometimes come through"
+        " as scientific notation Format the column as plain text first"
+    )
+    assert answering_lines(units, at, (), 300, rules.but(answer_children=False), layout=layout) == (
+        "Daily transaction report"
+    )
+    lunch = [s for s, _ in units].index("Lunch with Katie")
+    assert answering_lines(units, lunch, (), 300, rules, layout=layout) == "Lunch with Katie"
+
+
 def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
     """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
     first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not

@@ -242,7 +242,9 @@ def answering_lines(
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
 
-    1. the sentence that answers (`at`);
+    1. the sentence that answers (`at`), with the items indented under it when it is a list item
+       that has some (`rules.answer_children`: an outline's bullet is read with its sub-bullets, as a
+       lead-in with what it introduces, below);
     2. a code block: a how-to's answer is its command ("what should I call to generate a UUID"
        showed the note's first lines, not `gen_random_uuid()`). The one whose lines and lead-in (the
        line before its fence) hold the most of the turn's words (`terms`), the nearest after the
@@ -350,8 +352,15 @@ def answering_lines(
         chosen = grown
         return True
 
+    def introduces(i: int) -> bool:  # a lead-in, or the answer with items indented under it
+        if _leads_in(i, units, code):
+            return True
+        if not rules.answer_children or i != at or layout is None:
+            return False
+        return _has_children(i, units, layout, code, fences)
+
     for piece in pieces:
-        if take(piece) and layout is not None and _leads_in(piece[-1], units, code):
+        if take(piece) and layout is not None and introduces(piece[-1]):
             # what it introduces comes next, in order: a list is read from its first item
             for j in _introduced(piece[-1], units, layout, code, fences, introduce_to or hi):
                 if not take([j]):
@@ -413,6 +422,19 @@ def leads_in(text: str) -> bool:
 def _leads_in(i: int, units: Sequence[tuple[str, int]], code: Mapping[int, list[int]]) -> bool:
     """Whether line `i` leads in (`leads_in`): a line of text, not code."""
     return i not in code and leads_in(units[i][0])
+
+
+def _has_children(
+    i: int,
+    units: Sequence[tuple[str, int]],
+    layout: Sequence[tuple[int, bool]],
+    code: Mapping[int, list[int]],
+    fences: set[int],
+) -> bool:
+    """Whether line `i` is a list item with items indented under it (an outline's bullet with its
+    sub-bullets; `_introduced` reads them as a lead-in's list)."""
+    nxt = _line_after(i, len(units), fences)
+    return layout[i][1] and nxt is not None and nxt not in code and layout[nxt][0] > layout[i][0] and layout[nxt][1]
 
 
 def _introduced(

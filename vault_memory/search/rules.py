@@ -123,6 +123,12 @@ class ReadRules:
     answer_code: bool = True
     #: ... and this many sentences on each side of the answer, in its list item or paragraph ...
     context_sentences: int = 1
+    #: ... and, when the answer is a list item with items indented under it, those items, as a line
+    #: that leads in shows what it introduces: an outline's bullet is read with its sub-bullets (a
+    #: Logseq journal's "Daily transaction report" over "When copying into Google Sheets, the Asset
+    #: ID will sometimes come through as scientific notation"). Stop 68, found on a Logseq graph
+    #: fetched after the rules were written; the shared vaults: `flancian` +2 turns, nothing else moved.
+    answer_children: bool = True
     #: The block's first entry, the note most likely to answer, shows in the room its answering
     #: lines leave the rest of its note, across its parts (stop 50), from its first line (stop 54;
     #: nearest lines first before), when its note is undated: the fact a turn needs is often a few
