@@ -1564,6 +1564,28 @@ def test_an_answering_bullet_is_shown_with_the_bullets_under_it() -> None:
     assert answering_lines(units, lunch, (), 300, rules, layout=layout) == "Lunch with Katie"
 
 
+def test_the_first_entry_reads_on_when_no_sentence_of_its_part_answers() -> None:
+    """Stop 68: a reading list's first part was its lead-in line alone ("Books that have been
+    recommended to me and/or I intend to read:"; the books opened the next part), no sentence of it
+    answered "suggest my next fantasy book", and the block's first entry showed that line and no
+    book. The first entry reads on in its note from its part's first line whether or not a sentence
+    of the part answers; any other entry without an answering sentence is the part cut around the
+    turn's words, as before."""
+    from vault_memory.index.catalog import ChunkRow
+    from vault_memory.lifecycle.entries import entry_text
+    from vault_memory.search.ranking import Candidate
+
+    lead = "Books that have been recommended to me and/or I intend to read:"
+    books = "- [ ] Fonda Lee - The Greenbone Saga\n- [x] Susanna Clarke - Piranesi\n"
+    chunk = ChunkRow("n#0", "n", 0, "", lead, "h")
+    part = Candidate("n", "n", chunk, 0.5, 0.3, 0.0, terms=frozenset({"fanta", "book"}))
+    assert part.answer_text is None
+    query = "Suggest my next fantasy book"
+    shown = entry_text(part, query, 600, DEFAULT_RULES, fill=True, note=([lead, books], 0))
+    assert shown.startswith(lead) and "Piranesi" in shown
+    assert entry_text(part, query, 600, DEFAULT_RULES) == lead  # not the first entry: the part as it is
+
+
 def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
     """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
     first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not

@@ -150,9 +150,14 @@ def entry_text(
     is read on from its line like any answer, and a person's card shows the rest of its properties
     ("Interests: Reading Learning Xbox Switch", what "help me brainstorm a gift for him" needs).
     An answer that leads in ("… you can just truncate both of them at once:") and ends its part is
-    shown with what it introduces, which opens the note's next part (`note`; stop 61)."""
+    shown with what it introduces, which opens the note's next part (`note`; stop 61). The first
+    entry reads on from its part's first line when no sentence of it answers (stop 68: a reading
+    list's part was its lead-in line alone, "Books that have been recommended to me and/or I intend
+    to read:", and the entry showed that line and none of the books, which opened the next part)."""
     answer = part.answer_text
     body = part.chunk.body
+    if answer is None and fill and note is not None:  # no sentence answers: it reads on from its first line
+        answer = next((s for s, _ in sentence_layout(body)[0] if s.strip()), None)
     if answer is None:
         return snippet("\n" + body, query, width=cap)
     units, layout = sentence_layout(body)
