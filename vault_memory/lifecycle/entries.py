@@ -156,12 +156,15 @@ def entry_text(
     to read:", and the entry showed that line and none of the books, which opened the next part)."""
     answer = part.answer_text
     body = part.chunk.body
-    if answer is None and fill and note is not None:  # no sentence answers: it reads on from its first line
-        answer = next((s for s, _ in sentence_layout(body)[0] if s.strip()), None)
-    if answer is None:
+    reads_on = fill and note is not None  # the first entry: it reads on even when no sentence answers
+    if answer is None and not reads_on:
         return snippet("\n" + body, query, width=cap)
     units, layout = sentence_layout(body)
     sentences = [s for s, _ in units]
+    if answer is None:  # no sentence answers: it reads on from its part's first line
+        answer = next((s for s in sentences if s.strip()), None)
+        if answer is None:
+            return snippet("\n" + body, query, width=cap)
     others = part.window.others if part.window is not None else ()
     line = answer
     if answer not in sentences and fill:  # a property read with its note's title: read on from its line
