@@ -59,13 +59,13 @@ class ObsidianSettings:
         if rel in self.template_files:
             return "it is the template of Obsidian's Daily notes (.obsidian/daily-notes.json)"
         for folder in self.template_folders:
-            if rel == folder or rel.startswith(folder + "/"):
+            if _within(rel, folder):
                 return (
                     f"it is in {folder}/, the vault's template folder (Obsidian's Templates or Templater settings): "
                     "a template is not a note"
                 )
         for hidden in self.logseq_hidden:
-            if rel == hidden or rel.startswith(hidden + "/"):
+            if _within(rel, hidden):
                 if hidden == LOGSEQ_DIR:
                     return "it is in logseq/, Logseq's own folder (its settings, and backups and old versions of pages)"
                 return f"Logseq's :hidden setting ({LOGSEQ_DIR}/{LOGSEQ_CONFIG}) takes out /{hidden}"
@@ -79,9 +79,8 @@ class ObsidianSettings:
             return True
         if rel in self.template_files:
             return True
-        for folder in (*self.template_folders, *self.logseq_hidden):
-            if rel == folder or rel.startswith(folder + "/"):
-                return True
+        if any(_within(rel, folder) for folder in (*self.template_folders, *self.logseq_hidden)):
+            return True
         probe = rel + "/" if is_dir else rel
         for entry in self.excluded:
             if not (entry.startswith("/") and entry.endswith("/") and len(entry) > 2):
@@ -90,6 +89,11 @@ class ObsidianSettings:
                 if probe.startswith(entry):
                     return True
         return any(rx.search(probe) for rx in self._regexes)
+
+
+def _within(rel: str, folder: str) -> bool:
+    """Whether vault path `rel` is the folder (or file) `folder` or lies under it."""
+    return rel == folder or rel.startswith(folder + "/")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
