@@ -270,9 +270,10 @@ def strip_queries(body: str) -> str:
         after, info = _fence_after(fence, line)
         if info is not None:  # it opens a fence
             blank = bool(info) and info.split(maxsplit=1)[0].lower() in QUERY_FENCES
-        if fence is None and after is None and not logseq and _LOGSEQ_QUERY_OPEN.match(line):
+        outside = fence is None and after is None  # a line of text, not of a fence
+        if outside and not logseq and _LOGSEQ_QUERY_OPEN.match(line):
             logseq = True
-        hidden = logseq or (fence is None and after is None and bool(_LOGSEQ_QUERY_MACRO.match(line)))
+        hidden = logseq or (outside and bool(_LOGSEQ_QUERY_MACRO.match(line)))
         out.append("" if blank or hidden else line)
         if logseq and _LOGSEQ_QUERY_CLOSE.search(line):
             logseq = False
