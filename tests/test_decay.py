@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import NOW
 from vault_memory.search.decay import DecayModel, MemoryState, is_episodic, state_from_meta
-from vault_memory.vault.fields import parse_time
+from vault_memory.vault.fields import has_time_of_day, parse_time
 
 UTC = dt.UTC
 MODEL = DecayModel(half_life_short_days=7.0, half_life_long_days=60.0, dormant_below=0.1)
@@ -160,12 +160,33 @@ def test_anchor_precedence(meta: dict[str, object], source: str, anchor: dt.date
     ([["2026-11-29"]], dt.datetime(2026, 11, 29, tzinfo=UTC)),
     ("  2026-11-29T12:30:00+00:00  ", dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),
     ("yesterday", None), ("", None), (None, None), (True, None), (20261129, None), ([T1], T1), ([T1, T2], None),
+    # what tools write for people: the Obsidian Linter's default `date created`/`date modified`
+    # (dexter's 140 stamped notes were undated before), a daily template's, and Dendron's epochs
+    ("Thursday, October 14th 2021, 2:42:26 pm", dt.datetime(2021, 10, 14, 14, 42, 26, tzinfo=UTC)),
+    ("Monday, November 22nd 2021, 12:06:54 am", dt.datetime(2021, 11, 22, 0, 6, 54, tzinfo=UTC)),
+    ("November 5th, 2021, Friday", dt.datetime(2021, 11, 5, tzinfo=UTC)),
+    ("5 May 2022, 14:05", dt.datetime(2022, 5, 5, 14, 5, tzinfo=UTC)),
+    ("May 5th, 2022 25:61", dt.datetime(2022, 5, 5, tzinfo=UTC)),  # no such clock time: the day alone
+    ("[[May 5th, 2022]]", dt.datetime(2022, 5, 5, tzinfo=UTC)),
+    (1636492098692, dt.datetime(2021, 11, 9, 21, 8, 18, 692000, tzinfo=UTC)),  # Dendron: milliseconds
+    (1636492098, dt.datetime(2021, 11, 9, 21, 8, 18, tzinfo=UTC)),  # epoch seconds
+    ("May 5th", None), ("May 5th, 2022 or June 1st, 2022", None), (2022, None), (10**15, None),
 ])  # fmt: skip
 def test_parse_time_forms(value: object, expected: dt.datetime | None) -> None:
     got = parse_time(value)
     assert got == expected
     if got is not None:
         assert got.tzinfo is not None
+
+
+@pytest.mark.parametrize(("value", "exact"), [
+    ("2026-11-29", False), ("2026-11-29 12:30", True), ("[[2026-11-29]]", False),
+    ("Thursday, October 14th 2021, 2:42:26 pm", True), ("November 5th, 2021, Friday", False),
+    (1636492098692, True), (dt.date(2026, 11, 29), False), ("soon", False),
+])  # fmt: skip
+def test_a_time_of_day_is_read_only_where_the_value_gives_one(value: object, exact: bool) -> None:
+    """`Stated.exact` orders two notes of one day; "November 5th, 2021, Friday" holds a space but no time."""
+    assert has_time_of_day(value) is exact
 
 
 def test_yaml_forms_give_the_same_anchor() -> None:

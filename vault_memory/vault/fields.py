@@ -62,42 +62,80 @@ def parse_time(value: Any) -> dt.datetime | None:
     """A frontmatter time in any form YAML gives us, timezone-aware; naive times are UTC.
 
     A date (no time of day) is its midnight, UTC: the same instant on every machine.
-    `[[2024-01-01]]` (an Obsidian link to a daily note, quoted or not) is that day.
+    `[[2024-01-01]]` (an Obsidian link to a daily note, quoted or not) is that day. Besides ISO,
+    the forms tools write for people: a month's name with the day and year (`Thursday, October
+    14th 2021, 2:42:26 pm`, the Obsidian Linter's default for `date created`; `November 5th,
+    2021, Friday`), and epoch seconds or milliseconds (Dendron's `created: 1636492098692`).
     """
+    return _read_time(value)[0]
+
+
+def has_time_of_day(value: Any) -> bool:
+    """Whether a frontmatter time says more than the day (`2024-03-05T10:00` vs `2024-03-05`)."""
+    return _read_time(value)[1]
+
+
+#: A clock time after a written date: `2:42:26 pm`, `14:05`.
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?(?![\w:])")
+#: Epoch seconds and milliseconds, 2001-09-09 to 2286: no year, day or count of a note is that long.
+_EPOCH_S = (10**9, 10**10)
+_EPOCH_MS = (10**12, 10**13)
+
+
+def _read_time(value: Any) -> tuple[dt.datetime | None, bool]:
+    """`parse_time`, and whether the value gave a time of day."""
     while isinstance(value, (list, tuple)) and len(value) == 1:
         value = value[0]  # `date: [[2024-01-01]]` unquoted is YAML for a list in a list
     if value is None or isinstance(value, bool):
-        return None
+        return None, False
+    exact = False
     if isinstance(value, dt.datetime):
-        out = value
+        out, exact = value, True
     elif isinstance(value, dt.date):
         out = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, int):
+        for (low, high), unit in ((_EPOCH_S, 1), (_EPOCH_MS, 1000)):
+            if low <= value < high:
+                return dt.datetime.fromtimestamp(value / unit, tz=dt.UTC), True
+        return None, False
     elif isinstance(value, str):
         text = value.strip()
         link = _LINK.match(text)
         if link:
             text = link.group(1).strip()
         if not text:
-            return None
+            return None, False
         try:
             out = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            exact = "T" in text or " " in text
         except ValueError:
-            return None
+            written = _written_time(text)
+            if written is None:
+                return None, False
+            out, exact = written
     else:
+        return None, False
+    return (out if out.tzinfo is not None else out.replace(tzinfo=dt.UTC)), exact
+
+
+def _written_time(text: str) -> tuple[dt.datetime, bool] | None:
+    """A date written for people (one whole date with its year, as `obsidian.date_in_name` reads
+    a file name) and the clock time after it, if any; None when the text holds no such date, or two."""
+    day = date_in_name(text)
+    if day is None:
         return None
-    return out if out.tzinfo is not None else out.replace(tzinfo=dt.UTC)
-
-
-def has_time_of_day(value: Any) -> bool:
-    """Whether a frontmatter time says more than the day (`2024-03-05T10:00` vs `2024-03-05`)."""
-    while isinstance(value, (list, tuple)) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, dt.datetime):
-        return True
-    if isinstance(value, str):
-        text = value.strip().strip("[]")
-        return "T" in text or " " in text.strip()
-    return False
+    out = dt.datetime(day.year, day.month, day.day)
+    clock = _CLOCK.search(text)
+    if clock is None:
+        return out, False
+    hour, minute, second = int(clock[1]), int(clock[2]), int(clock[3] or 0)
+    if clock[4]:
+        if not 1 <= hour <= 12:
+            return out, False
+        hour = hour % 12 + (12 if clock[4] in "Pp" else 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return out, False
+    return out.replace(hour=hour, minute=minute, second=second), True
 
 
 def parse_bool(value: Any) -> bool:

@@ -986,6 +986,8 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 14: frontmatter dates written for people (`October 14th 2021, 2:42:26 pm`) and epoch numbers are
+#     read (the catalog keeps each note's stated day for date filters and named days);
 # 13: a Logseq graph's own marks (collapsed::, id::) and its queries (#+BEGIN_QUERY, {{query}}) are not text;
 # 12: HTML comments are hidden like %% ones, a callout's [!type] reads as its title, a block's ^id is gone;
 # 11: a template's headings stay (they cut a note into its sections);
@@ -998,7 +1000,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "13"
+CHUNKER_VERSION = "14"
 
 
 def chunk_body(
