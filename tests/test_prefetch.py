@@ -1047,6 +1047,39 @@ def test_the_first_entry_reads_on_in_a_note_about_a_subject_not_in_a_days_log(
     assert "adriene" not in mem.prefetch(turn, now=NOW).entries[0].text
 
 
+def test_a_note_kept_up_reads_on_as_a_subject_and_a_days_note_does_not(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Stop 69 (decay.about_a_subject): the Obsidian Linter stamps every note it touches with
+    `date created` and `date modified` written for people ("Thursday, October 14th 2021, 2:42:26
+    pm"), read as dates since then. A note last dated by an edit is a document its owner keeps
+    up, about its subject: its first entry reads on as an undated note's does. One dated only by
+    when it was written (`created`), or named by its day though edited later, is that day's
+    statements, and its first entry shows its answer alone."""
+    body = (
+        "- Yoga has been great for my lower back and my yoga mornings.\n- It helps me focus.\n"
+        "- Sun salutations first.\n- I like [[yoga with adriene]].\n"
+    )
+    day = (NOW - dt.timedelta(days=3)).date()
+    stamp = f"{day:%A}, {day:%B} {day.day}th {day.year}, 2:42:26 pm"
+    turn = "my lower back hurts, which yoga videos did I like"
+
+    def first(rel: str, **meta: str) -> tuple[str | None, str]:
+        v = tmp_path / rel.replace("/", "_").removesuffix(".md")
+        put(v, rel, body, **meta)
+        mem = make_memory(vault=v, index_dir=v.with_name(v.name + "-ix"), calibration=replace(FAKE, weak=0.0))
+        mem.index()
+        entry = mem.prefetch(turn, now=NOW).entries[0]
+        return entry.date, entry.text
+
+    date, text = first("yoga.md", **{"date created": stamp, "date modified": stamp})
+    assert date == day.isoformat() and "adriene" in text  # dated by the stamp, and read on
+    date, text = first("yoga.md", **{"date created": stamp})
+    assert date == day.isoformat() and "adriene" not in text  # written on a day: its statements
+    date, text = first(f"Journal/{day.isoformat()}.md", **{"date modified": stamp})
+    assert date == day.isoformat() and "adriene" not in text  # a day's log, though edited later
+
+
 def test_the_first_entry_reads_on_into_the_next_part_of_its_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """Stop 50: a note is indexed in parts (its sections, a long list split), and the first entry
     read on only in the part that ranked it: "help me write a guide so new members don't have to type

@@ -538,7 +538,7 @@ def heading_shown(heading: str, title: str) -> str:
 
 
 def first_entry_cap(budget: int, entry_cap: int, rules: ReadRules = DEFAULT_RULES) -> int:
-    """The cap of the block's first entry when it reads on in its undated note (`rules.first_entry_fills`):
+    """The cap of the block's first entry when it reads on in a note about a subject (`rules.first_entry_fills`):
     `rules.first_entry_share` of the budget, or the entry cap when that is more."""
     return max(entry_cap, int(budget * rules.first_entry_share)) if rules.first_entry_fills else entry_cap
 

@@ -62,6 +62,7 @@ from typing import Any
 from ..index.embedders import embed_query
 from ..markers import DATA_LINE, neutralise
 from ..repeats import adds_nothing, is_repeat
+from ..search.decay import about_a_subject
 from ..search.filters import NoteFilter, eligible
 from ..search.question import asks_for_work
 from ..search.ranking import Candidate, Ranked, is_weak
@@ -137,7 +138,7 @@ def render_block(
     used = frame
     for entry in entries:
         entry = replace(entry, merged=tuple(neutralise(p) for p in entry.merged))  # file names are a note's too
-        cap = first_entry_cap(budget, entry_cap, rules) if not lines and entry.date is None else entry_cap
+        cap = first_entry_cap(budget, entry_cap, rules) if not lines else entry_cap  # present gave it the room
         room = min(cap + entry.label_length(rules), budget - used - 1)  # -1: the line's own "\n"
         rendered = entry._render(room, rules, cap) if room > 0 else None
         if rendered is None:
@@ -267,7 +268,7 @@ def present(
     for r in admitted:
         part = says_its_answer(r.cand)
         # the first entry reads on in its note when the note is about a subject, not a day's log
-        about = rules.first_entry_fills and r.state.stated.day() is None
+        about = rules.first_entry_fills and about_a_subject(r.state)
         fill = about and not kept
         room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
         whole = about and not fill and part.answer_text is not None  # read on if its room holds the note

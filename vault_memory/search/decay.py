@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 from ..vault.fields import UNDATED, Stated, parse_bool, parse_list, parse_time, stated_time
-from ..vault.obsidian import DEFAULT_DAILY_FORMAT
+from ..vault.obsidian import DEFAULT_DAILY_FORMAT, date_from_name, date_in_name
 
 TIERS = ("short", "long")
 _DAY = 86400.0
@@ -43,10 +43,21 @@ class MemoryState:
     #: notes our write path found this one states differently when it was saved (conflicts.py)
     conflicts_with: tuple[str, ...] = ()
     stated: Stated = UNDATED  # when the content was stated (fields.stated_time)
+    named_day: bool = False  # its file name names a day (a daily note, a journal page, a week's note)
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
 EPISODIC_TYPES = frozenset({"episode", "episodic", "log", "session", "meeting", "conversation", "transcript", "chat"})
+
+
+def about_a_subject(state: MemoryState) -> bool:
+    """A note about a subject, not a day's log: undated, or last dated by an edit (a document kept
+    up: the Obsidian Linter stamps every note it touches with `date modified`, Dendron with
+    `updated`) and not named by its day (a daily note or journal page edited later is still that
+    day's log). A note dated only by when it was written or happened (`created`, `date`, a chat
+    session, a committed memory) is a day's statements. The block's first entry reads on in a note
+    about a subject (rules.first_entry_fills)."""
+    return state.stated.day() is None or (state.stated.edited and not state.named_day)
 
 
 def is_episodic(state: MemoryState) -> bool:
@@ -82,6 +93,7 @@ def state_from_meta(meta: Mapping[str, Any], stem: str = "", daily_format: str =
         kind=str(meta.get("type") or meta.get("kind") or "").strip().lower(),
         stated=stated,
         conflicts_with=parse_list(meta.get("conflicts_with")),
+        named_day=bool(stem) and (date_from_name(stem, daily_format) or date_in_name(stem)) is not None,
     )
 
 

@@ -136,11 +136,11 @@ class ReadRules:
     #: "Yoga has been great for my lower back pain"; "I like [[yoga with adriene]]" is four lines on),
     #: and a page about a subject says first what matters most about it (a list of state parks whose
     #: "#1: Glendalough: My favorite" is a part above the sentence that ranked it; a person's page
-    #: that says what he is building in its first lines). An undated
-    #: note is about its subject, and the rest of it is more about it; a dated note (a day's log, a
-    #: memory, a session) states other things of its day, and filled it took the room of the
-    #: statements below (bench updates_hard: every statement of a fact shown 0.778 -> 0.753; every
-    #: entry filled, 0.543).
+    #: that says what he is building in its first lines). A note about a subject (undated, or last
+    #: dated by an edit and not named by its day: decay.about_a_subject) says more about it in the
+    #: rest of it; a dated note (a day's log, a memory, a session) states other things of its day,
+    #: and filled it took the room of the statements below (bench updates_hard: every statement of
+    #: a fact shown 0.778 -> 0.753; every entry filled, 0.543).
     first_entry_fills: bool = True
     #: ... and has this share of the block's budget for its line, when that is more than the entry
     #: cap (stop 54: 600 of the default 1,200 characters; the fifth question files, written by people

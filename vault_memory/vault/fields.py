@@ -193,6 +193,12 @@ class Stated:
         """The day the note wrote (in the offset it wrote, UTC when it gave none)."""
         return None if self.when is None else self.when.date()
 
+    @property
+    def edited(self) -> bool:
+        """Whether this date is an edit's (`updated`, `modified`, `date modified`...): the note is
+        one its owner keeps up, not only one written on a day."""
+        return self.source.startswith("property:") and property_key(self.source.split(":", 1)[1]) in UPDATED_KEYS
+
 
 def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> list[Stated]:
     """Every date the note itself gives (properties and a daily note's file name)."""
@@ -217,7 +223,7 @@ UNDATED = Stated(None, "none", False)
 def stated_time(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> Stated:
     """When the note was stated: the latest of its own dates (the module docstring), else undated."""
     dates = text_dates(meta, stem, daily_format)
-    return max(dates, key=lambda s: (s.when, s.exact)) if dates else UNDATED
+    return max(dates, key=lambda s: (s.when, s.exact, s.edited)) if dates else UNDATED  # a tie: the edit names it
 
 
 def stated_epoch(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> float | None:
