@@ -180,6 +180,13 @@ def test_where_a_note_gets_its_date() -> None:
     assert date_in_name("Week of January 3rd, 2022 (02)") == dt.date(2022, 1, 3)
     assert date_in_name("2022_03_01") == dt.date(2022, 3, 1)  # Logseq's journals
     assert date_in_name("2022_03-01") is None and date_in_name("backup_2022_03_01") is None
+    assert date_in_name("daily.journal.2022.03.01") == dt.date(2022, 3, 1)  # Dendron's journals
+    assert date_in_name("2022.03-01") is None  # one separator throughout
+    # the date keys other tools write: Hugo's `lastmod` is an edit's, a Notion export's and a blog's too
+    hugo = stated_time({"date": "2021-01-01", "lastmod": "2022/01/02"})
+    assert hugo.source == "property:lastmod" and hugo.edited and hugo.when == dt.datetime(2022, 1, 2, tzinfo=utc)
+    assert stated_time({"Created time": "March 5, 2022 2:30 PM"}).when == dt.datetime(2022, 3, 5, 14, 30, tzinfo=utc)
+    assert stated_time({"published": True}).when is None  # Obsidian Publish's flag is no date
     # ... a note with a date of its own is dated by it (a memory named for an appointment's day) ...
     assert stated_time({"created": dt.date(2026, 11, 29)}, "Dentist on 2026-12-03").when == dt.datetime(
         2026, 11, 29, tzinfo=utc

@@ -43,8 +43,22 @@ UPDATED_KEYS = (
     "modifiedat",
     "edited",
     "lastedited",
+    "lastmod",  # Hugo, Front Matter CMS
+    "lastmodifiedat",  # Jekyll
+    "lasteditedtime",  # a Notion export
 )
-CREATED_KEYS = ("created", "date", "datecreated", "createdat", "creationdate", "createddate", "day")
+CREATED_KEYS = (
+    "created",
+    "date",
+    "datecreated",
+    "createdat",
+    "creationdate",
+    "createddate",
+    "day",
+    "createdtime",  # a Notion export
+    "published",  # a blog post's
+    "publishdate",
+)
 #: Retired owned key: earlier versions wrote the day a file's mtime carried here. Not read any
 #: more (a clone's mtime is the day of the clone); removed from a note when we next write into it.
 STATED_KEY = "stated"

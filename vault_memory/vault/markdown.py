@@ -986,8 +986,8 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
-# 14: frontmatter dates written for people (`October 14th 2021, 2:42:26 pm`) and epoch numbers are
-#     read (the catalog keeps each note's stated day for date filters and named days);
+# 14: frontmatter dates written for people (`October 14th 2021, 2:42:26 pm`), epoch numbers, more
+#     date keys (`lastmod`) and `2024.03.05` names are read (the catalog keeps each note's stated day);
 # 13: a Logseq graph's own marks (collapsed::, id::) and its queries (#+BEGIN_QUERY, {{query}}) are not text;
 # 12: HTML comments are hidden like %% ones, a callout's [!type] reads as its title, a block's ^id is gone;
 # 11: a template's headings stay (they cut a note into its sections);

@@ -287,7 +287,7 @@ def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None
 
 
 _NAMED_DATE = re.compile(
-    r"(?<![\w-])(?:(?P<y0>\d{4})(?P<s0>[-_])(?P<m0>\d{2})(?P=s0)(?P<d0>\d{2})"
+    r"(?<![\w-])(?:(?P<y0>\d{4})(?P<s0>[-_./])(?P<m0>\d{2})(?P=s0)(?P<d0>\d{2})"
     r"|(?P<m1>[A-Za-z]{3,9})\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})"
     r"|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>[A-Za-z]{3,9}),?\s+(?P<y2>\d{4}))(?![\w-])"
 )
@@ -296,10 +296,12 @@ _NAMED_DATE = re.compile(
 def date_in_name(stem: str) -> dt.date | None:
     """The day a file name names when it holds one whole date, year included, in a common form
     (fields.text_dates reads it only for a note with no date of its own):
-    ISO (`Standup 2024-03-05`; Logseq names its journals `2024_03_05`), or a month's name with a
-    day either way round (`May 5th, 2022, Thursday`, `5 May 2022`): a person's daily notes named by
-    another tool or format than the vault's settings say (a vault's `.obsidian/` is often not
-    synced). None for no date or two different ones."""
+    ISO (`Standup 2024-03-05`; Logseq names its journals `2024_03_05`, Dendron
+    `daily.journal.2024.03.05`, and a property may say `2024/03/05`), or a month's name with a
+    day either way round (`May 5th, 2022, Thursday`, `5 May 2022`): a person's daily notes named
+    by another tool or format than the vault's settings say (a vault's `.obsidian/` is often not
+    synced). fields.parse_time reads a date property's words so too. None for no date or two
+    different ones."""
     if not _DIGIT.search(stem):
         return None
     found: set[dt.date] = set()
