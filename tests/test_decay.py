@@ -147,6 +147,24 @@ def test_anchor_precedence(meta: dict[str, object], source: str, anchor: dt.date
     assert s.anchor == anchor
 
 
+def test_a_document_kept_up_has_no_age_of_its_own() -> None:
+    """Stop 69: an edit dates what a document says, not when it was last needed. A how-to stamped
+    `date modified` by the Obsidian Linter ten months ago is not faded (on `pew`'s vault, read as
+    faded, the turn that needed the firewalld note got an empty block), while a note dated only by
+    when it was written fades as before, and so does a daily note edited later. Its date stays."""
+    old = "Saturday, December 27th 2025, 9:14:02 am"
+    now = dt.datetime(2026, 10, 4, 20, 0, tzinfo=UTC)
+    kept = state_from_meta({"date created": "Monday, May 2nd 2022, 1:00:00 pm", "date modified": old}, "firewalld")
+    assert kept.kept_up and kept.anchor is None and MODEL.strength(kept, now) == 1.0
+    assert kept.stated.day() == dt.date(2025, 12, 27)  # still dated: it labels and orders the note
+    written = state_from_meta({"date created": old}, "firewalld")
+    assert not written.kept_up and MODEL.dormant(written, now)
+    daily = state_from_meta({"date modified": old}, "2025-12-20")
+    assert not daily.kept_up and MODEL.dormant(daily, now)  # a day's log, though edited later
+    used = state_from_meta({"date modified": old, "last_accessed": "2026-09-01T08:00:00+00:00"}, "firewalld")
+    assert used.anchor_source == "last_accessed" and MODEL.strength(used, now) < 1.0  # a use still counts
+
+
 @pytest.mark.parametrize(("value", "expected"), [
     (dt.date(2026, 11, 29), dt.datetime(2026, 11, 29, tzinfo=UTC)),  # a date: midnight UTC, on every machine
     (dt.datetime(2026, 11, 29, 12, 30), dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC)),  # naive: UTC

@@ -1080,6 +1080,31 @@ def test_a_note_kept_up_reads_on_as_a_subject_and_a_days_note_does_not(
     assert date == day.isoformat() and "adriene" not in text  # a day's log, though edited later
 
 
+def test_a_document_kept_up_is_in_the_block_however_long_ago_it_was_edited(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Stop 69 (decay.state_from_meta): a how-to the Linter stamped `date modified` eleven months
+    ago has no age of its own, so the turn that needs it gets it; a note dated only by when it was
+    written has faded and is kept out unless the turn cues it."""
+    body = "# firewalld\n\nLock the box down: `firewall-cmd --permanent --zone=public --add-service=ssh`.\n"
+    stamp = "Monday, December 29th 2025, 9:14:02 am"
+    turn = "Lock down the new VPS with firewalld so that only ssh gets in"
+
+    def block(**meta: str) -> tuple[list[str], list[str]]:
+        v = tmp_path / f"v{len(meta)}"
+        put(v, "man/firewalld.md", body, **meta)
+        put(v, "man/ssh.md", "# ssh\n\nKeys live in the password manager.\n")
+        mem = make_memory(vault=v, index_dir=v.with_name(v.name + "-ix"), calibration=replace(FAKE, weak=0.0))
+        mem.index()
+        got = mem.prefetch(turn, now=NOW)
+        return [e.path for e in got.entries], [k.path for k in got.kept_out]
+
+    shown, out = block(**{"date created": stamp, "date modified": stamp})
+    assert "man/firewalld.md" in shown and not out
+    shown, out = block(**{"date created": stamp})
+    assert "man/firewalld.md" not in shown and out == ["man/firewalld.md"]
+
+
 def test_the_first_entry_reads_on_into_the_next_part_of_its_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """Stop 50: a note is indexed in parts (its sections, a long list split), and the first entry
     read on only in the part that ranked it: "help me write a guide so new members don't have to type

@@ -43,7 +43,8 @@ class MemoryState:
     #: notes our write path found this one states differently when it was saved (conflicts.py)
     conflicts_with: tuple[str, ...] = ()
     stated: Stated = UNDATED  # when the content was stated (fields.stated_time)
-    named_day: bool = False  # its file name names a day (a daily note, a journal page, a week's note)
+    #: a document kept up: last dated by an edit (`date modified`, `updated`) and not named by its day
+    kept_up: bool = False
 
 
 # A note of one of these types records what happened at a time; a newer one does not update it.
@@ -57,7 +58,7 @@ def about_a_subject(state: MemoryState) -> bool:
     day's log). A note dated only by when it was written or happened (`created`, `date`, a chat
     session, a committed memory) is a day's statements. The block's first entry reads on in a note
     about a subject (rules.first_entry_fills)."""
-    return state.stated.day() is None or (state.stated.edited and not state.named_day)
+    return state.stated.day() is None or state.kept_up
 
 
 def is_episodic(state: MemoryState) -> bool:
@@ -75,7 +76,11 @@ def is_episodic(state: MemoryState) -> bool:
 def state_from_meta(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> MemoryState:
     """The decay facts of a note from its frontmatter and its file name's stem (a daily note's date)."""
     stated = stated_time(meta, stem, daily_format)
-    anchor, source = stated.when, stated.source
+    # An edit dates what a document says, not when it was last needed: a document kept up (its last
+    # date an edit's, its name no day) has no age, as an undated note has none (recall does not
+    # rehearse it either). Its date still orders it among statements of one fact, and labels it.
+    kept_up = stated.edited and not (stem and (date_from_name(stem, daily_format) or date_in_name(stem)))
+    anchor, source = (None, "none") if kept_up else (stated.when, stated.source)
     rehearsed = parse_time(meta.get("last_accessed"))
     if rehearsed is not None and (anchor is None or rehearsed >= anchor):
         anchor, source = rehearsed, "last_accessed"
@@ -93,7 +98,7 @@ def state_from_meta(meta: Mapping[str, Any], stem: str = "", daily_format: str =
         kind=str(meta.get("type") or meta.get("kind") or "").strip().lower(),
         stated=stated,
         conflicts_with=parse_list(meta.get("conflicts_with")),
-        named_day=bool(stem) and (date_from_name(stem, daily_format) or date_in_name(stem)) is not None,
+        kept_up=kept_up,
     )
 
 
