@@ -91,11 +91,17 @@ FOREIGN = ("dexter", "flancian", "jbranchaud-til", "longmemeval")
 TEAM = ("real_vault", "updates_hard", "scifact", "locomo")
 
 
+def is_team(name: str) -> bool:
+    """Whether data set `name` is one of the team's own (`real_vault sample`, `updates_hard v0`, ...);
+    every other set is someone else's text: the shared vaults, the pool, or a vault under `--vaults`."""
+    return name.split(" ")[0] in TEAM
+
+
 def foreign_sets(names: Iterable[str]) -> list[str]:
     """The foreign sets among `names`, in order: the shared three and the pool first, then any other
     person's vault measured beside them (a questions file under `--vaults`), by name."""
     names = list(dict.fromkeys(names))
-    others = sorted(n for n in names if n not in FOREIGN and n.split(" ")[0] not in TEAM)
+    others = sorted(n for n in names if n not in FOREIGN and not is_team(n))
     return [s for s in FOREIGN if s in names] + others
 
 
@@ -276,8 +282,7 @@ def _sets(opts: RunOptions, names: Sequence[str]) -> Iterator[list[tuple[str, Pa
     """Each data set as (name, vault, index folder, evaluation), its vault built or copied and indexed once."""
     out: list[tuple[str, Path, Path, Evaluate]] = []
     for name in names:
-        if name in (*fd.REAL_VAULTS, fd.LME) or name.split(" ")[0] not in TEAM:
-            # the shared vaults, the pool, or another person's vault beside its questions file (--vaults)
+        if not is_team(name):  # the shared vaults, the pool, or another person's vault (--vaults)
             got = foreign.datasets(opts, [name])
             if not got:
                 continue
