@@ -131,7 +131,7 @@ class ReadRules:
     answer_children: bool = True
     #: The block's first entry, the note most likely to answer, shows in the room its answering
     #: lines leave the rest of its note, across its parts (stop 50), from its first line (stop 54;
-    #: nearest lines first before), when its note is undated: the fact a turn needs is often a few
+    #: nearest lines first before), when its note is about a subject: the fact a turn needs is often a few
     #: lines from the sentence most like the turn ("which teacher's videos did I like" is closest to
     #: "Yoga has been great for my lower back pain"; "I like [[yoga with adriene]]" is four lines on),
     #: and a page about a subject says first what matters most about it (a list of state parks whose
