@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import NOW, MemoryFactory, snapshot
@@ -502,9 +502,13 @@ _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6
     texts=st.lists(st.tuples(_TEXT, _TEXT, st.text(max_size=80)), max_size=12),
     budget=st.integers(0, 3000),
     cap=st.integers(20, 800),
+    first_cap=st.one_of(st.none(), st.integers(20, 1500)),
 )
+@example(texts=[("0" * 21, "", "")], budget=155, cap=20, first_cap=None)  # a dated entry kept its cap (32d83cb did not)
 @settings(max_examples=300, deadline=None)
-def test_render_never_exceeds_budget_or_cap(texts: list[tuple[str, str, str]], budget: int, cap: int) -> None:
+def test_render_never_exceeds_budget_or_cap(
+    texts: list[tuple[str, str, str]], budget: int, cap: int, first_cap: int | None
+) -> None:
     entries = [
         PrefetchEntry(
             node_id=f"n{i}",
@@ -519,7 +523,7 @@ def test_render_never_exceeds_budget_or_cap(texts: list[tuple[str, str, str]], b
         )
         for i, (t, p, h) in enumerate(texts)
     ]
-    block, shown = render_block(entries, budget, cap)
+    block, shown = render_block(entries, budget, cap, first_cap=first_cap)
     assert len(block) <= budget
     # a prefix: never skips a better entry for a worse one
     assert [e.node_id for e in shown] == [e.node_id for e in entries[: len(shown)]]
@@ -527,11 +531,13 @@ def test_render_never_exceeds_budget_or_cap(texts: list[tuple[str, str, str]], b
     if block:
         lines = block.split("\n")
         assert lines[0] == OPEN and lines[1] == DATA_LINE and lines[-1] == CLOSE and len(lines) == len(shown) + 3
-        # each entry's text at most the cap; its line adds where it comes from, never more
-        assert all(len(e.text) <= cap for e in shown)
+        # each entry's text at most the cap (the first's at most `first_cap` when it read on in its
+        # note: present gives it that room); its line adds where it comes from, never more
+        caps = [first_cap if i == 0 and first_cap is not None else cap for i in range(len(shown))]
+        assert all(len(e.text) <= c for e, c in zip(shown, caps, strict=True))
         assert all(
-            line.startswith("- (") and len(line) <= cap + e.label_length()
-            for line, e in zip(lines[2:-1], shown, strict=True)
+            line.startswith("- (") and len(line) <= c + e.label_length()
+            for line, e, c in zip(lines[2:-1], shown, caps, strict=True)
         )
         assert block.count(CLOSE) == 1
     else:

@@ -122,13 +122,19 @@ class PrefetchResult:
 
 
 def render_block(
-    entries: Sequence[PrefetchEntry], budget: int, entry_cap: int = 400, rules: ReadRules = DEFAULT_RULES
+    entries: Sequence[PrefetchEntry],
+    budget: int,
+    entry_cap: int = 400,
+    rules: ReadRules = DEFAULT_RULES,
+    *,
+    first_cap: int | None = None,
 ) -> tuple[str, list[PrefetchEntry]]:
     """Pack entries (best first) into the block; stops at the first that no longer fits.
 
     The whole block, markers and newlines included, is at most `budget` characters, and
     each entry's text at most `entry_cap` (its line adds where the text comes from: a vault's
-    long paths and headings take room from the block, not from what each entry says); the
+    long paths and headings take room from the block, not from what each entry says), the first's
+    at most `first_cap` when it read on in its note (`present` gave it that room); the
     block is "" when not even one entry fits. Entries are never skipped to make room for
     lower-scored ones, so the block always shows a prefix of `entries`.
     """
@@ -138,7 +144,7 @@ def render_block(
     used = frame
     for entry in entries:
         entry = replace(entry, merged=tuple(neutralise(p) for p in entry.merged))  # file names are a note's too
-        cap = first_entry_cap(budget, entry_cap, rules) if not lines else entry_cap  # present gave it the room
+        cap = first_cap if not lines and first_cap is not None else entry_cap
         room = min(cap + entry.label_length(rules), budget - used - 1)  # -1: the line's own "\n"
         rendered = entry._render(room, rules, cap) if room > 0 else None
         if rendered is None:
@@ -182,6 +188,7 @@ def prefetch(
     qvec = embed_query(ws.embedder, query)  # once: the search and the staged refresh both use it
     entries: list[PrefetchEntry] = []
     kept_out: list[KeptOut] = []
+    read_on = False
     rules = ws.read_rules
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
@@ -197,7 +204,7 @@ def prefetch(
             at = next((i for i, c in enumerate(chunks) if c.chunk_id == part.chunk.chunk_id), None)
             return ([part.chunk.body], 0) if at is None else ([c.body for c in chunks], at)
 
-        entries, kept_out = present(
+        entries, kept_out, read_on = present(
             query,
             got,
             cfg.prefetch_entry_cap,
@@ -207,7 +214,8 @@ def prefetch(
             note_parts=note_parts,
             rules=rules,
         )
-    block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules)
+    first_cap = first_entry_cap(budget, cfg.prefetch_entry_cap, rules) if read_on else None
+    block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if kept_out:  # invisible by nature: the review note counts it (keptout.py)
         ws.kept_out_log().record(now, query, [(k.node_id, k.path, k.strength) for k in kept_out])
@@ -243,7 +251,7 @@ def present(
     day_parts: Callable[[Candidate], list[str]] | None = None,
     note_parts: Callable[[Candidate], tuple[list[str], int]] | None = None,
     rules: ReadRules = DEFAULT_RULES,
-) -> tuple[list[PrefetchEntry], list[KeptOut]]:
+) -> tuple[list[PrefetchEntry], list[KeptOut], bool]:
     """Stage 6, present (a block): recall's order, without weak hits, superseded or staged notes,
     lines that say nothing (an answer with no word of its own, an entry that is a way to other pages:
     text.says_too_little; the first entry, read on in its note, is judged by what it shows, not by a
@@ -254,7 +262,8 @@ def present(
     is the candidate's, where the first entry reads on (`rules.first_entry_fills`), in `first_cap`
     characters (`first_entry_cap`; None: `cap`), and where any other entry reads on when its note
     fits its room whole (`_fits_whole`), and an answer that leads in at its part's end is read with
-    what it introduces."""
+    what it introduces. Returns the entries, what decay kept out, and whether the first entry read
+    on in its note (render_block gives it `first_cap` then)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -265,6 +274,7 @@ def present(
             contradicted[n] = max(contradicted.get(n, 0.0), o.score)
     kept: list[tuple[PrefetchEntry, str, Ranked]] = []
     out: list[KeptOut] = []
+    read_on = False
     for r in admitted:
         part = says_its_answer(r.cand)
         # the first entry reads on in its note when the note is about a subject, not a day's log
@@ -296,6 +306,7 @@ def present(
         entry = _entry(r, part, shown, got, room)
         twin = None if r.cand.on_day else _twin(kept, said, r.state.stated.day(), rules)
         if twin is None:  # a named day's note is its own entry
+            read_on = read_on or fill  # the first entry, read on in its note
             kept.append((entry, said, r))
         else:
             kept[twin] = _merged(kept[twin], (entry, said, r))
@@ -305,7 +316,7 @@ def present(
         replace(e, merged=tuple(sorted(e.merged, key=lambda p: days[p] or dt.date.min, reverse=True)))
         for e, _, _ in kept
     ]
-    return newest, out
+    return newest, out, read_on
 
 
 def _fits_whole(bodies: Sequence[str], room: int) -> bool:
