@@ -310,14 +310,17 @@ def date_in_name(stem: str) -> dt.date | None:
             parts = (int(m["y0"]), int(m["m0"]), int(m["d0"]))
         else:
             n = "1" if m["m1"] else "2"
-            name = m["m" + n].lower()
-            month = next((i for full, i in _MONTHS.items() if full.startswith(name) and len(name) >= 3), 0)
-            parts = (int(m["y" + n]), month, int(m["d" + n]))
+            parts = (int(m["y" + n]), _month_named(m["m" + n]), int(m["d" + n]))
         try:
             found.add(dt.date(*parts))
         except ValueError:
             continue
     return found.pop() if len(found) == 1 else None
+
+
+def _month_named(name: str) -> int:
+    """The month a name or its abbreviation of three letters or more names ("Sept" 9), else 0."""
+    return next((i for full, i in _MONTHS.items() if full.startswith(name.lower()) and len(name) >= 3), 0)
 
 
 def _daily_date(stem: str, fmt: str) -> dt.date | None:
@@ -332,8 +335,7 @@ def _daily_date(stem: str, fmt: str) -> dt.date | None:
         if g.get("M"):
             month = int(g["M"])
         else:
-            name = (g.get("MMMM") or g.get("MMM") or "").lower()
-            month = next((n for full, n in _MONTHS.items() if full.startswith(name) and len(name) >= 3), 0)
+            month = _month_named(g.get("MMMM") or g.get("MMM") or "")
         return dt.date(year, month, int(g["D"]))
     except (ValueError, KeyError):
         return None
