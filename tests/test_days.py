@@ -41,13 +41,56 @@ TODAY = D(2026, 12, 1)
         ("what happened on Feb 30", ()),  # in none
         ("in 2026-13-01", ()),
         ("may I ask about March", ()),  # a month is not a day
-        ("what did I do yesterday", ()),  # narration in a chat, not a day's notes (the module docstring)
+        ("I went hiking yesterday, what should I eat?", ()),  # narration in a chat (the module docstring)
+        ("what did I do yesterday", (D(2026, 11, 30),)),  # asked: the day before today
         ("standup on Mondays", ()),
         ("version 10.17 of the driver", ()),
     ],
 )
 def test_named_days(query: str, days: tuple[dt.date, ...]) -> None:
     assert named_days(query, TODAY) == days
+
+
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        # TODAY, 1 December 2026, is a Tuesday
+        ("Who did I go with to the music event last Saturday?", (D(2026, 11, 28),)),
+        ("what did I cook last Tuesday", (D(2026, 11, 24),)),  # the latest before today, not today
+        ("What was the social media activity I joined 5 days ago?", (D(2026, 11, 26),)),
+        ("Remind me, what did I bake the day before yesterday?", (D(2026, 11, 29),)),
+        # weeks and months are said loosely: their day and the days either side
+        ("What gardening did I do two weeks ago?", (D(2026, 11, 16), D(2026, 11, 17), D(2026, 11, 18))),
+        ("Which charity event was I at a month ago?", (D(2026, 10, 31), D(2026, 11, 1), D(2026, 11, 2))),
+        ("what did I read 3 months ago", (D(2026, 8, 31), D(2026, 9, 1), D(2026, 9, 2))),
+        # a day named by its date is the day meant; "last Friday" only says which weekday it was
+        ("What did Joanna finish last Friday, 23 January 2026?", (D(2026, 1, 23),)),
+        # not a day asked about: a span asked for, a clause that tells, a request, spans, vague times
+        ("How many days ago did I buy a smoker?", ()),
+        ("I mentioned a museum two months ago. Did I go with a friend?", ()),
+        ("I've lost track of the branch I was on yesterday. List my local branches.", ()),
+        ("Write the git commands to diff develop from a week ago against two weeks ago.", ()),
+        ("How many hours of yoga did I do last week?", ()),
+        ("How do I delete a line in Vim without losing the text I yanked a moment ago?", ()),
+        ("What road trip did the founder take years ago?", ()),
+        ("Does the spec compare a saved time to 2.weeks.ago?", ()),
+        # a chat's narration without its subject opens with an auxiliary: a question only with its "?"
+        ("Had some bumps though - last Friday at the park my pup pulled the leash.", ()),
+        ("It's great to see progress, was just at the gym yesterday.", ()),
+        ("Did I make it to the gym yesterday?", (D(2026, 11, 30),)),
+    ],
+)
+def test_days_a_question_names_by_their_distance_from_today(query: str, days: tuple[dt.date, ...]) -> None:
+    assert named_days(query, TODAY) == days
+
+
+def test_a_month_back_from_a_longer_month_is_the_shorter_months_last_day() -> None:
+    assert named_days("what did I plant a month ago?", D(2027, 3, 31)) == (
+        D(2027, 2, 27),
+        D(2027, 2, 28),
+        D(2027, 3, 1),
+    )
+    assert named_days("what did I plant a month ago?", D(2027, 1, 15))[1] == D(2026, 12, 15)  # the year before
 
 
 def test_a_day_without_a_year_is_its_nearest_occurrence() -> None:

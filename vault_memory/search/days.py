@@ -7,9 +7,12 @@ far from the turn's ("what did I do" is far from any log). Pure: no I/O, no cloc
 
 Understood: ISO dates (2026-10-17); a month's name or its abbreviation with a day, either way
 round, with or without the year ("October 17", "Oct 17th, 2026", "17 October", "the 3rd of June,
-2023"). A day without a year is its occurrence nearest today. Not read as days: "today", "yesterday",
-weekdays ("on Monday": which one?) and spans ("last week", "in October"). In a chat they are
-mostly narration ("I went hiking yesterday"), not a question about that day's notes, and prefetch
+2023"). A day without a year is its occurrence nearest today. With no such date, a day a question
+names by its distance from today, in a clause that asks ("what did I do two weeks ago", "who did I
+go with to the music event last Saturday", "what did I bake yesterday": `days_back`). Not read as
+days: a weekday alone ("on Monday": which one?), spans ("last week", "in October"), and "yesterday"
+or "two days ago" in a clause that tells rather than asks: in a chat that is mostly narration ("I
+went hiking yesterday, what should I eat?"), not a question about that day's notes, and prefetch
 would show that day to every such turn; their words still count for relevance.
 """
 
@@ -18,6 +21,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
+
+from vault_memory.search.question import asking_clauses
 
 _MONTHS = {
     name: i
@@ -69,6 +74,62 @@ def _date(year: int, month: int, day: int) -> dt.date | None:
         return None
 
 
+#: The counts a question writes in words ("two weeks ago", "a month ago").
+_COUNTS = dict(
+    zip(
+        "a an one two three four five six seven eight nine ten eleven twelve".split(),
+        (1, 1, *range(1, 13)),
+        strict=True,
+    )
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_AGO = re.compile(
+    r"\b(?P<n>\d{1,3}|" + "|".join(_COUNTS) + r")\s+(?P<unit>day|week|month)s?\s+ago\b"
+    r"|\b(?:last|this\s+past)\s+(?P<wd>" + "|".join(_WEEKDAYS) + r")\b"
+    r"|\b(?P<before>the\s+day\s+before\s+)?yesterday\b",
+    re.IGNORECASE,
+)
+
+
+def _months_back(today: dt.date, n: int) -> dt.date:
+    """The day `n` months before `today` (the month's last day when it is shorter)."""
+    y, m = divmod(today.year * 12 + today.month - 1 - n, 12)
+    for day in (today.day, 30, 29, 28):
+        if (found := _date(y, m + 1, day)) is not None:
+            return found
+    raise AssertionError("every month has a 28th")
+
+
+def days_back(query: str, today: dt.date) -> tuple[dt.date, ...]:
+    """The days a question names by their distance from `today`, in a clause that asks
+    (question.asking_clauses): "what did I do two weeks ago", "who did I go with to the music event
+    last Saturday", "what did I bake yesterday". "N days ago", a weekday ("last Friday": the latest
+    before today) and "yesterday" name one day; "N weeks ago" and "N months ago" are said loosely,
+    and name their day and the days either side ("a month ago" asked on 18 April is 17 to 19 March).
+    Not read: a span asked for ("how many days ago did I ..."), a clause that tells rather than asks
+    ("I went hiking yesterday, what should I eat?"), a request, "last week" or "last month" (a span,
+    not a day), "a moment ago", "years ago"."""
+    out: list[dt.date] = []
+    for clause in asking_clauses(query):
+        for m in _AGO.finditer(clause):
+            if m["unit"]:
+                raw = m["n"].lower()
+                n = int(raw) if raw.isdigit() else _COUNTS[raw]
+                unit = m["unit"].lower()
+                if unit == "day":
+                    found = [today - dt.timedelta(days=n)]
+                else:
+                    mid = today - dt.timedelta(weeks=n) if unit == "week" else _months_back(today, n)
+                    found = [mid + dt.timedelta(days=d) for d in (-1, 0, 1)]
+            elif m["wd"]:
+                back = (today.weekday() - _WEEKDAYS.index(m["wd"].lower())) % 7 or 7
+                found = [today - dt.timedelta(days=back)]
+            else:
+                found = [today - dt.timedelta(days=2 if m["before"] else 1)]
+            out += [d for d in found if d not in out]
+    return tuple(out)
+
+
 def named_days(query: str, today: dt.date) -> tuple[dt.date, ...]:
     """The days `query` names, in the order it names them, each once; () when it names none. A day
     without a year is its occurrence nearest `today`: "October 17" asked on 1 December is the one
@@ -88,7 +149,8 @@ def named_days(query: str, today: dt.date) -> tuple[dt.date, ...]:
                 found = min(near, key=lambda d: (abs((d - today).days), d)) if near else None
         if found is not None and found not in out:
             out.append(found)
-    return tuple(out)
+    # A day named by its date is the day meant: "what did Joanna finish last Friday, 23 January"
+    return tuple(out) or days_back(query, today)
 
 
 def spans(days: Sequence[dt.date]) -> list[tuple[float, float]]:

@@ -5,6 +5,7 @@
                              something to be done: its first hit is what it asks for (ranking.marks)
     asks_for_work(q)         it asks for something to be done ("Write ...", "...; fix the JSX"): a name
                              no note mentions does not silence its block (prefetch)
+    asking_clauses(q)        its clauses that ask (search/days.py reads "two weeks ago" only there)
     names_in(q)              the names it asks about ("Kubernetes", "SQLite", 'Sapiens'): when the vault
                              never mentions one, nothing in it answers (recall.rank_query: all weak)
 
@@ -71,16 +72,34 @@ def asks_how_things_are(question: str) -> bool:
 
 
 #: The words a question opens with: a question word or an auxiliary put first ("is it true that ...").
-_ASKING_OPENERS = frozenset(
-    {"what", "who", "whom", "whose", "where", "when", "why", "how", "which", *_PRESENT, *_PAST, "what's", "who's"}
-    | {"where's", "when's", "how's", "isn't", "aren't", "don't", "doesn't", "didn't", "wasn't", "weren't", "can't"}
-)
+_QUESTION_WORDS = frozenset("what who whom whose where when why how which what's who's where's when's how's".split())
+_ASKING_OPENERS = _QUESTION_WORDS | _PRESENT | _PAST | {"isn't", "aren't", "don't", "doesn't", "didn't", "wasn't"}
+_ASKING_OPENERS |= {"weren't", "can't"}
 _SENTENCE = re.compile(r"[^.!?;:]+")
+_CLAUSE = re.compile(r"[^.!?;:,]+")
 
 
 def _openings(text: str) -> list[list[str]]:
     """The first two words of each sentence or clause of `text` (after "." "?" "!" ";" ":"), lowercased."""
     return [_WORD.findall(m.group())[:2] for m in _SENTENCE.finditer(text.lower().replace("’", "'"))]
+
+
+def asking_clauses(text: str) -> list[str]:
+    """The sentences or clauses of `text` (after "." "?" "!" ";" ":" and ",") that ask, as written:
+    those that open with a question word ("who did I go with to the music event last Saturday", and
+    "what did I do yesterday" of "Remind me, what did I do yesterday?"), and those that open with an
+    auxiliary and end with "?" ("Did I make it to the gym yesterday?"; without the mark, "was just at
+    the gym yesterday" and "Had some bumps though - last Friday ..." are a chat's narration). Not "I
+    went hiking yesterday" of "I went hiking yesterday, what should I eat?", nor a request ("List the
+    branches I was on yesterday")."""
+    out = []
+    for m in _CLAUSE.finditer(text):
+        words = _WORD.findall(m.group().lower().replace("’", "'"))
+        if words and (
+            words[0] in _QUESTION_WORDS or words[0] in _ASKING_OPENERS and text[m.end() : m.end() + 1] == "?"
+        ):
+            out.append(m.group())
+    return out
 
 
 def asks(text: str) -> bool:
@@ -256,4 +275,4 @@ def _joined(name: str, question: str) -> list[str]:
     return out
 
 
-__all__ = ["asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
+__all__ = ["asking_clauses", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
