@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import MemoryFactory, write_notes
 from vault_memory.index.calibration import FAKE
 from vault_memory.search.days import named_days, spans
+from vault_memory.vault.fields import heading_day
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
 
@@ -133,6 +134,99 @@ def test_recall_puts_the_notes_of_the_day_the_query_names_first(make_memory: Mem
     assert mem.recall("what did I do on October 3, 2025", k=1, now=NOW, touch=False)[0].path != "Daily/2026-10-03.md"
     years_on = NOW + dt.timedelta(days=3 * 365)  # "October 3" is now 2029's: the 2026 note is not first
     assert mem.recall(query, k=1, now=years_on, touch=False)[0].path != "Daily/2026-10-03.md"
+
+
+def test_a_question_asking_two_weeks_back_finds_that_days_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """LongMemEval's "What gardening-related activity did I do two weeks ago?": the day is what the
+    question names, and no word of it is in the note."""
+    mem = make_memory(vault=_days_vault(tmp_path / "v"))
+    mem.index()
+    asked = dt.datetime(2026, 10, 17, 9, tzinfo=dt.UTC)  # two weeks after the 3rd
+    assert mem.recall("What did I do?", k=1, now=asked, touch=False)[0].path != "Daily/2026-10-03.md"
+    hits = mem.recall("What did I do two weeks ago?", k=3, now=asked, touch=False, explain=True)
+    assert hits[0].path == "Daily/2026-10-03.md" and hits[0].explain is not None and hits[0].explain["on_day"]
+    told = mem.recall("I did a lot two weeks ago.", k=3, now=asked, touch=False, explain=True)
+    assert not any(h.explain is not None and h.explain["on_day"] for h in told)  # a clause that tells: no day
+
+
+@pytest.mark.parametrize(
+    ("heading", "day"),
+    [
+        ("2022-10-03 (2h)", D(2022, 10, 3)),  # a thesis diary's day and its hours
+        ("Journal > Import From [[Roam]] > [[September 7th, 2021, Tuesday]]", D(2021, 9, 7)),  # the innermost
+        ("Dan Whaley > [[2020-12-11]] > Agenda", D(2020, 12, 11)),  # a meeting's day, over its agenda
+        ("Monday, March 4, 2024: standup", D(2024, 3, 4)),
+        ("Tue 2024/03/05 notes", D(2024, 3, 5)),
+        ("4 March 2024", D(2024, 3, 4)),
+        ("📅 2024-03-05", D(2024, 3, 5)),
+        ("[[daily/2024-03-05|Tuesday]]", D(2024, 3, 5)),  # a link's target when its text is no date
+        ("June 23rd, 2022, Thursday > [[Daily Pages]] > [[Evening Review]]", D(2022, 6, 23)),
+        ("Plans for 2024-03-05", None),  # mentions a day, is not one
+        ("Summary of September 2020 (20h)", None),  # a month
+        ("Week of April 18th, 2022 (17)", None),  # a week
+        ("[[Journal]] [[May 12th, 2022, Thursday]] [[May 11th, 2022, Wednesday]]", None),
+        ("10 things to do in 2024", None),
+        ("2024-13-01", None),
+        ("Feb 30, 2024", None),
+        ("", None),
+    ],
+)
+def test_the_day_a_heading_states(heading: str, day: dt.date | None) -> None:
+    assert heading_day(heading) == day
+
+
+_DIARY = """Started this diary late, when I kept forgetting what I had done.
+
+## 2022-10-03 (2h)
+
+Reading about the adjoint state method, still hazy.
+
+## 2022-10-14 (3h)
+
+Tried Papis for bibliography management. Concluded it wasn't as good as Zotero.
+
+## 2022-10-14 (evening)
+
+Back to the adjoint state method.
+
+## 2022-10-20 (2h)
+
+Wrote an answer to the exercise on the Hodge star.
+"""
+
+
+def test_a_diary_kept_in_one_note_is_read_by_its_days(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """A diary or log kept in one note under dated headings (m0lentum's thesis diary): a day the
+    question names finds its part, recall and the block date each part by its heading, and the
+    block shows the day's parts, not the diary read on from its first line."""
+    notes = {
+        "Coursework/Thesis diary.md": _DIARY,
+        "Notes/Bibliography.md": "Zotero keeps the thesis bibliography; Papis was tried once.\n",
+    }
+    mem = make_memory(vault=write_notes(tmp_path / "v", notes), calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    hits = mem.recall("what did I do for the thesis on October 14, 2022?", k=3, now=NOW, touch=False, explain=True)
+    assert hits[0].path == "Coursework/Thesis diary.md" and hits[0].heading.startswith("2022-10-14")
+    assert hits[0].date == "2022-10-14" and hits[0].explain is not None and hits[0].explain["on_day"]
+    assert not hits[0].weak
+    got = mem.prefetch("What did I do for the thesis on October 14, 2022?", now=NOW, refresh_staged=False)
+    first = got.entries[0]
+    assert (first.path, first.date) == ("Coursework/Thesis diary.md", "2022-10-14")
+    assert "Zotero" in first.text and "Back to the adjoint" in first.text  # the day's two parts
+    assert "Hodge" not in first.text and "Started this diary" not in first.text  # not other days, nor its opening
+    # no day named: the part that answers, dated by its heading, not read on from the diary's first line
+    plain = mem.prefetch("Which bibliography manager did I find better than Papis?", now=NOW, refresh_staged=False)
+    diary = next(e for e in plain.entries if e.path == "Coursework/Thesis diary.md")
+    assert diary.date == "2022-10-14" and "Started this diary" not in diary.text
+    assert named_days("what did I do on the thesis two weeks ago?", D(2022, 10, 28)) == (
+        D(2022, 10, 13),
+        D(2022, 10, 14),
+        D(2022, 10, 15),
+    )
+    week = mem.recall(
+        "What did I do on the thesis two weeks ago?", k=1, now=dt.datetime(2022, 10, 28, 9, tzinfo=dt.UTC), touch=False
+    )
+    assert week[0].date == "2022-10-14"
 
 
 def test_the_day_the_query_names_is_shown_and_its_copies_fold_into_it(

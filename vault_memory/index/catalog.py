@@ -518,6 +518,15 @@ class Catalog:
         sql = f"SELECT node_id FROM notes WHERE stated IS NOT NULL AND ({where}) ORDER BY node_id"
         return [r[0] for r in self.db.execute(sql, [x for r in ranges for x in r])]
 
+    def headings_holding(self, words: Sequence[str]) -> list[tuple[str, str]]:
+        """(chunk_id, heading) of the chunks whose heading path holds one of `words` (a year: the
+        parts a heading may state on a day the query names, recall.on_named_days), in chunk id order."""
+        if not words:
+            return []
+        where = " OR ".join(["instr(heading, ?) > 0"] * len(words))
+        sql = f"SELECT chunk_id, heading FROM chunks WHERE {where} ORDER BY chunk_id"
+        return [(r[0], r[1]) for r in self.db.execute(sql, list(words))]
+
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
         out: dict[str, ChunkRow] = {}
         kept = self._chunks_by_id.current(self)

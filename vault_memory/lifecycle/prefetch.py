@@ -70,6 +70,7 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
 from ..search.workspace import Workspace
 from ..text import item_text, says_something, says_too_little
+from ..vault.fields import heading_day
 from .edits import rehearse
 from .entries import PrefetchEntry, entry_text, first_entry_cap, leads_in, oneline, says_its_answer, shorten
 from .recall import Ranking, rank_query
@@ -196,8 +197,12 @@ def prefetch(
             got = replace(got, unknown=[])
 
         def day_parts(part: Candidate) -> list[str]:
-            rest = [c.body for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
-            return [oneline(b) for b in [part.chunk.body, *rest] if says_something(b)]
+            # the day's note; of a note whose headings state several days (a diary), the day's parts
+            chunks = [c for c in ws.catalog.chunks_of(part.node_id) if c.chunk_id != part.chunk.chunk_id]
+            days, day = {c.chunk_id: heading_day(c.heading) for c in chunks}, heading_day(part.chunk.heading)
+            if len({*days.values(), day} - {None}) > 1:
+                chunks = [c for c in chunks if days[c.chunk_id] == day]
+            return [oneline(c.body) for c in chunks if says_something(c.body)]
 
         def note_parts(part: Candidate) -> tuple[list[str], int]:
             chunks = ws.catalog.chunks_of(part.node_id)
@@ -257,13 +262,14 @@ def present(
     text.says_too_little; the first entry, read on in its note, is judged by what it shows, not by a
     first line of links), repeats (merged into the entry above them: `_twin`) and dormant notes
     (returned apart: what decay kept out), unless the turn cues them (`_shows`).
-    `day_parts`: the parts of a note stated on a day the turn names that say something, the one
-    that answers first: its entry. `note_parts`: the bodies of a note's parts in order and which
-    is the candidate's, where the first entry reads on (`rules.first_entry_fills`), in `first_cap`
-    characters (`first_entry_cap`; None: `cap`), and where any other entry reads on when its note
-    fits its room whole (`_fits_whole`), and an answer that leads in at its part's end is read with
-    what it introduces. Returns the entries, what decay kept out, and whether the first entry read
-    on in its note (render_block gives it `first_cap` then)."""
+    `day_parts`: the other parts of a note stated on a day the turn names that say something: its
+    entry shows them after the part that answers, shown from its answer as any entry is.
+    `note_parts`: the bodies of a note's parts in order and which is the candidate's, where the
+    first entry reads on (`rules.first_entry_fills`), in `first_cap` characters (`first_entry_cap`;
+    None: `cap`), and where any other entry reads on when its note fits its room whole
+    (`_fits_whole`), and an answer that leads in at its part's end is read with what it introduces.
+    Returns the entries, what decay kept out, and whether the first entry read on in its note
+    (render_block gives it `first_cap` then)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -278,7 +284,8 @@ def present(
     for r in admitted:
         part = says_its_answer(r.cand)
         # the first entry reads on in its note when the note is about a subject, not a day's log
-        about = rules.first_entry_fills and about_a_subject(r.state)
+        # (nor a day's part of a note kept as a diary: fields.heading_day)
+        about = rules.first_entry_fills and about_a_subject(r.state) and heading_day(part.chunk.heading) is None
         fill = about and not kept
         room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
         whole = about and not fill and part.answer_text is not None  # read on if its room holds the note
@@ -287,8 +294,8 @@ def present(
         if whole and parts is not None:
             fill = _fits_whole(parts[0], room)
         shown = entry_text(part, query, room, rules, fill=fill, note=parts if fill or leads else None)
-        if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, the part that answers first
-            shown = " … ".join(day_parts(part))
+        if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, from what answers
+            shown = " … ".join(x for x in (shown if says_something(shown) else "", *day_parts(part)) if x)
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if fill and not says_something(said):  # its note read on from the first line: judged by what that says
             said = shown
@@ -372,7 +379,7 @@ def _successors(r: Ranked, got: Ranking) -> list[str]:
 
 
 def _entry(r: Ranked, part: Candidate, shown: str, got: Ranking, cap: int) -> PrefetchEntry:
-    day = r.state.stated.day()
+    day = heading_day(part.chunk.heading) or r.state.stated.day()  # a diary's part: its heading's day
     later = _successors(r, got)  # shown for what its successors do not answer: it says it has them
     return PrefetchEntry(
         node_id=r.node_id,

@@ -31,6 +31,7 @@ from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
 from ..search.workspace import Workspace
 from ..text import in_folder, says_something, snippet
+from ..vault.fields import heading_day
 from .relations import with_identities
 
 MAX_K = 100
@@ -82,8 +83,10 @@ class Hit:
 
 def to_hit(query: str, r: Ranked, note: NoteRow, weak_below: float) -> Hit:
     c, state = r.cand, r.state
-    stated = state.stated.when
+    stated, section = state.stated.when, heading_day(c.chunk.heading)  # a diary's part: its heading's day
     date = (stated.isoformat() if state.stated.exact else stated.date().isoformat()) if stated is not None else None
+    if section is not None and (stated is None or section != stated.date()):
+        date = section.isoformat()
     similarity = c.answer_similarity
     return Hit(
         path=note.path,
@@ -205,14 +208,18 @@ def _newest_copy(group: Sequence[Ranked]) -> tuple[Ranked, tuple[str, ...]]:
     return shown, tuple(x.path for x in by_day if x is not shown)
 
 
-def notes_on_named_days(ws: Workspace, query: str, now: dt.datetime) -> frozenset[str]:
-    """The notes stated on a day the query names (search/days.py), by their own day: what recall
-    puts first and prefetch shows however far the turn's words are from theirs."""
+def on_named_days(ws: Workspace, query: str, now: dt.datetime) -> tuple[frozenset[str], frozenset[str]]:
+    """The notes stated on a day the query names (search/days.py), by their own day, and the parts
+    of notes a heading states on it (fields.heading_day: `## 2022-10-14 (3h)` of a diary kept in one
+    note): what recall puts first and prefetch shows however far the turn's words are from theirs."""
     named = days.named_days(query, now.date())
     if not named:
-        return frozenset()
+        return frozenset(), frozenset()
     near = ws.catalog.notes_by_ids(ws.catalog.stated_near(days.spans(named)))
-    return frozenset(i for i, n in near.items() if ws.decay.state(n.meta, n.path).stated.day() in named)
+    notes = frozenset(i for i, n in near.items() if ws.decay.state(n.meta, n.path).stated.day() in named)
+    years = sorted({str(d.year) for d in named})
+    sections = frozenset(c for c, heading in ws.catalog.headings_holding(years) if heading_day(heading) in named)
+    return notes, sections
 
 
 def rank_query(
@@ -237,7 +244,7 @@ def rank_query(
     searcher = ws.searcher()
     mode, lexical_only = _mode(ws, searcher, mode)
     exclude = () if include_staged else (ws.config.staging_folder.rstrip("/") + "/",)
-    on_day = notes_on_named_days(ws, query, now) if rules.named_days else frozenset()
+    on_day, day_sections = on_named_days(ws, query, now) if rules.named_days else (frozenset(), frozenset())
     # No chunk has a vector yet (the first seconds of a first index): no cosine to judge
     # dormancy by, so the query is not embedded and no model is loaded for this answer.
     similarity = (decay or judge) and ws.vectors().embedded > 0
@@ -249,6 +256,7 @@ def rank_query(
         allow=allow,
         need=need,
         on_day=on_day,
+        day_sections=day_sections,
         rules=rules,
     )
     cands, died = _candidates(ws, search, mode=mode, lexical_only=lexical_only, similarity=similarity, qvec=qvec)

@@ -191,6 +191,7 @@ class Searcher:
         qvec: np.ndarray | None = None,
         need: int | None = None,
         on_day: AbstractSet[str] = frozenset(),
+        day_sections: AbstractSet[str] = frozenset(),
         rules: ReadRules = DEFAULT_RULES,
     ) -> list[Candidate]:
         """The best candidate per note (or per chunk, `granularity="chunk"`), most relevant first:
@@ -204,7 +205,8 @@ class Searcher:
         notes beyond the pool follow it (`first_of`, Candidate.beyond).
         `on_day`: the notes stated on a day the query names (days.py): their chunks are candidates
         whether or not either side found them (placed on the pool's scale, changing no score in it),
-        marked `Candidate.on_day`, which relevance order puts first.
+        marked `Candidate.on_day`, which relevance order puts first. `day_sections`: likewise the
+        chunks a heading states on such a day (fields.heading_day: a diary kept in one note).
         `candidates`: per side (default `rules.candidates`).
         """
         found = self.pool(
@@ -218,6 +220,7 @@ class Searcher:
             qvec=qvec,
             need=need,
             on_day=on_day,
+            day_sections=day_sections,
         )
         return pick(found, score(found, rules, windows), granularity, rules)
 
@@ -234,17 +237,19 @@ class Searcher:
         qvec: np.ndarray | None = None,
         need: int | None = None,
         on_day: AbstractSet[str] = frozenset(),
+        day_sections: AbstractSet[str] = frozenset(),
     ) -> Pool:
         """Stage 1, the candidate pool: each side's first `candidates` chunks (BM25 and dense), the
-        chunks of the notes stated on a day the query names, and, when those hold fewer notes than
-        the caller `need`s, each side's next notes (`first_of`: they rank after the pool and change
-        no score in it, so the first n of any k are the same). Each candidate gets both sides' real
-        scores: the exact cosine from the cached vectors, and BM25 from the same query's wide list."""
+        chunks of the notes stated on a day the query names and those a heading states on it
+        (`day_sections`), and, when those hold fewer notes than the caller `need`s, each side's next
+        notes (`first_of`: they rank after the pool and change no score in it, so the first n of any
+        k are the same). Each candidate gets both sides' real scores: the exact cosine from the
+        cached vectors, and BM25 from the same query's wide list."""
         ranked_lex, ranked_dense, qvec = self._sides(query, mode, candidates, allow, qvec, with_similarity)
         lexical, dense, core = self._heads(
             ranked_lex, ranked_dense, qvec, candidates, allow, need if granularity == "note" else None
         )
-        day_chunks = frozenset(self.catalog.chunk_ids_of(sorted(on_day))) if on_day else frozenset()
+        day_chunks = frozenset(self.catalog.chunk_ids_of(sorted(on_day))) | day_sections if on_day else day_sections
         ids = sorted(set(lexical) | set(dense) | day_chunks)
         chunks = self.catalog.chunks_by_ids(ids)
         ids = [c for c in ids if c in chunks]
@@ -262,7 +267,8 @@ class Searcher:
         if mode != "hybrid":  # one side alone: its own candidates, and the named days'
             side = lexical if mode == "bm25" else dense
             ids = [c for c in ids if c in side or c in day_chunks]
-        return Pool(query, mode, ids, chunks, notes, lexical, dense, core, frozenset(on_day), qvec)
+        days = frozenset(on_day), frozenset(day_sections)
+        return Pool(query, mode, ids, chunks, notes, lexical, dense, core, days[0], qvec, days[1])
 
     def _heads(
         self,
@@ -346,6 +352,7 @@ class Pool:
     core: frozenset[str]  # each side's first `candidates` chunks: relevance is scaled on them
     on_day: frozenset[str]  # notes stated on a day the query names
     qvec: np.ndarray | None
+    day_sections: frozenset[str] = frozenset()  # chunks a heading states on a day the query names
 
     @property
     def scaled_on(self) -> np.ndarray:
@@ -432,7 +439,8 @@ def pick(
     order. A note is ranked by its chunks in the pool, by those that say something of their own
     (text.says_something: not only links and dates, which the heading path every chunk carries makes
     the best BM25 match for a daily note's name: "what did I do on the weekend of October 17" found
-    `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then by relevance."""
+    `[[2026-10-15]] · [[2026-10-19]]`, not the day's log), then by relevance; a part a heading states
+    on a day the query names (`Pool.day_sections`) before all of them: it is what the query asks for."""
     terms = query_terms(pool.query)
     says = _Says(rules.says_something_first)
     best: dict[str, Candidate] = {}
@@ -452,13 +460,13 @@ def pick(
             window=scored.windows.get(cid),
             beyond=not scaled_on[i],
             path=pool.notes[ch.node_id].path,
-            on_day=ch.node_id in pool.on_day,
+            on_day=ch.node_id in pool.on_day or cid in pool.day_sections,
         )
         if key not in best:
             best[key] = cand
             continue
         b = best[key]
-        if (not cand.beyond, says(cand), cand.relevance) > (not b.beyond, says(b), b.relevance):
+        if (cand.on_day, not cand.beyond, says(cand), cand.relevance) > (b.on_day, not b.beyond, says(b), b.relevance):
             best[key] = cand
     return sorted(best.values(), key=relevance_order)
 
@@ -480,17 +488,5 @@ class _Says:
         return self.memo[cid]
 
 
-__all__ = [
-    "ExactOwners",
-    "ExactRows",
-    "ExactVectors",
-    "Granularity",
-    "Pool",
-    "Scored",
-    "Searcher",
-    "WindowScorer",
-    "first_of",
-    "no_word_of_its_own",
-    "pick",
-    "score",
-]
+__all__ = ["ExactOwners", "ExactRows", "ExactVectors", "Granularity", "Pool", "Scored", "Searcher", "WindowScorer"]
+__all__ += ["first_of", "no_word_of_its_own", "pick", "score"]

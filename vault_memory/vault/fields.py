@@ -233,6 +233,40 @@ def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFA
 
 UNDATED = Stated(None, "none", False)
 
+#: A heading that opens with a date, a weekday before it or not: `## 2022-10-03 (2h)`, `### [[September
+#: 7th, 2021, Tuesday]]`, `## Monday, March 4, 2024: standup`, `## 4 March 2024`.
+_OPENS_WITH_DATE = re.compile(
+    r"(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|sday|urday)?\.?,?\s+)?"
+    r"(\d{4}([-_./])\d{2}\2\d{2}"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[a-z]{3,9}\.?,?\s+\d{4}"
+    r"|[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})(?![\w-])",
+    re.IGNORECASE,
+)
+_HEADING_LINK = re.compile(r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+HEADING_PATH_SEPARATOR = " > "
+
+
+def heading_day(heading: str) -> dt.date | None:
+    """The day a part of a note is stated by its heading: the innermost heading of its path (`A > B >
+    C`, as chunks carry it) that opens with a date, in the forms a note's name is read in
+    (obsidian.date_in_name), a wikilink's text included and a weekday before it or not. A diary or
+    log kept in one note (`## 2022-10-03 (2h)`, a journal's `### [[September 7th, 2021, Tuesday]]`,
+    a person's meetings under `## [[2020-12-23]]`) states each part on its own day. Not a day: a
+    heading that only mentions one ("Plans for 2024-03-05"), a month ("Summary of September 2020")
+    or a week ("Week of April 18th, 2022")."""
+    for segment in reversed(heading.split(HEADING_PATH_SEPARATOR)):
+        # a link read as its text, and as its target (`[[daily/2024-03-05|Tuesday]]`)
+        as_text = _HEADING_LINK.sub(lambda m: m[2] or _base(m[1]), segment)
+        for text in dict.fromkeys((as_text, _HEADING_LINK.sub(lambda m: _base(m[1]), segment))):
+            m = _OPENS_WITH_DATE.match(text.lstrip(" \t#*_~`'\"([{<>-–—:•·📅🗓"))
+            if m is not None and (day := date_in_name(m[1])) is not None:
+                return day
+    return None
+
+
+def _base(target: str) -> str:
+    return target.rsplit("/", 1)[-1]
+
 
 def stated_time(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFAULT_DAILY_FORMAT) -> Stated:
     """When the note was stated: the latest of its own dates (the module docstring), else undated."""
@@ -257,6 +291,7 @@ __all__ = [
     "parse_time",
     "property_key",
     "property_line",
+    "heading_day",
     "stated_epoch",
     "stated_time",
     "text_dates",
