@@ -96,11 +96,13 @@ def _now_of(name: str, spec: Mapping[str, object]) -> dt.datetime:
 
 
 def real_vault(root: Path, name: str) -> Dataset:
-    """One of the real vaults under `root` (`../shared/real-vaults`) with its questions file."""
+    """One of the real vaults under `root` (`../shared/real-vaults`) with its questions file. A
+    question or turn may give its own `now` ("what did I do two weeks ago" is asked on a day)."""
     spec = json.loads((root / f"{name}.questions.json").read_text(encoding="utf-8"))
-    now = _now_of(name, spec)
+    vault_now = _now_of(name, spec)
     questions = []
     for q in spec["questions"]:
+        now = _now_of(name, q) if q.get("now") else vault_now
         answers = tuple(dict.fromkeys(a["path"] for a in q["answers"]))
         stale = tuple(dict.fromkeys(s["path"] for s in q.get("stale") or [] if s["path"] not in answers))
         questions.append(
@@ -116,7 +118,13 @@ def real_vault(root: Path, name: str) -> Dataset:
             )
         )
     turns = tuple(
-        Turn(p["id"], p["turn"], tuple(p.get("must_contain") or ()), tuple(p.get("any_of") or ()), now=now)
+        Turn(
+            p["id"],
+            p["turn"],
+            tuple(p.get("must_contain") or ()),
+            tuple(p.get("any_of") or ()),
+            now=_now_of(name, p) if p.get("now") else vault_now,
+        )
         for p in spec["prefetch"]
     )
     return Dataset(name, root / name, None, tuple(questions), turns)
