@@ -229,6 +229,26 @@ def test_a_diary_kept_in_one_note_is_read_by_its_days(make_memory: MemoryFactory
     assert week[0].date == "2022-10-14"
 
 
+def test_a_long_day_is_shown_from_what_answers(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """A day's entry shows the part that answers from its answer, then the day's other parts: a long
+    day shown from its start was cut before "They told Taylor to get a blood pressure checker"
+    (dexter, asked "what did they tell Taylor to do about her blood pressure a week ago?")."""
+    filler = " ".join(
+        f"In the morning we walked the dog around block {i} and talked about the week ahead." for i in range(12)
+    )
+    notes = {
+        "Daily/2026-11-24.md": f"{filler} At the clinic they told Taylor to get a blood pressure checker.\n\n"
+        "## Later\n\nDinner with Jack.\n",
+        "Notes/Clinic.md": "The clinic is on Elm Street; parking is in the back.\n",
+    }
+    mem = make_memory(vault=write_notes(tmp_path / "v", notes), calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    turn = "What did the clinic tell Taylor to get for her blood pressure a week ago?"
+    first = mem.prefetch(turn, now=NOW, refresh_staged=False).entries[0]
+    assert first.path == "Daily/2026-11-24.md" and "blood pressure checker" in first.text, first.text
+    assert "Dinner with Jack" in first.text  # the day's other part follows
+
+
 def test_the_day_the_query_names_is_shown_and_its_copies_fold_into_it(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:
