@@ -66,7 +66,7 @@ class PrefetchEntry:
     path: str
     title: str
     heading: str
-    date: str | None  # YYYY-MM-DD the note was stated (fields.stated_time); None: undated
+    date: str | None  # YYYY-MM-DD its note (fields.stated_time) or part (fields.heading_day) was stated; None: undated
     text: str  # what the block shows (the sentence that answers, else the relevant part of the chunk)
     score: float  # recall's relevance (the order)
     similarity: float  # cosine of the turn to the answer (what the weak bar is judged on)

@@ -59,7 +59,7 @@ class Hit:
     superseded_by: list[str] = field(default_factory=list)
     chunk_id: str = ""
     text: str = ""
-    date: str | None = None  # when the note was stated (fields.stated_time), ISO 8601
+    date: str | None = None  # when the note was stated (fields.stated_time), or its part (fields.heading_day), ISO 8601
     rehearsed: bool = False  # this recall counted as a use of the note and wrote that back
     lexical_only: bool = False  # ranked by BM25 alone: vectors still being filled in, or the store unreachable
     #: `similarity` is below the embedder's weak bar (calibration.py): it says little about the query
