@@ -71,6 +71,10 @@ def test_named_days(query: str, days: tuple[dt.date, ...]) -> None:
         ("I mentioned a museum two months ago. Did I go with a friend?", ()),
         ("I've lost track of the branch I was on yesterday. List my local branches.", ()),
         ("Write the git commands to diff develop from a week ago against two weeks ago.", ()),
+        # a request that asks to have a question answered: what follows its question word
+        ("Summarise what I did on the thesis three days ago for my hours log.", (D(2026, 11, 28),)),
+        ("I'm talking with Taylor; remind me what we found out the day before yesterday.", (D(2026, 11, 29),)),
+        ("Help me write a message about the news we got yesterday.", ()),  # no question in it
         ("How many hours of yoga did I do last week?", ()),
         ("How do I delete a line in Vim without losing the text I yanked a moment ago?", ()),
         ("What road trip did the founder take years ago?", ()),

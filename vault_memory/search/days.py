@@ -8,12 +8,12 @@ far from the turn's ("what did I do" is far from any log). Pure: no I/O, no cloc
 Understood: ISO dates (2026-10-17); a month's name or its abbreviation with a day, either way
 round, with or without the year ("October 17", "Oct 17th, 2026", "17 October", "the 3rd of June,
 2023"). A day without a year is its occurrence nearest today. With no such date, a day a question
-names by its distance from today, in a clause that asks ("what did I do two weeks ago", "who did I
-go with to the music event last Saturday", "what did I bake yesterday": `days_back`). Not read as
+names by its distance from today, in what it asks ("what did I do two weeks ago", "who did I go
+with to the music event last Saturday", "summarise what I did yesterday": `days_back`). Not read as
 days: a weekday alone ("on Monday": which one?), spans ("last week", "in October"), and "yesterday"
-or "two days ago" in a clause that tells rather than asks: in a chat that is mostly narration ("I
-went hiking yesterday, what should I eat?"), not a question about that day's notes, and prefetch
-would show that day to every such turn; their words still count for relevance.
+or "two days ago" in a clause that tells: in a chat that is mostly narration ("I went hiking
+yesterday, what should I eat?"), not a question about that day's notes, and prefetch would show
+that day to every such turn; their words still count for relevance.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from vault_memory.search.question import asking_clauses
+from vault_memory.search.question import asked_spans
 
 _MONTHS = {
     name: i
@@ -101,16 +101,17 @@ def _months_back(today: dt.date, n: int) -> dt.date:
 
 
 def days_back(query: str, today: dt.date) -> tuple[dt.date, ...]:
-    """The days a question names by their distance from `today`, in a clause that asks
-    (question.asking_clauses): "what did I do two weeks ago", "who did I go with to the music event
-    last Saturday", "what did I bake yesterday". "N days ago", a weekday ("last Friday": the latest
-    before today) and "yesterday" name one day; "N weeks ago" and "N months ago" are said loosely,
-    and name their day and the days either side ("a month ago" asked on 18 April is 17 to 19 March).
-    Not read: a span asked for ("how many days ago did I ..."), a clause that tells rather than asks
-    ("I went hiking yesterday, what should I eat?"), a request, "last week" or "last month" (a span,
-    not a day), "a moment ago", "years ago"."""
+    """The days a question names by their distance from `today`, in what it asks (question.asked_spans:
+    a clause that asks, or the question a request asks to have answered): "what did I do two weeks
+    ago", "who did I go with to the music event last Saturday", "summarise what I did on the thesis
+    three days ago". "N days ago", a weekday ("last Friday": the latest before today) and
+    "yesterday" name one day; "N weeks ago" and "N months ago" are said loosely, and name their day
+    and the days either side ("a month ago" asked on 18 April is 17 to 19 March). Not read: a span
+    asked for ("how many days ago did I ..."), a clause that tells ("I went hiking yesterday, what
+    should I eat?"), a request with no question in it ("diff develop from a week ago"), "last week"
+    or "last month" (a span, not a day), "a moment ago", "years ago"."""
     out: list[dt.date] = []
-    for clause in asking_clauses(query):
+    for clause in asked_spans(query):
         for m in _AGO.finditer(clause):
             if m["unit"]:
                 raw = m["n"].lower()

@@ -102,6 +102,28 @@ def asking_clauses(text: str) -> list[str]:
     return out
 
 
+def asked_spans(text: str) -> list[str]:
+    """What `text` asks about, as written: its clauses that ask (`asking_clauses`), and in a request
+    what follows its question word, the question it asks to have answered ("Summarise what I did on
+    the thesis three days ago", "remind me what we found out the day before yesterday"). Not "I went
+    hiking yesterday", nor "diff develop from a week ago" (a request, but no question in it)."""
+    asking = asking_clauses(text)
+    out = list(asking)
+    for m in _CLAUSE.finditer(text):
+        words = _WORD.findall(m.group().lower().replace("’", "'"))
+        if words[:1] == ["please"]:
+            words = words[1:]
+        if m.group() in asking or not words or words[0] not in _WORK_VERBS:
+            continue
+        w = _EMBEDDED.search(m.group())
+        if w is not None:
+            out.append(m.group()[w.start() :])
+    return out
+
+
+_EMBEDDED = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how)\b", re.I)
+
+
 def asks(text: str) -> bool:
     """Whether `text` asks something (a question mark, or a sentence that opens with a question word
     or an auxiliary: "what did I set up for Cypress", "is it true that ..."), rather than asking for
@@ -275,4 +297,4 @@ def _joined(name: str, question: str) -> list[str]:
     return out
 
 
-__all__ = ["asking_clauses", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
+__all__ = ["asked_spans", "asking_clauses", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
