@@ -234,9 +234,10 @@ def test_a_diary_kept_in_one_note_is_read_by_its_days(make_memory: MemoryFactory
 
 
 def test_a_long_day_is_shown_from_what_answers(make_memory: MemoryFactory, tmp_path: Path) -> None:
-    """A day's entry shows the part that answers from its answer, then the day's other parts: a long
-    day shown from its start was cut before "They told Taylor to get a blood pressure checker"
-    (dexter, asked "what did they tell Taylor to do about her blood pressure a week ago?")."""
+    """A day's entry shows the part that answers whole when it fits its room, else read on from its
+    answer in that room, then the day's other parts: a long day shown from its start was cut before
+    "They told Taylor to get a blood pressure checker" (dexter, asked "what did they tell Taylor to
+    do about her blood pressure a week ago?")."""
     filler = " ".join(
         f"In the morning we walked the dog around block {i} and talked about the week ahead." for i in range(12)
     )
@@ -250,7 +251,10 @@ def test_a_long_day_is_shown_from_what_answers(make_memory: MemoryFactory, tmp_p
     turn = "What did the clinic tell Taylor to get for her blood pressure a week ago?"
     first = mem.prefetch(turn, now=NOW, refresh_staged=False).entries[0]
     assert first.path == "Daily/2026-11-24.md" and "blood pressure checker" in first.text, first.text
-    assert "Dinner with Jack" in first.text  # the day's other part follows
+    short = mem.prefetch("What did I eat for dinner on November 24?", now=NOW, refresh_staged=False).entries[0]
+    assert (
+        "Dinner with Jack" in short.text and "walked the dog" in short.text
+    )  # a part that fits: whole, then the day's others
 
 
 def test_the_day_the_query_names_is_shown_and_its_copies_fold_into_it(

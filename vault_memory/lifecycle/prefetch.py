@@ -263,8 +263,8 @@ def present(
     first line of links), repeats (merged into the entry above them: `_twin`) and dormant notes
     (returned apart: what decay kept out), unless the turn cues them (`_shows`).
     `day_parts`: the other parts of a note stated on a day the turn names that say something: its
-    entry shows them after the part that answers, whole when it fits the entry's room, else from its
-    answer as any entry is.
+    entry shows them after the part that answers, whole when it fits the entry's room, else read on
+    from its answer in that room, as a first entry reads on.
     `note_parts`: the bodies of a note's parts in order and which is the candidate's, where the
     first entry reads on (`rules.first_entry_fills`), in `first_cap` characters (`first_entry_cap`;
     None: `cap`), and where any other entry reads on when its note fits its room whole
@@ -296,8 +296,10 @@ def present(
             fill = _fits_whole(parts[0], room)
         shown = entry_text(part, query, room, rules, fill=fill, note=parts if fill or leads else None)
         if r.cand.on_day and day_parts is not None:  # the turn asks for the day: its note, what answers first
-            all_of_it = oneline(part.chunk.body)  # the part whole when it fits its room, else from its answer
-            first = all_of_it if len(all_of_it) <= room or not says_something(shown) else shown
+            # the part whole when it fits its room, else read on from its answer in its room
+            all_of_it = oneline(part.chunk.body)
+            fits = len(all_of_it) <= room or not says_something(shown)
+            first = all_of_it if fits else entry_text(part, query, room, rules, fill=True)
             shown = " … ".join(x for x in (first, *day_parts(part)) if says_something(x))
         said = part.answer_text or shown  # what the note states: repeats are judged on it, not the context
         if fill and not says_something(said):  # its note read on from the first line: judged by what that says
