@@ -5,7 +5,8 @@
                              something to be done: its first hit is what it asks for (ranking.marks)
     asks_for_work(q)         it asks for something to be done ("Write ...", "...; fix the JSX"): a name
                              no note mentions does not silence its block (prefetch)
-    asking_clauses(q)        its clauses that ask (search/days.py reads "two weeks ago" only there)
+    asked_spans(q)           what it asks: its clauses that ask (asking_clauses), and the question a
+                             request asks to have answered (search/days.py reads "two weeks ago" there)
     names_in(q)              the names it asks about ("Kubernetes", "SQLite", 'Sapiens'): when the vault
                              never mentions one, nothing in it answers (recall.rank_query: all weak)
 
@@ -84,22 +85,27 @@ def _openings(text: str) -> list[list[str]]:
     return [_WORD.findall(m.group())[:2] for m in _SENTENCE.finditer(text.lower().replace("’", "'"))]
 
 
+def _clauses(text: str) -> list[tuple[str, list[str], str]]:
+    """Each sentence or clause of `text` (after "." "?" "!" ";" ":" and ","), as written, with its
+    words (lowercased) and the mark that ends it ("" at the end of the text)."""
+    return [
+        (m.group(), _WORD.findall(m.group().lower().replace("’", "'")), text[m.end() : m.end() + 1])
+        for m in _CLAUSE.finditer(text)
+    ]
+
+
 def asking_clauses(text: str) -> list[str]:
-    """The sentences or clauses of `text` (after "." "?" "!" ";" ":" and ",") that ask, as written:
-    those that open with a question word ("who did I go with to the music event last Saturday", and
-    "what did I do yesterday" of "Remind me, what did I do yesterday?"), and those that open with an
-    auxiliary and end with "?" ("Did I make it to the gym yesterday?"; without the mark, "was just at
-    the gym yesterday" and "Had some bumps though - last Friday ..." are a chat's narration). Not "I
-    went hiking yesterday" of "I went hiking yesterday, what should I eat?", nor a request ("List the
-    branches I was on yesterday")."""
-    out = []
-    for m in _CLAUSE.finditer(text):
-        words = _WORD.findall(m.group().lower().replace("’", "'"))
-        if words and (
-            words[0] in _QUESTION_WORDS or words[0] in _ASKING_OPENERS and text[m.end() : m.end() + 1] == "?"
-        ):
-            out.append(m.group())
-    return out
+    """The sentences or clauses of `text` that ask, as written: those that open with a question word
+    ("who did I go with to the music event last Saturday", and "what did I do yesterday" of "Remind
+    me, what did I do yesterday?"), and those that open with an auxiliary and end with "?" ("Did I
+    make it to the gym yesterday?"; without the mark, "was just at the gym yesterday" and "Had some
+    bumps though - last Friday ..." are a chat's narration). Not "I went hiking yesterday" of "I went
+    hiking yesterday, what should I eat?", nor a request ("List the branches I was on yesterday")."""
+    return [
+        clause
+        for clause, words, mark in _clauses(text)
+        if words and (words[0] in _QUESTION_WORDS or words[0] in _ASKING_OPENERS and mark == "?")
+    ]
 
 
 def asked_spans(text: str) -> list[str]:
@@ -109,15 +115,10 @@ def asked_spans(text: str) -> list[str]:
     hiking yesterday", nor "diff develop from a week ago" (a request, but no question in it)."""
     asking = asking_clauses(text)
     out = list(asking)
-    for m in _CLAUSE.finditer(text):
-        words = _WORD.findall(m.group().lower().replace("’", "'"))
-        if words[:1] == ["please"]:
-            words = words[1:]
-        if m.group() in asking or not words or words[0] not in _WORK_VERBS:
-            continue
-        w = _EMBEDDED.search(m.group())
-        if w is not None:
-            out.append(m.group()[w.start() :])
+    for clause, words, _ in _clauses(text):
+        verb = words[1:2] if words[:1] == ["please"] else words[:1]
+        if clause not in asking and verb and verb[0] in _WORK_VERBS and (w := _EMBEDDED.search(clause)):
+            out.append(clause[w.start() :])
     return out
 
 
