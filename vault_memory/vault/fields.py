@@ -242,8 +242,10 @@ _OPENS_WITH_DATE = re.compile(
     r"|[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})(?![\w-])",
     re.IGNORECASE,
 )
+#: Between the headings of a chunk's heading path ("Thesis diary > 2022-10-14 (3h)"): markdown.py
+#: writes it, heading_day reads it.
+HEADING_SEP = " > "
 _HEADING_LINK = re.compile(r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
-HEADING_PATH_SEPARATOR = " > "
 
 
 def heading_day(heading: str) -> dt.date | None:
@@ -254,7 +256,7 @@ def heading_day(heading: str) -> dt.date | None:
     a person's meetings under `## [[2020-12-23]]`) states each part on its own day. Not a day: a
     heading that only mentions one ("Plans for 2024-03-05"), a month ("Summary of September 2020")
     or a week ("Week of April 18th, 2022")."""
-    for segment in reversed(heading.split(HEADING_PATH_SEPARATOR)):
+    for segment in reversed(heading.split(HEADING_SEP)):
         # a link read as its text, and as its target (`[[daily/2024-03-05|Tuesday]]`)
         as_text = _HEADING_LINK.sub(lambda m: m[2] or _base(m[1]), segment)
         for text in dict.fromkeys((as_text, _HEADING_LINK.sub(lambda m: _base(m[1]), segment))):
@@ -281,9 +283,11 @@ def stated_epoch(meta: Mapping[str, Any], stem: str = "", daily_format: str = DE
 
 
 __all__ = [
+    "HEADING_SEP",
     "STATED_KEY",
     "UNDATED",
     "Stated",
+    "heading_day",
     "local_zone",
     "parse_bool",
     "parse_int",
@@ -291,7 +295,6 @@ __all__ = [
     "parse_time",
     "property_key",
     "property_line",
-    "heading_day",
     "stated_epoch",
     "stated_time",
     "text_dates",

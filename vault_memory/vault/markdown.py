@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vault_memory.errors import ConfigError
-from vault_memory.vault.fields import property_key, property_line
+from vault_memory.vault.fields import HEADING_SEP, property_key, property_line
 from vault_memory.vault.templates import NONE as NO_SCAFFOLDING
 from vault_memory.vault.templates import Scaffolding
 
@@ -659,7 +659,6 @@ TARGET_TOKENS = 200
 # (`_Chunker.fits`): an English token is about 4 characters, so only a range far over the limit is cut.
 PROBE_CHARS = 64
 
-_HEADING_SEP = " > "
 _ELLIPSIS = "…"
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 _LINE_END_RE = re.compile(r"\n")
@@ -761,11 +760,11 @@ class _Chunker:
         if not parts:
             return "", True
         budget = self.max_tokens // 2
-        full = _HEADING_SEP.join(parts)
+        full = HEADING_SEP.join(parts)
         if self.count(full) <= budget:
             return full, True
         for keep in range(len(parts) - 1, 0, -1):
-            line = _ELLIPSIS + _HEADING_SEP + _HEADING_SEP.join(parts[-keep:])
+            line = _ELLIPSIS + HEADING_SEP + HEADING_SEP.join(parts[-keep:])
             if self.count(line) <= budget:
                 return line, True
         last = parts[-1]
@@ -799,7 +798,7 @@ class _Chunker:
                 stack.pop()
             stack.append((level, _inline_text(node.inline)))
             parts = [text for _, text in stack if text]
-            heading = _HEADING_SEP.join(parts)
+            heading = HEADING_SEP.join(parts)
             header, intact = self.choose_header(parts)
             start = self.offset(tok.map[1])
             chunk_start = start if intact else self.offset(tok.map[0])
@@ -1075,7 +1074,7 @@ def chunk_note(
     if chunks and counter(f"{chunks[0].text}\n\n{lines}") <= max_tokens:
         first = chunks[0]
         return [Chunk(0, first.heading, f"{first.text}\n\n{lines}", first.start_line), *chunks[1:]]
-    heading = _HEADING_SEP.join(p for p in (" ".join(title.split()), PROPERTIES_HEADING) if p)
+    heading = HEADING_SEP.join(p for p in (" ".join(title.split()), PROPERTIES_HEADING) if p)
     room = max(1, max_tokens - counter(heading) - 1)
     made = chunk_body(lines, max_tokens=room, target_tokens=min(target_tokens, room), count_tokens=counter)
     return chunks + [Chunk(len(chunks) + i, heading, f"{heading}\n{c.text}", 0) for i, c in enumerate(made)]
