@@ -520,11 +520,12 @@ class Catalog:
 
     def headings_holding(self, words: Sequence[str]) -> list[tuple[str, str]]:
         """(chunk_id, heading) of the chunks whose heading path holds one of `words` (a year: the
-        parts a heading may state on a day the query names, recall.on_named_days), in chunk id order."""
+        parts a heading may state on a day the query names, recall.on_named_days), in no set order:
+        a scan of every chunk's heading, 3 ms at 8,123 chunks (`dexter`), twice that sorted."""
         if not words:
             return []
         where = " OR ".join(["instr(heading, ?) > 0"] * len(words))
-        sql = f"SELECT chunk_id, heading FROM chunks WHERE {where} ORDER BY chunk_id"
+        sql = f"SELECT chunk_id, heading FROM chunks WHERE {where}"
         return [(r[0], r[1]) for r in self.db.execute(sql, list(words))]
 
     def chunks_by_ids(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRow]:
