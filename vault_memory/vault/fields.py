@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .obsidian import DEFAULT_DAILY_FORMAT, date_from_name, date_in_name
+from .obsidian import DEFAULT_DAILY_FORMAT, NAMED_DATE, date_from_name, date_in_name
 
 TRUE_WORDS = frozenset({"true", "yes", "on", "1", "y"})
 FALSE_WORDS = frozenset({"false", "no", "off", "0", "n", ""})
@@ -233,13 +233,11 @@ def text_dates(meta: Mapping[str, Any], stem: str = "", daily_format: str = DEFA
 
 UNDATED = Stated(None, "none", False)
 
-#: A heading that opens with a date, a weekday before it or not: `## 2022-10-03 (2h)`, `### [[September
-#: 7th, 2021, Tuesday]]`, `## Monday, March 4, 2024: standup`, `## 4 March 2024`.
+#: A heading that opens with a date (as a file name holds one: obsidian.NAMED_DATE), a weekday before
+#: it or not: `## 2022-10-03 (2h)`, `### [[September 7th, 2021, Tuesday]]`, `## Monday, March 4, 2024`.
 _OPENS_WITH_DATE = re.compile(
     r"(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|sday|urday)?\.?,?\s+)?"
-    r"(\d{4}([-_./])\d{2}\2\d{2}"
-    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[a-z]{3,9}\.?,?\s+\d{4}"
-    r"|[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})(?![\w-])",
+    rf"({NAMED_DATE.pattern})",
     re.IGNORECASE,
 )
 #: Between the headings of a chunk's heading path ("Thesis diary > 2022-10-14 (3h)"): markdown.py

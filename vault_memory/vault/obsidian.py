@@ -286,7 +286,7 @@ def date_from_name(stem: str, fmt: str = DEFAULT_DAILY_FORMAT) -> dt.date | None
     return _daily_date(stem, fmt)
 
 
-_NAMED_DATE = re.compile(
+NAMED_DATE = re.compile(  # one whole date, year included (date_in_name, fields.heading_day)
     r"(?<![\w-])(?:(?P<y0>\d{4})(?P<s0>[-_./])(?P<m0>\d{2})(?P=s0)(?P<d0>\d{2})"
     r"|(?P<m1>[A-Za-z]{3,9})\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})"
     r"|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>[A-Za-z]{3,9}),?\s+(?P<y2>\d{4}))(?![\w-])"
@@ -305,7 +305,7 @@ def date_in_name(stem: str) -> dt.date | None:
     if not _DIGIT.search(stem):
         return None
     found: set[dt.date] = set()
-    for m in _NAMED_DATE.finditer(stem):
+    for m in NAMED_DATE.finditer(stem):
         if m["y0"]:
             parts = (int(m["y0"]), int(m["m0"]), int(m["d0"]))
         else:
