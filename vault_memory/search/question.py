@@ -5,8 +5,8 @@
                              something to be done: its first hit is what it asks for (ranking.marks)
     asks_for_work(q)         it asks for something to be done ("Write ...", "...; fix the JSX"): a name
                              no note mentions does not silence its block (prefetch)
-    asked_spans(q)           what it asks: its clauses that ask (asking_clauses), and the question a
-                             request asks to have answered (search/days.py reads "two weeks ago" there)
+    asked_spans(q)           what it asks: its clauses that ask, and the question a request asks to
+                             have answered (search/days.py reads "two weeks ago" there)
     names_in(q)              the names it asks about ("Kubernetes", "SQLite", 'Sapiens'): when the vault
                              never mentions one, nothing in it answers (recall.rank_query: all weak)
 
@@ -94,30 +94,25 @@ def _clauses(text: str) -> list[tuple[str, list[str], str]]:
     ]
 
 
-def asking_clauses(text: str) -> list[str]:
-    """The sentences or clauses of `text` that ask, as written: those that open with a question word
-    ("who did I go with to the music event last Saturday", and "what did I do yesterday" of "Remind
-    me, what did I do yesterday?"), and those that open with an auxiliary and end with "?" ("Did I
-    make it to the gym yesterday?"; without the mark, "was just at the gym yesterday" and "Had some
-    bumps though - last Friday ..." are a chat's narration). Not "I went hiking yesterday" of "I went
-    hiking yesterday, what should I eat?", nor a request ("List the branches I was on yesterday")."""
-    return [
-        clause
-        for clause, words, mark in _clauses(text)
-        if words and (words[0] in _QUESTION_WORDS or words[0] in _ASKING_OPENERS and mark == "?")
-    ]
-
-
 def asked_spans(text: str) -> list[str]:
-    """What `text` asks about, as written: its clauses that ask (`asking_clauses`), and in a request
-    what follows its question word, the question it asks to have answered ("Summarise what I did on
-    the thesis three days ago", "remind me what we found out the day before yesterday"). Not "I went
-    hiking yesterday", nor "diff develop from a week ago" (a request, but no question in it)."""
-    asking = asking_clauses(text)
-    out = list(asking)
-    for clause, words, _ in _clauses(text):
+    """What `text` asks about, as written, clause by clause (after "." "?" "!" ";" ":" and ","):
+    - a clause that asks: one that opens with a question word ("who did I go with to the music
+      event last Saturday", and "what did I do yesterday" of "Remind me, what did I do yesterday?"),
+      or with an auxiliary and ends with "?" ("Did I make it to the gym yesterday?"; without the
+      mark, "was just at the gym yesterday" and "Had some bumps though - last Friday ..." are a
+      chat's narration);
+    - in a request, what follows its question word, the question it asks to have answered
+      ("Summarise what I did on the thesis three days ago", "remind me what we found out the day
+      before yesterday").
+    Not "I went hiking yesterday" of "I went hiking yesterday, what should I eat?", nor a request
+    with no question in it ("diff develop from a week ago", "List the branches I was on yesterday")."""
+    out = []
+    for clause, words, mark in _clauses(text):
+        if words and (words[0] in _QUESTION_WORDS or words[0] in _ASKING_OPENERS and mark == "?"):
+            out.append(clause)
+            continue
         verb = words[1:2] if words[:1] == ["please"] else words[:1]
-        if clause not in asking and verb and verb[0] in _WORK_VERBS and (w := _EMBEDDED.search(clause)):
+        if verb and verb[0] in _WORK_VERBS and (w := _EMBEDDED.search(clause)):
             out.append(clause[w.start() :])
     return out
 
@@ -298,4 +293,4 @@ def _joined(name: str, question: str) -> list[str]:
     return out
 
 
-__all__ = ["asked_spans", "asking_clauses", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
+__all__ = ["asked_spans", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
