@@ -1888,3 +1888,45 @@ def test_a_questions_first_hit_is_weak_only_below_the_asked_bar(
     old = make_memory(vault=v, index_dir=tmp_path / "old", calibration=replace(cal, asked=None))
     old.index()
     assert all(h.weak for h in old.recall(question, now=NOW, touch=False))
+
+
+def test_the_first_entry_reads_its_notes_other_answering_part_before_its_top(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Stop 71 (rules.reads_other_parts): a long note's answer is often in a part other than the one
+    most like the turn. `dexter`'s migration doc was ranked by its intro ("some tips for how to handle
+    merge conflicts"), and reading on from the note's top spent the room on a build log before the
+    "What then?" part that gives the tips. The first entry reads its note's other answering parts,
+    each one's best sentence and the line after it, then that part from its first line, before the
+    rest of the note from its top."""
+    log = "\n".join(f"- bundle{i}.js was {i + 3}.2 MiB before the upgrade and slow to load." for i in range(12))
+    body = "\n".join(
+        [
+            "# Upgrade",
+            "",
+            "## Build sizes",
+            "",
+            log,
+            "",
+            "## Intro",
+            "",
+            "Hey team, here are some tips for how to handle merge conflicts after the upgrade lands.",
+            "",
+            "## What then?",
+            "",
+            "What happens when the code is released? I suggest first celebrating with a cup of coffee.",
+            "I expect merge conflicts, so here is how to handle merge conflicts from your branches:",
+            "- Run the codemods again on just the files that conflict.",
+            "- Keep your own changes and redo the renames by hand.",
+        ]
+    )
+    v = tmp_path / "other-part"
+    put(v, "upgrade.md", body + "\n")
+    turn = "tips for how to handle merge conflicts after the upgrade"
+    on = _indexed_with(make_memory, v, tmp_path / "ix-on")
+    row = internals(on).catalog.note_by_path("upgrade.md")
+    assert row is not None and len(internals(on).catalog.chunks_of(row.node_id)) >= 3
+    (entry, *_) = on.prefetch(turn, now=NOW).entries
+    assert "Run the codemods again" in entry.text and len(entry.text) <= 600
+    off = _indexed_with(make_memory, v, tmp_path / "ix-off", reads_other_parts=False)
+    assert "Run the codemods again" not in off.prefetch(turn, now=NOW).entries[0].text
