@@ -19,6 +19,7 @@ was made for; split into steps, each would take the whole state as arguments.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -205,15 +206,19 @@ def _answering_parts(
     for each of `answers` (a part's best sentence, most relevant part first) that says something and
     is a sentence outside the entry's own part (`within`), its unit and its part's first and past-last
     unit."""
+    if not answers:
+        return []
     bounds = [*starts, len(units)]
+    first: dict[str, int] = {}
+    for i, (s, _) in enumerate(units):
+        if not within[0] <= i < within[1]:
+            first.setdefault(s, i)
     out: list[tuple[int, int, int]] = []
     for text in answers:
-        if not says_something(text):
+        j = first.get(text)
+        if j is None or not says_something(text):
             continue
-        j = next((i for i, (s, _) in enumerate(units) if s == text and not within[0] <= i < within[1]), None)
-        if j is None:
-            continue
-        k = max(p for p in range(len(starts)) if starts[p] <= j)
+        k = bisect.bisect_right(starts, j) - 1  # the part it is in
         out.append((j, bounds[k], bounds[k + 1]))
     return out
 
