@@ -177,38 +177,43 @@ def _ranked(
     return Ranked(cand, state_from_meta(meta), 1.0, False, False, path)
 
 
-def test_same_fact_groups_the_best_answer_with_its_restatements_only() -> None:
+def test_same_fact_groups_the_first_hit_with_its_restatements_only() -> None:
     d1, d2, d3 = {"date": "2024-03-02"}, {"date": "2024-11-20"}, {"date": "2024-06-01"}
     a, b, c = [1.0, 0.0], [0.8, 0.6], [-0.6, 0.8]  # a~b alike (0.8); c unlike both
     items = [
-        _ranked("x/old.md", d1, 1.0, a, 0.6),
-        _ranked("x/new.md", d2, 0.8, b, 0.7),  # the best answer
+        _ranked("x/old.md", d1, 1.0, a, 0.6),  # recall's answer
+        _ranked("x/new.md", d2, 0.8, b, 0.7),
         _ranked("x/other.md", d3, 0.75, c, 0.6),
     ]
     answers = [r.cand.window.vector if r.cand.window else None for r in items]
-    assert same_fact_groups(items, answers, MINILM)[0] == [0, 1]
+    assert same_fact_groups(items, answers, MINILM) == [[0, 1], [2]]
     # another folder is another kind of note: no group (unless the rule is switched off)
     elsewhere = [items[0], replace(items[1], path="y/new.md"), items[2]]
-    assert same_fact_groups(elsewhere, answers, MINILM)[0] == [1]
+    assert same_fact_groups(elsewhere, answers, MINILM) == [[0], [1], [2]]
     assert same_fact_groups(elsewhere, answers, MINILM, DEFAULT_RULES.but(same_folder=False))[0] == [0, 1]
     # stated after now (a plan, a session from after the question): no statement of how things are
-    assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 1, tzinfo=dt.UTC))[0] == [1]
+    assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 1, tzinfo=dt.UTC))[0] == [0]
     assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 21, tzinfo=dt.UTC))[0] == [0, 1]
     assert same_fact_groups(items, answers, MINILM, now=dt.datetime(2024, 11, 20, 0, 1, tzinfo=dt.UTC))[0] == [0, 1]
     # undated: never "stated later" than anything
     undated = [_ranked("x/old.md", {}, 1.0, a, 0.6), *items[1:]]
-    assert same_fact_groups(undated, answers, MINILM)[0] == [1]
+    assert same_fact_groups(undated, answers, MINILM)[0] == [0]
+    # the group is the first hit's, not the one of the answer closest to the query further down (stop 71:
+    # a note about a crib, closer in words, grouped alone while the cabin's two days stayed apart)
+    closer = [items[0], items[1], _ranked("x/crib.md", d3, 0.75, c, 0.9)]
+    assert same_fact_groups(closer, answers, MINILM)[0] == [0, 1]
     # the same day, or the same words repeated (a daily note's copied line): not a change
     same_day = [_ranked("x/old.md", d2, 1.0, a, 0.6), *items[1:]]
-    assert same_fact_groups(same_day, answers, MINILM)[0] == [1]
+    assert same_fact_groups(same_day, answers, MINILM) == [[0], [1], [2]]
     said = "08:10 Switched my editor from Vim to Helix."
     copied = [_ranked("x/old.md", d1, 1.0, a, 0.6, said), _ranked("x/new.md", d2, 0.8, b, 0.7, said), items[2]]
-    assert same_fact_groups(copied, answers, MINILM)[0] == [1]
+    assert same_fact_groups(copied, answers, MINILM) == [[0], [1], [2]]
     # one changed word is a changed value
     slack = [_ranked("x/old.md", d1, 1.0, a, 0.6, "The chat is on Slack."), copied[1], items[2]]
     assert same_fact_groups(slack, answers, MINILM)[0] == [0, 1]
-    # a statement worded far from the query (below the weak bar) still joins when it says what the
-    # best answer says (bench updates_hard: newer first 0.951 -> 0.975); a weak best answer groups nothing
+    # a first hit worded far from the query (below the weak bar): the group is the one of the answer
+    # closest to the query, and a statement below the bar still joins when it says what that answer says
+    # (bench updates_hard: newer first 0.951 -> 0.975); a weak best answer groups nothing
     weak = [_ranked("x/old.md", d1, 1.0, a, 0.2), *items[1:]]
     assert same_fact_groups(weak, answers, MINILM)[0] == [0, 1]
     faint = [_ranked("x/old.md", d1, 1.0, a, 0.2), _ranked("x/new.md", d2, 0.8, b, 0.25), items[2]]
@@ -216,10 +221,10 @@ def test_same_fact_groups_the_best_answer_with_its_restatements_only() -> None:
     assert all(len(g) == 1 for g in same_fact_groups(faint, answers, MINILM))
     # a clearly better match (relevance apart by more than the band) is not the same question
     apart = [items[0], _ranked("x/new.md", d2, 0.5, b, 0.7), items[2]]
-    assert same_fact_groups(apart, answers, MINILM)[0] == [1]
+    assert same_fact_groups(apart, answers, MINILM) == [[0], [1], [2]]
     # episodic records keep their places
     record = [_ranked("x/old.md", {**d1, "type": "conversation"}, 1.0, a, 0.6), *items[1:]]
-    assert same_fact_groups(record, answers, MINILM)[0] == [1]
+    assert same_fact_groups(record, answers, MINILM) == [[0], [1], [2]]
 
 
 def test_a_statement_repeated_in_a_later_note_counts_from_the_note_that_said_it_first() -> None:

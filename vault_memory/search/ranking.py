@@ -375,16 +375,21 @@ def same_fact_groups(
     rules: ReadRules = DEFAULT_RULES,
     now: dt.datetime | None = None,
 ) -> list[list[int]]:
-    """Which of `items` (relevance order, the head) state one fact: the group of the best answer,
-    and every other item alone. A note stated after `now` (a plan, a session from after the
-    question) is no statement of how things are now: it joins no group.
+    """Which of `items` (relevance order, the head) state one fact: the group of the first, and
+    every other item alone. A note stated after `now` (a plan, a session from after the question)
+    is no statement of how things are now: it joins no group.
 
-    Two items are linked when they `state_alike`. The group is the connected component of the item
-    that answers best, when that answer is clear (answer cosine >= `cal.weak`): a newer statement
-    worded far from the query still joins by saying what the best answer says (bench updates_hard:
-    newer first 0.951 with every member held to the bar, 0.975 without; the real vault's moves
-    unchanged). Everything else keeps its place: on a person's vault nothing else this rule looks at
-    told a changed value from a related statement (bench same_fact, docs/ranking.md)."""
+    Two items are linked when they `state_alike`. The group is the connected component of the first
+    item, recall's answer, when its answer is clear (answer cosine >= `cal.weak`), else of the item
+    whose answer is closest to the query, when that one is clear: a statement worded far from the
+    query still joins by saying what a clear answer says (bench updates_hard: newer first 0.951 with
+    every member held to the bar, 0.975 without; the real vault's moves unchanged).
+    Until stop 71 the group was the one of the item whose answer sentence was closest to the query,
+    wherever it ranked: `dexter`'s "did we end up making it to the family cabin in July?" grouped
+    around a note about a crib (its sentence closer, 0.498 against 0.45) and left the cabin's two
+    days apart, the older first; `updates_hard` newer first 0.963, now 0.975. Everything else keeps
+    its place: on a person's vault nothing else this rule looks at told a changed value from a
+    related statement (bench same_fact, docs/ranking.md)."""
     n = len(items)
     if n == 0:
         return []
@@ -397,7 +402,12 @@ def same_fact_groups(
         for j in range(i + 1, n)
         if ok[i] and ok[j] and state_alike(items[i], items[j], answers[i], answers[j], cal, rules)
     ]
-    best = max(range(n), key=lambda i: (items[i].cand.answer_similarity, -i))
+    # the first hit's group; when its answer is not clear, the group of the answer closest to the query
+    best = (
+        0
+        if items[0].cand.answer_similarity >= cal.weak
+        else max(range(n), key=lambda i: (items[i].cand.answer_similarity, -i))
+    )
     if items[best].cand.answer_similarity < cal.weak:
         return [[i] for i in range(n)]
     group = next(g for g in components(range(n), links) if best in g)
