@@ -29,6 +29,7 @@ from vault_memory.search.question import asks, asks_for_work, asks_how_things_ar
         "Why won't Heroku let me drop the database with rake?",  # a modal, negated
         "How long should I wait between a meal and tea?",
         "Who needs the quarterly report?",  # "needs" is no past for ending in -ed(s)
+        "I stashed a pile of changes but only want one file's version back. How do I get it?",  # it asks "how do I"
     ],
 )
 def test_questions_about_how_things_are(question: str) -> None:
@@ -46,6 +47,9 @@ def test_questions_about_how_things_are(question: str) -> None:
         "Who tipped me off about cleaning out old Homebrew files?",  # a past verb in -ed
         "Why didn't I go with the recommended codemod?",
         "How many days passed between the workshop and planting the tomatoes?",
+        # what it asks decides, not what leads up to it (stop 71: "wouldn't" read as the present)
+        "After being told the senior promotion probably wouldn't come until year end, what did I decide I want to do?",
+        "I can never spell Csikszentmihalyi. What did I decide to do about it?",
     ],
 )
 def test_questions_about_what_happened(question: str) -> None:

@@ -27,6 +27,8 @@ the present or a modal ("do", "does", "am", "is", "are", "have", "has", "can", "
 "was", "were", "had") or, with no auxiliary, its first verb is ("who offered to pay", "what went
 missing": a word in -ed or a common irregular past). A question with neither ("who owns the search
 indexer", "which server hosts the VPN gateway") asks how things are: the present needs no auxiliary.
+The tense is read in the clauses that ask (`asked_spans`), when there are any: "After being told
+the promotion probably wouldn't come until year end, what did I decide?" asks what happened.
 """
 
 from __future__ import annotations
@@ -56,9 +58,18 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
 def asks_how_things_are(question: str) -> bool:
-    """Whether `question` asks how things are (the module docstring), not what happened."""
+    """Whether `question` asks how things are (the module docstring), not what happened: read in
+    what it asks (`asked_spans`) when a clause of it asks, not in what leads up to that ("After
+    being told the promotion probably wouldn't come until year end, what did I decide?" asks what
+    happened; stop 71)."""
     if _NOW.search(question):
         return True
+    spans = asked_spans(question)
+    return _tense_is_present(" ".join(spans) if spans else question)
+
+
+def _tense_is_present(question: str) -> bool:
+    """Whether the first auxiliary, else the first verb, of `question` is in the present."""
     words = [w.partition("'") for w in _WORD.findall(question.lower().replace("’", "'"))]
     for base, _, tail in words:
         if tail == "t":  # "don't", "won't", "didn't", "wasn't"
