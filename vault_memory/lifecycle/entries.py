@@ -370,14 +370,17 @@ def answering_lines(
     def says(i: int) -> bool:  # a line worth room of its own: code, or a line that says something
         return i in code or says_something(units[i][0])
 
+    def names(i: int) -> bool:  # code, or a line that names anything (a list of [[works]], a link saved)
+        return i in code or names_anything(units[i][0])
+
     pieces += [[by_text[w]] for w in others if w in by_text and says(by_text[w])]
     if fill:
         if code and rules.answer_code:  # a how-to's other commands before its prose, nearest first
             pieces += [[i] for b in near if all(b is not c for c in best) for i in b]
         for j, first, end in elsewhere:  # the note's other answering parts: each one's answer and the line
             # after it, then the part from its first line (what names and links is a part's content too)
-            read = [i for i in range(first, end) if i in code or names_anything(units[i][0])]
-            then = [j + 1] if j + 1 < len(units) and (j + 1 in code or names_anything(units[j + 1][0])) else []
+            read = [i for i in range(first, end) if names(i)]
+            then = [j + 1] if j + 1 < len(units) and names(j + 1) else []
             pieces += [[j], *([i] for i in then), *([i] for i in read)]
         pieces += [[i] for i in range(len(units)) if says(i)]
         # then, in the room left, the lines that only name or point: a list of [[works]], a link saved

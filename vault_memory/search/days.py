@@ -22,7 +22,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from vault_memory.search.question import asked_spans
+from .question import asked_spans
 
 _MONTHS = {
     name: i

@@ -267,8 +267,9 @@ class Searcher:
         if mode != "hybrid":  # one side alone: its own candidates, and the named days'
             side = lexical if mode == "bm25" else dense
             ids = [c for c in ids if c in side or c in day_chunks]
-        days = frozenset(on_day), frozenset(day_sections)
-        return Pool(query, mode, ids, chunks, notes, lexical, dense, core, days[0], qvec, days[1])
+        return Pool(
+            query, mode, ids, chunks, notes, lexical, dense, core, frozenset(on_day), qvec, frozenset(day_sections)
+        )
 
     def _heads(
         self,
@@ -472,8 +473,7 @@ def pick(
         if (cand.on_day, not cand.beyond, says(cand), cand.relevance) > (b.on_day, not b.beyond, says(b), b.relevance):
             best[key] = cand
     for key, found in windows.items():  # each note's other answering parts, most relevant first
-        mine = best[key].chunk.chunk_id
-        others = tuple(text for _, cid, text in sorted(found, key=lambda f: -f[0]) if cid != mine)
+        others = tuple(text for _, cid, text in sorted(found, key=lambda f: -f[0]) if cid != best[key].chunk.chunk_id)
         if others:
             best[key] = replace(best[key], elsewhere=others)
     return sorted(best.values(), key=relevance_order)
