@@ -22,7 +22,8 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from .question import asked_spans
+# absolute: bench/runners/locomo.py loads this file by its path, outside the package
+from vault_memory.search.question import asked_spans
 
 _MONTHS = {
     name: i
