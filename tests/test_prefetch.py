@@ -972,6 +972,32 @@ def test_a_repeat_that_says_more_is_shown_not_the_newer_line_it_holds(
     assert entry.merged == ("Daily Notes/2022-01-24.md", "Daily Notes/2022-01-21.md")
 
 
+def test_an_entry_that_shows_more_than_the_statement_it_repeats_is_an_entry_of_its_own(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    # flancian (the eleventh question file): "I consider myself a [[secular buddhist]]" closes the
+    # definition on the page about it, and "I sometimes consider myself a [[secular buddhist]]" ends
+    # the page on the dharma. The two answers repeat, so the two entries were one, shown as the
+    # dharma's (its answer says one word more): the definition and the names the turn asked for
+    # left the block.
+    v = tmp_path / "garden"
+    put(
+        v,
+        "secular-buddhism.md",
+        "# secular buddhism\n\nIn short, a synthesis of [[buddhism]] and [[naturalism]]. "
+        "I consider myself a [[secular buddhist]]. Confirmed spottings: [[stephen batchelor]].",
+    )
+    put(v, "dharma.md", "# dharma\n\nThe [[path]] we try to follow. I sometimes consider myself a [[secular buddhist]]")
+    # a page that says the same and nothing more is still one entry with the one it repeats
+    put(v, "buddhist.md", "# buddhist\n\n- I consider myself a [[secular buddhist]].")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    turn = "who do I see as a secular buddhist"
+    entries = mem.prefetch(turn, now=NOW).entries
+    assert [(e.path, e.merged) for e in entries] == [("secular-buddhism.md", ("buddhist.md",)), ("dharma.md", ())]
+    assert "stephen batchelor" in entries[0].text and "naturalism" in entries[0].text
+
+
 def test_a_whole_chunk_copied_from_day_to_day_is_shown_from_its_newest_copy(
     make_memory: MemoryFactory, tmp_path: Path
 ) -> None:

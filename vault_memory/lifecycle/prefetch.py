@@ -233,17 +233,28 @@ def prefetch(
 
 def _twin(
     kept: Sequence[tuple[PrefetchEntry, str, Ranked]],
-    said: str,
-    day: dt.date | None,
+    new: tuple[PrefetchEntry, str, Ranked],
     rules: ReadRules = DEFAULT_RULES,
 ) -> int | None:
     """The place of the entry above that this one repeats in the same words (repeats.is_repeat), if
-    any. Nothing repeats without `rules.merge_repeats`."""
+    any. A note about a subject (decay.about_a_subject: a page, not a day's log) says what it says
+    of its subject around its answer: when either entry is one, what they show must repeat too, not
+    only what they state (stop 72: `flancian`'s page on secular buddhism, its definition and the
+    names the turn asked for, was one entry with the page on the dharma, whose "I sometimes consider
+    myself a [[secular buddhist]]" its answer repeats, and shown as that page). A day's other lines
+    around a line it repeats are the day's other business. Nothing repeats without `rules.merge_repeats`."""
     if not rules.merge_repeats:
         return None
-    return next(
-        (i for i, (_, other, o) in enumerate(kept) if is_repeat(other, said, (o.state.stated.day(), day))), None
-    )
+    entry, said, r = new
+    day = r.state.stated.day()
+    for i, (e, other, o) in enumerate(kept):
+        days = (o.state.stated.day(), day)
+        if not is_repeat(other, said, days):
+            continue
+        if (about_a_subject(o.state) or about_a_subject(r.state)) and not is_repeat(e.text, entry.text, days):
+            continue
+        return i
+    return None
 
 
 def present(
@@ -316,7 +327,7 @@ def present(
             out.append(KeptOut(r.node_id, r.path, round(r.strength, 6), round(r.cand.answer_similarity, 6)))
             continue
         entry = _entry(r, part, shown, got, room)
-        twin = None if r.cand.on_day else _twin(kept, said, r.state.stated.day(), rules)
+        twin = None if r.cand.on_day else _twin(kept, (entry, said, r), rules)
         if twin is None:  # a named day's note is its own entry
             read_on = read_on or fill  # the first entry, read on in its note
             kept.append((entry, said, r))
@@ -406,7 +417,8 @@ def _merged(
 ) -> tuple[PrefetchEntry, str, Ranked]:
     """An entry above and the one that repeats it, as one entry, in the place of the one above. It
     shows the one that says more: a repeat whose words hold all of the one above and more
-    (`repeats.adds_nothing`) is shown in its place. One statement in several notes in the same words
+    (`repeats.adds_nothing`), or that shows all the one above shows and more (a page whose answer
+    is a line of another's), is shown in its place. One statement in several notes in the same words
     (both ways) is shown from the newest: the last time the vault says it (a task list
     carried forward shows today's copy, not the first day's). The note of a day the turn names
     stays (its copies become part of it).
@@ -421,7 +433,11 @@ def _merged(
     day, older = r.state.stated.day(), o.state.stated.day()
     if not o.cand.on_day and adds_nothing(other, said, (older, day)):
         says_more = not adds_nothing(said, other, (day, older))
-        if says_more or day is not None and (older is None or day > older):
+        above_shows, it_shows = e.text, entry.text
+        shows_more = adds_nothing(above_shows, it_shows, (older, day)) and not adds_nothing(
+            it_shows, above_shows, (day, older)
+        )
+        if says_more or shows_more or day is not None and (older is None or day > older):
             return replace(entry, merged=(*e.merged, e.path)), said, r
     return replace(e, merged=(*e.merged, r.path)), other, o
 
