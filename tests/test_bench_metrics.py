@@ -174,6 +174,11 @@ def test_a_block_holds_a_turns_text_as_it_reads() -> None:
     assert score_block(turn, block("Jake Stachel: Birthday: October 11th"))["ok"]
     assert score_block(turn, block("Jake Stachel: Birthday:  [[October 11th]]"))["ok"]
     assert not score_block(turn, block("Jake Stachel: Birthday: October 12th"))["ok"]
+    # a URL the turn needs is held by a block that shows it as the target of a Markdown link
+    # (read as its words, the link is "a paper": stop 72, `flancian`'s fourteenth file)
+    url = Turn("t16", "link the paper", must=("http://www.nonsymbolic.org/PNSE-Article.pdf",))
+    assert score_block(url, block("This is from [a paper](http://www.nonsymbolic.org/PNSE-Article.pdf)."))["ok"]
+    assert not score_block(url, block("This is from [a paper](http://www.nonsymbolic.org/)."))["ok"]
 
 
 def test_an_entry_ending_on_a_lead_in_is_counted() -> None:
