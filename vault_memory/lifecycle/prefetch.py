@@ -27,7 +27,9 @@ with the turn as the query and shows what recall would return, in recall's order
   its due date moved on, "Water plants 📅 2026-10-26" on the 25th) becomes part of that entry,
   which says where else it appears (newest first). The entry shows, in the place of the first, the
   one that says more, and of copies in the same words the newest dated: a task list carried forward
-  showed its first day's copy and due date. One changed word ("on Slack" / "on Discord") is another entry.
+  showed its first day's copy and due date. One changed word ("on Slack" / "on Discord") is another entry,
+  and so is a page about a subject that shows more than the line it repeats (its definition beside
+  "I consider myself a [[secular buddhist]]": `_twin`).
 Each entry shows the part of the note that ranked it (every chunk is judged by its answer
 sentence, so that is the part that answers): the sentence that answers (the best window) when
 there is one, else that chunk cut around the turn's words, with the day the note was stated and
