@@ -1792,12 +1792,15 @@ def test_a_memory_whose_text_is_its_file_name_is_an_entry(make_memory: MemoryFac
         assert path in [e.path for e in mem.prefetch(query, now=NOW, refresh_staged=False).entries]
 
 
-def test_an_entry_that_is_only_a_way_to_other_pages_is_not_shown(make_memory: MemoryFactory, tmp_path: Path) -> None:
+def test_an_entry_that_is_only_a_way_to_other_pages_is_not_shown_as_it_reads(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
     """A Foam garden keeps a page per person: "A [[person]] on [[twitter]]: https://twitter.com/…".
-    As an entry it said one word of its own ("on") and a link: issue 39 counts it a navigation entry,
-    and `flancian`'s blocks held 3 to 10 of them per question file. What the garden says about the
-    person (a journal line that names them) is the entry; a line that says as little but holds no
-    link is still one ("Nah", a command)."""
+    As an entry it said one word of its own ("on") and a link, not whose: issue 39 counts it a
+    navigation entry, and `flancian`'s blocks held 3 to 10 of them per question file. What the garden
+    says about the person (a journal line that names them) comes first; the page, which does nothing
+    but point, is shown with its title, which says whose link it is ("tagging his account": stop 73);
+    a line that says as little but holds no link is an entry as it reads ("Nah", a command)."""
     vault = tmp_path / "v"
     put(vault, "arghzero.md", "- A [[person]] on [[twitter]]: https://twitter.com/arghzero")
     put(vault, "journal/2020-11-17.md", "- Tested [[roam2agora]] by [[arghzero]], the Roam importer. Works great!")
@@ -1808,7 +1811,8 @@ def test_an_entry_that_is_only_a_way_to_other_pages_is_not_shown(make_memory: Me
     assert "arghzero.md" in [h.path for h in hits]  # recall still finds the page: the block leaves it out
     got = mem.prefetch("arghzero twitter roam importer", now=NOW, refresh_staged=False)
     paths = [e.path for e in got.entries]
-    assert "journal/2020-11-17.md" in paths and "arghzero.md" not in paths
+    assert paths == ["journal/2020-11-17.md", "arghzero.md"], got.block
+    assert got.entries[1].text == "arghzero: A [[person]] on [[twitter]]: https://twitter.com/arghzero"
     assert "nah.md" in [e.path for e in mem.prefetch("nah", now=NOW, refresh_staged=False).entries]
 
 
@@ -1850,9 +1854,10 @@ def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: 
     """`flancian`'s bookmarks are notes of one link ("# marroni cake", `- [[go]] https://…/marronicake`):
     a line that only points elsewhere is no entry (text.says_too_little), and "pull up the marroni
     cake recipe I saved" got a block without the one link it asked for, though recall ranked the
-    note first. When the note the turn most wants does nothing but point, it is the first entry,
-    shown with its title, which says what the link is. A bookmark further down, a pointing line
-    among a note's other lines and a note whose title is a date are still no entry."""
+    note first. A note that does nothing but point is shown with its title, which says what the
+    link is: the first entry, and a bookmark further down too (stop 73: the files written after
+    stop 59 needed a second or third entry's link on 17 turns). A pointing line among a note's other
+    lines and a note whose title is a date are still no entry."""
     v = tmp_path / "bookmarks"
     put(v, "marroni cake.md", "# marroni cake\n\n- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake")
     put(
@@ -1870,9 +1875,10 @@ def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: 
     shown = {e.path: e.text for e in got.entries}
     assert got.entries[0].path == "marroni cake.md", got.block
     assert shown["marroni cake.md"] == "marroni cake: [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake"
-    # only the note the turn most wants: a bookmark further down is still a way to other pages
+    # a bookmark further down says what it is too, below the one the turn most wants
     assert "carrot cake.md" in [h.path for h in mem.recall(turn, k=10, now=NOW, touch=False)]
-    assert "carrot cake.md" not in shown
+    assert shown["carrot cake.md"] == "carrot cake: [[go]] https://www.example.org/carrot-cake"
+    assert [e.path for e in got.entries].index("carrot cake.md") > 0
     assert "2020-12-07.md" not in shown  # a date says nothing of what the link is
     assert "- [[marroni cake]]" not in got.block  # a day's pointing line, beside what the day says
     off = _indexed_with(make_memory, v, tmp_path / "ix2", titled_pointers=False)

@@ -318,7 +318,7 @@ def present(
         if fill and not says_something(said):  # its note read on from the first line: judged by what that says
             said = shown
         pointer = not says_something(said) or says_too_little(shown)
-        if pointer and rules.titled_pointers and not kept and note_parts is not None:
+        if pointer and rules.titled_pointers and note_parts is not None:
             titled = _titled_pointer(got.notes[r.node_id].title, (parts or note_parts(part))[0], room)
             shown, said, pointer = (titled, titled, False) if titled is not None else (shown, said, True)
         elif not pointer and no_word_of_its_own(part.chunk, got.notes[r.node_id]):
@@ -354,8 +354,8 @@ def _fits_whole(bodies: Sequence[str], room: int) -> bool:
 def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
     """A note that does nothing but point elsewhere (every line of it says too little: a bookmark,
     `- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake-ein-klassiker` under "# marroni
-    cake"), as the block's first entry (`rules.titled_pointers`): its lines after its title, which
-    says what they point at ("marroni cake: [[go]] https://…"). None when the note says more (its
+    cake"), as an entry (`rules.titled_pointers`): its lines after its title, which says what they
+    point at ("marroni cake: [[go]] https://…"). None when the note says more (its
     pointing lines are no entry: a day's `- [[1:1]] with [[Josie Wittwer]]` among its other lines)
     or the title adds nothing (a date)."""
     lines = [item_text(ln) for b in bodies for ln in b.splitlines()]
