@@ -19,7 +19,6 @@ was made for; split into steps, each would take the whole state as arguments.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -143,9 +142,8 @@ def entry_text(
 ) -> str:
     """What an entry shows of the part that ranked its note: its lines that answer the turn,
     in note order, at most `cap` characters (`answering_lines`; `fill`: and the rest of its note in
-    the room they leave, its other answering parts first (`Candidate.elsewhere`), then from its first
-    line: `note` is the bodies of the note's parts in order and which of them is this part, else the
-    part alone is read on in), when it states a sentence that
+    the room they leave, from its first line: `note` is the bodies of the note's parts in order and
+    which of them is this part, else the part alone is read on in), when it states a sentence that
     answers; else the chunk cut around the turn's words (snippet drops a first line: "\\n" keeps the
     chunk's). A property line read with its note's title ("Sam Tupy: Birthday: March 26th",
     windows.about) is shown so, with one other line, unless the entry reads on (`fill`): then it
@@ -175,14 +173,12 @@ def entry_text(
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
     at, within = sentences.index(line), None
     introduce_to = None
-    elsewhere: list[tuple[int, int, int]] = []
     if fill and note is not None:
-        units, layout, offset, starts = note_units(note[0], note[1], (units, layout))
+        units, layout, offset = note_units(note[0], note[1], (units, layout))
         at, within = at + offset, (offset, offset + len(sentences))
-        elsewhere = _answering_parts(units, starts, within, part.elsewhere)
     elif note is not None and _ends_leading_in(units, at):
         # the answer leads in and its part ends there: what it introduces opens the note's next part
-        units, layout, offset, _ = note_units(note[0], note[1], (units, layout))
+        units, layout, offset = note_units(note[0], note[1], (units, layout))
         at, within, introduce_to = at + offset, (offset, offset + len(sentences)), len(units)
     return answering_lines(
         units,
@@ -195,32 +191,7 @@ def entry_text(
         terms=part.terms,
         layout=layout,
         introduce_to=introduce_to,
-        elsewhere=elsewhere,
     )
-
-
-def _answering_parts(
-    units: Sequence[tuple[str, int]], starts: Sequence[int], within: tuple[int, int], answers: Sequence[str]
-) -> list[tuple[int, int, int]]:
-    """Where the note's other answering parts are among its units (`starts`: each part's first unit):
-    for each of `answers` (a part's best sentence, most relevant part first) that says something and
-    is a sentence outside the entry's own part (`within`), its unit and its part's first and past-last
-    unit."""
-    if not answers:
-        return []
-    bounds = [*starts, len(units)]
-    first: dict[str, int] = {}
-    for i, (s, _) in enumerate(units):
-        if not within[0] <= i < within[1]:
-            first.setdefault(s, i)
-    out: list[tuple[int, int, int]] = []
-    for text in answers:
-        j = first.get(text)
-        if j is None or not says_something(text):
-            continue
-        k = bisect.bisect_right(starts, j) - 1  # the part it is in
-        out.append((j, bounds[k], bounds[k + 1]))
-    return out
 
 
 def _ends_leading_in(units: Sequence[tuple[str, int]], at: int) -> bool:
@@ -246,23 +217,21 @@ def says_its_answer(part: Candidate) -> Candidate:
 
 def note_units(
     bodies: Sequence[str], k: int, mine: tuple[list[tuple[str, int]], list[tuple[int, bool]]]
-) -> tuple[list[tuple[str, int]], list[tuple[int, bool]], int, list[int]]:
+) -> tuple[list[tuple[str, int]], list[tuple[int, bool]], int]:
     """The sentence units of a note's parts in order and their layout (text.sentence_layout), part
-    `k`'s being `mine`, numbered so no two parts share a unit; where part `k`'s first sentence is
-    among them; and where each part's first sentence is."""
+    `k`'s being `mine`, numbered so no two parts share a unit; and where part `k`'s first sentence
+    is among them."""
     out: list[tuple[str, int]] = []
     layout: list[tuple[int, bool]] = []
     offset = 0
-    starts: list[int] = []
     for j, b in enumerate(bodies):
         units, shapes = mine if j == k else sentence_layout(b)
         if j == k:
             offset = len(out)
-        starts.append(len(out))
         base = (out[-1][1] + 1) if out else 0
         out += [(s, u + base) for s, u in units]
         layout += shapes
-    return out, layout, offset, starts
+    return out, layout, offset
 
 
 def answering_lines(
@@ -277,19 +246,10 @@ def answering_lines(
     terms: frozenset[str] = frozenset(),
     layout: Sequence[tuple[int, bool]] | None = None,
     introduce_to: int | None = None,
-    elsewhere: Sequence[tuple[int, int, int]] = (),
 ) -> str:
     """The lines of a part that answer, packed by what answers most into `cap` characters and shown in
     note order (" … " where lines are left out between two):
 
-    0. with `fill`, the note's other parts that answer (`elsewhere`, most relevant first: each one's
-       unit and its part's first and past-last unit, `rules.reads_other_parts`), each as its best
-       sentence, the line after it, then the part from its first line, its lines that name or link
-       as well as those that say (stop 71: `dexter`'s migration doc was ranked by its intro, and its
-       "What then?" part says how to handle the merge conflicts, the line after its best sentence;
-       `flancian`'s Agora plan was ranked by an old release, and the newest is the first line of the
-       part above; a person's page was ranked by its first lines, and the plans the turn asks for
-       are `[[links]]` in a part dated below);
     1. the sentence that answers (`at`), with the items indented under it when it is a list item
        that has some (`rules.answer_children`: an outline's bullet is read with its sub-bullets, as a
        lead-in with what it introduces, below);
@@ -370,18 +330,10 @@ def answering_lines(
     def says(i: int) -> bool:  # a line worth room of its own: code, or a line that says something
         return i in code or says_something(units[i][0])
 
-    def names(i: int) -> bool:  # code, or a line that names anything (a list of [[works]], a link saved)
-        return i in code or names_anything(units[i][0])
-
     pieces += [[by_text[w]] for w in others if w in by_text and says(by_text[w])]
     if fill:
         if code and rules.answer_code:  # a how-to's other commands before its prose, nearest first
             pieces += [[i] for b in near if all(b is not c for c in best) for i in b]
-        for j, first, end in elsewhere:  # the note's other answering parts: each one's answer and the line
-            # after it, then the part from its first line (what names and links is a part's content too)
-            read = [i for i in range(first, end) if names(i)]
-            then = [j + 1] if j + 1 < len(units) and names(j + 1) else []
-            pieces += [[j], *([i] for i in then), *([i] for i in read)]
         pieces += [[i] for i in range(len(units)) if says(i)]
         # then, in the room left, the lines that only name or point: a list of [[works]], a link saved
         pieces += [[i] for i in range(len(units)) if not says(i) and names_anything(units[i][0])]

@@ -175,8 +175,6 @@ class Candidate:
     beyond: bool = False
     path: str = ""  # the note's path: ties in relevance go by it (relevance_order)
     on_day: bool = False  # stated on a day the query names (search/days.py): first, shown, cued
-    #: the best sentences (windows) of the note's other parts in the pool, most relevant part first
-    elsewhere: tuple[str, ...] = ()
 
     @property
     def answer_similarity(self) -> float:

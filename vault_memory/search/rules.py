@@ -148,13 +148,6 @@ class ReadRules:
     #: vault, 9/12/18 -> 10/13/19 of 24, and no question's block lost its answer; the team's labelled
     #: vault, one turn fewer in bench ablate's block column, 0.922 -> 0.917).
     first_entry_share: float = 0.5
-    #: ... and reads first, before the rest of its note from its first line, its note's other parts
-    #: that answer (each one's best sentence, then that part from its first line; the most relevant
-    #: part first): a long note's answer is often in a part other than the one most like the turn
-    #: (stop 71: a migration doc's intro, "some tips for how to handle merge conflicts", ranked it,
-    #: and its "What then?" part gives the tips; a person's page ranked by its first lines, the plans
-    #: in a dated part below).
-    reads_other_parts: bool = True
     #: An entry that only points elsewhere (text.says_too_little) is no entry, unless pointing is all
     #: its note does: a bookmark ("marroni cake", `- [[go]] https://…/marronicake`) is then shown
     #: with its title, which says what the link is ("pull up the recipe I saved"; stop 59). Stop 59

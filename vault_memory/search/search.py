@@ -14,7 +14,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -445,7 +445,6 @@ def pick(
     terms = query_terms(pool.query)
     says = _Says(rules.says_something_first)
     best: dict[str, Candidate] = {}
-    windows: dict[str, list[tuple[float, str, str]]] = {}
     scaled_on = pool.scaled_on
     for i, (cid, rel) in enumerate(zip(pool.ids, scored.relevance, strict=True)):
         ch = pool.chunks[cid]
@@ -464,18 +463,12 @@ def pick(
             path=pool.notes[ch.node_id].path,
             on_day=ch.node_id in pool.on_day or cid in pool.day_sections,
         )
-        if granularity == "note" and cand.window is not None and rules.reads_other_parts:
-            windows.setdefault(key, []).append((rel, cid, cand.window.text))
         if key not in best:
             best[key] = cand
             continue
         b = best[key]
         if (cand.on_day, not cand.beyond, says(cand), cand.relevance) > (b.on_day, not b.beyond, says(b), b.relevance):
             best[key] = cand
-    for key, found in windows.items():  # each note's other answering parts, most relevant first
-        others = tuple(text for _, cid, text in sorted(found, key=lambda f: -f[0]) if cid != best[key].chunk.chunk_id)
-        if others:
-            best[key] = replace(best[key], elsewhere=others)
     return sorted(best.values(), key=relevance_order)
 
 
