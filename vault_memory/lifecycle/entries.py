@@ -173,13 +173,12 @@ def entry_text(
         return " … ".join([answer, *[w for w in others if w in sentences][:1]])
     at, within = sentences.index(line), None
     introduce_to = None
-    if fill and note is not None:
+    # the first entry reads on in its note; an answer that leads in and ends its part reads what it
+    # introduces, which opens the note's next part
+    if note is not None and (fill or _ends_leading_in(units, at)):
         units, layout, offset = note_units(note[0], note[1], (units, layout))
         at, within = at + offset, (offset, offset + len(sentences))
-    elif note is not None and _ends_leading_in(units, at):
-        # the answer leads in and its part ends there: what it introduces opens the note's next part
-        units, layout, offset = note_units(note[0], note[1], (units, layout))
-        at, within, introduce_to = at + offset, (offset, offset + len(sentences)), len(units)
+        introduce_to = None if fill else len(units)
     return answering_lines(
         units,
         at,
