@@ -1808,7 +1808,7 @@ def test_an_entry_that_is_only_a_way_to_other_pages_is_not_shown_as_it_reads(
     mem = make_memory(vault=vault, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.05))
     mem.index()
     hits = mem.recall("arghzero twitter roam importer", now=NOW, touch=False)
-    assert "arghzero.md" in [h.path for h in hits]  # recall still finds the page: the block leaves it out
+    assert "arghzero.md" in [h.path for h in hits]  # recall finds the page; the block shows it titled, below
     got = mem.prefetch("arghzero twitter roam importer", now=NOW, refresh_staged=False)
     paths = [e.path for e in got.entries]
     assert paths == ["journal/2020-11-17.md", "arghzero.md"], got.block
