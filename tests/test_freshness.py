@@ -473,10 +473,17 @@ def test_recall_explain_console_script(vault: Path, index_dir: Path) -> None:
     assert "| score: relevance " in res.stdout and "(#1 by relevance" in res.stdout
 
 
-def test_a_sentence_with_words_of_its_own_shares_its_links_words() -> None:
-    """A garden written in links ("My [[window manager]] of choice.") names what its links name:
-    the sentence is picked for "which window manager do I use"; a pointer with one word of its own
-    ("See [[Window manager setup]].") is no sentence, as before."""
+def test_words_inside_links_make_no_sentence_an_answer() -> None:
+    """Only a sentence's own words make it a candidate answer: "By Michael Stapelberg, in C." is
+    not picked for "which tiling window manager do I use", nor is a pointer ("See [[Window manager
+    setup]].") or a garden sentence whose subject is its link ("My [[window manager]] of choice.":
+    lending it its link's words earned nothing on strangers' text, stop 74); "My tiling window
+    manager is i3" is."""
     terms = window_terms("Which tiling window manager do I use?")
-    said = ["My [[window manager]] of choice.", "See [[Window manager setup]].", "By Michael Stapelberg, in C."]
-    assert pick_windows(said, terms) == ["My [[window manager]] of choice."]
+    said = [
+        "My [[window manager]] of choice.",
+        "See [[Window manager setup]].",
+        "By Michael Stapelberg, in C.",
+        "My tiling window manager is [[i3]].",
+    ]
+    assert pick_windows(said, terms) == ["My tiling window manager is [[i3]]."]

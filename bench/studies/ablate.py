@@ -78,6 +78,19 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "any live note naming a cued dormant one in conflicts_with keeps it out, however much less it answers",
         {"keeps_replaced_out": 0.0},
     ),
+    # numbers set when their rule was written and never judged on the strangers' text until stop 74
+    ("head_3", "statements of one fact are looked for among the first 3 notes, not 5", {"head": 3}),
+    ("head_10", "statements of one fact are looked for among the first 10 notes, not 5", {"head": 10}),
+    ("two_context_sentences", "an entry shows 2 sentences on each side of its answer, not 1", {"context_sentences": 2}),
+    ("four_sentences_a_chunk", "4 answer sentences a chunk, not 3", {"windows_per_chunk": 4}),
+    ("min_entry_text_20", "an entry cut to fit keeps at least 20 characters, not 40", {"min_entry_text": 20}),
+    ("min_entry_text_80", "an entry cut to fit keeps at least 80 characters, not 40", {"min_entry_text": 80}),
+    ("also_shown_0", "an entry names no other path it is also in, not 2", {"also_shown": 0}),
+    (
+        "full_cue_min_terms_3",
+        "a dormant note is cued by every word of a query of 3 words or more, not 2",
+        {"full_cue_min_terms": 3},
+    ),
 )
 #: Every variant runs every set: SciFact's first 150 test queries and each LoCoMo conversation's first
 #: 50 questions (of categories 1-4) keep a full run to a few minutes a variant; the runners ask all.

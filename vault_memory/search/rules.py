@@ -49,8 +49,6 @@ class ReadRules:
     #: `embed_candidates` most relevant chunks only: what a new question may cost before `index` ran.
     windows_per_chunk: int = 3
     embed_candidates: int = 30
-    #: A sentence with words of its own shares its [[links]]' words with the query too.
-    link_words: bool = True
     #: A chunk that only points at other pages (Markdown links, URLs, dates: text.points_elsewhere)
     #: or only says its own name in a heading is worth this share of its relevance: a README listing every note,
     #: a line of day links, a page a link created and nobody filled in ("# Matrix").

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..index.catalog import STOPWORDS, Catalog, ChunkRow, NoteRow
 from ..index.embedders import Embedder
-from ..text import split_sentences, unlink, without_links
+from ..text import split_sentences, without_links
 from ..vault.fields import property_line
 from ..vault.notefile import stated_properties
 from .decay import EPISODIC_TYPES
@@ -97,23 +97,22 @@ def pick_windows(windows: Sequence[str], terms: Set[str], cap: int = DEFAULT_RUL
     then decides how well it answers. A query without content words picks nothing. Words
     inside `[[links]]` do not count: "See [[Move staging URL]]." names the note that answers
     "what is the staging URL", it does not answer it (on the labelled real-vault set such
-    pointers scored above the answer: bench real_vault).
+    pointers scored above the answer: bench real_vault). Nor do they in a sentence with words of its
+    own ("My [[window manager]] of choice."): lending a sentence its links' words (stops 51-73,
+    `link_words`) earned nothing on the question files written after it and cost the team's
+    labelled vault (docs/ranking.md, stop 74).
     """
     return _pick([(w, w.lower()) for w in windows], terms, cap)
 
 
-def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], cap: int, link_words: bool = True) -> list[str]:
+def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], cap: int) -> list[str]:
     """pick_windows over (window, its lowercase) pairs (`picks` first keeps only those holding one of the terms'
-    `_needles`: the others can share no term). With `link_words`, a sentence of MIN_WINDOW_WORDS words of its
-    own (numbers aside), and no fewer than its links have, shares the words of its links too: "My [[window
-    manager]] of choice." names a window manager (a garden of notes written in links), while "See [[Move staging
-    URL]].", "See also [[Atlas Runbook]] and [[Atlas Runbook#Rollback|rollback steps]]." and "13:00 Lunch with
-    [[Jonas Weber]]." reach the query only through a link, as before."""
+    `_needles`: the others can share no term)."""
     if not terms:
         return []
     scored = []
     for i, (w, low) in enumerate(windows):
-        stems = _stems(low, link_words)
+        stems = _stems(low)
         shared = len(terms & stems) if stems is not None else 0
         if shared > 0:
             scored.append((-shared, i, w))
@@ -122,17 +121,13 @@ def _pick(windows: Sequence[tuple[str, str]], terms: Set[str], cap: int, link_wo
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _stems(low: str, link_words: bool) -> frozenset[str] | None:
-    """The stems of the words a window (lowercase) says, as `_pick` matches them, or None when it
-    says fewer than MIN_WINDOW_WORDS (an LRU: a long-lived process reads the same sentences again)."""
+def _stems(low: str) -> frozenset[str] | None:
+    """The stems of the words a window (lowercase) says outside its links, as `_pick` matches them,
+    or None when it says fewer than MIN_WINDOW_WORDS (an LRU: a long-lived process reads the same
+    sentences again)."""
     words = _WORD.findall(without_links(low))
     if len(words) < MIN_WINDOW_WORDS:
         return None
-    if link_words and "[[" in low:
-        linked = _WORD.findall(unlink(low))
-        own = sum(1 for w in words if not w.isdigit())
-        if own >= max(MIN_WINDOW_WORDS, len(linked) - len(words)):
-            words = linked
     return frozenset(map(_stem_of, words))
 
 
@@ -221,7 +216,7 @@ def picks(
     wins = tuple(wins[i] for i in _holding(joined, starts, _needles(terms) if needles is None else needles))
     if subject is not None and subject.properties and rules.titled_properties:
         wins = tuple((w, low) if w == (a := about(w, subject, terms)) else (a, a.lower()) for w, low in wins)
-    return _pick(wins, terms, rules.windows_per_chunk, rules.link_words)
+    return _pick(wins, terms, rules.windows_per_chunk)
 
 
 def best_windows(
