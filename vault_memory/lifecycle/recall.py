@@ -25,7 +25,7 @@ from ..index.catalog import NoteRow
 from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
-from ..search.question import asks, asks_how_things_are, name_forms, names_in
+from ..search.question import asks, asks_how_things_are, name_forms, names_in, unstated_value
 from ..search.ranking import Candidate, Mode, Ranked, change_label, is_weak, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
@@ -123,6 +123,8 @@ class Ranking:
     measured_below: float
     #: the names the query asks about that no note mentions (`unknown_names`)
     unknown: list[str] = field(default_factory=list)
+    #: the kind of value the query asks for that none of its first hits states (`unstated_value`)
+    unstated: str = ""
     #: the bar the first hit is weak below when the query asks (the calibration's `asked`,
     #: `rules.first_hit_asked`); None: the first hit is judged as every other one
     first_below: float | None = None
@@ -130,14 +132,21 @@ class Ranking:
     @property
     def weak_below(self) -> float:
         """The bar a hit is weak below: the measured one, or +inf when the query names something no
-        note mentions (`unknown`: every hit is weak)."""
-        return float("inf") if self.unknown else self.measured_below
+        note mentions (`unknown`) or asks a value none of its first hits states (`unstated`): every
+        hit is weak."""
+        return float("inf") if self.silent else self.measured_below
+
+    @property
+    def silent(self) -> bool:
+        """Nothing in the vault answers the query: it names what no note mentions, or asks a value
+        none of its first hits states."""
+        return bool(self.unknown or self.unstated)
 
     def bar_for(self, first: bool) -> float:
         """The bar a hit is weak below: `first_below` for the first of the order when the query asks
         (`first`: the first hit, or the copy of it recall shows), `weak_below` for every other one (and
-        for all when the query names the unknown)."""
-        return self.first_below if first and self.first_below is not None and not self.unknown else self.weak_below
+        for all when nothing answers the query: `silent`)."""
+        return self.first_below if first and self.first_below is not None and not self.silent else self.weak_below
 
     def top(self, k: int, rules: ReadRules = DEFAULT_RULES) -> list[tuple[Ranked, tuple[str, ...]]]:
         """The first k hits, each with the copies it folds: the order with copies folded
@@ -287,9 +296,11 @@ def rank_query(
         query=query,
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
+    head = [r.cand.chunk.text for r in ranked[: rules.head]]
+    unstated = unstated_value(query, head) if rules.unstated_value_silence and ranked else ""
     # a question's first hit is what recall found when asked: judged by the lower `asked` bar
     first_below = ws.calibration.asked_bar if judged and rules.first_hit_asked and question else None
-    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown, first_below)
+    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown, unstated, first_below)
 
 
 def _candidates(
@@ -373,6 +384,7 @@ def recall(
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
             h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
             h.explain["unknown"] = list(got.unknown)
+            h.explain["unstated"] = got.unstated
             if h.also_in:  # recall.fold_copies, in the README's words
                 shown = "the day the query names" if r.cand.on_day else "the newest copy shown"
                 h.explain["moved"].append(
