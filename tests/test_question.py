@@ -127,9 +127,9 @@ def test_what_kind_of_value_a_question_asks_for() -> None:
     assert kind("When did Taylor and I go to Duluth?") is None  # a dated note answers by its date
     money = asked_value("How much did the deep freezer cost?")
     assert money is not None
-    for stated in ("It was $40.", "paid 25 euros at the door", "CHF 120 a year", "they gave it away for free"):
+    for stated in ("It was $40.", "paid 25 euros at the door", "CHF 120 a year", "the fee is $1-10/month"):
         assert money.stated_in(stated), stated
-    for unstated in ("We got the deep freezer at Menards on Saturday.", "Bought 2 freezers in 2021"):
+    for unstated in ("We got the deep freezer at Menards on Saturday.", "Bought 2 freezers in 2021", "free tickets"):
         assert not money.stated_in(unstated), unstated
 
 

@@ -326,7 +326,8 @@ class AskedValue:
 
 
 #: The kinds of value a question asks for that a note states in a form a pattern sees: a price
-#: ("$40", "25 euros", "free"), a time of day ("7pm", "19:30", "in the morning"), a year. "How much
+#: ("$40", "25 euros", "CHF 120"; not "free", which notes use for anything: "rent free", "first
+#: week is free", "free tickets"), a time of day ("7pm", "19:30", "in the morning"), a year. "How much
 #: did we pay for the glider" is answered only by a note that states an amount; in a vault that
 #: talks of the glider and never of its price, the notes about it are near misses (bench foreign:
 #: 12 such questions over the three vaults' files, none of them silent before). Not "when" (a dated
@@ -342,7 +343,7 @@ ASKED_VALUES = (
         ),
         re.compile(
             r"[$€£¥]\s?\d|\d\s?[$€£]|\b\d[\d,.]*\s?(?:k\b\s?)?(?:dollars?|bucks|euros?|eur|usd|chf|francs?|pounds?|gbp|cents?)\b"
-            r"|\b(?:usd|eur|chf|gbp|sfr)\s?\d|\bfree\b",
+            r"|\b(?:usd|eur|chf|gbp|sfr)\s?\d",
             re.I,
         ),
     ),
