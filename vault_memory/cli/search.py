@@ -195,8 +195,8 @@ def render_explain(ex: dict[str, Any]) -> list[str]:
     lines += [("fold: " if m.startswith("a line copied") else "order: ") + m for m in ex["moved"]]
     if ex.get("unknown"):
         lines.append("present: weak: the query names " + ", ".join(ex["unknown"]) + ", which no note mentions")
-    elif ex.get("unstated"):
-        lines.append(f"present: weak: the query asks for {ex['unstated']}, which none of its first hits states")
+    elif ex.get("unstated_price"):
+        lines.append("present: weak: the query asks a price, which none of its first hits states")
     return lines
 
 

@@ -9,12 +9,11 @@ with the turn as the query and shows what recall would return, in recall's order
 - hits that are *weak*: their answer's cosine to the turn is below the embedder's weak bar
   (calibration.py). Cosine, because it has a fixed scale: recall's fused relevance is scaled
   per query (its best hit is always about 1), so a bar on it would never give an empty block.
-  Every hit is weak when the turn names what no note mentions (recall.unknown_names), or asks an
-  amount of money, a time of day or a year that none of its first hits states
-  (question.unstated_value), unless the turn asks for something to be done
-  (question.asks_for_work: "Write a short explainer on the Nile dispute", "only when hasDiscount is
-  true; fix the JSX"): a task names what it is about, which the vault need not mention, and what
-  the vault holds on the rest of it is still context.
+  Every hit is weak when the turn names what no note mentions (recall.unknown_names), or asks a
+  price that none of its first hits states (question.unstated_price), unless the turn asks for
+  something to be done (question.asks_for_work: "Write a short explainer on the Nile dispute",
+  "only when hasDiscount is true; fix the JSX"): a task names what it is about, which the vault
+  need not mention, and what the vault holds on the rest of it is still context.
   A question about what no note mentions ("how did I configure Terraform?") has nothing to hold;
 - staged memories and superseded notes;
 - dormant notes (decay.py: faded below the threshold), unless the turn cues them (ranking's
@@ -198,7 +197,7 @@ def prefetch(
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
         if got.silent and asks_for_work(query):
-            got = replace(got, unknown=[], unstated="")
+            got = replace(got, unknown=[], unstated_price=False)
 
         def day_parts(part: Candidate) -> list[str]:
             # the day's note; of a note whose headings state several days (a diary), the day's parts

@@ -25,7 +25,7 @@ from ..index.catalog import NoteRow
 from ..repeats import days_from, has_iso_date
 from ..search import days
 from ..search.filters import NoteFilter, eligible
-from ..search.question import asks, asks_how_things_are, name_forms, names_in, unstated_value
+from ..search.question import asks, asks_how_things_are, name_forms, names_in, unstated_price
 from ..search.ranking import Candidate, Mode, Ranked, change_label, is_weak, order, succession
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import Granularity, Searcher
@@ -123,8 +123,8 @@ class Ranking:
     measured_below: float
     #: the names the query asks about that no note mentions (`unknown_names`)
     unknown: list[str] = field(default_factory=list)
-    #: the kind of value the query asks for that none of its first hits states (`unstated_value`)
-    unstated: str = ""
+    #: the query asks a price that none of its first hits states (question.unstated_price)
+    unstated_price: bool = False
     #: the bar the first hit is weak below when the query asks (the calibration's `asked`,
     #: `rules.first_hit_asked`); None: the first hit is judged as every other one
     first_below: float | None = None
@@ -132,15 +132,15 @@ class Ranking:
     @property
     def weak_below(self) -> float:
         """The bar a hit is weak below: the measured one, or +inf when the query names something no
-        note mentions (`unknown`) or asks a value none of its first hits states (`unstated`): every
+        note mentions (`unknown`) or asks a price none of its first hits states: every
         hit is weak."""
         return float("inf") if self.silent else self.measured_below
 
     @property
     def silent(self) -> bool:
-        """Nothing in the vault answers the query: it names what no note mentions, or asks a value
+        """Nothing in the vault answers the query: it names what no note mentions, or asks a price
         none of its first hits states."""
-        return bool(self.unknown or self.unstated)
+        return bool(self.unknown) or self.unstated_price
 
     def bar_for(self, first: bool) -> float:
         """The bar a hit is weak below: `first_below` for the first of the order when the query asks
@@ -297,10 +297,10 @@ def rank_query(
     )
     unknown = unknown_names(ws, query, allow) if rules.unknown_names_silence and ranked else []
     head = [r.cand.chunk.text for r in ranked[: rules.head]]
-    unstated = unstated_value(query, head) if rules.unstated_value_silence and ranked else ""
+    no_price = rules.unstated_price_silence and bool(ranked) and unstated_price(query, head)
     # a question's first hit is what recall found when asked: judged by the lower `asked` bar
     first_below = ws.calibration.asked_bar if judged and rules.first_hit_asked and question else None
-    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown, unstated, first_below)
+    return Ranking(ranked, notes, mode, lexical_only, measured_below, unknown, no_price, first_below)
 
 
 def _candidates(
@@ -384,7 +384,7 @@ def recall(
         for i, (h, r) in enumerate(zip(hits, top, strict=True), 1):
             h.explain = explain_hit(i, r, hits, top, mode=got.mode, decay=decay)
             h.explain["unknown"] = list(got.unknown)
-            h.explain["unstated"] = got.unstated
+            h.explain["unstated_price"] = got.unstated_price
             if h.also_in:  # recall.fold_copies, in the README's words
                 shown = "the day the query names" if r.cand.on_day else "the newest copy shown"
                 h.explain["moved"].append(

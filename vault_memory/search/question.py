@@ -9,9 +9,9 @@
                              have answered (search/days.py reads "two weeks ago" there)
     names_in(q)              the names it asks about ("Kubernetes", "SQLite", 'Sapiens'): when the vault
                              never mentions one, nothing in it answers (recall.rank_query: all weak)
-    asked_value(q)           the kind of value it asks for, when it asks an amount of money, a time of
-                             day or a year; unstated_value(q, texts) when none of `texts` (its first
-                             hits) states one: then nothing in the vault answers (recall: all weak)
+    asks_price(q)            it asks what something cost; unstated_price(q, texts) when none of
+                             `texts` (its first hits) states a price: then nothing in the vault
+                             answers (recall.rank_query: all weak)
 
 How things are, or what happened:
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 _NOW = re.compile(
     r"\b(?:now|nowadays|currently|current|still|these days|latest|newest|most recent(?:ly)?|recently|anymore|"
@@ -312,63 +311,38 @@ def _joined(name: str, question: str) -> list[str]:
 __all__ = ["asked_spans", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
 
 
-@dataclass(frozen=True)
-class AskedValue:
-    """A kind of value a question asks for (`name`: "an amount of money"), the questions that ask
-    for it (`asks`), and the text that states one (`states`)."""
-
-    name: str
-    asks: re.Pattern[str]
-    states: re.Pattern[str]
-
-    def stated_in(self, text: str) -> bool:
-        return self.states.search(text) is not None
-
-
-#: The kinds of value a question asks for that a note states in a form a pattern sees: a price
-#: ("$40", "25 euros", "CHF 120"; not "free", which notes use for anything: "rent free", "first
-#: week is free", "free tickets"), a time of day ("7pm", "19:30", "in the morning"), a year. "How much
-#: did we pay for the glider" is answered only by a note that states an amount; in a vault that
-#: talks of the glider and never of its price, the notes about it are near misses (bench foreign:
-#: 12 such questions over the three vaults' files, none of them silent before). Not "when" (a dated
-#: note answers it by its date) nor "how many" or "how long" (a list or a span answers them in words).
-ASKED_VALUES = (
-    AskedValue(
-        "an amount of money",
-        re.compile(
-            r"\bhow much\b.*\b(?:pay|paid|payment|cost|costs|price|priced|fee|fees|rent|bill|charge|charged|spend|spent"
-            r"|earn|earned|salary|worth|go for|went for|sell|sold|owe|tip|donated?|give|gave)\b"
-            r"|\b(?:what|what's|which)\b.*\b(?:price|cost|fee|rent|salary)\b",
-            re.I,
-        ),
-        re.compile(
-            r"[$€£¥]\s?\d|\d\s?[$€£]|\b\d[\d,.]*\s?(?:k\b\s?)?(?:dollars?|bucks|euros?|eur|usd|chf|francs?|pounds?|gbp|cents?)\b"
-            r"|\b(?:usd|eur|chf|gbp|sfr)\s?\d",
-            re.I,
-        ),
-    ),
-    AskedValue(
-        "a time of day",
-        re.compile(r"\bwhat time\b(?! zone)", re.I),
-        re.compile(
-            r"\b\d{1,2}(?::\d\d)?\s?[ap]\.?m\b|\b\d{1,2}:\d\d\b|\b(?:noon|midnight|morning|evening|afternoon|night)\b",
-            re.I,
-        ),
-    ),
-    AskedValue("a year", re.compile(r"\b(?:what|which) year\b", re.I), re.compile(r"\b(?:1[5-9]|20)\d\d\b")),
+#: A question that asks a price: "How much did we pay for the glider", "what does it cost per
+#: month", "what's the membership fee". Not "how much flour", "how many", "how long": a quantity, a
+#: list or a span is answered in words as often as in figures.
+_ASKS_PRICE = re.compile(
+    r"\bhow much\b.*\b(?:pay|paid|payment|cost|costs|price|priced|fee|fees|rent|bill|charge|charged|spend|spent"
+    r"|earn|earned|salary|worth|go for|went for|sell|sold|owe|tip|donated?|give|gave)\b"
+    r"|\b(?:what|what's|which)\b.*\b(?:price|cost|fee|rent|salary)\b",
+    re.I,
+)
+#: A price as notes write one: a currency and a number ("$40", "25 euros", "CHF 120"). Not "free",
+#: which notes use for anything ("rent free", "first week is free", "free tickets").
+_PRICE = re.compile(
+    r"[$€£¥]\s?\d|\d\s?[$€£]|\b\d[\d,.]*\s?(?:k\b\s?)?(?:dollars?|bucks|euros?|eur|usd|chf|francs?|pounds?|gbp|cents?)\b"
+    r"|\b(?:usd|eur|chf|gbp|sfr)\s?\d",
+    re.I,
 )
 
 
-def asked_value(question: str) -> AskedValue | None:
-    """The kind of value `question` asks for (`ASKED_VALUES`), or None: "How much did the deep
-    freezer cost me?" asks an amount of money, "What time zone is Ding in?" no kind of value."""
-    return next((v for v in ASKED_VALUES if v.asks.search(question)), None)
+def asks_price(question: str) -> bool:
+    """It asks what something cost, was paid or is charged: "How much did the deep freezer cost
+    me?"; not "What time zone is Ding in?" nor "How much flour goes into the challah?"."""
+    return _ASKS_PRICE.search(question) is not None
 
 
-def unstated_value(question: str, texts: Sequence[str]) -> str:
-    """The kind of value `question` asks for (`asked_value`: "an amount of money") when none of
-    `texts`, the chunks that ranked its first hits, states one; else "". "How much did I pay for the
-    deep freeze I picked up at Menards?" of a vault whose notes on the freezer never give a price is
-    answered by none of them, however close their words are."""
-    kind = asked_value(question)
-    return kind.name if kind is not None and not any(kind.stated_in(t) for t in texts) else ""
+def states_price(text: str) -> bool:
+    """It states a price: a currency and a number."""
+    return _PRICE.search(text) is not None
+
+
+def unstated_price(question: str, texts: Sequence[str]) -> bool:
+    """`question` asks a price (`asks_price`) and none of `texts`, the chunks that ranked its first
+    hits, states one. "How much did I pay for the deep freeze I picked up at Menards?" of a vault
+    whose notes on the freezer never give a price is answered by none of them, however close their
+    words are: near misses that name what the vault talks about and ask what it never says."""
+    return asks_price(question) and not any(states_price(t) for t in texts)

@@ -98,10 +98,10 @@ class ReadRules:
     #: A question naming something no note mentions ("how do I set up a Kubernetes ingress" in a vault
     #: that never says Kubernetes) is answered by nothing in the vault: every hit is weak, no block.
     unknown_names_silence: bool = True
-    #: A question that asks an amount of money, a time of day or a year (question.asked_value) is
-    #: answered by nothing in the vault when none of its first `head` hits states one: every hit is
-    #: weak, no block ("how much did we pay for the glider" in a vault that never gives its price).
-    unstated_value_silence: bool = True
+    #: A question that asks a price (question.asks_price) is answered by nothing in the vault when
+    #: none of its first `head` hits states one: every hit is weak, no block ("how much did we pay
+    #: for the glider" in a vault that never gives its price).
+    unstated_price_silence: bool = True
     #: Recall leaves dormant notes out unless cued, as prefetch does (off: forgetting decides what
     #: memory offers unasked, not what it finds when asked; bench lifetime).
     recall_hides_dormant: bool = False
