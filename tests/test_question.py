@@ -134,9 +134,22 @@ def test_what_asks_a_price_and_what_states_one() -> None:
         "When did Taylor and I go to Duluth?",
     ):
         assert not asks_price(q), q
-    for stated in ("It was $40.", "paid 25 euros at the door", "CHF 120 a year", "the fee is $1-10/month"):
+    for stated in (
+        "It was $40.",
+        "paid 25 euros at the door",
+        "CHF 120 a year",
+        "the fee is $1-10/month",
+        "₹500 for the cab",
+        "300 kr at the market",
+        "12.50 EUR",
+    ):
         assert states_price(stated), stated
-    for unstated in ("We got the deep freezer at Menards on Saturday.", "Bought 2 freezers in 2021", "free tickets"):
+    for unstated in (
+        "We got the deep freezer at Menards on Saturday.",
+        "Bought 2 freezers in 2021",
+        "free tickets",
+        "3 krakens",  # a currency word only as a whole word
+    ):
         assert not states_price(unstated), unstated
 
 

@@ -320,11 +320,15 @@ _ASKS_PRICE = re.compile(
     r"|\b(?:what|what's|which)\b.*\b(?:price|cost|fee|rent|salary)\b",
     re.I,
 )
-#: A price as notes write one: a currency and a number ("$40", "25 euros", "CHF 120"). Not "free",
-#: which notes use for anything ("rent free", "first week is free", "free tickets").
+#: A price as notes write one: a currency and a number ("$40", "25 euros", "CHF 120", "₹500",
+#: "300 kr"). Not "free", which notes use for anything ("rent free", "first week is free", "free
+#: tickets").
+_CURRENCY_SIGNS = "$€£¥₹₩₽₺₪฿₫₱₦"
+_CURRENCY_CODES = "usd|eur|chf|gbp|jpy|cny|inr|cad|aud|nzd|sek|nok|dkk|pln|brl|mxn|sfr"
+_CURRENCY_WORDS = "dollars?|bucks|euros?|francs?|pounds?|cents?|yen|yuan|rupees?|pesos?|reais|kr|kronor|kroner|zloty"
 _PRICE = re.compile(
-    r"[$€£¥]\s?\d|\d\s?[$€£]|\b\d[\d,.]*\s?(?:k\b\s?)?(?:dollars?|bucks|euros?|eur|usd|chf|francs?|pounds?|gbp|cents?)\b"
-    r"|\b(?:usd|eur|chf|gbp|sfr)\s?\d",
+    rf"[{_CURRENCY_SIGNS}]\s?\d|\d\s?[{_CURRENCY_SIGNS}]"
+    rf"|\b\d[\d,.]*\s?(?:k\b\s?)?(?:{_CURRENCY_WORDS}|{_CURRENCY_CODES})\b|\b(?:{_CURRENCY_CODES})\s?\d",
     re.I,
 )
 
