@@ -131,9 +131,8 @@ class Ranking:
 
     @property
     def weak_below(self) -> float:
-        """The bar a hit is weak below: the measured one, or +inf when the query names something no
-        note mentions (`unknown`) or asks a price none of its first hits states: every
-        hit is weak."""
+        """The bar a hit is weak below: the measured one, or +inf when nothing in the vault answers
+        the query (`silent`): every hit is weak."""
         return float("inf") if self.silent else self.measured_below
 
     @property

@@ -308,9 +308,6 @@ def _joined(name: str, question: str) -> list[str]:
     return out
 
 
-__all__ = ["asked_spans", "asks", "asks_for_work", "asks_how_things_are", "name_forms", "names_in"]
-
-
 #: A question that asks a price: "How much did we pay for the glider", "what does it cost per
 #: month", "what's the membership fee". Not "how much flour", "how many", "how long": a quantity, a
 #: list or a span is answered in words as often as in figures.
@@ -350,3 +347,16 @@ def unstated_price(question: str, texts: Sequence[str]) -> bool:
     whose notes on the freezer never give a price is answered by none of them, however close their
     words are: near misses that name what the vault talks about and ask what it never says."""
     return asks_price(question) and not any(states_price(t) for t in texts)
+
+
+__all__ = [
+    "asked_spans",
+    "asks",
+    "asks_for_work",
+    "asks_how_things_are",
+    "asks_price",
+    "name_forms",
+    "names_in",
+    "states_price",
+    "unstated_price",
+]
