@@ -62,6 +62,19 @@ NUMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "a cued dormant note enters a block whatever live note names it in conflicts_with",
         {"keeps_replaced_out": None},
     ),
+    # the first entry's share of the block, chosen at stop 54 on the first and fifth files; judged
+    # again over every file at stop 76 (ablate-combined-stop76-numbers.md)
+    (
+        "first_entry_share_0.35",
+        "the first entry reading on has 0.35 of the block, not half",
+        {"first_entry_share": 0.35},
+    ),
+    (
+        "first_entry_share_0.65",
+        "the first entry reading on has 0.65 of the block, not half",
+        {"first_entry_share": 0.65},
+    ),
+    ("first_entry_share_0.8", "the first entry reading on has 0.8 of the block, not half", {"first_entry_share": 0.8}),
     # the fusion weight, chosen on LoCoMo and kept left one vault out (stop 58: ablate-combined-numbers.md)
     ("fusion_alpha_0.3", "fusion weighs the dense side 0.3, not 0.5", {"fusion_alpha": 0.3}),
     ("fusion_alpha_0.4", "fusion weighs the dense side 0.4, not 0.5", {"fusion_alpha": 0.4}),
