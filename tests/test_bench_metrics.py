@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -209,6 +210,38 @@ def test_an_entry_is_navigation_when_it_only_points_elsewhere() -> None:
     assert not navigation_only("I'm a subscriber.")
     assert not navigation_only("Nah")
     assert not navigation_only("Lunch with [[Jonas Weber]] at the new ramen place.")
+
+
+def test_foreign_combines_question_files_into_one_count_per_vault() -> None:
+    """bench foreign --combine: each vault's questions right first, in the top 5 and their MRR are
+    summed over the runs, weighted by each run's answered questions (not averaged run by run), the
+    pairs add, and a run where a mode alone puts more right notes first than hybrid is named."""
+    from bench.runners.foreign import combine
+
+    def summary(n: int, first: float, bm25: float, dense: float, turns: list[int]) -> dict[str, Any]:
+        def mode(f: float) -> dict[str, Any]:
+            return {"first": f, "top5": 1.0, "mrr": f, "no_answer_all_weak": [1, 8], "answered_all_weak": [0, n]}
+
+        return {
+            "answered": n,
+            "hybrid": mode(first),
+            "bm25": mode(bm25),
+            "dense": mode(dense),
+            "blocks": {"turns_ok": turns},
+        }
+
+    runs = [
+        ("shared", {"flancian": summary(56, 0.625, 0.554, 0.661, [8, 12])}),
+        ("fifth", {"flancian": summary(32, 0.75, 0.5, 0.5, [14, 24])}),
+    ]
+    got = combine(runs)["flancian"]
+    assert got["runs"] == 2 and got["answered"] == 88
+    assert got["modes"]["hybrid"]["first"] == 35 + 24  # 0.625 of 56, 0.75 of 32
+    assert got["modes"]["dense"]["first"] == 37 + 16
+    assert got["modes"]["hybrid"]["mrr"] == pytest.approx(0.625 * 56 + 0.75 * 32)
+    assert got["pairs"]["turns_ok"] == [22, 36]
+    assert got["pairs"]["no_answer_all_weak"] == [2, 16]
+    assert got["led_by"] == [("shared", 56, 35, 31, 37)]  # dense alone led there, not on the fifth
 
 
 def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:

@@ -61,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget", type=int, default=None, help="the block's budget in characters (default: Config's prefetch_budget)"
     )
+    parser.add_argument(
+        "--combine",
+        default=None,
+        help="comma list of earlier foreign results (.json), one per question file: run nothing, sum each set's "
+        "counts over all of them (writes foreign-combined.md)",
+    )
 
 
 def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Dataset]:
@@ -342,6 +348,8 @@ def _frac(pair: Sequence[int] | None) -> str:
 
 
 def run(opts: RunOptions) -> Result:
+    if opts.extra.get("combine"):
+        return run_combined(opts, [Path(p) for p in str(opts.extra["combine"]).split(",") if p])
     res = Result("foreign", opts)
     sets = [s for s in (opts.extra.get("sets") or "").split(",") if s] or None
     modes = [m for m in (opts.extra.get("modes") or "").split(",") if m] or list(MODES)
@@ -437,3 +445,115 @@ def render(summaries: dict[str, Any], modes: Sequence[str], budget: int | None =
         )
     md += table(["set", *kinds], rows)
     return md
+
+
+#: The counts `combine` sums as [right, of]: each run's pair added to the others'.
+PAIRS = ("latest_first", "newest_first_ku", "no_answer_all_weak", "answered_all_weak")
+
+
+def combine(runs: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Each set's counts summed over many runs' summaries (`runs`: a label and its `summary`, one
+    per question file): how many runs, answered questions, per mode the questions right first and
+    in the top 5 and the sum of reciprocal ranks; the pairs of `PAIRS` and the turns whose block held
+    what they need; and `led_by`, the runs where a mode alone put more right notes first than hybrid
+    (label, answered, then hybrid's and each mode's count)."""
+    out: dict[str, dict[str, Any]] = {}
+    for label, summary in runs:
+        for name, s in summary.items():
+            n = s.get("answered", 0)
+            t = out.setdefault(name, {"runs": 0, "answered": 0, "modes": {}, "pairs": {}, "led_by": []})
+            t["runs"] += 1
+            t["answered"] += n
+            firsts = {}
+            for mode in MODES:
+                if mode not in s:
+                    continue
+                m, got = t["modes"].setdefault(mode, {"first": 0, "top5": 0, "mrr": 0.0}), s[mode]
+                firsts[mode] = round((got.get("first") or 0) * n)
+                m["first"] += firsts[mode]
+                m["top5"] += round((got.get("top5") or 0) * n)
+                m["mrr"] += (got.get("mrr") or 0) * n
+            for key in PAIRS:
+                pair = s.get("hybrid", {}).get(key)
+                if pair:
+                    have = t["pairs"].setdefault(key, [0, 0])
+                    have[0], have[1] = have[0] + pair[0], have[1] + pair[1]
+            turns = s.get("blocks", {}).get("turns_ok")
+            if turns:
+                have = t["pairs"].setdefault("turns_ok", [0, 0])
+                have[0], have[1] = have[0] + turns[0], have[1] + turns[1]
+            alone = [firsts.get(mode, 0) for mode in MODES if mode != "hybrid"]
+            if "hybrid" in firsts and alone and max(alone) > firsts["hybrid"]:
+                t["led_by"].append((label, n, firsts["hybrid"], *alone))
+    return out
+
+
+def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
+    """`--combine`: each set's counts summed over earlier foreign runs, one per question file."""
+    import json
+
+    res = Result("foreign-combined", opts)
+    runs = []
+    for f in files:
+        try:
+            got = json.loads(f.read_text())
+            runs.append((str(got["params"].get("vaults", f.parent.name)), got["results"]["summary"]))
+        except (OSError, ValueError, KeyError) as e:
+            msg = f"bench foreign --combine: {f} is no foreign result ({e}); give the .json a foreign run wrote"
+            raise SystemExit(msg) from e
+    sums = combine(runs)
+    res.params.update(files=[str(f) for f in files])
+    res.results.update(combined=sums)
+    modes = [m for m in MODES if any(m in t["modes"] for t in sums.values())]
+
+    def per_mode(t: dict[str, Any], key: str) -> str:
+        n = t["answered"] or 1
+        return " / ".join(f"{t['modes'][m][key] / n:.3f}" if m in t["modes"] else "" for m in modes)
+
+    rows = [
+        [
+            name,
+            t["runs"],
+            t["answered"],
+            per_mode(t, "first"),
+            per_mode(t, "top5"),
+            per_mode(t, "mrr"),
+            _frac(t["pairs"].get("latest_first") or t["pairs"].get("newest_first_ku")),
+            _frac(t["pairs"].get("no_answer_all_weak")),
+            _frac(t["pairs"].get("answered_all_weak")),
+            _frac(t["pairs"].get("turns_ok")),
+        ]
+        for name, t in sums.items()
+    ]
+    said = " / ".join(modes)
+    res.markdown += [
+        f"Each set's counts summed over {len(files)} runs of `bench foreign`, one per question file, then divided "
+        f"by the answered questions of all of them; first, top 5 and MRR@10 per mode ({said}).",
+        "",
+        *table(
+            [
+                "set",
+                "runs",
+                "answered",
+                f"first ({said})",
+                f"top 5 ({said})",
+                f"MRR ({said})",
+                "latest: newest answer first (pool: knowledge updates)",
+                "no answer: every hit weak",
+                "answered: all hits weak",
+                "block holds what the turn needs",
+            ],
+            rows,
+        ),
+    ]
+    led = [[name, *row] for name, t in sums.items() for row in t["led_by"]]
+    if led:
+        others = [m for m in modes if m != "hybrid"]
+        res.markdown += [
+            "",
+            f"The runs where a mode alone puts more right notes first than hybrid ({len(led)} of "
+            f"{sum(t['runs'] for t in sums.values())}; right first, in questions):",
+            "",
+            *table(["set", "questions", "answered", "hybrid", *others], led),
+        ]
+    return res
