@@ -456,7 +456,8 @@ def combine(runs: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, A
     per question file): how many runs, answered questions, per mode the questions right first and
     in the top 5 and the sum of reciprocal ranks; the pairs of `PAIRS` and the turns whose block held
     what they need; and `led_by`, the runs where a mode alone put more right notes first than hybrid
-    (label, answered, then hybrid's and each mode's count)."""
+    (label, answered, then hybrid's and each other mode's count, in `MODES` order; None for a mode
+    the run did not measure)."""
     out: dict[str, dict[str, Any]] = {}
     for label, summary in runs:
         for name, s in summary.items():
@@ -482,8 +483,8 @@ def combine(runs: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, A
             if turns:
                 have = t["pairs"].setdefault("turns_ok", [0, 0])
                 have[0], have[1] = have[0] + turns[0], have[1] + turns[1]
-            alone = [firsts.get(mode, 0) for mode in MODES if mode != "hybrid"]
-            if "hybrid" in firsts and alone and max(alone) > firsts["hybrid"]:
+            alone = [firsts.get(mode) for mode in MODES if mode != "hybrid"]  # None: not run
+            if "hybrid" in firsts and any(a is not None and a > firsts["hybrid"] for a in alone):
                 t["led_by"].append((label, n, firsts["hybrid"], *alone))
     return out
 
@@ -548,7 +549,7 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
     ]
     led = [[name, *row] for name, t in sums.items() for row in t["led_by"]]
     if led:
-        others = [m for m in modes if m != "hybrid"]
+        others = [m for m in MODES if m != "hybrid"]  # the order of `combine`'s led_by rows
         res.markdown += [
             "",
             f"The runs where a mode alone puts more right notes first than hybrid ({len(led)} of "
