@@ -1207,6 +1207,14 @@ def test_the_first_entry_reading_on_has_half_the_block(make_memory: MemoryFactor
     )
     v = tmp_path / "half"
     put(v, "carrot-cake.md", body + "\n")
+    fillers = {  # entries below it that fill the block
+        "plum-dumplings.md": "She wrapped each plum in potato dough, boiled them until they floated",
+        "lentil-soup.md": "Brown lentils simmered for an hour with smoked paprika, carrots and a bay leaf",
+        "apple-strudel.md": "The dough was stretched over the kitchen table until you could read through it",
+    }
+    for name, line in fillers.items():
+        words = " ".join(f"{w}{i}" for i, w in enumerate(line.split() * 5))
+        put(v, name, f"My grandmother's recipe, as she told it. {line}: {words}.\n")
     turn = "what was my grandmother's carrot cake recipe"
 
     def first_entry(share: float, index: str) -> PrefetchEntry:
@@ -1219,9 +1227,34 @@ def test_the_first_entry_reading_on_has_half_the_block(make_memory: MemoryFactor
         "before the icing goes on."
     )
     assert 400 < len(half.text) <= 600
-    assert "180C" not in first_entry(0.0, "ix-cap").text  # one entry's cap: the oven line is cut off
+    assert "180C" not in first_entry(0.0, "ix-cap").text  # one entry's cap in a full block: the oven line is cut off
     put(v, "carrot-cake.md", body + "\n", created=NOW.date().isoformat())  # a day's statements
     assert len(first_entry(DEFAULT_RULES.first_entry_share, "ix-dated").text) <= 400
+
+
+def test_the_first_entry_reads_on_into_the_room_the_entries_below_leave(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Stop 77: a block does not stop short of its budget while its first entry, reading on, was cut.
+    With one entry's cap for the first (share 0) and nothing below it, the recipe's oven line, cut
+    off in a full block, is shown; more room never shows fewer of its lines, and the block keeps
+    its budget."""
+    steps = [f"- Step {i}: fold the grated carrots in slowly and keep the batter light and airy." for i in range(4)]
+    oven = "- Oven: 180C for 35 minutes on the middle rack, then cool it in the tin before the icing goes on."
+    v = tmp_path / "spare"
+    put(
+        v,
+        "carrot-cake.md",
+        "\n".join(["- Carrot cake is my grandmother's recipe, baked every spring.", *steps, oven]) + "\n",
+    )
+    turn = "what was my grandmother's carrot cake recipe"
+    capped = _indexed_with(make_memory, v, tmp_path / "ix", first_entry_share=0.0)
+    got = capped.prefetch(turn, now=NOW)
+    assert len(got.block) <= got.budget and len(got.entries) == 1
+    assert "180C for 35 minutes" in got.entries[0].text and len(got.entries[0].text) > 400
+    small = capped.prefetch(turn, now=NOW, budget=420)  # no room beyond the cap: cut as before
+    assert len(small.block) <= 420 and "180C" not in small.entries[0].text
+    assert small.entries[0].text.startswith("Carrot cake is my grandmother's recipe")
 
 
 def test_the_first_entry_reads_on_from_the_top_of_its_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
@@ -1255,10 +1288,11 @@ def test_the_first_entry_reads_on_from_the_top_of_its_note(make_memory: MemoryFa
     mem.index()
     row = internals(mem).catalog.note_by_path("parks.md")
     assert row is not None and len(internals(mem).catalog.chunks_of(row.node_id)) == 2  # #1 is in the other part
-    (entry, *_) = mem.prefetch("where should we go for fall camping", now=NOW).entries
+    got = mem.prefetch("where should we go for fall camping", now=NOW)
+    (entry, *_) = got.entries
     assert "Whitewater: beautiful fall colours" in entry.text  # the answer first
     assert entry.text.startswith("#1: Glendalough: my favourite")  # then the note from its top
-    assert len(entry.text) <= 600
+    assert len(got.block) <= got.budget  # alone in the block, it reads on in the room of the entries below
 
 
 def _indexed_with(make_memory: MemoryFactory, vault: Path, index_dir: Path, **rules: Any) -> Memory:

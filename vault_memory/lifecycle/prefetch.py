@@ -212,18 +212,38 @@ def prefetch(
             at = next((i for i, c in enumerate(chunks) if c.chunk_id == part.chunk.chunk_id), None)
             return ([part.chunk.body], 0) if at is None else ([c.body for c in chunks], at)
 
-        entries, kept_out, read_on = present(
-            query,
-            got,
-            cfg.prefetch_entry_cap,
-            first_cap=first_entry_cap(budget, cfg.prefetch_entry_cap, rules),
-            decay=decay,
-            day_parts=day_parts,
-            note_parts=note_parts,
-            rules=rules,
-        )
+        def presented(first_cap: int, first_only: bool = False) -> tuple[list[PrefetchEntry], list[KeptOut], bool]:
+            return present(
+                query,
+                got,
+                cfg.prefetch_entry_cap,
+                first_cap=first_cap,
+                decay=decay,
+                day_parts=day_parts,
+                note_parts=note_parts,
+                rules=rules,
+                first_only=first_only,
+            )
+
+        entries, kept_out, read_on = presented(first_entry_cap(budget, cfg.prefetch_entry_cap, rules))
     first_cap = first_entry_cap(budget, cfg.prefetch_entry_cap, rules) if read_on else None
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
+    spare = budget - len(block)
+    if read_on and shown and spare > 0 and not entries[0].merged:
+        # the room the entries below leave goes to the first, which read on in its note and may
+        # have been cut: a block never stops short of its budget while its first entry was cut
+        more = len(shown[0].text) + spare
+        again = presented(more, first_only=True)[0][:1]
+        if again and again[0].path == entries[0].path:
+            fuller, shown_again = render_block(
+                [replace(entries[0], text=again[0].text), *entries[1:]],
+                budget,
+                cfg.prefetch_entry_cap,
+                rules,
+                first_cap=more,
+            )
+            if _shows_more(shown, shown_again):
+                block, shown = fuller, shown_again
     result = PrefetchResult(block, shown, budget, relevant=len(entries), kept_out=kept_out)
     if kept_out:  # invisible by nature: the review note counts it (keptout.py)
         ws.kept_out_log().record(now, query, [(k.node_id, k.path, k.strength) for k in kept_out])
@@ -270,6 +290,7 @@ def present(
     day_parts: Callable[[Candidate], list[str]] | None = None,
     note_parts: Callable[[Candidate], tuple[list[str], int]] | None = None,
     rules: ReadRules = DEFAULT_RULES,
+    first_only: bool = False,
 ) -> tuple[list[PrefetchEntry], list[KeptOut], bool]:
     """Stage 6, present (a block): recall's order, without weak hits, superseded or staged notes,
     lines that say nothing (an answer with no word of its own, an entry that is a way to other pages:
@@ -284,7 +305,8 @@ def present(
     None: `cap`), and where any other entry reads on when its note fits its room whole
     (`_fits_whole`), and an answer that leads in at its part's end is read with what it introduces.
     Returns the entries, what decay kept out, and whether the first entry read on in its note
-    (render_block gives it `first_cap` then)."""
+    (render_block gives it `first_cap` then); `first_only`: the first entry alone, without what
+    merges into it (prefetch gives it more room when the entries below leave some)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -334,6 +356,8 @@ def present(
         if twin is None:  # a named day's note is its own entry
             read_on = read_on or fill  # the first entry, read on in its note
             kept.append((entry, said, r))
+            if first_only:
+                break
         else:
             kept[twin] = _merged(kept[twin], (entry, said, r))
     # where else, newest first (undated last): as the entry itself, the latest says most
@@ -343,6 +367,16 @@ def present(
         for e, _, _ in kept
     ]
     return newest, out, read_on
+
+
+def _shows_more(before: Sequence[PrefetchEntry], after: Sequence[PrefetchEntry]) -> bool:
+    """Whether `after` shows the same entries as `before`, its first with more text and every line it
+    showed: the packing of a note's lines is greedy (entries.answering_lines), so more room can take
+    a line in place of another, and a block given more room must not show less."""
+    if len(after) != len(before) or [e.path for e in after] != [e.path for e in before]:
+        return False
+    old, new = before[0].text, after[0].text
+    return len(new) > len(old) and all(piece.rstrip("… ") in new for piece in old.split(" … "))
 
 
 def _fits_whole(bodies: Sequence[str], room: int) -> bool:
