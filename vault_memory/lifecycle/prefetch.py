@@ -231,7 +231,8 @@ def prefetch(
     spare = budget - len(block)
     if read_on and shown and spare > 0 and not entries[0].merged:
         # the room the entries below leave goes to the first, which read on in its note and may
-        # have been cut: a block never stops short of its budget while its first entry was cut
+        # have been cut there: read again alone in that room, it is kept when it shows more and
+        # every line it showed (stop 77: the line a turn needed was often the one cut)
         more = len(shown[0].text) + spare
         again = presented(more, first_only=True)[0][:1]
         if again and again[0].path == entries[0].path:
