@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -242,6 +243,56 @@ def test_foreign_combines_question_files_into_one_count_per_vault() -> None:
     assert got["pairs"]["turns_ok"] == [22, 36]
     assert got["pairs"]["no_answer_all_weak"] == [2, 16]
     assert got["led_by"] == [("shared", 56, 35, 31, 37)]  # dense alone led there, not on the fifth
+
+
+def test_foreign_every_runs_each_question_folder_and_sums_them(tmp_path: Path) -> None:
+    """bench foreign --every ROOT: the question files of --vaults, then each folder of ROOT that
+    holds question files (its vault read from --vaults' folder), summed per set as --combine sums
+    earlier runs; a folder without question files is not a run."""
+    import json
+
+    from bench.harness import RunOptions
+    from bench.runners.foreign import run
+
+    base, more = tmp_path / "base", tmp_path / "more"
+    (base / "diary").mkdir(parents=True)
+    for topic, line in [
+        ("kettle", "Descale the kettle with citric acid every month."),
+        ("bike", "The bike lock code is 4512."),
+    ]:
+        (base / "diary" / f"{topic}.md").write_text(f"# {topic.title()}\n\n{line}\n", encoding="utf-8")
+
+    def questions(folder: Path, qs: list[tuple[str, str]]) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        spec = {
+            "vault": "diary",
+            "now": "2026-12-01",
+            "questions": [
+                {"id": f"q{i}", "kind": "fact", "q": q, "answers": [{"path": path, "text": ""}]}
+                for i, (q, path) in enumerate(qs)
+            ],
+            "prefetch": [],
+        }
+        (folder / "diary.questions.json").write_text(json.dumps(spec), encoding="utf-8")
+
+    questions(base, [("how do I descale the kettle", "kettle.md")])
+    questions(more / "second", [("what is the bike lock code", "bike.md"), ("kettle descaling", "kettle.md")])
+    questions(more / "third", [("bike lock", "bike.md")])
+    (more / "notes").mkdir()  # no question file: no run
+    opts = RunOptions(
+        quick=True,
+        data=tmp_path / "no-data",
+        out=tmp_path / "out",
+        cache=tmp_path / "cache",
+        extra={"vaults": base, "every": more, "modes": "hybrid,bm25"},
+    )
+    res = run(opts)
+    got = res.results["combined"]["diary"]
+    assert got["runs"] == 3 and got["answered"] == 4
+    assert [r["questions"] for r in res.results["runs"]] == [str(base), str(more / "second"), str(more / "third")]
+    assert set(got["modes"]) == {"hybrid", "bm25"}
+    assert "longmemeval" not in res.results["combined"]  # no pool under --data: skipped, not an empty run
+    assert any("summed over 3 runs" in line for line in res.markdown)
 
 
 def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:

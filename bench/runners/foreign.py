@@ -67,6 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma list of earlier foreign results (.json), one per question file: run nothing, sum each set's "
         "counts over all of them (writes foreign-combined.md)",
     )
+    parser.add_argument(
+        "--every",
+        type=Path,
+        default=None,
+        help="a folder of question-file folders (bench/questions): run the files in --vaults and the pool, then "
+        "each folder's, in one process, and sum each set's counts over all of them (writes foreign-every.md)",
+    )
 
 
 def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Dataset]:
@@ -86,7 +93,8 @@ def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Da
             # A question file kept apart from its vault (questions written later) reads the vault
             # where the shared ones are; with no vault at all the set is skipped, never indexed as
             # empty (which would empty the cached copy and its index).
-            source = next((v / name for v in (vaults, DEFAULT_VAULTS) if (v / name).is_dir()), None)
+            homes = (vaults, *[Path(h) for h in [opts.extra.get("vault_home")] if h], DEFAULT_VAULTS)
+            source = next((v / name for v in homes if (v / name).is_dir()), None)
             if source is None:
                 log(f"foreign: no vault {vaults / name} (nor {DEFAULT_VAULTS / name}); {name} skipped")
                 continue
@@ -350,13 +358,25 @@ def _frac(pair: Sequence[int] | None) -> str:
 def run(opts: RunOptions) -> Result:
     if opts.extra.get("combine"):
         return run_combined(opts, [Path(p) for p in str(opts.extra["combine"]).split(",") if p])
+    modes = [m for m in (opts.extra.get("modes") or "").split(",") if m] or list(MODES)
+    if opts.extra.get("every"):
+        return run_every(opts, Path(opts.extra["every"]), modes)
     res = Result("foreign", opts)
     sets = [s for s in (opts.extra.get("sets") or "").split(",") if s] or None
-    modes = [m for m in (opts.extra.get("modes") or "").split(",") if m] or list(MODES)
     vaults = str(opts.extra.get("vaults") or "../shared/real-vaults")  # the questions files read (--vaults)
     res.params.update(k=K, modes=modes, vaults=vaults, pool="longmemeval-pool (dev)")
     if opts.extra.get("budget") is not None:
         res.params["budget"] = int(opts.extra["budget"])
+    summaries, detail = _evaluated(opts, sets, modes)
+    res.results.update(summary=summaries, detail=detail)
+    res.markdown += render(summaries, modes, res.params.get("budget"))
+    return res
+
+
+def _evaluated(
+    opts: RunOptions, sets: Sequence[str] | None, modes: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each data set at hand asked in `modes`: its summary and its per-question detail, by name."""
     summaries: dict[str, Any] = {}
     detail: dict[str, Any] = {}
     for ds in datasets(opts, sets):
@@ -368,9 +388,35 @@ def run(opts: RunOptions) -> Result:
         summaries[ds.name]["notes"] = rep.get("notes") or rep.get("notes_total")
         detail[ds.name] = ev
         log(f"foreign {ds.name}: {time.perf_counter() - t0:.0f}s {summaries[ds.name].get('hybrid', {})}")
-    res.results.update(summary=summaries, detail=detail)
-    res.markdown += render(summaries, modes, res.params.get("budget"))
-    return res
+    return summaries, detail
+
+
+def question_sets(folder: Path) -> list[str]:
+    """The data sets a folder has question files for (`<name>.questions.json`), by name."""
+    return sorted(f.name.removesuffix(".questions.json") for f in folder.glob("*.questions.json"))
+
+
+def run_every(opts: RunOptions, root: Path, modes: Sequence[str]) -> Result:
+    """`--every`: the question files in `--vaults` (the shared ones by default) and the pool, then
+    each folder of `root` that holds question files (its vaults read from `--vaults`' folder), in
+    one process (each vault indexed once); each set's counts summed over all of them, as `--combine`
+    sums earlier runs. The JSON keeps each file's summary."""
+    if not root.is_dir():
+        raise SystemExit(f"bench foreign --every: {root} is no folder; give the folder of question-file folders")
+    res = Result("foreign-every", opts)  # timed from here
+    home = Path(opts.extra.get("vaults") or DEFAULT_VAULTS)
+    folders = sorted(d for d in root.iterdir() if d.is_dir() and question_sets(d))
+    runs: list[tuple[str, dict[str, Any]]] = []
+    for label, folder, sets in [
+        (str(opts.extra.get("vaults") or "../shared/real-vaults"), home, [*question_sets(home), fd.LME]),
+        *[(str(d), d, question_sets(d)) for d in folders],
+    ]:
+        one = dataclasses.replace(opts, extra={**opts.extra, "vaults": folder, "vault_home": home})
+        summaries, _ = _evaluated(one, sets, modes)
+        runs.append((label, summaries))
+    res.params.update(k=K, modes=list(modes), every=str(root), files=[label for label, _ in runs])
+    res.results.update(runs=[{"questions": label, "summary": summary} for label, summary in runs])
+    return _combined(res, runs)
 
 
 def render(summaries: dict[str, Any], modes: Sequence[str], budget: int | None = None) -> list[str]:
@@ -502,8 +548,14 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
         except (OSError, ValueError, KeyError) as e:
             msg = f"bench foreign --combine: {f} is no foreign result ({e}); give the .json a foreign run wrote"
             raise SystemExit(msg) from e
-    sums = combine(runs)
     res.params.update(files=[str(f) for f in files])
+    return _combined(res, runs)
+
+
+def _combined(res: Result, runs: Sequence[tuple[str, dict[str, Any]]]) -> Result:
+    """`res` with each set's counts summed over `runs` (`combine`), as a table, and the runs where a
+    mode alone leads."""
+    sums = combine(runs)
     res.results.update(combined=sums)
     modes = [m for m in MODES if any(m in t["modes"] for t in sums.values())]
 
@@ -528,7 +580,7 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
     ]
     said = " / ".join(modes)
     res.markdown += [
-        f"Each set's counts summed over {len(files)} runs of `bench foreign`, one per question file, then divided "
+        f"Each set's counts summed over {len(runs)} runs of `bench foreign`, one per question file, then divided "
         f"by the answered questions of all of them; first, top 5 and MRR@10 per mode ({said}).",
         "",
         *table(
