@@ -415,6 +415,8 @@ def run_every(opts: RunOptions, root: Path, modes: Sequence[str]) -> Result:
         summaries, _ = _evaluated(one, sets, modes)
         runs.append((label, summaries))
     res.params.update(k=K, modes=list(modes), every=str(root), files=[label for label, _ in runs])
+    if opts.extra.get("budget") is not None:
+        res.params["budget"] = int(opts.extra["budget"])
     res.results.update(runs=[{"questions": label, "summary": summary} for label, summary in runs])
     return _combined(res, runs)
 
