@@ -384,7 +384,12 @@ def _fits_whole(bodies: Sequence[str], room: int) -> bool:
     """Whether a note's parts, on one line each, fit in an entry's `room`: its entry then reads it as
     the first entry reads on (stop 61: `flancian`'s pull-request page, 274 characters, was the second
     entry and showed its first two sentences, not "A [[github]] concept, not core to [[git]] proper.")."""
-    return sum(len(oneline(b)) + 1 for b in bodies) <= room
+    used = 0
+    for body in bodies:  # a long note is known not to fit by its first parts: the rest is not read
+        used += len(oneline(body)) + 1
+        if used > room:
+            return False
+    return True
 
 
 def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
