@@ -93,7 +93,8 @@ def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Da
             # A question file kept apart from its vault (questions written later) reads the vault
             # where the shared ones are; with no vault at all the set is skipped, never indexed as
             # empty (which would empty the cached copy and its index).
-            homes = (vaults, *[Path(h) for h in [opts.extra.get("vault_home")] if h], DEFAULT_VAULTS)
+            home = opts.extra.get("vault_home")  # --every: the folder its question folders' vaults are in
+            homes = (vaults, *([Path(home)] if home else []), DEFAULT_VAULTS)
             source = next((v / name for v in homes if (v / name).is_dir()), None)
             if source is None:
                 log(f"foreign: no vault {vaults / name} (nor {DEFAULT_VAULTS / name}); {name} skipped")
@@ -399,8 +400,9 @@ def question_sets(folder: Path) -> list[str]:
 def run_every(opts: RunOptions, root: Path, modes: Sequence[str]) -> Result:
     """`--every`: the question files in `--vaults` (the shared ones by default) and the pool, then
     each folder of `root` that holds question files (its vaults read from `--vaults`' folder), in
-    one process (each vault indexed once); each set's counts summed over all of them, as `--combine`
-    sums earlier runs. The JSON keeps each file's summary."""
+    one process (a vault is copied and indexed at its first run; each later run finds it unchanged
+    and reconciles nothing); each set's counts summed over all of them, as `--combine` sums earlier
+    runs. The JSON keeps each file's summary."""
     if not root.is_dir():
         raise SystemExit(f"bench foreign --every: {root} is no folder; give the folder of question-file folders")
     res = Result("foreign-every", opts)  # timed from here
@@ -522,15 +524,12 @@ def combine(runs: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, A
                 m["first"] += firsts[mode]
                 m["top5"] += round((got.get("top5") or 0) * n)
                 m["mrr"] += (got.get("mrr") or 0) * n
-            for key in PAIRS:
-                pair = s.get("hybrid", {}).get(key)
+            pairs = {key: s.get("hybrid", {}).get(key) for key in PAIRS}
+            pairs["turns_ok"] = s.get("blocks", {}).get("turns_ok")  # the block's, not a mode's
+            for key, pair in pairs.items():
                 if pair:
                     have = t["pairs"].setdefault(key, [0, 0])
                     have[0], have[1] = have[0] + pair[0], have[1] + pair[1]
-            turns = s.get("blocks", {}).get("turns_ok")
-            if turns:
-                have = t["pairs"].setdefault("turns_ok", [0, 0])
-                have[0], have[1] = have[0] + turns[0], have[1] + turns[1]
             alone = [firsts.get(mode) for mode in MODES if mode != "hybrid"]  # None: not run
             if "hybrid" in firsts and any(a is not None and a > firsts["hybrid"] for a in alone):
                 t["led_by"].append((label, n, firsts["hybrid"], *alone))

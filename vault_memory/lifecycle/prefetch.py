@@ -194,6 +194,7 @@ def prefetch(
     kept_out: list[KeptOut] = []
     read_on = False
     rules = ws.read_rules
+    reads_on_in = first_entry_cap(budget, cfg.prefetch_entry_cap, rules)  # the first entry's room, reading on
     if allow != set():
         got = rank_query(ws, query, now=now, allow=allow, qvec=qvec, decay=decay, judge=True)
         if got.silent and asks_for_work(query):
@@ -225,8 +226,8 @@ def prefetch(
                 first_only=first_only,
             )
 
-        entries, kept_out, read_on = presented(first_entry_cap(budget, cfg.prefetch_entry_cap, rules))
-    first_cap = first_entry_cap(budget, cfg.prefetch_entry_cap, rules) if read_on else None
+        entries, kept_out, read_on = presented(reads_on_in)
+    first_cap = reads_on_in if read_on else None
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
     spare = budget - len(block)
     if read_on and shown and spare > 0 and not entries[0].merged:
@@ -374,7 +375,7 @@ def _shows_more(before: Sequence[PrefetchEntry], after: Sequence[PrefetchEntry])
     """Whether `after` shows the same entries as `before`, its first with more text and every line it
     showed: the packing of a note's lines is greedy (entries.answering_lines), so more room can take
     a line in place of another, and a block given more room must not show less."""
-    if len(after) != len(before) or [e.path for e in after] != [e.path for e in before]:
+    if [e.path for e in after] != [e.path for e in before]:
         return False
     old, new = before[0].text, after[0].text
     return len(new) > len(old) and all(piece.rstrip("… ") in new for piece in old.split(" … "))
