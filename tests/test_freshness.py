@@ -487,3 +487,20 @@ def test_words_inside_links_make_no_sentence_an_answer() -> None:
         "My tiling window manager is [[i3]].",
     ]
     assert pick_windows(said, terms) == ["My tiling window manager is [[i3]]."]
+
+
+def test_a_now_without_a_zone_is_read_as_utc_by_recall_and_prefetch(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    # `datetime(2026, 11, 29, 12)` is what a Python caller writes first; recall and prefetch
+    # compared it with the notes' zoned times and raised TypeError, while stage, log and review
+    # read it as UTC. Now every operation reads it so, and answers as for the zoned time.
+    vault = _nora_moved(tmp_path, "Nora lives in Lisbon, a sunny city.")
+    mem = make_memory(vault=vault, index_dir=tmp_path / "ix")
+    mem.index()
+    naive = NOW.replace(tzinfo=None)
+    query = "Which city does Nora live in?"
+    zoned = mem.recall(query, k=3, now=NOW, touch=False, explain=True)
+    read = mem.recall(query, k=3, now=naive, touch=False, explain=True)
+    assert [(h.path, h.explain) for h in read] == [(h.path, h.explain) for h in zoned]
+    assert [h.path for h in read[:2]] == ["newer.md", "older.md"]
+    assert [h.path for h in mem.recall(query, k=3, now=naive, touch=False, after="5000d")] == [h.path for h in zoned]
+    assert mem.prefetch(query, now=naive).block == mem.prefetch(query, now=NOW).block != ""
