@@ -31,6 +31,7 @@ TEMPLATE = (  # the shared sample vault's Templates/Daily.md (its list items end
         ("Do MMM YY [at] HH:mm", "29th Nov 26 at 09:05"),
         ("GGGG-[W]WW", "2026-W48"),  # ISO week
         ("gggg-[W]ww", "2026-W49"),  # moment's default (en) locale week: starts Sunday
+        ("D-M-Y", "29-11-2026"),  # moment's year in any number of digits (a fetched vault's daily notes)
     ],
 )
 def test_moment_formats(fmt: str, out: str) -> None:

@@ -173,6 +173,7 @@ def test_where_a_note_gets_its_date() -> None:
     assert parse_time("2024-03-05T10:00:00") == dt.datetime(2024, 3, 5, 10, tzinfo=utc)  # naive: UTC, everywhere
     assert date_from_name("Tuesday 5 March 2024", "dddd D MMMM YYYY") == dt.date(2024, 3, 5)
     assert date_from_name("2024-03-05 meeting") is None  # not a daily note's name ...
+    assert date_from_name("25-9-2025", "D-M-Y") == dt.date(2025, 9, 25)  # `Y`: moment's year, any digits
     # one whole date in a name dates the note whatever the daily-notes format says (a person's daily
     # notes named by another tool, or a vault whose settings folder was renamed or not synced) ...
     for stem, day in (("2024-03-05 meeting", (2024, 3, 5)), ("May 5th, 2022, Thursday", (2022, 5, 5))):

@@ -207,6 +207,7 @@ _TOKENS = [  # moment.js tokens, longest first
     ("ddd", r"[A-Za-z]{3}"),
     ("Do", r"(?P<D>\d{1,2})(?:st|nd|rd|th)"),
     ("YY", r"(?P<YY>\d{2})"),
+    ("Y", r"(?P<Y>\d{4})"),  # the year in any number of digits ("D-M-Y": 25-9-2025)
     ("MM", r"(?P<M>\d{2})"),
     ("DD", r"(?P<D>\d{2})"),
     ("M", r"(?P<M>\d{1,2})"),
@@ -382,6 +383,7 @@ def _token(tok: str, when: dt.datetime) -> str:
     values: dict[str, str] = {
         "YYYY": f"{d.year:04d}",
         "YY": f"{d.year % 100:02d}",
+        "Y": str(d.year),
         "Q": str((d.month - 1) // 3 + 1),
         "MMMM": _MONTH_NAMES[d.month - 1].capitalize(),
         "MMM": _MONTH_NAMES[d.month - 1][:3].capitalize(),
@@ -427,6 +429,7 @@ _FORMAT_TOKENS = sorted(
     [
         "YYYY",
         "YY",
+        "Y",
         "Q",
         "MMMM",
         "MMM",
