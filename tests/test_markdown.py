@@ -841,6 +841,26 @@ def test_a_logseq_page_states_its_names_and_hides_its_bookkeeping() -> None:
     assert strip_reader_marks(body) == "- [[Trip]]\n\n\t- Wed\n\n\t  city:: Quebec\n"
 
 
+def test_a_logseq_drawer_is_hidden_and_what_it_sits_under_is_read() -> None:
+    """Logseq's drawers, `:PROPERTIES:` (its older block properties: `:id:`, `:heading: true`) and
+    `:LOGBOOK:` (a task's clock lines), each to its `:END:`, are never shown: their lines are left
+    empty, in their places. A drawer with no `:END:` is text, and so is one in a code fence."""
+    from vault_memory.vault.markdown import chunk_body, strip_reader_marks
+
+    body = (
+        "## On Sunday I will go to the doctor to start some tests\n:PROPERTIES:\n"
+        ":id: 6020f3af-008a-4614-bdf6-74f21c7592ba\n:END:\n### Stool test\n#### Full blood test\n"
+        "- DONE book the GP\n  :LOGBOOK:\n  CLOCK: [2021-02-05 Fri 10:00:00]--[2021-02-05 Fri 10:05:00] =>  00:05:00\n"
+        "  :END:\n```\n:LOGBOOK:\n:END:\n```\n:PROPERTIES:\nnever closed\n"
+    )
+    assert strip_reader_marks(body) == (
+        "## On Sunday I will go to the doctor to start some tests\n\n\n\n### Stool test\n#### Full blood test\n"
+        "- DONE book the GP\n\n\n\n```\n:LOGBOOK:\n:END:\n```\n:PROPERTIES:\nnever closed\n"
+    )
+    text = " ".join(c.text for c in chunk_body(body))
+    assert "6020f3af" not in text and "CLOCK" not in text and "Full blood test" in text
+
+
 def test_a_logseq_query_is_read_as_its_results_are_not() -> None:
     """Logseq shows a query's results, not its source: an advanced query (`#+BEGIN_QUERY` …
     `#+END_QUERY`, under a bullet or not) and a block that is only a `{{query …}}` macro are

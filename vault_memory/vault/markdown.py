@@ -158,6 +158,11 @@ _BLOCK_ID = re.compile(r"(?:^|(?<=\s))\^[A-Za-z0-9-]+[ \t]*$")
 #: block's id, which a `((reference))` names (`id:: 6408c2a1-...`).
 _UUID = r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
 _LOGSEQ_MARK = re.compile(rf"^[ \t]*(?:-[ \t]+)?(?:collapsed::[ \t]*(?:true|false)|id::[ \t]*{_UUID})[ \t]*$")
+#: A Logseq drawer under a block, from its own line to an `:END:` line: `:PROPERTIES:` (the older
+#: form of its block properties: `:id:`, `:heading: true`, a task's `:todo:` time) and `:LOGBOOK:`
+#: (a task's clock lines). Logseq shows neither.
+_DRAWER_OPEN = re.compile(r"^[ \t]*(?:-[ \t]+)?:(?:PROPERTIES|LOGBOOK):[ \t]*$")
+_DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$")
 
 
 def strip_reader_marks(body: str) -> str:
@@ -170,19 +175,32 @@ def strip_reader_marks(body: str) -> str:
       and reading view hides (`dexter`'s 894 Readwise notes end every highlight with one, `^rw60275595`,
       and blocks showed them);
     - Logseq's `collapsed:: true` and `id:: <uuid>` lines under a block (`_LOGSEQ_MARK`), which
-      Logseq keeps for itself and never shows: the line is left empty.
+      Logseq keeps for itself and never shows: the line is left empty; and its drawers,
+      `:PROPERTIES:` or `:LOGBOOK:` to `:END:` (`_DRAWER_OPEN`), each of their lines left empty (a
+      Logseq journal's entry showed ":PROPERTIES: :id: 6020f3af-… :END:" above the tests it
+      listed). A drawer never closed is text.
 
     Fenced code is left alone; every line keeps its place."""
-    if "[!" not in body and "^" not in body and "::" not in body:
+    if "[!" not in body and "^" not in body and "::" not in body and ":END:" not in body:
         return body
     out: list[str] = []
     fence: str | None = None
-    for line in body.split("\n"):
+    lines = body.split("\n")
+    drawer_end = -1  # the index of the `:END:` line closing the drawer being hidden
+    for i, line in enumerate(lines):
         after, _ = _fence_after(fence, line)
         if fence is not None or after is not None:
             fence = after
             out.append(line)
             continue
+        if i <= drawer_end:
+            out.append("")
+            continue
+        if ":" in line and _DRAWER_OPEN.match(line):
+            drawer_end = next((j for j in range(i + 1, len(lines)) if _DRAWER_END.match(lines[j])), -1)
+            if drawer_end > i:
+                out.append("")
+                continue
         m = _CALLOUT.match(line)
         if m:  # the title leads into the box's text: "> Pressure:" above "> The boiler pressure should..."
             title = m.group(3).strip() or m.group(2).capitalize()
@@ -985,6 +1003,7 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 15: Logseq's drawers (`:PROPERTIES:` / `:LOGBOOK:` to `:END:`) are not text;
 # 14: frontmatter dates written for people (`October 14th 2021, 2:42:26 pm`), epoch numbers, more
 #     date keys (`lastmod`) and `2024.03.05` names are read (the catalog keeps each note's stated day);
 # 13: a Logseq graph's own marks (collapsed::, id::) and its queries (#+BEGIN_QUERY, {{query}}) are not text;
@@ -999,7 +1018,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "14"
+CHUNKER_VERSION = "15"
 
 
 def chunk_body(
