@@ -228,10 +228,18 @@ def nonspace(text: str) -> str:
 
 
 def heading_lines(body: str) -> set[int]:
-    """Line numbers of top-level headings, by the same CommonMark parser (the oracle)."""
+    """Line numbers of the top-level headings that head something, by the same CommonMark parser
+    (the oracle): a heading whose next top-level block is a heading of its level or above, or
+    that ends the body, heads nothing, and is text."""
+    blocks = [
+        t for t in MarkdownIt("commonmark").enable("table").parse(body) if t.level == 0 and t.map and t.nesting >= 0
+    ]
     lines: set[int] = set()
-    for tok in MarkdownIt("commonmark").enable("table").parse(body):
-        if tok.type == "heading_open" and tok.level == 0 and tok.map:
+    for i, tok in enumerate(blocks):
+        if tok.type != "heading_open" or tok.map is None:
+            continue
+        nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+        if nxt is not None and not (nxt.type == "heading_open" and int(nxt.tag[1:]) <= int(tok.tag[1:])):
             lines.update(range(tok.map[0], tok.map[1]))
     return lines
 
@@ -325,20 +333,34 @@ def test_chunks_follow_heading_paths() -> None:
     check_chunks(body, chunks, 256, approx_tokens)
 
 
-def test_empty_sections_are_skipped_and_small_sections_not_merged() -> None:
+def test_a_heading_with_nothing_under_it_is_text_and_small_sections_are_not_merged() -> None:
+    # "## Empty" heads no text and no heading below it: no heading path carries it, so it is a
+    # line of the section it is in ("A"), not dropped; B and C stay chunks of their own
     body = "# A\n\n## Empty\n\n## B\n\none\n\n## C\n\ntwo\n"
     chunks = chunk_body(body)
-    assert [c.heading for c in chunks] == ["A > B", "A > C"]
-    assert [c.index for c in chunks] == [0, 1]
+    assert [(c.heading, c.text) for c in chunks] == [
+        ("A", "A\n## Empty"),
+        ("A > B", "A > B\none"),
+        ("A > C", "A > C\ntwo"),
+    ]
+    assert [c.index for c in chunks] == [0, 1, 2]
+    # a Logseq graph's heading blocks are its statements: every one is found
+    journal = (
+        "## Decided to be more intentional with what I listen to\n### Less [[podcasts]]\n### More [[music]]\n"
+        "### Thinking of the security aphorism\n    - Don't download anything you didn't go looking for\n"
+    )
+    text = " ".join(c.text for c in chunk_body(journal))
+    assert "Less [[podcasts]]" in text and "More [[music]]" in text
 
 
 def test_headings_only_note_gives_one_chunk() -> None:
     body = "# Title\n\n## Section\n\n### Sub\n"
     chunks = chunk_body(body)
     assert len(chunks) == 1
-    assert chunks[0].heading == ""
-    assert chunks[0].text == body.strip()
-    assert chunks[0].start_line == 0
+    assert chunks[0].heading == "Title > Section"  # the last heading heads nothing: it is the text
+    assert chunks[0].text == "Title > Section\n### Sub"
+    assert chunks[0].start_line == 4
+    assert [c.text for c in chunk_body("# Building an Agora\n")] == ["# Building an Agora"]  # a title alone
 
 
 def test_headings_in_code_fences_and_quotes_do_not_split() -> None:

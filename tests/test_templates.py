@@ -74,7 +74,14 @@ def test_expressions_match_anything_checkboxes_either_state_and_a_line_needs_a_w
     assert not s.matches("- [ ] Stretch for ten minutes")  # a whole line, not a prefix
     assert not s.matches("# Anything at all") and not s.matches("whatever the prompt said")
     heading = "### [[Morning Routine]]"
-    assert s.matches(heading) and s.strip(heading) == heading  # a template's heading: kept
+    assert (
+        s.matches(heading) and s.strip(heading + "\nRan 5 km") == heading + "\nRan 5 km"
+    )  # a template's heading: kept
+    # ... unless nothing is under it, a subheading that went with nothing under it included: a
+    # heading with nothing under it is its section's text (markdown.chunk_body), and a template's
+    # says nothing of the note
+    assert s.strip(heading) == "" and s.strip(f"# May 5th\n{heading}\n\n- [ ] Stretch\n") == "# May 5th\n\n\n\n"
+    assert s.strip(f"{heading}\n```\n# a comment\n```") == f"{heading}\n```\n# a comment\n```"  # code is text
     assert not NONE and NONE.strip(NOTE) == NOTE and NONE.identity == ""
     assert s.identity and s.identity != Scaffolding.from_lines(["- [ ] Floss"]).identity
 

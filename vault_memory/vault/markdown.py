@@ -725,6 +725,22 @@ class _Section:
     chunk_start: int
 
 
+def _heading_level(tok: Token) -> int:
+    return int(tok.tag[1:]) if tok.tag[1:].isdigit() else 1
+
+
+def _says_it_alone(tok: Token, after: _Node | None) -> bool:
+    """Whether heading `tok` has nothing under it (the next block is a heading of its level or
+    above, or there is none): no section follows it, and no heading path would carry it. Its line
+    is then text of the section it is in, as a Logseq graph's heading blocks are its statements
+    ("### Less [[podcasts]]", "### More [[music]]" under "## Decided to be more intentional with what
+    I listen to": every one was in no chunk, and nothing found them)."""
+    if after is None:
+        return True
+    nxt = after.token
+    return nxt.type == "heading_open" and _heading_level(nxt) <= _heading_level(tok)
+
+
 class _Chunker:
     def __init__(
         self,
@@ -803,23 +819,27 @@ class _Chunker:
         heading = header = ""
         start = chunk_start = 0
         nodes: list[_Node] = []
-        for node in tree:
-            tok = node.token
-            if tok.type != "heading_open" or not tok.map:
-                if tok.map:
-                    nodes.append(node)
+        blocks = [n for n in tree if n.token.map]
+        for i, node in enumerate(blocks):
+            tok, span = node.token, node.token.map
+            if (
+                tok.type != "heading_open"
+                or span is None
+                or _says_it_alone(tok, blocks[i + 1] if i + 1 < len(blocks) else None)
+            ):
+                nodes.append(node)
                 continue
-            end = self.offset(tok.map[0])
+            end = self.offset(span[0])
             sections.append(_Section(heading, header, start, end, tuple(nodes), chunk_start))
-            level = int(tok.tag[1:]) if tok.tag[1:].isdigit() else 1
+            level = _heading_level(tok)
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, _inline_text(node.inline)))
             parts = [text for _, text in stack if text]
             heading = HEADING_SEP.join(parts)
             header, intact = self.choose_header(parts)
-            start = self.offset(tok.map[1])
-            chunk_start = start if intact else self.offset(tok.map[0])
+            start = self.offset(span[1])
+            chunk_start = start if intact else self.offset(span[0])
             nodes = []
         sections.append(_Section(heading, header, start, len(self.body), tuple(nodes), chunk_start))
         return sections
@@ -1003,6 +1023,8 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 16: a heading with nothing under it is its section's text (it was in no chunk), and a template's
+#     heading with nothing under it is scaffolding;
 # 15: Logseq's drawers (`:PROPERTIES:` / `:LOGBOOK:` to `:END:`) are not text;
 # 14: frontmatter dates written for people (`October 14th 2021, 2:42:26 pm`), epoch numbers, more
 #     date keys (`lastmod`) and `2024.03.05` names are read (the catalog keeps each note's stated day);
@@ -1018,7 +1040,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "15"
+CHUNKER_VERSION = "16"
 
 
 def chunk_body(
@@ -1044,7 +1066,9 @@ def chunk_body(
     hard wrapping, e.g. a log or a day's notes one per line), then whitespace,
     then characters. Nothing is dropped:
     chunk contents together hold every non-whitespace character of the body,
-    except heading lines, which are carried by each chunk's heading path line.
+    except heading lines, which are carried by each chunk's heading path line;
+    a heading with nothing under it (no text, no heading below it) is a line of
+    its section's text, as no heading path carries it.
     Deterministic; a blank body gives ``[]``.
 
     Raises ConfigError if the budgets are not positive or so small that a

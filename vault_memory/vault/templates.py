@@ -24,7 +24,7 @@ Pure apart from `read_scaffolding`, which reads the template files.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,7 +106,37 @@ class Scaffolding:
             if self.matches(lines[i]) and all(self.matches(ln) for ln in inner):
                 out[i : end + 1] = [""] * (end + 1 - i)
             i = end + 1
-        return "\n".join(out)
+        return "\n".join(_empty_headings_out(out, self.matches))
+
+
+def _empty_headings_out(lines: list[str], scaffolding: Callable[[str], bool]) -> list[str]:
+    """`lines` with each template heading that has nothing under it blanked: the next line with
+    text is a heading of its level or above, or there is none (a weekly note's "## What Should I
+    Change?" left unanswered). A heading with nothing under it is its section's text
+    (markdown.chunk_body); a template's says nothing of this note. A `#` line in fenced code is code."""
+    out = list(lines)
+    fence: str | None = None
+    texts: list[tuple[int, int]] = []  # each line with text: its index, and its heading level outside fences
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        opens_or_closes = m is not None and (fence is None or m.group(1).startswith(fence))
+        level = 0
+        if fence is None and not opens_or_closes and (h := _HEADING_LEVEL.match(line)):
+            level = len(h.group(1))
+        if opens_or_closes:
+            fence = m.group(1)[:3] if fence is None and m is not None else None
+        if line.strip():
+            texts.append((i, level))
+    after: int | None = None  # the heading level of the next line with text still shown (0: not one; None: none)
+    for i, level in reversed(texts):  # from the end: a heading whose subheadings all went has nothing under it
+        if level and scaffolding(lines[i]) and (after is None or 0 < after <= level):
+            out[i] = ""
+            continue
+        after = level
+    return out
+
+
+_HEADING_LEVEL = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
 
 
 NONE = Scaffolding()
