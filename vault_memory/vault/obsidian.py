@@ -375,7 +375,8 @@ def _locale_week(day: dt.date) -> tuple[int, int]:
     return week, year
 
 
-def _token(tok: str, when: dt.datetime) -> str:
+def _tokens(when: dt.datetime) -> dict[str, str]:
+    """Every moment.js token format_moment writes, with its value at `when`."""
     d = when
     iso_year, iso_week, iso_day = d.isocalendar()
     week, week_year = _locale_week(d.date())
@@ -422,55 +423,10 @@ def _token(tok: str, when: dt.datetime) -> str:
         "X": str(int(d.timestamp())),
         "x": str(int(d.timestamp() * 1000)),
     }
-    return values[tok]
+    return values
 
 
-_FORMAT_TOKENS = sorted(
-    [
-        "YYYY",
-        "YY",
-        "Y",
-        "Q",
-        "MMMM",
-        "MMM",
-        "MM",
-        "Mo",
-        "M",
-        "DDDD",
-        "DDD",
-        "DD",
-        "Do",
-        "D",
-        "dddd",
-        "ddd",
-        "dd",
-        "d",
-        "e",
-        "E",
-        "ww",
-        "wo",
-        "w",
-        "gggg",
-        "WW",
-        "Wo",
-        "W",
-        "GGGG",
-        "HH",
-        "H",
-        "hh",
-        "h",
-        "mm",
-        "m",
-        "ss",
-        "s",
-        "A",
-        "a",
-        "X",
-        "x",
-    ],
-    key=len,
-    reverse=True,
-)
+_FORMAT_TOKENS = sorted(_tokens(dt.datetime(2000, 1, 1)), key=len, reverse=True)  # longest first
 
 
 def format_moment(fmt: str, when: dt.datetime | dt.date) -> str:
@@ -481,6 +437,7 @@ def format_moment(fmt: str, when: dt.datetime | dt.date) -> str:
     """
     if not isinstance(when, dt.datetime):
         when = dt.datetime(when.year, when.month, when.day)
+    values = _tokens(when)
     out: list[str] = []
     i = 0
     while i < len(fmt):
@@ -495,7 +452,7 @@ def format_moment(fmt: str, when: dt.datetime | dt.date) -> str:
             out.append(fmt[i])
             i += 1
         else:
-            out.append(_token(tok, when))
+            out.append(values[tok])
             i += len(tok)
     return "".join(out)
 
