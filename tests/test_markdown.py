@@ -863,6 +863,23 @@ def test_a_logseq_page_states_its_names_and_hides_its_bookkeeping() -> None:
     assert strip_reader_marks(body) == "- [[Trip]]\n\n\t- Wed\n\n\t  city:: Quebec\n"
 
 
+def test_a_view_of_obsidian_bases_is_read_as_its_results_are_not() -> None:
+    """A line that only embeds a Bases view (`![[PROJECTS.base]]`, a list item's, a named view's)
+    and a `base` code block show a table of other notes in Obsidian: blanked, lines kept. A `.base`
+    named inside a sentence, and any other embed, are text."""
+    from vault_memory.vault.markdown import chunk_body, strip_queries
+
+    body = (
+        "## BrainDump\nI understand things quickly by testing them.\n## Projects\n![[PROJECTS.base]]\n"
+        "- ![[Books.base#Shelf|shelf]]\nsee ![[a.base]] for more\n```base\nfilters: x\n```\n![[photo.png]]\n"
+    )
+    assert strip_queries(body) == (
+        "## BrainDump\nI understand things quickly by testing them.\n## Projects\n\n\nsee ![[a.base]] for more\n"
+        "\n\n\n![[photo.png]]\n"
+    )
+    assert not any("PROJECTS.base" in c.text for c in chunk_body(body))
+
+
 def test_a_logseq_drawer_is_hidden_and_what_it_sits_under_is_read() -> None:
     """Logseq's drawers, `:PROPERTIES:` (its older block properties: `:id:`, `:heading: true`) and
     `:LOGBOOK:` (a task's clock lines), each to its `:END:`, are never shown: their lines are left

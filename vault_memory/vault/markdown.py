@@ -214,8 +214,8 @@ def strip_reader_marks(body: str) -> str:
 
 
 #: Fenced blocks that are queries over the vault, which Obsidian shows as their results
-#: (core search embeds, Dataview, Tasks): their source states nothing a person reads.
-QUERY_FENCES = frozenset({"query", "dataview", "dataviewjs", "tasks"})
+#: (core search embeds, Dataview, Tasks, Obsidian's Bases): their source states nothing a person reads.
+QUERY_FENCES = frozenset({"query", "dataview", "dataviewjs", "tasks", "base"})
 
 
 #: A CommonMark link reference definition (`[label]: destination "title"`), which Markdown shows as
@@ -270,6 +270,9 @@ def resolve_inline_queries(body: str, properties: Sequence[tuple[str, str]]) -> 
 _LOGSEQ_QUERY_OPEN = re.compile(r"^[ \t]*(?:-[ \t]+)?#\+BEGIN_QUERY\b", re.IGNORECASE)
 _LOGSEQ_QUERY_CLOSE = re.compile(r"#\+END_QUERY\b", re.IGNORECASE)
 _LOGSEQ_QUERY_MACRO = re.compile(r"^[ \t]*(?:-[ \t]+)?\{\{\s*query\b.*\}\}[ \t]*$", re.IGNORECASE)
+#: A line that only embeds a view of Obsidian's Bases (`![[Projects.base]]`, `![[Books.base#Shelf]]`),
+#: which Obsidian shows as a table of other notes: its source names no fact of this one.
+_BASE_EMBED = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?!\[\[[^\]\n]+?\.base(?:#[^\]\n]*)?(?:\|[^\]\n]*)?\]\][ \t]*$")
 
 
 def strip_queries(body: str) -> str:
@@ -277,8 +280,10 @@ def strip_queries(body: str) -> str:
     lines. In reading view a person sees the query's results, not `TABLE author FROM #book`:
     indexed, that source matched "book a table" with a reading list. Logseq's queries likewise
     (`#+BEGIN_QUERY` … `#+END_QUERY`, a `{{query …}}` block): a Logseq graph's templates page
-    showed `{:title "Therapy Sessions" :query [:find (pull ?b [*]) …` in a block."""
-    if "```" not in body and "~~~" not in body and "#+" not in body and "{{" not in body:
+    showed `{:title "Therapy Sessions" :query [:find (pull ?b [*]) …` in a block. And a line that
+    only embeds a view of Obsidian's Bases (`![[PROJECTS.base]]`, `_BASE_EMBED`), which shows a
+    table of other notes: a fetched vault's daily notes each ended on two, and recall showed them."""
+    if "```" not in body and "~~~" not in body and "#+" not in body and "{{" not in body and ".base" not in body:
         return body
     out: list[str] = []
     fence: str | None = None
@@ -291,7 +296,7 @@ def strip_queries(body: str) -> str:
         outside = fence is None and after is None  # a line of text, not of a fence
         if outside and not logseq and _LOGSEQ_QUERY_OPEN.match(line):
             logseq = True
-        hidden = logseq or (outside and bool(_LOGSEQ_QUERY_MACRO.match(line)))
+        hidden = logseq or (outside and bool(_LOGSEQ_QUERY_MACRO.match(line) or _BASE_EMBED.match(line)))
         out.append("" if blank or hidden else line)
         if logseq and _LOGSEQ_QUERY_CLOSE.search(line):
             logseq = False
@@ -1023,6 +1028,7 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 17: a line that only embeds a view of Obsidian's Bases (`![[PROJECTS.base]]`) is a query, not text;
 # 16: a heading with nothing under it is its section's text (it was in no chunk), and a template's
 #     heading with nothing under it is scaffolding;
 # 15: Logseq's drawers (`:PROPERTIES:` / `:LOGBOOK:` to `:END:`) are not text;
@@ -1040,7 +1046,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "16"
+CHUNKER_VERSION = "17"
 
 
 def chunk_body(
