@@ -186,6 +186,7 @@ def strip_reader_marks(body: str) -> str:
     out: list[str] = []
     fence: str | None = None
     lines = body.split("\n")
+    ends = [j for j, line in enumerate(lines) if ":END:" in line and _DRAWER_END.match(line)]
     drawer_end = -1  # the index of the `:END:` line closing the drawer being hidden
     for i, line in enumerate(lines):
         after, _ = _fence_after(fence, line)
@@ -197,7 +198,8 @@ def strip_reader_marks(body: str) -> str:
             out.append("")
             continue
         if ":" in line and _DRAWER_OPEN.match(line):
-            drawer_end = next((j for j in range(i + 1, len(lines)) if _DRAWER_END.match(lines[j])), -1)
+            k = bisect.bisect_right(ends, i)  # the first `:END:` after it (found once: a note of
+            drawer_end = ends[k] if k < len(ends) else -1  # 10,000 unclosed drawers stays linear)
             if drawer_end > i:
                 out.append("")
                 continue
