@@ -444,7 +444,7 @@ class Catalog:
         old = self.db.execute(
             "SELECT title, aliases, tags, path FROM notes WHERE node_id = ?", (row.node_id,)
         ).fetchone()
-        old_title = None if old is None else " ".join([old[0], *json.loads(old[1]), *json.loads(old[2])])
+        old_title = None if old is None else _names_text(old[0], json.loads(old[1]), json.loads(old[2]), old[3])
         self._bump_notes()
         if old is None or (old[3], old[0], old[1]) != (row.path, row.title, json.dumps(list(row.aliases))):
             self._bump("names_gen")  # a rehearsal (meta only) leaves the names as they were
@@ -1013,4 +1013,21 @@ def _note_row(r: Sequence[Any]) -> NoteRow:
 
 
 def _fts_title(row: NoteRow) -> str:
-    return " ".join([row.title, *row.aliases, *row.tags])
+    return _names_text(row.title, row.aliases, row.tags, row.path)
+
+
+_NAME_WORD = re.compile(r"[^\W_]+")
+
+
+def _names_text(title: str, aliases: Sequence[str], tags: Sequence[str], path: str) -> str:
+    """What BM25 reads as a note's names, weighted as its title: its title, aliases and tags, and
+    its file name when that holds a word of letters they do not. Obsidian names a note by its file:
+    `ARCS method.md`, whose first heading is "# A - Attractive Quality", was not found by "the
+    ARCS method" (search._names counts the file name for coverage too); a journal named by its
+    date adds no word of letters."""
+    names = [title, *aliases, *tags]
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    have = {w.casefold() for w in _NAME_WORD.findall(" ".join(names))}
+    if any(w.casefold() not in have and not w.isdigit() for w in _NAME_WORD.findall(stem)):
+        names.append(stem)
+    return " ".join(names)

@@ -1030,6 +1030,8 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 18: a note's file name is among the names BM25 weights as its title when it holds a word they do not
+#     (catalog._names_text: the lexical index is rewritten);
 # 17: a line that only embeds a view of Obsidian's Bases (`![[PROJECTS.base]]`) is a query, not text;
 # 16: a heading with nothing under it is its section's text (it was in no chunk), and a template's
 #     heading with nothing under it is scaffolding;
@@ -1048,7 +1050,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "17"
+CHUNKER_VERSION = "18"
 
 
 def chunk_body(
