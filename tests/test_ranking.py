@@ -113,6 +113,33 @@ def test_a_notes_names_count_as_words_it_covers(tmp_path: Path) -> None:
     assert place[True] < place[False]
 
 
+def test_a_notes_file_name_is_among_the_names_bm25_weights_as_its_title(tmp_path: Path) -> None:
+    """Obsidian names a note by its file. `ARCS method.md` opens on a section's H1, "# A - Attractive
+    Quality", which the catalog takes for its title; BM25's title field held title, aliases and tags
+    only, so "the ARCS method" did not find the note so named. The file name joins them when it adds
+    a word of letters (a journal named by its date adds none)."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.catalog import _names_text
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+
+    notes = {
+        "ARCS method.md": "From a video guide.\n\n# A - Attractive Quality\n\nOften a strength.\n\n"
+        "# R - Room for Growth\n\nHow innocence turns into giving up.\n",
+        "Howto.md": "# Howto\n\nA method for a character: arcs, goals, a method to grow, and the method again.\n",
+        **{f"n{i}.md": f"Note {i} about a method for bread.\n" for i in range(4)},
+    }
+    vault = write_notes(tmp_path / "v", notes)
+    with Memory(Config(vault=vault, index_dir=tmp_path / "i", embedder="fake"), embedder=FakeEmbedder()) as m:
+        m.index()
+        hits = m.recall("the ARCS method", k=3, mode="bm25", decay=False, touch=False)
+        assert hits[0].path == "ARCS method.md"
+    assert _names_text("A - Attractive Quality", [], [], "ARCS method.md") == "A - Attractive Quality ARCS method"
+    assert _names_text("Generate A UUID", [], [], "postgres/generate-a-uuid.md") == "Generate A UUID"
+    assert _names_text("Apr 15th, 2021", [], [], "journals/2021_04_15.md") == "Apr 15th, 2021"
+
+
 def test_a_page_that_only_says_its_name_or_points_elsewhere_keeps_half_its_relevance(tmp_path: Path) -> None:
     """`flancian`'s Foam garden: "what's my handle on Matrix" found `matrix.md` first, a page a link
     created and nobody filled in ("# Matrix"), above the person's own page that gives the handle. A
