@@ -24,7 +24,7 @@ Pure apart from `read_scaffolding`, which reads the template files.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +35,7 @@ _EXPRESSION = re.compile(r"<%.*?%>|\{\{.*?\}\}")
 _CHECKBOX = re.compile(r"^([-*+]\s+)\[[ xX]\]")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
 #: Template files larger than this are not read for scaffolding (a template is a page, not a book).
 MAX_TEMPLATE_BYTES = 256 * 1024
 
@@ -86,57 +86,44 @@ class Scaffolding:
         return normal in self.exact or (self._rx is not None and self._rx.fullmatch(normal) is not None)
 
     def strip(self, body: str) -> str:
-        """`body` with the templates' lines blanked (kept as empty lines); fenced blocks only whole."""
+        """`body` with the templates' lines blanked (kept as empty lines); fenced blocks only whole.
+        A template's heading is kept (it cuts the note into sections) unless nothing is under it:
+        the next line left with text is a heading of its level or above, or there is none (a weekly
+        note's "## What Should I Change?" left unanswered). A heading with nothing under it is its
+        section's text (markdown.chunk_body); a template's says nothing of this note."""
         if not self:
             return body
         lines = body.split("\n")
         out = list(lines)
+        texts: list[tuple[int, int]] = []  # each line left with text: its index, its heading level (0: not one)
         i = 0
         while i < len(lines):
             m = _FENCE.match(lines[i])
             if m is None:
-                if self.matches(lines[i]) and not _HEADING.match(lines[i]):
+                heading = _HEADING.match(lines[i])
+                if self.matches(lines[i]) and not heading:
                     out[i] = ""
+                elif lines[i].strip():
+                    texts.append((i, len(heading.group(1)) if heading else 0))
                 i += 1
                 continue
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(m.group(1))), None)
-            if end is None:
-                break  # an unclosed fence: code to the end, as CommonMark reads it
+            if end is None:  # an unclosed fence: code to the end, as CommonMark reads it
+                texts += [(j, 0) for j in range(i, len(lines)) if lines[j].strip()]
+                break
             inner = [ln for ln in lines[i + 1 : end] if ln.strip()]
             if self.matches(lines[i]) and all(self.matches(ln) for ln in inner):
                 out[i : end + 1] = [""] * (end + 1 - i)
+            else:
+                texts += [(j, 0) for j in range(i, end + 1) if lines[j].strip()]
             i = end + 1
-        return "\n".join(_empty_headings_out(out, self.matches))
-
-
-def _empty_headings_out(lines: list[str], scaffolding: Callable[[str], bool]) -> list[str]:
-    """`lines` with each template heading that has nothing under it blanked: the next line with
-    text is a heading of its level or above, or there is none (a weekly note's "## What Should I
-    Change?" left unanswered). A heading with nothing under it is its section's text
-    (markdown.chunk_body); a template's says nothing of this note. A `#` line in fenced code is code."""
-    out = list(lines)
-    fence: str | None = None
-    texts: list[tuple[int, int]] = []  # each line with text: its index, and its heading level outside fences
-    for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        opens_or_closes = m is not None and (fence is None or m.group(1).startswith(fence))
-        level = 0
-        if fence is None and not opens_or_closes and (h := _HEADING_LEVEL.match(line)):
-            level = len(h.group(1))
-        if opens_or_closes:
-            fence = m.group(1)[:3] if fence is None and m is not None else None
-        if line.strip():
-            texts.append((i, level))
-    after: int | None = None  # the heading level of the next line with text still shown (0: not one; None: none)
-    for i, level in reversed(texts):  # from the end: a heading whose subheadings all went has nothing under it
-        if level and scaffolding(lines[i]) and (after is None or 0 < after <= level):
-            out[i] = ""
-            continue
-        after = level
-    return out
-
-
-_HEADING_LEVEL = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
+        after: int | None = None  # the heading level of the next line left with text (0: not one; None: none)
+        for i, level in reversed(texts):  # from the end: a heading whose subheadings all went has nothing under it
+            if level and self.matches(lines[i]) and (after is None or 0 < after <= level):
+                out[i] = ""
+                continue
+            after = level
+        return "\n".join(out)
 
 
 NONE = Scaffolding()
