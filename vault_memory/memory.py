@@ -29,6 +29,7 @@ from .search.filters import make_filter
 from .search.ranking import Mode
 from .search.rules import ReadRules
 from .search.search import Granularity
+from .search.workspace import zoned
 from .text import review_path
 
 if TYPE_CHECKING:
@@ -64,11 +65,6 @@ DOCUMENTED_OPERATIONS = (
     "unpin",
     "vectors",
 )
-
-
-def _aware(now: dt.datetime | None) -> dt.datetime | None:
-    """`now` with a zone: a naive time is read as UTC, as the write path reads it (workspace.now_utc)."""
-    return now.replace(tzinfo=dt.UTC) if now is not None and now.tzinfo is None else now
 
 
 class Memory:
@@ -182,7 +178,7 @@ class Memory:
         """
         if not isinstance(query, str) or not query.strip():  # as stage(""), and the MCP tool: an error, not "nothing"
             raise ConfigError("the query is empty; say what to recall in plain words, e.g. 'which editor do I use'")
-        now = _aware(now)
+        now = None if now is None else zoned(now)  # a time without a zone is UTC
         when = now or self._folder.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         return self._folder.guarded(
@@ -226,7 +222,7 @@ class Memory:
         notes are rehearsed only with `touch=True`. `decay=False` is `recall(decay=False)`'s order:
         relevance alone, dormant notes too. The filters are recall's. Logic and rationale: prefetch.py.
         """
-        now = _aware(now)
+        now = None if now is None else zoned(now)  # a time without a zone is UTC
         when = now or self._folder.clock()
         flt = make_filter(tags=tags, folder=folder, type=type, after=after, before=before, now=when)
         from .lifecycle.prefetch import prefetch as _prefetch

@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..records import PinResult
 from ..search.ranking import Ranked, coverage
-from ..search.workspace import Workspace
+from ..search.workspace import Workspace, zoned
 from ..text import folder_setting, join, plain_text
 from ..vault.daily import entry_lines, log_to_daily_note
 from ..vault.fields import STATED_KEY, parse_bool
@@ -173,9 +173,7 @@ def log_entry(ws: Workspace, text: str, now: dt.datetime | None = None) -> str:
     writable(ws)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError("the log entry is empty")
-    when = now if now is not None else ws.clock().astimezone()
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
+    when = zoned(now) if now is not None else ws.clock().astimezone()
     lines = entry_lines(link_for(ws, plain_text(text, "log entry")), when)
     if ws.config.log_to_daily_note:
         if not ws.config.log_heading.strip():

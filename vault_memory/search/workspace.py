@@ -95,12 +95,14 @@ class Workspace(Protocol):
         ...
 
 
+def zoned(value: dt.datetime) -> dt.datetime:
+    """`value` with a zone: a time without one is read as UTC, by every operation that takes `now`."""
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+
+
 def now_utc(ws: Workspace, now: dt.datetime | None) -> dt.datetime:
     """`now` (or the workspace clock) as an aware time without microseconds."""
-    value = now or ws.clock()
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return value.replace(microsecond=0)
+    return zoned(now or ws.clock()).replace(microsecond=0)
 
 
-__all__ = ["Bookkeeping", "Workspace", "now_utc"]
+__all__ = ["Bookkeeping", "Workspace", "now_utc", "zoned"]
