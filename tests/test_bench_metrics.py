@@ -181,6 +181,16 @@ def test_a_block_holds_a_turns_text_as_it_reads() -> None:
     url = Turn("t16", "link the paper", must=("http://www.nonsymbolic.org/PNSE-Article.pdf",))
     assert score_block(url, block("This is from [a paper](http://www.nonsymbolic.org/PNSE-Article.pdf)."))["ok"]
     assert not score_block(url, block("This is from [a paper](http://www.nonsymbolic.org/)."))["ok"]
+    # a list item's "- " and a heading's "### " copied with the line are marks a block does not print;
+    # a line of code is held as written ("> truncate pokemons;" is psql's prompt, shown so)
+    item = Turn("t04", "add what the pasta needs", must=("- [ ] Pesto sauce",))
+    assert score_block(item, block("Creamy Pesto Pasta: [ ] Pesto sauce [ ] cream"))["ok"]
+    assert not score_block(item, block("Creamy Pesto Pasta: [x] Pesto sauce"))["ok"]
+    heading = Turn("t20", "what was the test", must=("#### Full blood test",))
+    assert score_block(heading, block("Health > Full blood test: fasting from 8pm"))["ok"]
+    code = Turn("t09", "empty the table", must=("> truncate pokemons;",))
+    assert score_block(code, block("> truncate pokemons;"))["ok"]
+    assert score_block(code, block("truncate pokemons;"))["ok"]  # as it reads, the prompt's mark is not the command
 
 
 def test_an_entry_ending_on_a_lead_in_is_counted() -> None:

@@ -157,6 +157,12 @@ def dataview_code(text: str) -> bool:
     return bool(_DATAVIEW.search(text)) or "= this." in text
 
 
+#: A line's Markdown mark, which a block does not print: a list item's "- ", a heading's "### ", a
+#: quote's "> ". A helper who copied "- Pesto sauce" or "### Stool test" from the note wants the line
+#: a block shows as "Pesto sauce" (counted so since stop 79; before, only as written or as it reads).
+_LINE_MARK = re.compile(r"^\s*(?:[-*+]|#{1,6}|>)\s+")
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -220,7 +226,7 @@ def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
     block = _reads(got.block)
 
     def holds(text: str) -> bool:  # as it reads, or as it is written: a URL is not in the words of its link
-        return _reads(text) in block or text in got.block
+        return _reads(text) in block or text in got.block or _reads(_LINE_MARK.sub("", text, count=1)) in block
 
     if turn.answers:
         ok = any(e.path in turn.answers for e in got.entries)
