@@ -399,3 +399,23 @@ def test_a_sentence_keeps_the_quote_or_bracket_that_closes_it() -> None:
     assert split_sentences("Done. then we left") == ["Done.", "then we left"]  # no closer: ends as before
     # a mark inside a link ends nothing, though the "]]" after it closes the link
     assert split_sentences("See [[E. C. B.]] Then lunch.") == ["See [[E. C. B.]] Then lunch."]
+
+
+def test_an_ordered_lists_number_stays_with_its_item() -> None:
+    """An ordered list's number is read: "1. South East Asia" is the first of the places an owner
+    ranked ("list the places I was most curious to visit, in order": `erik`, stop 79). The number
+    was split off as a sentence of its own ("1."), which an entry then showed alone after its
+    lead-in ("prioritised this way: 1. …"). A bullet's mark says nothing and is dropped, as before."""
+    from vault_memory.text import split_sentences
+
+    assert split_sentences(
+        "My curiosity, in order:\n 1. South East Asia; probably Bangkok\n 2. Amsterdam\n3) London. Then Boston."
+    ) == [
+        "My curiosity, in order:",
+        "1. South East Asia; probably Bangkok",
+        "2. Amsterdam",
+        "3) London.",
+        "Then Boston.",
+    ]
+    assert split_sentences("- Pesto sauce\n- cream") == ["Pesto sauce", "cream"]
+    assert split_sentences("Version 2. Then more.") == ["Version 2.", "Then more."]  # not a list item

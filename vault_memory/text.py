@@ -145,6 +145,7 @@ def split_sentences(body: str) -> list[str]:
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+_NUMBERED = re.compile(r"\d+[.)]\s+")
 
 
 def item_text(line: str) -> str:
@@ -241,8 +242,13 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
         fence = fence != is_fence
         prose = not (heading or is_fence or "::" in line)
         line = line.lstrip("-*>#").strip()
+        number = _NUMBERED.match(line) if listed else None  # "1. South East Asia; …": the number is the item's
+        if number:
+            line = line[number.end() :]
         if line:
             pieces = [s.strip() for s in _split_line(line) if s.strip()]
+            if number and pieces:
+                pieces[0] = f"{number.group(0).strip()} {pieces[0]}"
             if runs_on and prose and pieces and _goes_on(pieces[0], runs_on):
                 out[-1] = (f"{out[-1][0]} {pieces.pop(0)}", out[-1][1])
             out += [(p, unit) for p in pieces]
