@@ -125,6 +125,8 @@ def test_what_asks_a_price_and_what_states_one() -> None:
         "How much is our monthly mortgage payment?",
         "What's the membership fee for a non-profit?",
         "Did I move the garden over to Obsidian Publish, and what does it cost per month?",
+        "How much was the scooter we were looking at?",  # stop 79: what a thing was is its price
+        "How much are the flights to Japan costing us?",
     ):
         assert asks_price(q), q
     for q in (
@@ -132,6 +134,8 @@ def test_what_asks_a_price_and_what_states_one() -> None:
         "How much flour goes into the challah?",  # an amount, not a price
         "Why do I think people should be able to live without paying rent?",
         "When did Taylor and I go to Duluth?",
+        "How much was I sleeping before the move?",  # a person is not a thing with a price
+        "How much is there left to do on the deck?",
     ):
         assert not asks_price(q), q
     for stated in (

@@ -309,12 +309,15 @@ def _joined(name: str, question: str) -> list[str]:
 
 
 #: A question that asks a price: "How much did we pay for the glider", "what does it cost per
-#: month", "what's the membership fee". Not "how much flour", "how many", "how long": a quantity, a
-#: list or a span is answered in words as often as in figures.
+#: month", "what's the membership fee", "how much was the scooter" (a thing is what "how much is"
+#: asks about; a person or "there" is not a thing: "how much was I sleeping", "how much is there
+#: left"). Not "how much flour", "how many", "how long": a quantity, a list or a span is answered
+#: in words as often as in figures.
 _ASKS_PRICE = re.compile(
-    r"\bhow much\b.*\b(?:pay|paid|payment|cost|costs|price|priced|fee|fees|rent|bill|charge|charged|spend|spent"
-    r"|earn|earned|salary|worth|go for|went for|sell|sold|owe|tip|donated?|give|gave)\b"
-    r"|\b(?:what|what's|which)\b.*\b(?:price|cost|fee|rent|salary)\b",
+    r"\bhow much\b.*\b(?:pay|paid|payment|cost|costs|costing|price|priced|fee|fees|rent|bill|charge|charged"
+    r"|spend|spent|earn|earned|salary|worth|go for|went for|sell|sold|owe|tip|donated?|give|gave)\b"
+    r"|\b(?:what|what's|which)\b.*\b(?:price|cost|fee|rent|salary)\b"
+    r"|\bhow much (?:is|was|are|were)\b(?! (?:i|you|we|he|she|they|it|there)\b)",
     re.I,
 )
 #: A price as notes write one: a currency and a number ("$40", "25 euros", "CHF 120", "₹500",
