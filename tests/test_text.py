@@ -173,6 +173,34 @@ def test_a_table_row_is_a_sentence_that_names_its_columns() -> None:
     assert split_sentences("| x | y |\n|--|--|\n| 1 | 2 | 3 |\n|") == ["1; 2; 3", "|"]
 
 
+def test_a_table_of_keys_and_values_reads_each_row_as_a_key_and_its_value() -> None:
+    """A people template's table lists keys, its header row among them (stop 79, `aneal`): read with
+    the header as column names, "#phone" and the address were each other's names. Two columns whose
+    first cells all start with one mark or all end with ":", or whose header names no value, are
+    keys and values; a key without a value says nothing; a `<br>` in a cell reads as a space."""
+    from vault_memory.text import split_sentences
+
+    person = (
+        "| #address | 6646 Londerry Dr.<br>Morrow, GA 30260 |\n| --- | --- |\n| #phone | 470-776-8762 |\n"
+        "| #birthday |  |\n| #relationship | Taxes/Bookkeeping |"
+    )
+    assert split_sentences(person) == [
+        "#address: 6646 Londerry Dr. Morrow, GA 30260",
+        "#phone: 470-776-8762",
+        "#relationship: Taxes/Bookkeeping",
+    ]
+    assert split_sentences("| **Born** | 1990 |\n|---|---|\n| **Lives** | Decatur |") == [
+        "**Born**: 1990",
+        "**Lives**: Decatur",
+    ]
+    assert split_sentences("| Field | |\n|---|---|\n| Birthday | 3 March |") == ["Birthday: 3 March"]
+    # a header of column names stays one: "Part" and "What" name every row's cells
+    assert split_sentences("| Part | What |\n|---|---|\n| GPU | RTX 3060 |\n| #2 | fan |") == [
+        "Part: GPU; What: RTX 3060",
+        "Part: #2; What: fan",
+    ]
+
+
 def test_each_list_item_is_a_part_of_its_own_and_prose_reads_together() -> None:
     from vault_memory.text import sentence_units, split_sentences
 

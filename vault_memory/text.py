@@ -125,8 +125,42 @@ _DATES_AND_TIMES = re.compile(r"\b\d{1,4}(?:[-./:]\d{1,4})*(?:\s*(?:am|pm))?\b",
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
+_BREAK = re.compile(r"<br\s*/?>", re.I)
+
+
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """A table row's cells; a `<br>` in one (how Markdown writes a line break in a cell) reads as a space."""
+    return [_BREAK.sub(" ", c).strip() for c in line.strip().strip("|").split("|")]
+
+
+_KEY_MARK = re.compile(r"#|\*\*|__|[*_](?=\w)")
+
+
+def _keys_and_values(header: list[str], below: list[str]) -> bool:
+    """Whether a table of two columns lists keys and their values, its header row being one of them
+    or naming no value: `| #address | 6646 Londerry Dr. |` over `| #phone | 470-776-8762 |` (a people
+    template, `aneal`, stop 79) read "#address: #phone; 6646 Londerry Dr.: 470-776-8762". So it is
+    when the header's second cell is empty, or when the header's first cell and every row's first
+    cell start with the same mark (`#`, `**`) or all end with ":"."""
+    if len(header) != 2:
+        return False
+    if not header[1]:
+        return True
+    firsts = [header[0]]
+    for line in below:
+        line = line.strip()
+        if not line.startswith("|"):
+            break
+        cells = _cells(line)
+        if len(cells) != 2:
+            return False
+        firsts.append(cells[0])
+    if len(firsts) < 2:
+        return False
+    if all(f.endswith(":") for f in firsts):
+        return True
+    marks = [_KEY_MARK.match(f) for f in firsts]
+    return all(m is not None for m in marks) and len({m.group(0) for m in marks if m is not None}) == 1
 
 
 def split_sentences(body: str) -> list[str]:
@@ -183,6 +217,7 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
     lines = body.split("\n")
     header: list[str] | None = None
     unit, used, item, table = 0, False, False, False  # used: the part has a sentence; item: it is a list item
+    keyed = False  # the table is a list of keys and their values (_keys_and_values)
     fence = False  # inside a fenced code block: each line is its own
     runs_on = ""  # the line before is prose whose last sentence runs on: its last word ("": it is not)
 
@@ -216,9 +251,14 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
             cells = _cells(line)
             if i + 1 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1].strip()):
                 header = cells  # the header row: said by every row below it
-                continue
-            names = header if header is not None and len(header) == len(cells) else [""] * len(cells)
-            row = "; ".join(f"{h}: {c}" if h else c for h, c in zip(names, cells, strict=True) if c)
+                keyed = _keys_and_values(cells, lines[i + 2 :])
+                if not keyed:
+                    continue
+            if keyed and len(cells) == 2:  # "#phone: 470-776-8762"; a key without a value says nothing
+                row = f"{cells[0]}: {cells[1]}" if cells[0] and cells[1] else ""
+            else:
+                names = header if header is not None and len(header) == len(cells) else [""] * len(cells)
+                row = "; ".join(f"{h}: {c}" if h else c for h, c in zip(names, cells, strict=True) if c)
             if row:
                 out.append((row, unit))
                 if layout is not None:
@@ -226,7 +266,7 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
                 used = True
             continue
         if table:  # the table ended
-            header, table = None, False
+            header, table, keyed = None, False, False
             new_part()
         if not line:
             runs_on = ""
