@@ -104,3 +104,42 @@ def test_chunks_of_a_daily_note_hold_its_own_words_only(tmp_path: Path) -> None:
     assert "serpentine belt" in text and "plumber" in text
     assert not any(w in text for w in ("Review YNAB", "Stretch", "button", "Yesterday"))
     assert read_scaffolding(tmp_path / "nowhere", read_settings(tmp_path / "nowhere")) is NONE
+
+
+def test_a_vault_without_settings_has_the_templates_its_notes_show(tmp_path: Path) -> None:
+    """A vault kept without `.obsidian/` (stop 79: `aneal`, 62 daily notes and its people notes made
+    from `Templates/`): a folder named for templates, at the root or one down, that holds a template
+    expression is its template folder; so is Foam's `.foam/templates/`, which has no setting. A
+    folder so named whose notes hold no expression is a person's notes, and a setting that names a
+    folder is read alone."""
+    (tmp_path / "Templates").mkdir()
+    (tmp_path / "Templates" / "Daily.md").write_text(TEMPLATE)
+    (tmp_path / "Templates" / "Person.md").write_text("## Notes:\n| #phone | |\n")
+    assert read_settings(tmp_path).template_folders == ("Templates",)
+    assert "template folder" in read_settings(tmp_path).why_excluded("Templates/Person.md")
+    found = read_scaffolding(tmp_path, read_settings(tmp_path))
+    text = " ".join(c.text for c in chunk_body(NOTE, scaffolding=found))
+    assert "serpentine belt" in text and "Review YNAB" not in text
+
+    meta = tmp_path / "other" / "Meta" / "_templates"
+    meta.mkdir(parents=True)
+    (meta / "Week.md").write_text("# Week of {{date:YYYY-[W]ww}}\n")
+    assert read_settings(tmp_path / "other").template_folders == ("Meta/_templates",)
+
+    kept = tmp_path / "kept"
+    (kept / "Templates").mkdir(parents=True)
+    (kept / "Templates" / "How I write cover letters.md").write_text("Open on what they need.\n")
+    assert read_settings(kept).template_folders == ()  # no expression: the person's own notes
+
+    foam = tmp_path / "foam"
+    (foam / ".foam" / "templates").mkdir(parents=True)
+    (foam / ".foam" / "templates" / "daily.md").write_text("## Tasks Today\n1. [ ] Daily Planning\n")
+    assert read_settings(foam).template_folders == (".foam/templates",)
+    assert read_scaffolding(foam, read_settings(foam)).matches("   1. [x] Daily Planning")  # numbered, either state
+
+    named = tmp_path / "named"
+    (named / ".obsidian").mkdir(parents=True)
+    (named / ".obsidian" / "templates.json").write_text('{"folder": "Scaffold"}')
+    (named / "Templates").mkdir()
+    (named / "Templates" / "Daily.md").write_text(TEMPLATE)
+    assert read_settings(named).template_folders == ("Scaffold",)

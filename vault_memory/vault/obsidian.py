@@ -3,7 +3,9 @@
     templates      core Templates' folder (`templates.json`), Templater's folder
                    (`plugins/templater-obsidian/data.json`), and Daily notes' template file
                    (`daily-notes.json`) with the folder it lives in: templates are not notes
-                   (`{{date}}` is not a date, and a template's text answers no question)
+                   (`{{date}}` is not a date, and a template's text answers no question);
+                   when none is named, Foam's and a templates folder found by its name and
+                   its template expressions (`found_templates`)
     excluded       "Excluded files" (`app.json` `userIgnoreFilters`): a `/regex/` or a path
                    prefix, as Obsidian applies them
     daily notes    folder and date format (moment.js tokens), so a daily note's file name dates it
@@ -12,6 +14,10 @@ A Logseq graph (`logseq/config.edn`) says one thing of its files: `logseq/` itse
 backups of pages, version files) and its `:hidden` paths are not notes (`logseq_hidden`).
 
 Everything is optional: a missing or unreadable settings file means "not configured".
+
+Longer than 500 lines because it is every setting of the tools a vault is kept with that decides
+which files are notes (Obsidian's, Logseq's and Foam's templates and hidden paths) and how a file's
+name dates it (moment.js tokens); split, each part would import the others.
 """
 
 from __future__ import annotations
@@ -61,8 +67,8 @@ class ObsidianSettings:
         for folder in self.template_folders:
             if _within(rel, folder):
                 return (
-                    f"it is in {folder}/, the vault's template folder (Obsidian's Templates or Templater settings): "
-                    "a template is not a note"
+                    f"it is in {folder}/, the vault's template folder (Obsidian's Templates or Templater settings, "
+                    "or Foam's, or a templates folder whose notes hold template expressions): a template is not a note"
                 )
         for hidden in self.logseq_hidden:
             if _within(rel, hidden):
@@ -150,14 +156,54 @@ def logseq_hidden(vault: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(hidden))
 
 
+#: Foam's templates live in one fixed folder (Foam has no setting for it).
+FOAM_TEMPLATES = ".foam/templates"
+#: A folder named for templates ("Templates", "_templates", "99 Templates"), at the root or one down.
+_TEMPLATES_NAME = re.compile(r"[\W\d_]*templates?", re.I)
+#: What only a template writes: a Templater command, a core Templates or Foam variable.
+_TEMPLATE_EXPRESSION = re.compile(r"<%.*?%>|\{\{\s*(?:date|time|title)\b.*?\}\}|\$\{(?:FOAM|CURRENT)_\w+", re.S)
+
+
+def found_templates(vault: Path) -> tuple[str, ...]:
+    """The vault's template folders when no setting names one: Foam's `.foam/templates/`, and a
+    folder named for templates, at the root or one down, that holds a template expression in one of
+    its notes (`<% tp.date.now() %>`, `{{date}}`, `${FOAM_DATE_YEAR}`). A vault copied or kept in git
+    without its `.obsidian/` (many leave it out) still has its templates: `aneal` (stop 79) made 62
+    daily notes and its people notes from `Templates/`, and without the settings that name it every
+    template's checklist and headings were each note's own text, and the templates were notes."""
+    out: list[str] = []
+    if (vault / FOAM_TEMPLATES).is_dir():
+        out.append(FOAM_TEMPLATES)
+    try:
+        tops = sorted(p for p in vault.iterdir() if p.is_dir() and not p.name.startswith("."))
+        candidates = [p for p in tops if _TEMPLATES_NAME.fullmatch(p.name)]
+        for top in tops:
+            candidates += sorted(p for p in top.iterdir() if p.is_dir() and _TEMPLATES_NAME.fullmatch(p.name))
+    except OSError:
+        return tuple(out)
+    for folder in candidates:
+        if any(_TEMPLATE_EXPRESSION.search(_head(note)) for note in sorted(folder.rglob("*.md"))[:50]):
+            out.append(folder.relative_to(vault).as_posix())
+    return tuple(out)
+
+
+def _head(note: Path) -> str:
+    try:
+        with note.open(encoding="utf-8", errors="replace") as f:
+            return f.read(256 * 1024)
+    except OSError:
+        return ""
+
+
 def read_settings(vault: Path) -> ObsidianSettings:
     """The vault's Obsidian settings (all empty when it has no settings folder: `settings_dir`),
     and what a Logseq graph keeps out of its pages (`logseq_hidden`): a person may open one folder
-    in both."""
+    in both. When no setting names a template folder, the folders `found_templates` finds are the
+    vault's templates."""
     root = settings_dir(vault)
     hidden = logseq_hidden(vault)
     if root is None:
-        return ObsidianSettings(logseq_hidden=hidden)
+        return ObsidianSettings(template_folders=found_templates(vault), logseq_hidden=hidden)
     folders: list[str] = []
     files: list[str] = []
     core = _clean(_read_json(root / "templates.json").get("folder"))
@@ -185,6 +231,8 @@ def read_settings(vault: Path) -> ObsidianSettings:
                     "%s: Excluded files entry %r is not a valid regex (%s); ignoring it", root / "app.json", entry, exc
                 )
     fmt = daily.get("format")
+    if not folders:
+        folders += found_templates(vault)
     return ObsidianSettings(
         template_folders=tuple(dict.fromkeys(folders)),
         template_files=tuple(dict.fromkeys(files)),

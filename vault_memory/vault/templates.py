@@ -32,7 +32,7 @@ from ..hashing import sha256_hex
 from .obsidian import ObsidianSettings
 
 _EXPRESSION = re.compile(r"<%.*?%>|\{\{.*?\}\}")
-_CHECKBOX = re.compile(r"^([-*+]\s+)\[[ xX]\]")
+_CHECKBOX = re.compile(r"^((?:[-*+]|\d+[.)])\s+)\[[ xX]\]")  # a task, bulleted or numbered
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
