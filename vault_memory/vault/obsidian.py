@@ -174,17 +174,21 @@ def found_templates(vault: Path) -> tuple[str, ...]:
     out: list[str] = []
     if (vault / FOAM_TEMPLATES).is_dir():
         out.append(FOAM_TEMPLATES)
-    try:
-        tops = sorted(p for p in vault.iterdir() if p.is_dir() and not p.name.startswith("."))
-        candidates = [p for p in tops if _TEMPLATES_NAME.fullmatch(p.name)]
-        for top in tops:
-            candidates += sorted(p for p in top.iterdir() if p.is_dir() and _TEMPLATES_NAME.fullmatch(p.name))
-    except OSError:
-        return tuple(out)
+    tops = _folders(vault)
+    candidates = [p for p in tops if _TEMPLATES_NAME.fullmatch(p.name)]
+    candidates += [p for top in tops for p in _folders(top) if _TEMPLATES_NAME.fullmatch(p.name)]
     for folder in candidates:
         if any(_TEMPLATE_EXPRESSION.search(_head(note)) for note in sorted(folder.rglob("*.md"))[:50]):
             out.append(folder.relative_to(vault).as_posix())
     return tuple(out)
+
+
+def _folders(folder: Path) -> list[Path]:
+    """The folders in `folder` that are not hidden, by name; none when it cannot be read."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
 
 
 def _head(note: Path) -> str:
