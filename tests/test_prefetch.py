@@ -1257,6 +1257,27 @@ def test_the_first_entry_reads_on_into_the_room_the_entries_below_leave(
     assert small.entries[0].text.startswith("Carrot cake is my grandmother's recipe")
 
 
+def test_a_dated_first_entry_takes_the_room_the_entries_below_leave(make_memory: MemoryFactory, tmp_path: Path) -> None:
+    """Stop 79: a day's note does not read on in its note, but its first entry, cut at one entry's
+    cap while the block had room, is read again in that room, as a first entry reading on is
+    (`erik`: "list the places I was most curious to visit, in order" showed the lead-in and the
+    first of five places). A block that has no room left cuts it as before."""
+    places = [
+        f"{i}. {p}, a city I keep reading about and would love to spend a slow week walking around in."
+        for i, p in enumerate(["Bangkok", "Amsterdam", "London", "Boston", "Lisbon"], start=1)
+    ]
+    body = "\n".join(["Where I am most curious to travel, in the order I would go:", *places])
+    v = tmp_path / "dated"
+    put(v, "2026-11-02.md", body + "\n", created="2026-11-02")
+    mem = _indexed_with(make_memory, v, tmp_path / "ix-dated")
+    turn = "list the places I am most curious to travel to, in order"
+    got = mem.prefetch(turn, now=NOW)
+    assert len(got.block) <= got.budget and len(got.entries) == 1
+    assert "5. Lisbon" in got.entries[0].text and len(got.entries[0].text) > 400
+    small = mem.prefetch(turn, now=NOW, budget=420)
+    assert len(small.block) <= 420 and "5. Lisbon" not in small.block
+
+
 def test_the_first_entry_reads_on_from_the_top_of_its_note(make_memory: MemoryFactory, tmp_path: Path) -> None:
     """Stop 54: the first entry reads on in its note from its first line, not nearest lines first. A
     page about a subject says first what matters most: `dexter`'s list of state parks ranked by its

@@ -230,10 +230,11 @@ def prefetch(
     first_cap = reads_on_in if read_on else None
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
     spare = budget - len(block)
-    if read_on and shown and spare > 0 and not entries[0].merged:
-        # the room the entries below leave goes to the first, which read on in its note and may
-        # have been cut there: read again alone in that room, it is kept when it shows more and
-        # every line it showed (stop 77: the line a turn needed was often the one cut)
+    if shown and spare > 0 and not entries[0].merged:
+        # the room the entries below leave goes to the first, which may have been cut at its room:
+        # read again alone in that room, it is kept when it shows more and every line it showed
+        # (stop 77: the line a turn needed was often the one cut, in a note read on; stop 79: or
+        # the list a dated note's answer introduces, "prioritised this way: 1. South East Asia …")
         more = len(shown[0].text) + spare
         again = presented(more, first_only=True)[0][:1]
         if again and again[0].path == entries[0].path:
@@ -307,8 +308,9 @@ def present(
     None: `cap`), and where any other entry reads on when its note fits its room whole
     (`_fits_whole`), and an answer that leads in at its part's end is read with what it introduces.
     Returns the entries, what decay kept out, and whether the first entry read on in its note
-    (render_block gives it `first_cap` then); `first_only`: the first entry alone, without what
-    merges into it (prefetch gives it more room when the entries below leave some)."""
+    (render_block gives it `first_cap` then); `first_only`: the first entry alone, in `first_cap`
+    characters whether it reads on or not, without what merges into it (prefetch gives it more
+    room when the entries below leave some)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
@@ -326,7 +328,7 @@ def present(
         # (nor a day's part of a note kept as a diary: fields.heading_day)
         about = rules.first_entry_fills and about_a_subject(r.state) and heading_day(part.chunk.heading) is None
         fill = about and not kept
-        room = first_cap if fill and first_cap is not None else cap  # and it has more room to read on in
+        room = first_cap if (fill or first_only) and first_cap is not None else cap  # and more room to read on in
         whole = about and not fill and part.answer_text is not None  # read on if its room holds the note
         leads = leads_in(part.answer_text or "")  # what its answer introduces may open the next part
         parts = note_parts(part) if note_parts is not None and (fill or whole or leads) else None  # read once
