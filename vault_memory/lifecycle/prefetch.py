@@ -231,10 +231,9 @@ def prefetch(
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
     spare = budget - len(block)
     if shown and spare > 0 and not entries[0].merged:
-        # the room the entries below leave goes to the first, which may have been cut at its room:
-        # read again alone in that room, it is kept when it shows more and every line it showed
-        # (stop 77: the line a turn needed was often the one cut, in a note read on; stop 79: or
-        # the list a dated note's answer introduces, "prioritised this way: 1. South East Asia …")
+        # the room the entries below leave goes to the first, which may have been cut: read again
+        # alone in it, it is kept when it shows more and every line it showed (stops 77, 79: the
+        # line a turn needed was often the one cut, or the list a day's answer introduces)
         more = len(shown[0].text) + spare
         again = presented(more, first_only=True)[0][:1]
         if again and again[0].path == entries[0].path:
@@ -308,9 +307,8 @@ def present(
     None: `cap`), and where any other entry reads on when its note fits its room whole
     (`_fits_whole`), and an answer that leads in at its part's end is read with what it introduces.
     Returns the entries, what decay kept out, and whether the first entry read on in its note
-    (render_block gives it `first_cap` then); `first_only`: the first entry alone, in `first_cap`
-    characters whether it reads on or not, without what merges into it (prefetch gives it more
-    room when the entries below leave some)."""
+    (render_block gives it `first_cap` then); `first_only`: the first entry alone, in `first_cap`,
+    without what merges into it (prefetch gives it the room the entries below leave)."""
     admitted = _admitted(got)
     # what the live candidates were found, when they were saved, to state differently (rules.keeps_replaced_out)
     contradicted: dict[str, float] = {}
