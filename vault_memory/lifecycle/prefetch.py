@@ -75,7 +75,7 @@ from ..search.workspace import Workspace
 from ..text import item_text, says_something, says_too_little
 from ..vault.fields import heading_day
 from .edits import rehearse
-from .entries import PrefetchEntry, entry_text, first_entry_cap, leads_in, oneline, says_its_answer, shorten
+from .entries import MIN_TAIL, PrefetchEntry, entry_text, first_entry_cap, leads_in, oneline, says_its_answer, shorten
 from .recall import Ranking, rank_query
 from .staging import refresh_staged_memories
 
@@ -230,7 +230,7 @@ def prefetch(
     first_cap = reads_on_in if read_on else None
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
     spare = budget - len(block)
-    if shown and spare > 0 and not entries[0].merged:
+    if shown and spare >= MIN_TAIL and not entries[0].merged:
         # the room the entries below leave goes to the first, which may have been cut: read again
         # alone in it, it is kept when it shows more and every line it showed (stops 77, 79: the
         # line a turn needed was often the one cut, or the list a day's answer introduces)
