@@ -230,10 +230,10 @@ def prefetch(
     first_cap = reads_on_in if read_on else None
     block, shown = render_block(entries, budget, cfg.prefetch_entry_cap, rules, first_cap=first_cap)
     spare = budget - len(block)
-    if shown and spare >= MIN_TAIL and not entries[0].merged:
-        # the room the entries below leave goes to the first, which may have been cut: read again
-        # alone in it, it is kept when it shows more and every line it showed (stops 77, 79: the
-        # line a turn needed was often the one cut, or the list a day's answer introduces)
+    if shown and spare >= (1 if read_on else MIN_TAIL) and not entries[0].merged:
+        # the room the entries below leave goes to the first, which may have been cut: read again in
+        # it, kept when it shows more and every line it showed (stops 77, 79); one that did not read
+        # on, only when a line's start fits (the pool's blocks are full to a few characters)
         more = len(shown[0].text) + spare
         again = presented(more, first_only=True)[0][:1]
         if again and again[0].path == entries[0].path:
