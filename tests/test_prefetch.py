@@ -1731,6 +1731,26 @@ def test_the_first_entry_reads_on_when_no_sentence_of_its_part_answers() -> None
     assert entry_text(part, query, 600, DEFAULT_RULES) == lead  # not the first entry: the part as it is
 
 
+def test_an_entry_cut_around_the_turns_words_reads_as_its_part_does() -> None:
+    """Stop 79: a part with no answering sentence is shown cut around the turn's words, and that
+    cut was taken from the part as written: a Logseq journal's entry read "- Emotional regulation:
+    - Early Morning: - Morning:" and "- ### TODOs - - ### [[Daily Log]] - 04:00-05:00 Bed". It is
+    taken from the part as it reads, each line without its list marker, as every other entry is
+    (a Logseq block written as a heading keeps its marks, as in every entry: read as the heading,
+    "TODOs" made one such heading the best answer sentence of a `felix` question, which fell from
+    first to third)."""
+    from vault_memory.index.catalog import ChunkRow
+    from vault_memory.lifecycle.entries import entry_text
+    from vault_memory.search.ranking import Candidate
+
+    body = "- ### TODOs\n-\n- ### [[Daily Log]]\n\t- 04:00-05:00 Bed, relaxing\n\t- 05:00-06:00 Babble"
+    chunk = ChunkRow("j#0", "j", 0, "", body, "h")
+    part = Candidate("j", "j", chunk, 0.5, 0.3, 0.0, terms=frozenset({"morni"}))
+    assert part.answer_text is None
+    shown = entry_text(part, "what did I do in the early morning", 400, DEFAULT_RULES)
+    assert shown == "### TODOs ### [[Daily Log]] 04:00-05:00 Bed, relaxing 05:00-06:00 Babble"
+
+
 def test_the_first_entry_shows_the_rest_of_its_part_nearest_first() -> None:
     """Stop 49: on the agent turns of three strangers' vaults, the note that answers was the block's
     first entry on 21 of the 31 turns that missed, showing the sentences most like the turn and not

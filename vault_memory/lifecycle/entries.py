@@ -157,14 +157,18 @@ def entry_text(
     answer = part.answer_text
     body = part.chunk.body
     reads_on = fill and note is not None  # the first entry: it reads on even when no sentence answers
-    if answer is None and not reads_on:
-        return snippet("\n" + body, query, width=cap)
     units, layout = sentence_layout(body)
     sentences = [s for s, _ in units]
+    # cut around the turn's words, as the part reads: a list's items without their "- " (stop 79: a
+    # Logseq journal's entry read "- Emotional regulation: - Early Morning: - Morning:"); a part
+    # with no sentence at all, as written
+    as_read = "\n".join(sentences) or body
+    if answer is None and not reads_on:
+        return snippet("\n" + as_read, query, width=cap)
     if answer is None:  # no sentence answers: it reads on from its part's first line
         answer = next((s for s in sentences if s.strip()), None)
         if answer is None:
-            return snippet("\n" + body, query, width=cap)
+            return snippet("\n" + as_read, query, width=cap)
     others = part.window.others if part.window is not None else ()
     line = answer
     if answer not in sentences and fill:  # a property read with its note's title: read on from its line
