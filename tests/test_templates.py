@@ -137,6 +137,15 @@ def test_a_vault_without_settings_has_the_templates_its_notes_show(tmp_path: Pat
     assert read_settings(foam).template_folders == (".foam/templates",)
     assert read_scaffolding(foam, read_settings(foam)).matches("   1. [x] Daily Planning")  # numbered, either state
 
+    linked = tmp_path / "linked"  # a symlinked folder is never entered (walk.walk_notes' rule)
+    linked.mkdir()
+    try:
+        (linked / "Templates").symlink_to(tmp_path / "Templates", target_is_directory=True)
+    except OSError:  # no symlinks on this platform: nothing to check
+        pass
+    else:
+        assert read_settings(linked).template_folders == ()
+
     named = tmp_path / "named"
     (named / ".obsidian").mkdir(parents=True)
     (named / ".obsidian" / "templates.json").write_text('{"folder": "Scaffold"}')

@@ -29,15 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..hashing import sha256_hex
-from .obsidian import ObsidianSettings
+from .obsidian import MAX_TEMPLATE_BYTES, ObsidianSettings
 
 _EXPRESSION = re.compile(r"<%.*?%>|\{\{.*?\}\}")
 _CHECKBOX = re.compile(r"^((?:[-*+]|\d+[.)])\s+)\[[ xX]\]")  # a task, bulleted or numbered
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
-#: Template files larger than this are not read for scaffolding (a template is a page, not a book).
-MAX_TEMPLATE_BYTES = 256 * 1024
 
 
 def _normal(line: str) -> str:
