@@ -191,6 +191,16 @@ def test_a_block_holds_a_turns_text_as_it_reads() -> None:
     code = Turn("t09", "empty the table", must=("> truncate pokemons;",))
     assert score_block(code, block("> truncate pokemons;"))["ok"]
     assert score_block(code, block("truncate pokemons;"))["ok"]  # as it reads, the prompt's mark is not the command
+    # a table row as written is held by an entry that shows its cells in order, named by the header
+    # or as a key and its value (stop 80); a line of code with pipes in it is still held as written
+    row = Turn("t23", "what was the offer", must=("| Base Pay      | $200,000 |",))
+    assert score_block(row, block("Pay: Base Pay; Amount: $200,000 Pay: Stock; Amount: $65,000"))["ok"]
+    assert score_block(row, block("Base Pay: $200,000"))["ok"]
+    assert not score_block(row, block("Amount: $200,000 Pay: Base Pay"))["ok"]
+    assert not score_block(row, block("Pay: Base Pay; Amount: $180,000"))["ok"]
+    pipe = Turn("t10", "sort by size", must=("du -h | sort -nr",))
+    assert score_block(pipe, block("du -h | sort -nr"))["ok"]
+    assert not score_block(pipe, block("du -h sort -nr"))["ok"]
 
 
 def test_an_entry_ending_on_a_lead_in_is_counted() -> None:

@@ -163,6 +163,24 @@ def dataview_code(text: str) -> bool:
 _LINE_MARK = re.compile(r"^\s*(?:[-*+]|#{1,6}|>)\s+")
 
 
+#: A table row as written ("| Base Pay      | $200,000 |"), which a block shows as its cells, named by
+#: its header ("Pay: Base Pay; Amount: $200,000") or as a key and its value ("Base Pay: $200,000"):
+#: held when one entry shows its cells in order (counted so since stop 80; before, never).
+_TABLE_ROW = re.compile(r"\|.*\|")
+
+
+def _cells_in_order(row: str, text: str) -> bool:
+    """Whether `text` shows every non-empty cell of the table row `row`, in order."""
+    at = 0
+    for cell in (_reads(c) for c in row.strip().strip("|").split("|")):
+        if cell:
+            at = text.find(cell, at)
+            if at < 0:
+                return False
+            at += len(cell)
+    return True
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -226,6 +244,8 @@ def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
     block = _reads(got.block)
 
     def holds(text: str) -> bool:  # as it reads, or as it is written: a URL is not in the words of its link
+        if _TABLE_ROW.fullmatch(text.strip()):
+            return any(_cells_in_order(text, _reads(e.text)) for e in got.entries)
         return _reads(text) in block or text in got.block or _reads(_LINE_MARK.sub("", text, count=1)) in block
 
     if turn.answers:
