@@ -844,6 +844,27 @@ def test_what_obsidian_hides_or_draws_is_not_text() -> None:
     assert "blue tin" not in text and "^rw" not in text and "[!warning]" not in text and "Pressure:" in text
 
 
+def test_inline_html_that_formats_text_reads_as_that_text() -> None:
+    """Obsidian draws `<mark class="hltr-yellow">…</mark>` (the Highlightr plugin), `<u>`, `<sup>` and
+    `<span style=…>` as the text they hold; a block printed the tags (a stranger's vault, stop 80).
+    A tag the line does not close is text ("the <b> tag" of a note about HTML), and so is code."""
+    from vault_memory.vault.markdown import chunk_body, strip_reader_marks
+
+    body = (
+        '- <mark class="hltr-yellow">2 x Thunderbolt 4 USB Type-C</mark> port(s)\n'
+        "Wrap it in the <b> tag, then <u>check</u> it.<sup>1</sup> <I><em>Both</em></i>\n"
+        "`<mark>kept</mark>` in a code span, <span style='color:red'>red</span> outside\n"
+        "```html\n<b>markup</b>\n```\n"
+    )
+    lines = strip_reader_marks(body).split("\n")
+    assert lines[0] == "- 2 x Thunderbolt 4 USB Type-C port(s)"
+    assert lines[1] == "Wrap it in the <b> tag, then check it.1 Both"
+    assert lines[2] == "`<mark>kept</mark>` in a code span, red outside"
+    assert lines[4] == "<b>markup</b>"
+    text = " ".join(c.text for c in chunk_body(body))
+    assert "hltr" not in text and "Thunderbolt 4 USB Type-C port(s)" in text
+
+
 def test_a_logseq_page_states_its_names_and_hides_its_bookkeeping() -> None:
     """A Logseq page opens with its properties where Obsidian has frontmatter: `title::`,
     `alias::` and `tags::` name it as frontmatter's would (links unwrapped, comma lists split).

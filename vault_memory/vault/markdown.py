@@ -180,8 +180,13 @@ def strip_reader_marks(body: str) -> str:
       Logseq journal's entry showed ":PROPERTIES: :id: 6020f3af-… :END:" above the tests it
       listed). A drawer never closed is text.
 
+    - inline HTML that only formats its text (`_PAIRED_TAG`: `<mark class="hltr-yellow">2 x
+      Thunderbolt 4</mark>`, how the Highlightr plugin highlights; `<u>`, `<sup>`, `<span
+      style=…>`), which Obsidian draws as that text: the tags are left out when the line closes
+      what it opens, outside code spans ("the <b> tag" of a note about HTML stays).
+
     Fenced code is left alone; every line keeps its place."""
-    if "[!" not in body and "^" not in body and "::" not in body and ":END:" not in body:
+    if "[!" not in body and "^" not in body and "::" not in body and ":END:" not in body and "</" not in body:
         return body
     out: list[str] = []
     fence: str | None = None
@@ -211,8 +216,33 @@ def strip_reader_marks(body: str) -> str:
             line = _BLOCK_ID.sub("", line).rstrip()
         if "::" in line and _LOGSEQ_MARK.match(line):
             line = ""
+        if "</" in line:
+            line = _without_html_marks(line)
         out.append(line)
     return "\n".join(out)
+
+
+#: Inline HTML elements that only format their text, each opened and closed on one line.
+_PAIRED_TAG = re.compile(
+    r"<(mark|span|font|u|b|i|em|strong|sup|sub|s|del|ins|small|big|kbd|abbr|cite|q)\b[^<>\n]*>(.*?)</\1\s*>",
+    re.IGNORECASE,
+)
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+
+
+def _without_html_marks(line: str) -> str:
+    """The line with its formatting tags left out (`_PAIRED_TAG`, nested ones too), outside code spans."""
+
+    def unwrap(text: str) -> str:
+        while (plain := _PAIRED_TAG.sub(r"\2", text)) != text:
+            text = plain
+        return text
+
+    out, start = [], 0
+    for m in _CODE_SPAN.finditer(line):
+        out += [unwrap(line[start : m.start()]), m.group(0)]
+        start = m.end()
+    return "".join([*out, unwrap(line[start:])])
 
 
 #: Fenced blocks that are queries over the vault, which Obsidian shows as their results
@@ -1030,6 +1060,7 @@ class _Chunker:
 
 # Bump when chunk_body's (or chunk_note's) output changes for the same input: the index re-chunks
 # every note (re-embedding only texts it has not seen) instead of keeping chunks made by older rules.
+# 19: inline HTML that only formats its text (`<mark class="hltr-yellow">…</mark>`) reads as that text;
 # 18: a note's file name is among the names BM25 weights as its title when it holds a word they do not
 #     (catalog._names_text: the lexical index is rewritten);
 # 17: a line that only embeds a view of Obsidian's Bases (`![[PROJECTS.base]]`) is a query, not text;
@@ -1050,7 +1081,7 @@ class _Chunker:
 # 6: fenced query blocks (Dataview, Tasks, search embeds) are not text;
 # 5: links in frontmatter properties (every note row again); 4: dates from the text only; 3: %% comments;
 # 2: lines, sentences
-CHUNKER_VERSION = "18"
+CHUNKER_VERSION = "19"
 
 
 def chunk_body(
