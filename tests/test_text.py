@@ -290,6 +290,10 @@ def test_says_something_is_what_is_left_without_links_dates_and_times(text: str,
         ("[[2026-11-04]] · [[2026-11-08]]", True),  # links to days name nothing
         ("1. [[Taylor St Pierre|Taylor]] 2. [[Jack Carlson]]", False),  # wikilinks name people: content
         ("If you use [Homebrew](https://brew.sh) for a while", False),
+        # a bookmark's text says what it is (stop 80): a link to a page on the web is content
+        ("* [International Stamps](https://store.usps.com/store/results/international-stamps)", False),
+        ("[https://example.org/a](https://example.org/a)", True),  # its text is the address
+        ("![a chart](https://example.org/chart.png)", True),  # an image is no bookmark
     ],
 )
 def test_points_elsewhere_is_markdown_links_urls_and_dates_only(text: str, points: bool) -> None:
@@ -337,6 +341,9 @@ def test_every_sentence_has_its_layout(lines: list[str]) -> None:
         ("Taylor St Pierre: Birthday: [[July 22nd]]", False),  # a property read with its note's title
         ("- Tested [[roam2agora]]. Works great!", False),
         ("If you use [Homebrew](https://brew.sh) for a while", False),
+        ("12. [Physica Throat Spray](https://physicaenergetics.com/throat-spray-milieu/) (3 sprays)", False),
+        ("[Web of Science](https://www-webofscience-com.elib.tcd.ie/)", False),
+        ("- [Web](notes/web-of-science.md)", True),  # a link to a note of the vault is a way there
     ],
 )
 def test_says_too_little_is_a_link_and_fewer_than_two_words_of_its_own(text: str, too_little: bool) -> None:

@@ -354,12 +354,14 @@ _POINTERS = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<?https?://[^\s>)\]]+>?|\bwww
 
 @functools.lru_cache(maxsize=1 << 15)
 def points_elsewhere(text: str) -> bool:
-    """Whether a text only points at other pages: once its Markdown links (with their text), URLs,
-    dates and times are out, no word is left. A README that lists every note (`- [Generate A
-    UUID](postgres/generate-a-uuid.md)`) points elsewhere; a list of `[[wikilinks]]` names things
+    """Whether a text only points at other pages: once its Markdown links to the vault's notes (with
+    their text), URLs, dates and times are out, no word is left. A link to a page on the web is a
+    bookmark, and its text says what it is (`_bookmarks_read`: "[International Stamps](https://…)").
+    A README that lists every note (`- [Generate A UUID](postgres/generate-a-uuid.md)`) points
+    elsewhere; a list of `[[wikilinks]]` names things
     (`1. [[Taylor St Pierre|Taylor]] 2. [[Jack Carlson]]`, the people a person leans on) and is
     content, unless what it names are only dates (`[[2026-11-04]] · [[2026-11-08]]`)."""
-    own = _POINTERS.sub(" ", unlink(_MD_ONLY.sub(" ", text)))
+    own = _POINTERS.sub(" ", unlink(_MD_ONLY.sub(" ", _bookmarks_read(text) if "](" in text else text)))
     return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is None
 
 
@@ -391,10 +393,32 @@ def says_something(text: str) -> bool:
 
 
 def _own_text(text: str) -> str:
-    """The text without its wikilinks, embeds, Markdown links (with their text) and URLs: what it
-    says itself (`says_something`, `says_too_little`)."""
+    """The text without its wikilinks, embeds, Markdown links to notes (with their text) and URLs:
+    what it says itself (`says_something`, `says_too_little`). A bookmark's text is its own
+    (`_bookmarks_read`)."""
     own = without_links(text)
+    if "](" in own:
+        own = _bookmarks_read(own)
     return _POINTERS.sub(" ", own) if "](" in own or "://" in own or "www." in own else own
+
+
+#: A Markdown link to a page on the web (`[International Stamps](https://store.usps.com/…)`): a
+#: bookmark, whose text says what it is; a link to another note of the vault is a way there (a
+#: README's `[Generate A UUID](postgres/generate-a-uuid.md)`), and an image is no bookmark. Until
+#: stop 80 both were ways elsewhere: a note of bookmarks ("[Web of Science](https://www-webofscience-
+#: com.elib.tcd.ie/)") kept half its relevance and was no entry.
+_WEB_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((?:https?://|www\.|mailto:)[^)\n]*\)")
+
+
+def _bookmarks_read(text: str) -> str:
+    """The text with each bookmark (`_WEB_LINK`) read as its text when that names it in two words or
+    more ("[Web of Science](https://…)"); a word alone ("[source](https://…)", "[here](…)") only
+    says where to look, and the link stays a way elsewhere."""
+
+    def read(m: re.Match[str]) -> str:
+        return f" {m.group(1)} " if len(_LETTERS.findall(m.group(1))) >= 2 else m.group(0)
+
+    return _WEB_LINK.sub(read, text)
 
 
 def says_too_little(text: str) -> bool:
