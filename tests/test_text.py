@@ -454,3 +454,5 @@ def test_an_ordered_lists_number_stays_with_its_item() -> None:
     ]
     assert split_sentences("- Pesto sauce\n- cream") == ["Pesto sauce", "cream"]
     assert split_sentences("Version 2. Then more.") == ["Version 2.", "Then more."]  # not a list item
+    # a numbered heading's number is the heading's too (stop 80): it was a sentence of its own
+    assert split_sentences("## 2. Configure\nSet the key.") == ["2. Configure", "Set the key."]

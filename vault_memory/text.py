@@ -282,7 +282,8 @@ def _sentences(body: str, layout: list[tuple[int, bool]] | None) -> list[tuple[s
         fence = fence != is_fence
         prose = not (heading or is_fence or "::" in line)
         line = line.lstrip("-*>#").strip()
-        number = _NUMBERED.match(line) if listed else None  # "1. South East Asia; …": the number is the item's
+        # "1. South East Asia; …", "## 2. Configure": the number is the item's, or the heading's
+        number = _NUMBERED.match(line) if listed or heading else None
         if number:
             line = line[number.end() :]
         if line:

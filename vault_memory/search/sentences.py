@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 SENTENCES_NAME = "sentences.sqlite"
 #: What decides which sentences a chunk offers; a change re-reads every chunk (vectors are kept).
-SPLIT_IDENTITY = f"split_sentences/min{MIN_WINDOW_WORDS}/titled1/runs-on1/code1/links1/closers1/numbered1/keyed1"
+SPLIT_IDENTITY = f"split_sentences/min{MIN_WINDOW_WORDS}/titled1/runs-on1/code1/links1/closers1/numbered2/keyed1"
 PAGE_SIZE = 16384
 RECHECK_SECONDS = 5.0
 FILL_CHUNKS = 256  # chunks read, embedded and committed per step (a step is resumable)
