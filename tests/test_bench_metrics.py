@@ -231,6 +231,14 @@ def test_an_entry_is_navigation_when_it_only_points_elsewhere() -> None:
     assert not navigation_only("I'm a subscriber.")
     assert not navigation_only("Nah")
     assert not navigation_only("Lunch with [[Jonas Weber]] at the new ramen place.")
+    # of those, a saved web link named in two words or more is counted apart (stop 80)
+    from bench.runners.foreign import bookmarks_only
+
+    assert navigation_only("[R Graphics Cookbook](https://r-graphics.org/)")
+    assert bookmarks_only("[R Graphics Cookbook](https://r-graphics.org/)")
+    assert not bookmarks_only("- [Generate A UUID](postgres/generate-a-uuid.md)")  # a way to another note
+    assert not bookmarks_only("[source](https://example.org/a)")  # a word alone says where, not what
+    assert not bookmarks_only("I'm a subscriber.")  # no navigation at all
 
 
 def test_foreign_combines_question_files_into_one_count_per_vault() -> None:

@@ -147,6 +147,22 @@ def navigation_only(text: str) -> bool:
     return len(_WORD.findall(rest.replace("[x]", " ").replace("[ ]", " "))) < 2
 
 
+#: A Markdown link to a web page ("[R Graphics Cookbook](https://r-graphics.org/)").
+_WEB_MDLINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((?:https?://|www\.)[^)\n]*\)")
+
+
+def bookmarks_only(text: str) -> bool:
+    """A navigation entry (`navigation_only`) that says what it is once the text of its links to web
+    pages is read, where that text names the page in two words or more: a saved link
+    (`[International Stamps](https://store.usps.com/…)`), not a way to another note. Counted apart
+    since stop 80, whose reader shows such entries (text._bookmarks_read)."""
+
+    def read(m: re.Match[str]) -> str:
+        return f" {m.group(1)} " if len(_WORD.findall(m.group(1))) >= 2 else m.group(0)
+
+    return navigation_only(text) and not navigation_only(_WEB_MDLINK.sub(read, text))
+
+
 def ends_on_a_lead_in(text: str) -> bool:
     """An entry whose last line leads in ("… as needed:") and shows nothing of what it introduces."""
     return text.rstrip().rstrip("…").rstrip().endswith(":")
@@ -259,6 +275,7 @@ def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
         "entries": len(got.entries),
         "chars": len(got.block),
         "navigation": sum(1 for e in got.entries if navigation_only(e.text)),
+        "bookmarks": sum(1 for e in got.entries if bookmarks_only(e.text)),
         "dataview": sum(1 for e in got.entries if dataview_code(e.text)),
         "lead_in": sum(1 for e in got.entries if ends_on_a_lead_in(e.text)),
         "paths": [e.path for e in got.entries],
@@ -368,6 +385,7 @@ def summarize(ev: dict[str, Any], modes: Sequence[str] = MODES) -> dict[str, Any
             ]
         every = blocks + list(ev["turns"])
         b["navigation_entries"] = sum(x["navigation"] for x in every)
+        b["bookmark_entries"] = sum(x.get("bookmarks", 0) for x in every)
         b["dataview_entries"] = sum(x["dataview"] for x in every)
         b["lead_in_entries"] = sum(x.get("lead_in", 0) for x in every)
         b["entries"] = sum(x["entries"] for x in every)
@@ -489,6 +507,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str], budget: int | None =
                 _frac(h.get("answered_all_weak")),
                 b.get("answered_empty"),
                 b.get("navigation_entries"),
+                b.get("bookmark_entries"),
                 b.get("dataview_entries"),
                 b.get("lead_in_entries"),
                 b.get("mean_chars"),
@@ -504,6 +523,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str], budget: int | None =
             "answered: all hits weak",
             "answered: empty block",
             "navigation entries",
+            "of which saved web links (a link's text of two words or more)",
             "Dataview entries",
             'entries ending on a lead-in ("… as needed:") without what it introduces',
             "block chars (mean)",
