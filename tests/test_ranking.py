@@ -141,6 +141,15 @@ def test_coverage_counts_the_query_words_some_candidate_holds(tmp_path: Path) ->
             assert dale.explain["coverage"] == pytest.approx(held, abs=1e-4)  # type: ignore[index]
             if not extra:
                 assert hits[0].path == "Dale and Dawson Players.md"
+    # one word held alone is no evidence: coverage counts every word of the query then
+    vault = write_notes(tmp_path / "v9", {**notes, "Tickets.md": "A ticket stub from the spring.\n"})
+    with Memory(Config(vault=vault, index_dir=tmp_path / "i9", embedder="fake"), embedder=FakeEmbedder()) as m:
+        m.index()
+        hits = m.recall(
+            "ticket prices for the summer show", k=10, mode="hybrid", decay=False, touch=False, explain=True
+        )
+        stub = next(h for h in hits if h.path == "Tickets.md")
+        assert stub.explain["coverage"] == pytest.approx(1 / 4, abs=1e-4)  # type: ignore[index]
 
 
 def test_a_notes_file_name_is_among_the_names_bm25_weights_as_its_title(tmp_path: Path) -> None:

@@ -412,14 +412,12 @@ def no_word_of_its_own(chunk: ChunkRow, note: NoteRow) -> bool:
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
-    """Each candidate's coverage: the share it holds of the query's content words that some
-    candidate holds. A word no candidate holds tells no note from another, and only shrank every
-    lexical match against the dense side: "Who still needs a ticket for the Dale and Dawson show?
-    Draft a reminder text." put `Dale and Dawson Players.md`, the only note naming Dale and Dawson
-    and holding none of the other seven words, 9th behind notes the dense side found for nothing
-    in particular (a stranger's vault, stop 80). Coverage weighs min-max scaled BM25, which is
-    exactly 0 at the pool's lowest score (every dense-only candidate, which holds no query word):
-    there it changes nothing and is not computed."""
+    """Each candidate's share of the query's content words that the candidates hold, two or more
+    (fewer: of every word). A word no candidate holds tells no note from another: counted, it put
+    the only note naming Dale and Dawson 9th for "Who still needs a ticket for the Dale and Dawson
+    show? Draft a reminder text." (stop 80); one word alone is no evidence either ("how long was my
+    longest run", where no note says "long"). Not computed at the pool's lowest BM25 (every
+    dense-only candidate), where min-max scaled BM25, which it weighs, is exactly 0."""
     terms = query_terms(pool.query)
     scale = [s for c, s in zip(pool.ids, lex, strict=True) if c in pool.core] or list(lex)
     lo, hi = min(scale, default=0.0), max(scale, default=0.0)
@@ -430,7 +428,9 @@ def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES
         for c, s in zip(pool.ids, lex, strict=True)
     ]
     known = frozenset[str]().union(*(h for h in held if h is not None))
-    return [1.0 if h is None else len(h) / len(known) if known else float(not terms) for h in held]
+    if len(known) < 2:
+        known = terms
+    return [1.0 if h is None or not known else len(h) / len(known) for h in held]
 
 
 def _names(note: NoteRow) -> str:
