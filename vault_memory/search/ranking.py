@@ -113,14 +113,10 @@ def coverage(terms: Set[str], text: str) -> float:
     """Share of the query's content terms that are the crude stem (`_stem`) of a word of the text.
     Searched for, not computed from the text's word set: recall asks it of ~300 chunks a query, and
     tokenizing them was most of a warm recall's Python; a ninth of that, same results (tests)."""
-    return len(words_held(terms, text)) / len(terms) if terms else 1.0
-
-
-def words_held(terms: Set[str], text: str) -> frozenset[str]:
-    """The query's content terms that are the crude stem (`_stem`) of a word of the text: what
-    `coverage` counts."""
+    if not terms:
+        return 1.0
     low = text.lower()
-    return frozenset(t for t in terms if _STEM.fullmatch(t) and _has_stem(low, t))
+    return sum(1 for t in terms if _STEM.fullmatch(t) and _has_stem(low, t)) / len(terms)
 
 
 def _is_word_char(ch: str) -> bool:

@@ -24,7 +24,7 @@ from ..index.catalog import Catalog, ChunkRow, NoteRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
 from ..text import beyond_its_name, points_elsewhere, says_something
-from .ranking import Candidate, Mode, Window, fuse, query_terms, relevance_order, words_held
+from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 from .rules import DEFAULT_RULES, ReadRules
 
 log = logging.getLogger(__name__)
@@ -412,25 +412,18 @@ def no_word_of_its_own(chunk: ChunkRow, note: NoteRow) -> bool:
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
-    """Each candidate's share of the query's content words that the candidates hold, two or more
-    (fewer: of every word). A word no candidate holds tells no note from another: counted, it put
-    the only note naming Dale and Dawson 9th for "Who still needs a ticket for the Dale and Dawson
-    show? Draft a reminder text." (stop 80); one word alone is no evidence either ("how long was my
-    longest run", where no note says "long"). Not computed at the pool's lowest BM25 (every
-    dense-only candidate), where min-max scaled BM25, which it weighs, is exactly 0."""
+    """Each candidate's coverage of the query's content words. Coverage weighs min-max scaled BM25,
+    which is exactly 0 at the pool's lowest score (every dense-only candidate): there it changes
+    nothing and is not computed."""
     terms = query_terms(pool.query)
     scale = [s for c, s in zip(pool.ids, lex, strict=True) if c in pool.core] or list(lex)
     lo, hi = min(scale, default=0.0), max(scale, default=0.0)
     skip = hi - lo >= 1e-12  # else minmax makes every BM25 1 (ranking.minmax)
     named = {} if not rules.names_count else {n: _names(r) for n, r in pool.notes.items()}
-    held = [
-        None if skip and s <= lo else words_held(terms, pool.chunks[c].text + named.get(pool.chunks[c].node_id, ""))
+    return [
+        1.0 if skip and s <= lo else coverage(terms, pool.chunks[c].text + named.get(pool.chunks[c].node_id, ""))
         for c, s in zip(pool.ids, lex, strict=True)
     ]
-    known = frozenset[str]().union(*(h for h in held if h is not None))
-    if len(known) < 2:
-        known = terms
-    return [1.0 if h is None or not known else len(h) / len(known) for h in held]
 
 
 def _names(note: NoteRow) -> str:
