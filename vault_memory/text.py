@@ -362,7 +362,7 @@ def points_elsewhere(text: str) -> bool:
     elsewhere; a list of `[[wikilinks]]` names things
     (`1. [[Taylor St Pierre|Taylor]] 2. [[Jack Carlson]]`, the people a person leans on) and is
     content, unless what it names are only dates (`[[2026-11-04]] · [[2026-11-08]]`)."""
-    own = _POINTERS.sub(" ", unlink(_MD_ONLY.sub(" ", _bookmarks_read(text) if "](" in text else text)))
+    own = _POINTERS.sub(" ", unlink(_MD_ONLY.sub(" ", _bookmarks_read(text))))
     return _LETTERS.search(_DATES_AND_TIMES.sub(" ", own)) is None
 
 
@@ -397,9 +397,7 @@ def _own_text(text: str) -> str:
     """The text without its wikilinks, embeds, Markdown links to notes (with their text) and URLs:
     what it says itself (`says_something`, `says_too_little`). A bookmark's text is its own
     (`_bookmarks_read`)."""
-    own = without_links(text)
-    if "](" in own:
-        own = _bookmarks_read(own)
+    own = _bookmarks_read(without_links(text))
     return _POINTERS.sub(" ", own) if "](" in own or "://" in own or "www." in own else own
 
 
@@ -419,7 +417,7 @@ def _bookmarks_read(text: str) -> str:
     def read(m: re.Match[str]) -> str:
         return f" {m.group(1)} " if len(_LETTERS.findall(m.group(1))) >= 2 else m.group(0)
 
-    return _WEB_LINK.sub(read, text)
+    return _WEB_LINK.sub(read, text) if "](" in text else text
 
 
 def says_too_little(text: str) -> bool:
