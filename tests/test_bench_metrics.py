@@ -405,3 +405,21 @@ def test_a_question_file_from_another_vault_gives_its_own_now(tmp_path):
     write("nodate", {})
     with pytest.raises(ValueError, match=r'nodate\.questions\.json gives no "now"'):
         real_vault(tmp_path, "nodate")
+
+
+def test_reweigh_reads_what_a_question_asks_for_and_the_links_among_candidates() -> None:
+    """Two families of evidence `bench reweigh` weighs beside recall's own (stop 81): whether an answer
+    sentence holds what the question asks for, and how many other candidates link to a candidate."""
+    from types import SimpleNamespace
+
+    from bench.studies.reweigh import _HOLDS, _linked, asks_for
+
+    assert asks_for("How much did I give to the campaign?") == "number"
+    assert asks_for("When's my wife's birthday?") == "date"
+    assert asks_for("Who first told me about Foam?") == asks_for("Which town did we go to?") == "name"
+    assert asks_for("What book did S. give me?") is None
+    assert _HOLDS["number"].search("It cost $40.") and not _HOLDS["number"].search("It cost a lot.")
+    assert _HOLDS["name"].search("told me about [[foam]]") and not _HOLDS["name"].search("Told me about it.")
+    ranked = [SimpleNamespace(path=p, node_id=p) for p in ("a.md", "people/Jack Carlson.md", "c.md")]
+    links = {"a.md": frozenset({"jack carlson"}), "c.md": frozenset({"jack carlson", "a"})}
+    assert _linked(ranked, links) == [1, 2, 0]

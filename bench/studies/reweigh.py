@@ -2,7 +2,9 @@
 
 The read path orders candidates by hand-set rules over a few kinds of evidence: fused relevance,
 BM25, the chunk's and its best answer sentence's cosines, the share of the query's words a chunk
-covers, its note's names, dates, length, and the one-fact rule's moves. This study asks whether any
+covers, its note's names, dates, length, and the one-fact rule's moves; and two kinds the rules do
+not read (stop 81): how many other candidates link to a note, and whether an answer sentence holds
+what the question asks for (a number, a date, a name). This study asks whether any
 linear weighting of that evidence orders the candidates better than the rules do, on text nobody
 here tuned on: for every answered question of the real vaults' question files and the LongMemEval
 pool's dev questions, recall's first 30 candidates are read with their features (`FEATURES`), and a
@@ -25,6 +27,7 @@ import argparse
 import collections
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,9 @@ FEATURES = {
     "chunks": "log of its note's chunks",
     "folder_share": "share of the 30 in its folder",
     "one_fact": "in a one-fact group",
+    "linked": "log(1 + how many of the other candidates' notes link to its note)",
+    "answer_type": "its answer sentence holds what the question asks for: a number (how much / many / long), "
+    "a date or time (when), a name (who, where, which town ...)",
 }
 EVIDENCE = [f for f in FEATURES if f != "place"]
 HEADER = ["fitted on", "left out", "questions", "first: recall", "first: fitted", "top 5: recall", "top 5: fitted"]
@@ -73,11 +79,54 @@ def _folders(opts: RunOptions) -> list[Path]:
     return [foreign.DEFAULT_VAULTS, *extra][: 1 if opts.quick else None]
 
 
-def _rows(got: Any, ws: Any, q: fd.Question, notes: foreign.Notes) -> list[dict[str, Any]]:
+#: What a question asks for, read from its words, and what an answer sentence holding it shows.
+_ASKS = (
+    (re.compile(r"\bhow (?:much|many|long|often|old|far)\b|\bwhat (?:percentage|price|number)\b", re.I), "number"),
+    (re.compile(r"^when\b|\bwhen (?:did|do|does|was|is|will)\b|\bwhat (?:time|day|date)\b", re.I), "date"),
+    (re.compile(r"\bwho\b|\bwhere\b|\bwhich (?:town|city|country|company|person|hospital|store)\b", re.I), "name"),
+)
+_HOLDS = {
+    "number": re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\b"),
+    "date": re.compile(
+        r"\b(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}|"
+        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|\d{1,2}(?::\d{2})? ?[ap]m)\b",
+        re.I,
+    ),
+    "name": re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+|\[\[[^\]]+\]\]"),
+}
+
+
+def asks_for(question: str) -> str | None:
+    """ "number", "date" or "name" when the question asks for one (`_ASKS`), else None."""
+    return next((kind for pattern, kind in _ASKS if pattern.search(question)), None)
+
+
+def _linked(ranked: Sequence[Any], links: dict[str, frozenset[str]]) -> list[int]:
+    """For each candidate, how many other candidates' notes link to its note (by its file name)."""
+    stems = [r.path.rpartition("/")[2].removesuffix(".md").lower() for r in ranked]
+    return [
+        sum(1 for j, o in enumerate(ranked) if j != i and o.path != r.path and stems[i] in links.get(o.node_id, ()))
+        for i, r in enumerate(ranked)
+    ]
+
+
+def _links(ws: Any) -> dict[str, frozenset[str]]:
+    """node_id -> the file names (lowercased, no folder) its wikilinks name."""
+    return {
+        n: frozenset(t.rpartition("/")[2].removesuffix(".md").lower() for t in targets)
+        for n, _, targets in ws.catalog.link_rows()
+    }
+
+
+def _rows(
+    got: Any, ws: Any, q: fd.Question, notes: foreign.Notes, links: dict[str, frozenset[str]] | None = None
+) -> list[dict[str, Any]]:
     """Recall's first CANDIDATES candidates for `q`, each with its features and whether it is right."""
     ranked = got.ranked[:CANDIDATES]
     if not ranked:
         return []
+    linked = _linked(ranked, links or {})
+    wanted = asks_for(q.text)
     answer = [r.cand.answer_similarity for r in ranked]
     best_cos, best_answer = max(r.cand.similarity for r in ranked), max(answer)
     best_lex = max(r.cand.lexical for r in ranked) or 1.0
@@ -103,6 +152,8 @@ def _rows(got: Any, ws: Any, q: fd.Question, notes: foreign.Notes) -> list[dict[
                 "chunks": math.log(max(1, len(chunks))),
                 "folder_share": folders[r.path.rpartition("/")[0]] / len(ranked),
                 "one_fact": float(bool(r.same_fact)),
+                "linked": math.log(1 + linked[place]),
+                "answer_type": float(wanted is not None and bool(_HOLDS[wanted].search(c.answer_text or c.chunk.body))),
                 "right": r.path in q.answers or notes.holds(r.path, q.answer_texts),
             }
         )
@@ -129,10 +180,12 @@ def collect(opts: RunOptions) -> dict[str, list[list[dict[str, Any]]]]:
                 for ds in foreign.datasets(run_opts, [name]):
                     with foreign.opened(ds, run_opts) as (mem, vault, _):
                         notes = foreign.Notes(vault)
+                        links: dict[str, frozenset[str]] | None = None
                         for q in ds.questions:
                             if q.answerable:
                                 mem.recall(q.text, k=10, now=q.now, touch=False, before=q.before)
-                                out[name].append(_rows(caught["got"], caught["ws"], q, notes))
+                                links = _links(caught["ws"]) if links is None else links
+                                out[name].append(_rows(caught["got"], caught["ws"], q, notes, links))
                     log(f"reweigh {name} {folder or 'pool'}: {len(out[name])} questions")
     finally:
         recall_module.rank_query = rank_query
