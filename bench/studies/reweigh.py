@@ -97,7 +97,7 @@ _HOLDS = {
 
 
 def asks_for(question: str) -> str | None:
-    """ "number", "date" or "name" when the question asks for one (`_ASKS`), else None."""
+    """The kind of answer the question asks for (`_ASKS`): "number", "date", "name", or None."""
     return next((kind for pattern, kind in _ASKS if pattern.search(question)), None)
 
 
