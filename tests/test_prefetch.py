@@ -1960,6 +1960,30 @@ def test_a_note_that_only_points_elsewhere_is_shown_with_its_title(make_memory: 
     assert "marroni cake.md" not in {e.path for e in off.prefetch(turn, now=NOW).entries}
 
 
+def test_a_note_that_saves_a_web_page_is_shown_under_a_title_of_one_word(
+    make_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Stop 82: `flancian` keeps a friend's Twitter page in "# Amadeo" (`- A [[person]].`, `- [[twitter]]
+    https://twitter.com/kingmob84`). Recall ranked the note first for "what's his handle?", and the
+    block left it out: its title brought one word of its own, and a titled pointer needed two
+    ("marroni cake"). A note that saves a web page is shown with its title however short; a note
+    whose lines only lead to another note (a redirect, "# Piglia", `- [[301]] [[Ricardo Piglia]]`)
+    is still no entry under a title of one word."""
+    v = tmp_path / "garden"
+    put(v, "amadeo.md", "# Amadeo\n\n- A [[person]].\n- [[friend]].\n- [[twitter]] https://twitter.com/kingmob84")
+    put(v, "piglia.md", "# Piglia\n\n- [[301]] [[Ricardo Piglia]].")
+    put(v, "ricardo-piglia.md", "# Ricardo Piglia\n\nArgentine novelist; Respiración artificial is his first novel.")
+    mem = make_memory(vault=v, index_dir=tmp_path / "ix", calibration=replace(FAKE, weak=0.0))
+    mem.index()
+    turn = "DM my friend Amadeo on Twitter to say hi, what's his handle?"
+    assert mem.recall(turn, k=3, now=NOW, touch=False)[0].path == "amadeo.md"
+    shown = {e.path: e.text for e in mem.prefetch(turn, now=NOW).entries}
+    assert shown["amadeo.md"] == "Amadeo: A [[person]]. [[friend]]. [[twitter]] https://twitter.com/kingmob84"
+    about = "Which novel by Piglia should I read first?"
+    assert "piglia.md" in [h.path for h in mem.recall(about, k=3, now=NOW, touch=False)]
+    assert "piglia.md" not in {e.path for e in mem.prefetch(about, now=NOW).entries}
+
+
 @pytest.mark.parametrize("on", [True, False])
 def test_a_questions_first_hit_is_weak_only_below_the_asked_bar(
     make_memory: MemoryFactory, tmp_path: Path, on: bool

@@ -41,17 +41,15 @@ and aliases count twice for BM25, and a daily note's line that reaches the turn 
 No block: when nothing passes, `block` is the empty string (not an empty marker pair), so a
 caller can always do `system = base + result.block` without adding noise.
 
-Rehearsal: prefetch does not rehearse what it shows unless asked (`touch=True`). It runs on
-every turn whether or not the model uses what it is handed; rehearsing that would make
-anything vaguely topical self-reinforcing (shown -> stronger -> shown again) and write to the
-vault on every turn. Explicit `recall` is the retrieval that counts.
+Rehearsal: prefetch does not rehearse what it shows unless asked (`touch=True`). It runs on every turn whether
+or not the model uses what it is handed; rehearsing that would make anything vaguely topical self-reinforcing
+(shown -> stronger -> shown again) and write to the vault on every turn. Explicit `recall` is the retrieval
+that counts.
 
-Staged memories. Prefetching a user's turn also refreshes the expiry of staged memories the
-turn is about: their cosine to the turn reaches the weak bar (so synonyms and paraphrase
-count, unlike a keyword hook on a slug), plus pointer turns ("keep that", "save it"), which
-refresh the newest staged memory. A refresh only ever extends `expires` to now + staged_ttl,
-through the one write path with compare-and-swap.
-"""
+Staged memories. Prefetching a user's turn also refreshes the expiry of staged memories the turn is about:
+their cosine to the turn reaches the weak bar (so synonyms and paraphrase count, unlike a keyword hook on a
+slug), plus pointer turns ("keep that", "save it"), which refresh the newest staged memory. A refresh only
+ever extends `expires` to now + staged_ttl, through the one write path with compare-and-swap."""
 
 from __future__ import annotations
 
@@ -397,15 +395,17 @@ def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
     """A note that does nothing but point elsewhere (every line of it says too little: a bookmark,
     `- [[go]] https://www.stadt-land-gnuss.ch/blog/marronicake-ein-klassiker` under "# marroni
     cake"), as an entry (`rules.titled_pointers`): its lines after its title, which says what they
-    point at ("marroni cake: [[go]] https://…"). None when the note says more (its
-    pointing lines are no entry: a day's `- [[1:1]] with [[Josie Wittwer]]` among its other lines)
-    or the title adds nothing (a date)."""
+    point at ("marroni cake: [[go]] https://…"). None when the note says more (a day's `- [[1:1]]
+    with [[Josie Wittwer]]` among its other lines) or the title adds nothing (a date). A title of one
+    word is enough when the note saves a web page, what the turn asks for ("Amadeo: … [[twitter]]
+    https://…", stop 82); a note that only leads to others ("Piglia: [[301]] [[Ricardo Piglia]]") needs two."""
     lines = [item_text(ln) for b in bodies for ln in b.splitlines()]
     whole = " ".join(ln for ln in lines if ln and not ln.startswith("#"))
     if not whole or (says_something(whole) and not says_too_little(whole)):
         return None
     titled = shorten(f"{oneline(title)}: {whole}", room)
-    return titled if says_something(titled) and not says_too_little(titled) else None
+    saves_a_page = "://" in whole or "www." in whole
+    return titled if says_something(titled) and (saves_a_page or not says_too_little(titled)) else None
 
 
 def _admitted(got: Ranking) -> list[Ranked]:
