@@ -170,7 +170,7 @@ def test_a_block_holds_a_turns_text_as_it_reads() -> None:
     turn = Turn("z05", "Jake's birthday is coming up", must=("Birthday: [[October 11th]]",))
 
     def block(line: str) -> SimpleNamespace:
-        entry = SimpleNamespace(path="People/Jake Stachel.md", text=line)
+        entry = SimpleNamespace(path="People/Jake Stachel.md", title="Jake Stachel", text=line)
         return SimpleNamespace(block=f"[RELEVANT_LEARNED_MEMORY]\n- (undated, x.md) {line}\n", entries=[entry])
 
     assert score_block(turn, block("Jake Stachel: Birthday: October 11th"))["ok"]
@@ -215,7 +215,10 @@ def test_an_entry_ending_on_a_lead_in_is_counted() -> None:
     assert ends_on_a_lead_in("Instead I just use fstab and mount/unmount as needed:")
     assert ends_on_a_lead_in("Start the day by taking a look at: …")
     assert not ends_on_a_lead_in("as needed: UUID=6139-3034 /mnt/sd exfat noauto,x-systemd.automount")
-    entries = [SimpleNamespace(path="autofs.md", text=t) for t in ("as needed:", "Flights booked: 12-16 March.")]
+    entries = [
+        SimpleNamespace(path="autofs.md", title="autofs", text=t)
+        for t in ("as needed:", "Flights booked: 12-16 March.")
+    ]
     got = SimpleNamespace(block="[RELEVANT_LEARNED_MEMORY]\n- as needed:\n", entries=entries)
     assert score_block(Turn("p07", "SD card", must=("x-systemd",)), got)["lead_in"] == 1
 
@@ -239,6 +242,11 @@ def test_an_entry_is_navigation_when_it_only_points_elsewhere() -> None:
     assert not bookmarks_only("- [Generate A UUID](postgres/generate-a-uuid.md)")  # a way to another note
     assert not bookmarks_only("[source](https://example.org/a)")  # a word alone says where, not what
     assert not bookmarks_only("I'm a subscriber.")  # no navigation at all
+    # a web page a note saves, shown under the note's title, is a saved link too (stop 82)
+    amadeo = "Amadeo: A [[person]]. [[twitter]] https://twitter.com/kingmob84"
+    assert navigation_only(amadeo) and bookmarks_only(amadeo, "Amadeo") and not bookmarks_only(amadeo)
+    assert not bookmarks_only("Piglia: [[301]] [[Ricardo Piglia]].", "Piglia")  # a redirect to another note
+    assert not bookmarks_only("Thread: https://twitter.com/flancian/status/1", "Birdbear")  # not its title
 
 
 def test_foreign_combines_question_files_into_one_count_per_vault() -> None:

@@ -151,16 +151,21 @@ def navigation_only(text: str) -> bool:
 _WEB_MDLINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((?:https?://|www\.)[^)\n]*\)")
 
 
-def bookmarks_only(text: str) -> bool:
+def bookmarks_only(text: str, title: str | None = None) -> bool:
     """A navigation entry (`navigation_only`) that says what it is once the text of its links to web
     pages is read, where that text names the page in two words or more: a saved link
     (`[International Stamps](https://store.usps.com/…)`), not a way to another note. Counted apart
-    since stop 80, whose reader shows such entries (text._bookmarks_read)."""
+    since stop 80, whose reader shows such entries (text._bookmarks_read). Since stop 82 a web page
+    saved in a note and shown under the note's `title` is one too ("Amadeo: A [[person]].
+    [[twitter]] https://twitter.com/kingmob84"): the title names what the page is."""
 
     def read(m: re.Match[str]) -> str:
         return f" {m.group(1)} " if len(_WORD.findall(m.group(1))) >= 2 else m.group(0)
 
-    return navigation_only(text) and not navigation_only(_WEB_MDLINK.sub(read, text))
+    if not navigation_only(text):
+        return False
+    titled = bool(title) and text.startswith(f"{title}: ") and _URL.search(text) is not None
+    return titled or not navigation_only(_WEB_MDLINK.sub(read, text))
 
 
 def ends_on_a_lead_in(text: str) -> bool:
@@ -275,7 +280,7 @@ def score_block(turn: fd.Turn, got: Any) -> dict[str, Any]:
         "entries": len(got.entries),
         "chars": len(got.block),
         "navigation": sum(1 for e in got.entries if navigation_only(e.text)),
-        "bookmarks": sum(1 for e in got.entries if bookmarks_only(e.text)),
+        "bookmarks": sum(1 for e in got.entries if bookmarks_only(e.text, e.title)),
         "dataview": sum(1 for e in got.entries if dataview_code(e.text)),
         "lead_in": sum(1 for e in got.entries if ends_on_a_lead_in(e.text)),
         "paths": [e.path for e in got.entries],
@@ -523,7 +528,7 @@ def render(summaries: dict[str, Any], modes: Sequence[str], budget: int | None =
             "answered: all hits weak",
             "answered: empty block",
             "navigation entries",
-            "of which saved web links (a link's text of two words or more)",
+            "of which saved web links (a link's text of two words or more, or a URL under its note's title)",
             "Dataview entries",
             'entries ending on a lead-in ("… as needed:") without what it introduces',
             "block chars (mean)",
