@@ -170,3 +170,36 @@ def test_a_page_that_only_says_its_name_or_points_elsewhere_keeps_half_its_relev
     for page in ("matrix.md", "readme.md"):
         assert whole[page] > 0 and abs(half[page] - whole[page] / 2) < 1e-3, page
     assert half["flancian.md"] == whole["flancian.md"] > 0
+
+
+def test_a_web_page_saved_under_a_title_that_names_it_keeps_all_its_relevance(tmp_path: Path) -> None:
+    """Stop 82: `flancian` keeps a person's Twitter page as "# Rodrigo Baraglia" over
+    `- https://twitter.com/encincovoy`, and "thank Rodrigo Baraglia, tagging him" found the note 33rd:
+    a chunk of bare URLs pointed elsewhere and kept half its relevance, though its title names what
+    it saves. A page saved under a title is a bookmark, as a Markdown link whose text names the page
+    is (stop 80): it keeps all its relevance. Bare URLs under a day's title still say nothing."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    notes = {
+        "rodrigo-baraglia.md": "# Rodrigo Baraglia\n- https://twitter.com/encincovoy\n",
+        "2020-06-24.md": "- https://twitter.com/encincovoy/status/1275894239327588355\n",
+        "readme.md": "# Index\n\n- [Rodrigo Baraglia](rodrigo-baraglia.md)\n",
+        **{f"n{i}.md": f"# Note {i}\n\nBikes, lunch and the garden shed, day {i}.\n" for i in range(6)},
+    }
+    vault = write_notes(tmp_path / "v", notes)
+    cfg = Config(vault=vault, index_dir=tmp_path / "i", embedder="fake")
+    relevance = {}
+    for weight in (DEFAULT_RULES.navigation_weight, 1.0):
+        with Memory(cfg, embedder=FakeEmbedder(), rules=DEFAULT_RULES.but(navigation_weight=weight)) as m:
+            m.index()
+            query = "thank Rodrigo Baraglia on encincovoy twitter"
+            hits = m.recall(query, k=9, mode="hybrid", decay=False, touch=False, explain=True)
+            relevance[weight] = {h.path: h.explain["relevance"] for h in hits}  # type: ignore[index]
+    half, whole = relevance[DEFAULT_RULES.navigation_weight], relevance[1.0]
+    assert half["rodrigo-baraglia.md"] == whole["rodrigo-baraglia.md"] > 0
+    for page in ("2020-06-24.md", "readme.md"):  # a day's bare link, a way to another note
+        assert whole[page] > 0 and abs(half[page] - whole[page] / 2) < 1e-3, page

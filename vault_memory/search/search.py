@@ -406,9 +406,13 @@ def _weights(pool: Pool, rules: ReadRules) -> np.ndarray:
 def no_word_of_its_own(chunk: ChunkRow, note: NoteRow) -> bool:
     """Whether a chunk has no word of its own: it only points at other pages (text.points_elsewhere:
     a README listing every how-to), or only says its name in a heading (text.beyond_its_name: "#
-    Matrix", a page a link created). Recall weighs it as navigation; prefetch shows it in no block."""
+    Matrix", a page a link created). Recall weighs it as navigation; prefetch shows it in no block.
+    A web page saved under a title that names it ("# Rodrigo Baraglia", `- https://twitter.com/
+    encincovoy`) is a bookmark, as a link's text naming it is (text._bookmarks_read; stop 82)."""
     names = [*chunk.heading.split(" > "), note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
-    return points_elsewhere(beyond_its_name(chunk.body, names) if "#" in chunk.body else chunk.body)
+    body = beyond_its_name(chunk.body, names) if "#" in chunk.body else chunk.body
+    saved = ("://" in body or "www." in body) and says_something(note.title)  # a bookmark, named by its title
+    return points_elsewhere(body) and not saved
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
