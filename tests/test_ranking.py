@@ -140,15 +140,33 @@ def test_a_notes_file_name_is_among_the_names_bm25_weights_as_its_title(tmp_path
     assert _names_text("Apr 15th, 2021", [], [], "journals/2021_04_15.md") == "Apr 15th, 2021"
 
 
+def _relevance_at_half_and_whole(
+    tmp_path: Path, notes: dict[str, str], query: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each hit's relevance for `query` over `notes`, with `navigation_weight` at its default (half)
+    and at 1.0 (whole), over one index."""
+    from tests.conftest import write_notes
+    from vault_memory.config import Config
+    from vault_memory.index.embedders import FakeEmbedder
+    from vault_memory.memory import Memory
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    vault = write_notes(tmp_path / "v", notes)
+    cfg = Config(vault=vault, index_dir=tmp_path / "i", embedder="fake")
+    relevance: dict[float, dict[str, float]] = {}
+    for weight in (DEFAULT_RULES.navigation_weight, 1.0):
+        with Memory(cfg, embedder=FakeEmbedder(), rules=DEFAULT_RULES.but(navigation_weight=weight)) as m:
+            m.index()
+            hits = m.recall(query, k=9, mode="hybrid", decay=False, touch=False, explain=True)
+            relevance[weight] = {h.path: h.explain["relevance"] for h in hits}  # type: ignore[index]
+    return relevance[DEFAULT_RULES.navigation_weight], relevance[1.0]
+
+
 def test_a_page_that_only_says_its_name_or_points_elsewhere_keeps_half_its_relevance(tmp_path: Path) -> None:
     """`flancian`'s Foam garden: "what's my handle on Matrix" found `matrix.md` first, a page a link
     created and nobody filled in ("# Matrix"), above the person's own page that gives the handle. A
     chunk that only says its own name keeps `navigation_weight` of its relevance, as one that only
     points elsewhere does (a README of links); a chunk that says something keeps all of it."""
-    from tests.conftest import write_notes
-    from vault_memory.config import Config
-    from vault_memory.index.embedders import FakeEmbedder
-    from vault_memory.memory import Memory
     from vault_memory.search.rules import DEFAULT_RULES
 
     notes = {
@@ -157,15 +175,7 @@ def test_a_page_that_only_says_its_name_or_points_elsewhere_keeps_half_its_relev
         "flancian.md": "# Flancian\n\n- Find me at @flancian@matrix.org, and as @flancian on Twitter and GitHub.\n",
         **{f"n{i}.md": f"# Note {i}\n\nBikes, lunch and the garden shed, day {i}.\n" for i in range(6)},
     }
-    vault = write_notes(tmp_path / "v", notes)
-    cfg = Config(vault=vault, index_dir=tmp_path / "i", embedder="fake")
-    relevance = {}
-    for weight in (DEFAULT_RULES.navigation_weight, 1.0):
-        with Memory(cfg, embedder=FakeEmbedder(), rules=DEFAULT_RULES.but(navigation_weight=weight)) as m:
-            m.index()
-            hits = m.recall("what's my handle on Matrix", k=9, mode="hybrid", decay=False, touch=False, explain=True)
-            relevance[weight] = {h.path: h.explain["relevance"] for h in hits}  # type: ignore[index]
-    half, whole = relevance[DEFAULT_RULES.navigation_weight], relevance[1.0]
+    half, whole = _relevance_at_half_and_whole(tmp_path, notes, "what's my handle on Matrix")
     assert DEFAULT_RULES.navigation_weight == 0.5
     for page in ("matrix.md", "readme.md"):
         assert whole[page] > 0 and abs(half[page] - whole[page] / 2) < 1e-3, page
@@ -178,28 +188,13 @@ def test_a_web_page_saved_under_a_title_that_names_it_keeps_all_its_relevance(tm
     a chunk of bare URLs pointed elsewhere and kept half its relevance, though its title names what
     it saves. A page saved under a title is a bookmark, as a Markdown link whose text names the page
     is (stop 80): it keeps all its relevance. Bare URLs under a day's title still say nothing."""
-    from tests.conftest import write_notes
-    from vault_memory.config import Config
-    from vault_memory.index.embedders import FakeEmbedder
-    from vault_memory.memory import Memory
-    from vault_memory.search.rules import DEFAULT_RULES
-
     notes = {
         "rodrigo-baraglia.md": "# Rodrigo Baraglia\n- https://twitter.com/encincovoy\n",
         "2020-06-24.md": "- https://twitter.com/encincovoy/status/1275894239327588355\n",
         "readme.md": "# Index\n\n- [Rodrigo Baraglia](rodrigo-baraglia.md)\n",
         **{f"n{i}.md": f"# Note {i}\n\nBikes, lunch and the garden shed, day {i}.\n" for i in range(6)},
     }
-    vault = write_notes(tmp_path / "v", notes)
-    cfg = Config(vault=vault, index_dir=tmp_path / "i", embedder="fake")
-    relevance = {}
-    for weight in (DEFAULT_RULES.navigation_weight, 1.0):
-        with Memory(cfg, embedder=FakeEmbedder(), rules=DEFAULT_RULES.but(navigation_weight=weight)) as m:
-            m.index()
-            query = "thank Rodrigo Baraglia on encincovoy twitter"
-            hits = m.recall(query, k=9, mode="hybrid", decay=False, touch=False, explain=True)
-            relevance[weight] = {h.path: h.explain["relevance"] for h in hits}  # type: ignore[index]
-    half, whole = relevance[DEFAULT_RULES.navigation_weight], relevance[1.0]
+    half, whole = _relevance_at_half_and_whole(tmp_path, notes, "thank Rodrigo Baraglia on encincovoy twitter")
     assert half["rodrigo-baraglia.md"] == whole["rodrigo-baraglia.md"] > 0
     for page in ("2020-06-24.md", "readme.md"):  # a day's bare link, a way to another note
         assert whole[page] > 0 and abs(half[page] - whole[page] / 2) < 1e-3, page
