@@ -393,12 +393,17 @@ def says_something(text: str) -> bool:
     return first is not None
 
 
+def holds_a_url(text: str) -> bool:
+    """Whether a text holds an address on the web ("https://…", "www.…"): a page it saves or points at."""
+    return "://" in text or "www." in text
+
+
 def _own_text(text: str) -> str:
     """The text without its wikilinks, embeds, Markdown links to notes (with their text) and URLs:
     what it says itself (`says_something`, `says_too_little`). A bookmark's text is its own
     (`_bookmarks_read`)."""
     own = _bookmarks_read(without_links(text))
-    return _POINTERS.sub(" ", own) if "](" in own or "://" in own or "www." in own else own
+    return _POINTERS.sub(" ", own) if "](" in own or holds_a_url(own) else own
 
 
 #: A Markdown link to a page on the web (`[International Stamps](https://store.usps.com/…)`): a
@@ -429,7 +434,7 @@ def says_too_little(text: str) -> bool:
     is never one). A text that holds no link is never a pointer however short ("Nah", a command),
     and a property read with its note's title says enough ("Taylor St Pierre: Birthday: [[July
     22nd]]"). Stricter than `says_something` (one word), which judges a line of a note."""
-    if "[[" not in text and "](" not in text and "://" not in text and "www." not in text:
+    if "[[" not in text and "](" not in text and not holds_a_url(text):
         return False
     return len(_LETTERS.findall(_own_text(text))) < 2
 

@@ -70,7 +70,7 @@ from ..search.ranking import Candidate, Ranked, is_weak
 from ..search.rules import DEFAULT_RULES, ReadRules
 from ..search.search import no_word_of_its_own
 from ..search.workspace import Workspace
-from ..text import item_text, says_something, says_too_little
+from ..text import holds_a_url, item_text, says_something, says_too_little
 from ..vault.fields import heading_day
 from .edits import rehearse
 from .entries import MIN_TAIL, PrefetchEntry, entry_text, first_entry_cap, leads_in, oneline, says_its_answer, shorten
@@ -404,8 +404,7 @@ def _titled_pointer(title: str, bodies: Sequence[str], room: int) -> str | None:
     if not whole or (says_something(whole) and not says_too_little(whole)):
         return None
     titled = shorten(f"{oneline(title)}: {whole}", room)
-    saves_a_page = "://" in whole or "www." in whole
-    return titled if says_something(titled) and (saves_a_page or not says_too_little(titled)) else None
+    return titled if says_something(titled) and (holds_a_url(whole) or not says_too_little(titled)) else None
 
 
 def _admitted(got: Ranking) -> list[Ranked]:

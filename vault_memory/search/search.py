@@ -23,7 +23,7 @@ from ..errors import EmbedderError
 from ..index.catalog import Catalog, ChunkRow, NoteRow, chunk_owner
 from ..index.embedders import Embedder, embed_query
 from ..index.vectorstore import VectorStore
-from ..text import beyond_its_name, points_elsewhere, says_something
+from ..text import beyond_its_name, holds_a_url, points_elsewhere, says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 from .rules import DEFAULT_RULES, ReadRules
 
@@ -411,8 +411,8 @@ def no_word_of_its_own(chunk: ChunkRow, note: NoteRow) -> bool:
     encincovoy`) is a bookmark, as a link's text naming it is (text._bookmarks_read; stop 82)."""
     names = [*chunk.heading.split(" > "), note.title, note.path.rsplit("/", 1)[-1].removesuffix(".md")]
     body = beyond_its_name(chunk.body, names) if "#" in chunk.body else chunk.body
-    saved = ("://" in body or "www." in body) and says_something(note.title)  # a bookmark, named by its title
-    return points_elsewhere(body) and not saved
+    # a page saved under a title that names it is a bookmark (judged only for a chunk that points elsewhere)
+    return points_elsewhere(body) and not (holds_a_url(body) and says_something(note.title))
 
 
 def _coverage(pool: Pool, lex: Sequence[float], rules: ReadRules = DEFAULT_RULES) -> list[float]:
