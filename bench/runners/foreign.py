@@ -451,24 +451,39 @@ def run_every(opts: RunOptions, root: Path, modes: Sequence[str]) -> Result:
     each folder of `root` that holds question files (its vaults read from `--vaults`' folder), in
     one process (a vault is copied and indexed at its first run; each later run finds it unchanged
     and reconciles nothing); each set's counts summed over all of them, as `--combine` sums earlier
-    runs. The JSON keeps each file's summary."""
+    runs. With `--sets`, only those sets of each folder (the pool among them). The JSON keeps each
+    file's summary and its per-question detail (`--combine` reads the summaries)."""
     if not root.is_dir():
         raise SystemExit(f"bench foreign --every: {root} is no folder; give the folder of question-file folders")
     res = Result("foreign-every", opts)  # timed from here
     home = Path(opts.extra.get("vaults") or DEFAULT_VAULTS)
-    folders = sorted(d for d in root.iterdir() if d.is_dir() and question_sets(d))
+    wanted = {s for s in (opts.extra.get("sets") or "").split(",") if s}
+
+    def chosen(names: Sequence[str]) -> list[str]:
+        return [n for n in names if not wanted or n in wanted]
+
+    folders = sorted(d for d in root.iterdir() if d.is_dir() and chosen(question_sets(d)))
     runs: list[tuple[str, dict[str, Any]]] = []
+    details: list[dict[str, Any]] = []
     for label, folder, sets in [
-        (str(opts.extra.get("vaults") or "../shared/real-vaults"), home, [*question_sets(home), fd.LME]),
-        *[(str(d), d, question_sets(d)) for d in folders],
+        (str(opts.extra.get("vaults") or "../shared/real-vaults"), home, chosen([*question_sets(home), fd.LME])),
+        *[(str(d), d, chosen(question_sets(d))) for d in folders],
     ]:
+        if not sets:
+            continue
         one = dataclasses.replace(opts, extra={**opts.extra, "vaults": folder, "vault_home": home})
-        summaries, _ = _evaluated(one, sets, modes)
+        summaries, detail = _evaluated(one, sets, modes)
         runs.append((label, summaries))
+        details.append(detail)
     res.params.update(k=K, modes=list(modes), every=str(root), files=[label for label, _ in runs])
     if opts.extra.get("budget") is not None:
         res.params["budget"] = int(opts.extra["budget"])
-    res.results.update(runs=[{"questions": label, "summary": summary} for label, summary in runs])
+    res.results.update(
+        runs=[
+            {"questions": label, "summary": summary, "detail": detail}
+            for (label, summary), detail in zip(runs, details, strict=True)
+        ]
+    )
     return _combined(res, runs)
 
 
