@@ -14,7 +14,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -26,6 +26,7 @@ from ..index.vectorstore import VectorStore
 from ..text import beyond_its_name, holds_a_url, points_elsewhere, says_something
 from .ranking import Candidate, Mode, Window, coverage, fuse, query_terms, relevance_order
 from .rules import DEFAULT_RULES, ReadRules
+from .wholes import dense_side, whole_cosines
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,7 @@ class Searcher:
         exact: ExactVectors | None = None,
         owners: ExactOwners | None = None,
         rows: ExactRows | None = None,
+        wholes: Callable[[Sequence[str], np.ndarray], np.ndarray] | None = None,
     ) -> None:
         """Dense candidates come from `store` (ANN), else from `exact` (all vectors, e.g. a
         cache kept by Memory), else from the catalog's vectors loaded here. `owners` gives
@@ -99,7 +101,7 @@ class Searcher:
         self.store = store
         self.embedder = embedder
         self.exact = exact
-        self.owners = owners
+        self.owners, self.wholes = owners, wholes  # wholes: each note's mean direction (wholes.py)
         self.rows = rows
 
     @property
@@ -222,6 +224,8 @@ class Searcher:
             on_day=on_day,
             day_sections=day_sections,
         )
+        if rules.whole_note and found.qvec is not None and mode != "bm25":  # each note as a whole (wholes.py)
+            found = replace(found, whole=whole_cosines(self.catalog, found, self.exact, self.owners, self.wholes))
         return pick(found, score(found, rules, windows), granularity, rules)
 
     def pool(
@@ -354,6 +358,7 @@ class Pool:
     on_day: frozenset[str]  # notes stated on a day the query names
     qvec: np.ndarray | None
     day_sections: frozenset[str] = frozenset()  # chunks a heading states on a day the query names
+    whole: Mapping[str, float] | None = None  # note id -> cosine to the note as a whole (wholes.py)
 
     @property
     def scaled_on(self) -> np.ndarray:
@@ -371,26 +376,24 @@ class Scored:
 
 def score(pool: Pool, rules: ReadRules = DEFAULT_RULES, windows: WindowScorer | None = None) -> Scored:
     """Stage 2, score: relevance in [0, 1] of each candidate (ranking.fuse: BM25 weighted by the
-    query's words a chunk covers, and cosine), then every candidate is also scored by its best
-    answer sentence (`windows`): a chunk's cosine becomes max(chunk, best sentence) and relevance is
-    fused again, so a fact stated among other talk is judged by the fact, not by how much talk
-    surrounds it (in bm25 mode relevance stays BM25's; the sentences still say which one answers).
-    The sentences' vectors are written with the index; one it does not hold yet is embedded at
-    query time for the `rules.embed_candidates` most relevant chunks only."""
-    ids, mode = pool.ids, pool.mode
-    lex = [pool.lexical.get(c, 0.0) for c in ids]
+    query's words a chunk covers, and cosine mixed with its note's whole: wholes.py), then every
+    candidate is also scored by its best answer sentence (`windows`): a chunk's cosine becomes
+    max(chunk, best sentence) and relevance is fused again, so a fact stated among other talk is
+    judged by the fact, not by the talk around it (bm25 mode: BM25's; the sentences say which answers).
+    A sentence the index does not hold yet is embedded for the `rules.embed_candidates` first only."""
+    ids, mode, scaled_on = pool.ids, pool.mode, pool.scaled_on
+    lex, cosines = [pool.lexical.get(c, 0.0) for c in ids], [pool.dense.get(c, 0.0) for c in ids]
     cover = _coverage(pool, lex, rules) if mode == "hybrid" and rules.coverage else None
-    scaled_on = pool.scaled_on
-    cosines = [pool.dense.get(c, 0.0) for c in ids]
-    weight = _weights(pool, rules)
-    fused = fuse(mode, lex, cosines, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
+    owners, weight = [pool.chunks[c].node_id for c in ids], _weights(pool, rules)
+    dense = functools.partial(dense_side, owners=owners, whole=pool.whole or {}, share=rules.whole_note)
+    fused = fuse(mode, lex, dense(cosines), cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
     found: Mapping[str, Window] = {}
     if windows is not None and pool.qvec is not None and ids and rules.windows_per_chunk > 0:
         top = np.argsort(-fused, kind="stable")
         found = windows([pool.chunks[ids[i]] for i in top.tolist()], pool.qvec, pool.query, rules.embed_candidates)
         if found:
             answer = [max(cos, found[c].similarity) if c in found else cos for c, cos in zip(ids, cosines, strict=True)]
-            fused = fuse(mode, lex, answer, cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
+            fused = fuse(mode, lex, dense(answer), cover, alpha=rules.fusion_alpha, scaled_on=scaled_on) * weight
     return Scored(fused.tolist(), cover, found)
 
 
