@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vault_memory.search.wholes import dense_side, note_directions
+from vault_memory.search.wholes import dense_side, mean_cosines
 
 QUERY = "sourdough starter feeding schedule"
 
@@ -31,15 +31,18 @@ def test_dense_side_mixes_each_part_with_its_notes_whole() -> None:
     assert dense_side([0.8], ["a"], {}, 0.3) == [0.8]
 
 
-def test_note_directions_are_each_notes_normalised_mean() -> None:
+def test_mean_cosines_are_the_cosine_to_each_notes_mean() -> None:
     rng = np.random.default_rng(7)
-    mat = rng.normal(size=(7, 5)).astype(np.float32)
-    codes = np.array([0, 1, 0, 2, 1, 0, 2])
-    got = note_directions(codes, mat, 4)
-    for note in range(3):
-        mean = mat[codes == note].mean(axis=0)
-        assert np.allclose(got[note], mean / np.linalg.norm(mean), atol=1e-6)
-    assert not got[3].any()  # a note with no row stays zero: it matches nothing
+    vecs = rng.normal(size=(7, 5)).astype(np.float32)
+    qvec = rng.normal(size=5).astype(np.float32)
+    codes = np.array([4, 1, 4, 2, 1, 4, 2])
+    got = mean_cosines(codes, vecs, qvec)
+    assert sorted(got) == [1, 2, 4]
+    for note, cos in got.items():
+        mean = vecs[codes == note].mean(axis=0)
+        assert abs(cos - float(mean @ qvec) / float(np.linalg.norm(mean))) < 1e-5
+    assert mean_cosines(np.array([3, 3]), np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1.0, 0.0])) == {}
+    assert mean_cosines(np.array([], dtype=np.int64), np.zeros((0, 5)), qvec) == {}
 
 
 def _relevance(tmp_path: Path, name: str, **settings: object) -> dict[str, dict[str, float]]:

@@ -57,7 +57,6 @@ from .search.rules import DEFAULT_RULES, ReadRules
 from .search.search import Searcher
 from .search.sentences import SENTENCES_NAME, FillReport, SentenceStore, open_sentences
 from .search.vectorcache import WindowCache, open_cache
-from .search.wholes import note_directions
 from .search.windows import WindowScorer
 from .search.workspace import Bookkeeping
 from .text import ignore_pattern
@@ -185,7 +184,6 @@ class IndexFolder:
         self._exact: tuple[str, list[str], np.ndarray] | None = None
         self._progress: tuple[str, VectorProgress] | None = None  # (vectors generation, counts)
         self._owners: tuple[Sequence[str], np.ndarray, dict[str, int]] | None = None
-        self._wholes: tuple[Sequence[str], np.ndarray] | None = None
         self._rows: tuple[Sequence[str], dict[str, int]] | None = None
         self._names: tuple[str, Names] | None = None
         self._windows: WindowCache | None = None
@@ -252,7 +250,7 @@ class IndexFolder:
             self._catalog = None
             self._exact = None
             self._progress = None
-            self._owners = self._wholes = None
+            self._owners = None
             self._rows = None
             self._names = None
         if self._store is not None:
@@ -825,15 +823,6 @@ class IndexFolder:
             self._owners = (ids, arr, codes)
         return self._owners[1], self._owners[2]
 
-    def _exact_wholes(self, ids: Sequence[str], mat: np.ndarray) -> np.ndarray:
-        """Each note's mean direction (wholes.note_directions) over the exact vectors `ids`, `mat`,
-        row `code` for the note `_exact_owners(ids)` codes so: kept with those vectors, so a query
-        reads its candidates' wholes as one matrix product (search.score mixes them in)."""
-        if self._wholes is None or self._wholes[0] is not ids:
-            codes, index = self._exact_owners(ids)
-            self._wholes = (ids, note_directions(codes, mat, len(index)))
-        return self._wholes[1]
-
     def _exact_rows(self, ids: Sequence[str]) -> dict[str, int]:
         """chunk id -> its row of the exact vectors whose ids are `ids` (kept with them, like
         `_exact_owners`): asked of the ids in hand, since another process may change the vectors
@@ -884,7 +873,6 @@ class IndexFolder:
                 exact=self._exact_vectors,
                 owners=self._exact_owners,
                 rows=self._exact_rows,
-                wholes=self._exact_wholes,
             )
         return Searcher(self.catalog, self.store, embedder or self.embedder)
 
@@ -1024,7 +1012,7 @@ class IndexFolder:
                 self._catalog.close()
             self._catalog = None
             self._exact = None
-            self._owners = self._wholes = None
+            self._owners = None
             self._rows = None
             self._names = None
         if self._store is not None or self.config.chroma_url:

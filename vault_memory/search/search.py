@@ -91,7 +91,6 @@ class Searcher:
         exact: ExactVectors | None = None,
         owners: ExactOwners | None = None,
         rows: ExactRows | None = None,
-        wholes: Callable[[Sequence[str], np.ndarray], np.ndarray] | None = None,
     ) -> None:
         """Dense candidates come from `store` (ANN), else from `exact` (all vectors, e.g. a
         cache kept by Memory), else from the catalog's vectors loaded here. `owners` gives
@@ -101,7 +100,7 @@ class Searcher:
         self.store = store
         self.embedder = embedder
         self.exact = exact
-        self.owners, self.wholes = owners, wholes  # wholes: each note's mean direction (wholes.py)
+        self.owners = owners
         self.rows = rows
 
     @property
@@ -225,7 +224,7 @@ class Searcher:
             day_sections=day_sections,
         )
         if rules.whole_note and found.qvec is not None and mode != "bm25":  # each note as a whole (wholes.py)
-            found = replace(found, whole=whole_cosines(self.catalog, found, self.exact, self.owners, self.wholes))
+            found = replace(found, whole=whole_cosines(self.catalog, found, self.exact, self.owners))
         return pick(found, score(found, rules, windows), granularity, rules)
 
     def pool(
