@@ -12,8 +12,9 @@ the parts keep their order (they share the whole's term).
 
 It is the classic mix of passage and document evidence in retrieval, on the vectors the index
 already holds: nothing more is embedded, and the means are taken at query time over the candidates'
-notes only (their rows of the exact vectors in memory: a few hundred rows summed, about a
-millisecond; every note's mean kept instead cost a cold process over a second at 26k chunks).
+notes only (their rows of the exact vectors in memory: a few hundred to a few thousand rows
+summed, a few milliseconds; every note's mean kept instead cost a cold process a second and a half
+at 26k chunks).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def whole_cosines(
     """The pool's candidate notes: node id -> the query's cosine to the mean of the note's chunk
     vectors (a note with no vector yet has no entry). In exact mode (`exact`, `owners`:
     search.Searcher's) the candidates' rows are taken from the vectors in memory; else their chunk
-    vectors are read from the catalog (a Chroma server's index). Both give the same values."""
+    vectors are read from the catalog (a Chroma index). Both give the same values, but for the
+    rounding of sums taken in another order (tests/test_wholes.py)."""
     assert pool.qvec is not None
     notes = sorted({pool.chunks[c].node_id for c in pool.ids})
     if exact is not None and owners is not None:
@@ -58,7 +60,7 @@ def whole_cosines(
         return {held[int(c)]: x for c, x in mean_cosines(codes[rows], mat[rows], pool.qvec).items()}
     hashes = catalog.chunk_hashes_of_notes(notes)
     by_hash = catalog.get_vectors(sorted(set(hashes.values())))
-    found = sorted((c, h) for c, h in hashes.items() if h in by_hash)  # the catalog's row order: chunk ids
+    found = sorted((c, h) for c, h in hashes.items() if h in by_hash)  # a fixed order: chunk ids
     at = {n: i for i, n in enumerate(notes)}
     codes = np.fromiter((at[chunk_owner(c)] for c, _ in found), dtype=np.int64, count=len(found))
     vecs = np.vstack([by_hash[h] for _, h in found]) if found else np.zeros((0, len(pool.qvec)), np.float32)
