@@ -329,6 +329,63 @@ def test_foreign_every_runs_each_question_folder_and_sums_them(tmp_path: Path) -
     assert set(got["modes"]) == {"hybrid", "bm25"}
     assert "longmemeval" not in res.results["combined"]  # no pool under --data: skipped, not an empty run
     assert any("summed over 3 runs" in line for line in res.markdown)
+    # each run keeps every question's result, so two runs compare question by question
+    assert [[q["id"] for q in r["detail"]["diary"]["questions"]] for r in res.results["runs"]] == [
+        ["q0"],
+        ["q0", "q1"],
+        ["q0"],
+    ]
+
+
+def test_foreign_every_with_sets_runs_only_those_sets_of_each_folder(tmp_path: Path) -> None:
+    """bench foreign --every ROOT --sets NAMES: each folder's question files of those sets only (the
+    vaults without the pool, whose first index takes far longer); a folder with none of them is no run."""
+    import json
+
+    from bench.harness import RunOptions
+    from bench.runners.foreign import run
+
+    base, more = tmp_path / "base", tmp_path / "more"
+    for vault, note, line in [
+        ("diary", "kettle", "Descale the kettle monthly."),
+        ("garden", "roses", "Prune in March."),
+    ]:
+        (base / vault).mkdir(parents=True)
+        (base / vault / f"{note}.md").write_text(f"# {note.title()}\n\n{line}\n", encoding="utf-8")
+    for folder, vault, note in [
+        (more / "a", "diary", "kettle"),
+        (more / "a", "garden", "roses"),
+        (more / "b", "garden", "roses"),
+    ]:
+        folder.mkdir(parents=True, exist_ok=True)
+        spec = {
+            "vault": vault,
+            "now": "2026-12-01",
+            "questions": [
+                {
+                    "id": "q0",
+                    "kind": "fact",
+                    "q": f"what about the {note}",
+                    "answers": [{"path": f"{note}.md", "text": ""}],
+                }
+            ],
+            "prefetch": [],
+        }
+        (folder / f"{vault}.questions.json").write_text(json.dumps(spec), encoding="utf-8")
+
+    def ran(sets: str | None) -> list[tuple[str, list[str]]]:
+        opts = RunOptions(
+            quick=True,
+            data=tmp_path / "no-data",
+            out=tmp_path / "out",
+            cache=tmp_path / "cache",
+            extra={"vaults": base, "every": more, "modes": "bm25", **({"sets": sets} if sets else {})},
+        )
+        return [(Path(r["questions"]).name, sorted(r["summary"])) for r in run(opts).results["runs"]]
+
+    # base holds no question file and no pool: its run is empty; with --sets it is no run at all
+    assert ran(None) == [("base", []), ("a", ["diary", "garden"]), ("b", ["garden"])]
+    assert ran("diary") == [("a", ["diary"])]  # b holds no diary questions: no run
 
 
 def test_ablate_combines_question_files_before_leaving_a_vault_out() -> None:
