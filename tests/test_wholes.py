@@ -79,9 +79,9 @@ def test_a_note_about_the_query_outranks_a_day_that_mentions_it_once(tmp_path: P
 
 
 def test_the_whole_is_the_same_from_the_exact_vectors_and_from_the_catalog(tmp_path: Path) -> None:
-    """Exact search holds every note's mean direction in memory; a Chroma index (here forced by
-    `exact_search_limit = 0`) reads the candidates' chunk vectors from the catalog. Both give each
-    note the same whole, so a vault's order does not depend on its size or its server."""
+    """Exact search takes the candidates' rows of the vectors it holds in memory; a Chroma index
+    (here forced by `exact_search_limit = 0`) reads their chunk vectors from the catalog. Both give
+    each note the same whole, so a vault's order does not depend on its size or its server."""
     exact = _relevance(tmp_path, "exact")["default"]
     store = _relevance(tmp_path, "store", exact_search_limit=0)["default"]
     assert exact.keys() == store.keys() and len(exact) >= 3
