@@ -488,3 +488,122 @@ def test_reweigh_reads_what_a_question_asks_for_and_the_links_among_candidates()
     ranked = [SimpleNamespace(path=p, node_id=p) for p in ("a.md", "people/Jack Carlson.md", "c.md")]
     links = {"a.md": frozenset({"jack carlson"}), "c.md": frozenset({"jack carlson", "a"})}
     assert _linked(ranked, links) == [1, 2, 0]
+
+
+def test_foreign_rules_option_runs_every_set_with_that_variant(tmp_path: Path, monkeypatch) -> None:
+    """bench foreign --rules NAME=VALUE,...: every set is asked with the shipped rules but those
+    fields (a switch on/off, a number, none), recorded in the result; a name or value ReadRules
+    cannot take stops the run before anything is indexed, saying which."""
+    import json
+
+    from bench.harness import RunOptions
+    from bench.runners import foreign
+    from vault_memory.internals import internals
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    assert foreign.read_rules(None) is None and foreign.read_rules(" ") is None
+    got = foreign.read_rules("coverage=off, fusion_alpha=0.6,keeps_replaced_out=none,head=3")
+    assert got == DEFAULT_RULES.but(coverage=False, fusion_alpha=0.6, keeps_replaced_out=None, head=3)
+    for bad, says in [
+        ("no_such_rule=1", "no_such_rule"),
+        ("coverage", "coverage"),
+        ("coverage=maybe", "coverage cannot be 'maybe'"),
+        ("fusion_alpha=high", "fusion_alpha cannot be 'high'"),
+    ]:
+        with pytest.raises(SystemExit, match=says):
+            foreign.read_rules(bad)
+
+    base = tmp_path / "base"
+    (base / "diary").mkdir(parents=True)
+    (base / "diary" / "kettle.md").write_text("# Kettle\n\nDescale it with citric acid.\n", encoding="utf-8")
+    spec = {
+        "vault": "diary",
+        "now": "2026-12-01",
+        "questions": [{"id": "q0", "kind": "fact", "q": "descale", "answers": [{"path": "kettle.md", "text": ""}]}],
+        "prefetch": [],
+    }
+    (base / "diary.questions.json").write_text(json.dumps(spec), encoding="utf-8")
+    seen = []
+    real = foreign.evaluate
+
+    def evaluate(mem, *args, **kwargs):
+        seen.append(internals(mem).read_rules)
+        return real(mem, *args, **kwargs)
+
+    monkeypatch.setattr(foreign, "evaluate", evaluate)
+
+    def run(extra: dict[str, str]) -> dict:
+        opts = RunOptions(
+            quick=True,
+            data=tmp_path / "no-data",
+            out=tmp_path / "out",
+            cache=tmp_path / "cache",
+            extra={"vaults": base, "modes": "bm25", "sets": "diary", **extra},
+        )
+        return foreign.run(opts).params
+
+    assert "rules" not in run({}) and seen[-1] == DEFAULT_RULES
+    assert run({"rules": "whole_note=0"})["rules"] == "whole_note=0"
+    assert seen[-1] == DEFAULT_RULES.but(whole_note=0.0)
+    with pytest.raises(SystemExit, match="whole_notes"):
+        run({"rules": "whole_notes=0"})
+    assert len(seen) == 2  # the bad name stopped the run before any set was asked
+
+
+def test_ablate_judge_weighs_each_variant_left_one_set_out(tmp_path: Path) -> None:
+    """bench ablate --judge DIR: each variant's bench foreign results (DIR/<variant>/*.json, plain
+    or --every, summed) against DIR/default's, counted in questions and turns (answered questions
+    left all weak against), then left one set out: a rule stays for a set when the other sets gain
+    by it, and what it buys there is its cell."""
+    import json
+
+    from bench.harness import RunOptions
+    from bench.studies.ablate import foreign_counts, run
+
+    def summary(first: int, silent: int = 0, turns: int = 5, weak: int = 0) -> dict:
+        return {
+            "answered": 10,
+            "hybrid": {
+                "first": first / 10,
+                "top5": 0.9,
+                "latest_first": [2, 4],
+                "no_answer_all_weak": [silent, 8],
+                "answered_all_weak": [weak, 10],
+            },
+            "blocks": {"turns_ok": [turns, 12]},
+        }
+
+    pool = {"answered": 10, "hybrid": {"first": 0.5, "top5": 0.8, "newest_first_ku": [3, 5]}, "blocks": {}}
+    pool["blocks"]["answer_in_block"] = 0.7
+    assert foreign_counts(pool) == {"first": 5, "top5": 8, "newest": 3, "silence": 0, "block": 7, "all_weak": 0}
+
+    def write(folder: str, name: str, results: dict, rules: str | None = None) -> None:
+        (tmp_path / folder).mkdir(exist_ok=True)
+        params = {"rules": rules} if rules else {}
+        (tmp_path / folder / name).write_text(json.dumps({"params": params, "results": results}), encoding="utf-8")
+
+    every = {"dexter": summary(6), "flancian": summary(5), "jbranchaud-til": summary(8)}
+    write("default", "foreign-every.json", {"runs": [{"summary": every}, {"summary": {"flancian": summary(7)}}]})
+    write("default", "foreign.json", {"summary": {"longmemeval": pool}})
+    # off: dexter loses 2 firsts, flancian 1 first but one more silence; jbranchaud-til 1 answered
+    # question all weak; the pool unchanged
+    off = {"dexter": summary(4), "flancian": summary(5, silent=1), "jbranchaud-til": summary(8, weak=1)}
+    write(
+        "rule_off", "foreign-every.json", {"runs": [{"summary": off}, {"summary": {"flancian": summary(6)}}]}, "x=off"
+    )
+    write("rule_off", "foreign.json", {"summary": {"longmemeval": pool}}, "x=off")
+    res = run(RunOptions(quick=True, out=tmp_path / "out", cache=tmp_path / "c", extra={"judge": tmp_path}))
+    assert res.results["buys"]["rule_off"] == {
+        "dexter": 2.0,
+        "flancian": 0.0,  # one first lost on the second file, one silence gained on the first
+        "jbranchaud-til": 1.0,
+        "longmemeval": 0.0,
+    }
+    row = next(line for line in res.markdown if line.startswith("| `rule_off`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # dexter left out: the others gain 1, kept, +2 there; the pool left out: kept, 0 there
+    assert cells[1:6] == ["kept +2.0", "kept +0.0", "kept +1.0", "kept +0.0", "+3.0"]
+    assert "dexter first -2" in cells[6] and "jbranchaud-til all_weak +1" in cells[6]
+    with pytest.raises(SystemExit, match="no bench foreign result"):
+        write("broken", "foreign.json", {"nothing": 1})
+        run(RunOptions(quick=True, out=tmp_path / "out", cache=tmp_path / "c", extra={"judge": tmp_path}))

@@ -68,12 +68,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "counts over all of them (writes foreign-combined.md)",
     )
     parser.add_argument(
+        "--rules",
+        default=None,
+        help="a variant of the read path's rules for the whole run, as NAME=VALUE,... of ReadRules' fields "
+        "(coverage=off, fusion_alpha=0.6, keeps_replaced_out=none); `bench ablate --judge` compares such runs",
+    )
+    parser.add_argument(
         "--every",
         type=Path,
         default=None,
         help="a folder of question-file folders (bench/questions): run the files in --vaults and the pool, then "
         "each folder's, in one process, and sum each set's counts over all of them (writes foreign-every.md)",
     )
+
+
+def read_rules(spec: str | None) -> Any:
+    """`--rules`: the shipped rules with the fields NAME=VALUE,... changed (a switch takes on/off,
+    true/false or 1/0; a number its value; a field that may be unset, none), or None without a spec.
+    A name ReadRules does not have, or a value its field cannot take, stops the run saying which."""
+    from vault_memory.search.rules import DEFAULT_RULES
+
+    changes: dict[str, Any] = {}
+    for item in (x.strip() for x in (spec or "").split(",")):
+        if not item:
+            continue
+        name, sep, raw = (part.strip() for part in item.partition("="))
+        if not sep or not hasattr(DEFAULT_RULES, name):
+            raise SystemExit(f"bench foreign --rules: {item!r} is not NAME=VALUE of a field of rules.ReadRules")
+        now, word = getattr(DEFAULT_RULES, name), raw.lower()
+        try:
+            if isinstance(now, bool):
+                if word not in ("on", "true", "1", "off", "false", "0"):
+                    raise ValueError(raw)
+                changes[name] = word in ("on", "true", "1")
+            elif word == "none":
+                changes[name] = None
+            else:
+                changes[name] = type(now)(raw) if now is not None else float(raw)
+        except ValueError as e:
+            raise SystemExit(f"bench foreign --rules: {name} cannot be {raw!r} (it is {now!r} by default)") from e
+    return DEFAULT_RULES.but(**changes) if changes else None
 
 
 def datasets(opts: RunOptions, names: Sequence[str] | None = None) -> list[fd.Dataset]:
@@ -415,6 +449,8 @@ def run(opts: RunOptions) -> Result:
     sets = [s for s in (opts.extra.get("sets") or "").split(",") if s] or None
     vaults = str(opts.extra.get("vaults") or "../shared/real-vaults")  # the questions files read (--vaults)
     res.params.update(k=K, modes=modes, vaults=vaults, pool="longmemeval-pool (dev)")
+    if opts.extra.get("rules"):
+        res.params["rules"] = str(opts.extra["rules"])
     if opts.extra.get("budget") is not None:
         res.params["budget"] = int(opts.extra["budget"])
     summaries, detail = _evaluated(opts, sets, modes)
@@ -429,9 +465,10 @@ def _evaluated(
     """Each data set at hand asked in `modes`: its summary and its per-question detail, by name."""
     summaries: dict[str, Any] = {}
     detail: dict[str, Any] = {}
+    rules = read_rules(opts.extra.get("rules"))
     for ds in datasets(opts, sets):
         t0 = time.perf_counter()
-        with opened(ds, opts) as (mem, vault, rep):
+        with opened(ds, opts, **({"rules": rules} if rules is not None else {})) as (mem, vault, rep):
             log(f"foreign {ds.name}: index {rep}")
             ev = evaluate(mem, ds, vault, modes=modes)
         summaries[ds.name] = summarize(ev, modes)
@@ -476,6 +513,8 @@ def run_every(opts: RunOptions, root: Path, modes: Sequence[str]) -> Result:
         runs.append((label, summaries))
         details.append(detail)
     res.params.update(k=K, modes=list(modes), every=str(root), files=[label for label, _ in runs])
+    if opts.extra.get("rules"):
+        res.params["rules"] = str(opts.extra["rules"])
     if opts.extra.get("budget") is not None:
         res.params["budget"] = int(opts.extra["budget"])
     res.results.update(

@@ -138,6 +138,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--vaults", type=Path, default=None, help="the real vaults' folder (default ../shared/real-vaults)"
     )
     parser.add_argument(
+        "--judge",
+        type=Path,
+        default=None,
+        help="a folder of `bench foreign --rules` results, one folder per variant (`default/` the shipped rules), "
+        "each holding the .json files of its runs: run nothing, judge every variant leave one vault out over "
+        "their counts (writes ablate-judged.md)",
+    )
+    parser.add_argument(
         "--combine",
         default=None,
         help="comma list of earlier ablate results (.json), one per question file: run nothing, judge every rule "
@@ -403,6 +411,8 @@ def run(opts: RunOptions) -> Result:
 
     if opts.extra.get("combine"):
         return run_combined(opts, [Path(p) for p in str(opts.extra["combine"]).split(",") if p])
+    if opts.extra.get("judge"):
+        return run_judged(opts, Path(opts.extra["judge"]))
     res = Result("ablate", opts)
     wanted = [r for r in (opts.extra.get("rules") or "").split(",") if r]
     every = variants()
@@ -559,6 +569,108 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
         "what it buys everywhere. Least earned first.",
         "",
         *table(["rule (variant)", *sets, "earned", "every file"], [r for _, r in rows]),
+    ]
+    return res
+
+
+#: What a foreign run's summary counts, per set, for `--judge`: questions right first and in the top 5,
+#: "latest" questions newest first (the pool: knowledge updates), no-answer questions silent, turns
+#: whose block holds what they need (the pool: answered questions with an answer entry), and answered
+#: questions left all weak (counted against).
+COUNTS = ("first", "top5", "newest", "silence", "block", "all_weak")
+
+
+def foreign_counts(summary: dict[str, Any]) -> dict[str, int]:
+    """One set's counts (`COUNTS`) from its summary in a `bench foreign` result."""
+    answered = int(summary.get("answered") or 0)
+    h, b = summary.get("hybrid", {}), summary.get("blocks", {})
+    latest = h.get("latest_first") or h.get("newest_first_ku") or [0, 0]
+    block = b["turns_ok"][0] if b.get("turns_ok") else round((b.get("answer_in_block") or 0.0) * answered)
+    return {
+        "first": round((h.get("first") or 0.0) * answered),
+        "top5": round((h.get("top5") or 0.0) * answered),
+        "newest": int(latest[0]),
+        "silence": int((h.get("no_answer_all_weak") or [0])[0]),
+        "block": int(block),
+        "all_weak": int((h.get("answered_all_weak") or [0])[0]),
+    }
+
+
+def folder_counts(folder: Path) -> tuple[dict[str, dict[str, int]], str]:
+    """Every set's counts summed over the `bench foreign` results (.json, plain or `--every`) in
+    `folder`, and the rules they ran with (`--rules`, "" for the shipped ones)."""
+    import json
+
+    total: dict[str, dict[str, int]] = {}
+    rules = ""
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise SystemExit(f"bench ablate --judge: {folder} holds no result; run `bench foreign --out {folder}` first")
+    for f in files:
+        try:
+            got = json.loads(f.read_text())
+            results = got["results"]
+            summaries = [r["summary"] for r in results["runs"]] if "runs" in results else [results["summary"]]
+        except (OSError, ValueError, KeyError) as e:
+            raise SystemExit(f"bench ablate --judge: {f} is no bench foreign result ({e})") from e
+        rules = str(got.get("params", {}).get("rules") or rules)
+        for summary in summaries:
+            for name, one in summary.items():
+                row = total.setdefault(name, dict.fromkeys(COUNTS, 0))
+                for col, n in foreign_counts(one).items():
+                    row[col] += n
+    return total, rules
+
+
+def judged_buys(default: dict[str, dict[str, int]], variant: dict[str, dict[str, int]]) -> dict[str, float]:
+    """What the shipped rules buy over a variant on each set both ran, in questions and turns: every
+    count of the default less the variant's, answered questions left all weak counted against."""
+    return {
+        name: float(sum((d[c] - v[c]) * (-1 if c == "all_weak" else 1) for c in COUNTS))
+        for name, d in default.items()
+        if (v := variant.get(name)) is not None
+    }
+
+
+def run_judged(opts: RunOptions, root: Path) -> Result:
+    """`--judge`: each variant's `bench foreign --rules` runs against the default's, left one set out."""
+    if not (root / "default").is_dir():
+        raise SystemExit(f"bench ablate --judge: no {root / 'default'}; run the shipped rules' results into it")
+    res = Result("ablate-judged", opts)
+    default, _ = folder_counts(root / "default")
+    rows, buys, whats = [], {}, {}
+    for folder in sorted(d for d in root.iterdir() if d.is_dir() and d.name != "default"):
+        counts, rules = folder_counts(folder)
+        buys[folder.name], whats[folder.name] = judged_buys(default, counts), rules
+        moved = "; ".join(
+            f"{name} " + " ".join(f"{c} {v[c] - default[name][c]:+d}" for c in COUNTS if v[c] != default[name][c])
+            for name, v in counts.items()
+            if name in default and v != default[name]
+        )
+        rows.append((folder.name, moved or "nothing"))
+    sets = foreign_sets(s for b in buys.values() for s in b)
+    table_rows = []
+    for name, moved in rows:
+        lovo = left_out_of(buys[name])
+        if lovo is None:
+            continue
+        total, cells = _left_out_cells(lovo, sets)
+        table_rows.append((total, [f"`{name}` ({whats[name] or 'the shipped rules'})", *cells, moved]))
+    table_rows.sort(key=lambda r: r[0])
+    res.params.update(judged=str(root), variants={n: whats[n] for n, _ in rows}, sets=sets)
+    res.results.update(default=default, buys=buys)
+    res.markdown += [
+        "Each variant of the read path's rules (`bench foreign --rules`) against the shipped rules, over the same "
+        "question files. What the shipped rules buy on a set is counted in questions and turns: right first, in "
+        "the top 5, latest newest first, no-answer questions silent, turns whose block holds what they need (the "
+        "pool: answer entries), less answered questions all weak. For each set left out, the other sets decide "
+        "whether the shipped rule stays (what it buys there is above 0; a tie drops it), and the cell is what it "
+        "buys on the set left out; `earned` sums the cells where it stayed. Least earned first.",
+        "",
+        *table(
+            ["variant (rules)", *sets, "earned", "what the variant moved (its counts less the default's)"],
+            [r for _, r in table_rows],
+        ),
     ]
     return res
 
