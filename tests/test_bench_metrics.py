@@ -558,7 +558,8 @@ def test_ablate_judge_weighs_each_variant_left_one_set_out(tmp_path: Path) -> No
     import json
 
     from bench.harness import RunOptions
-    from bench.studies.ablate import foreign_counts, run
+    from bench.runners.foreign import combine
+    from bench.studies.ablate import judged_counts, run
 
     def summary(first: int, silent: int = 0, turns: int = 5, weak: int = 0) -> dict:
         return {
@@ -575,7 +576,14 @@ def test_ablate_judge_weighs_each_variant_left_one_set_out(tmp_path: Path) -> No
 
     pool = {"answered": 10, "hybrid": {"first": 0.5, "top5": 0.8, "newest_first_ku": [3, 5]}, "blocks": {}}
     pool["blocks"]["answer_in_block"] = 0.7
-    assert foreign_counts(pool) == {"first": 5, "top5": 8, "newest": 3, "silence": 0, "block": 7, "all_weak": 0}
+    assert judged_counts(combine([("pool", {"longmemeval": pool})])["longmemeval"]) == {
+        "first": 5,
+        "top5": 8,
+        "newest": 3,
+        "silence": 0,
+        "block": 7,
+        "all_weak": 0,
+    }
 
     def write(folder: str, name: str, results: dict, rules: str | None = None) -> None:
         (tmp_path / folder).mkdir(exist_ok=True)

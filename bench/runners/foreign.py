@@ -630,7 +630,10 @@ def combine(runs: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, A
                 m["top5"] += round((got.get("top5") or 0) * n)
                 m["mrr"] += (got.get("mrr") or 0) * n
             pairs = {key: s.get("hybrid", {}).get(key) for key in PAIRS}
-            pairs["turns_ok"] = s.get("blocks", {}).get("turns_ok")  # the block's, not a mode's
+            blocks = s.get("blocks", {})
+            pairs["turns_ok"] = blocks.get("turns_ok")  # the block's, not a mode's
+            if blocks.get("answer_in_block") is not None:  # the pool: answered questions with an answer entry
+                pairs["answer_entries"] = [round(blocks["answer_in_block"] * n), n]
             for key, pair in pairs.items():
                 if pair:
                     have = t["pairs"].setdefault(key, [0, 0])

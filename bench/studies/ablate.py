@@ -573,26 +573,27 @@ def run_combined(opts: RunOptions, files: Sequence[Path]) -> Result:
     return res
 
 
-#: What a foreign run's summary counts, per set, for `--judge`: questions right first and in the top 5,
-#: "latest" questions newest first (the pool: knowledge updates), no-answer questions silent, turns
-#: whose block holds what they need (the pool: answered questions with an answer entry), and answered
-#: questions left all weak (counted against).
+#: What `--judge` counts per set, summed over a folder's runs (foreign.combine): questions right first
+#: and in the top 5, "latest" questions newest first (the pool: knowledge updates), no-answer
+#: questions silent, turns whose block holds what they need (the pool: answered questions with an
+#: answer entry), and answered questions left all weak (counted against).
 COUNTS = ("first", "top5", "newest", "silence", "block", "all_weak")
 
 
-def foreign_counts(summary: dict[str, Any]) -> dict[str, int]:
-    """One set's counts (`COUNTS`) from its summary in a `bench foreign` result."""
-    answered = int(summary.get("answered") or 0)
-    h, b = summary.get("hybrid", {}), summary.get("blocks", {})
-    latest = h.get("latest_first") or h.get("newest_first_ku") or [0, 0]
-    block = b["turns_ok"][0] if b.get("turns_ok") else round((b.get("answer_in_block") or 0.0) * answered)
+def judged_counts(total: dict[str, Any]) -> dict[str, int]:
+    """One set's counts (`COUNTS`) from its sums over runs (`foreign.combine`)."""
+    hybrid, pairs = total["modes"].get("hybrid", {}), total["pairs"]
+
+    def done(*keys: str) -> int:  # the first number of the first pair present
+        return int(next((pairs[k][0] for k in keys if pairs.get(k)), 0))
+
     return {
-        "first": round((h.get("first") or 0.0) * answered),
-        "top5": round((h.get("top5") or 0.0) * answered),
-        "newest": int(latest[0]),
-        "silence": int((h.get("no_answer_all_weak") or [0])[0]),
-        "block": int(block),
-        "all_weak": int((h.get("answered_all_weak") or [0])[0]),
+        "first": int(hybrid.get("first", 0)),
+        "top5": int(hybrid.get("top5", 0)),
+        "newest": done("latest_first", "newest_first_ku"),
+        "silence": done("no_answer_all_weak"),
+        "block": done("turns_ok", "answer_entries"),
+        "all_weak": done("answered_all_weak"),
     }
 
 
@@ -601,7 +602,7 @@ def folder_counts(folder: Path) -> tuple[dict[str, dict[str, int]], str]:
     `folder`, and the rules they ran with (`--rules`, "" for the shipped ones)."""
     import json
 
-    total: dict[str, dict[str, int]] = {}
+    runs: list[tuple[str, dict[str, Any]]] = []
     rules = ""
     files = sorted(folder.glob("*.json"))
     if not files:
@@ -610,16 +611,15 @@ def folder_counts(folder: Path) -> tuple[dict[str, dict[str, int]], str]:
         try:
             got = json.loads(f.read_text())
             results = got["results"]
-            summaries = [r["summary"] for r in results["runs"]] if "runs" in results else [results["summary"]]
+            runs += (
+                [(f.name, r["summary"]) for r in results["runs"]]
+                if "runs" in results
+                else [(f.name, results["summary"])]
+            )
         except (OSError, ValueError, KeyError) as e:
             raise SystemExit(f"bench ablate --judge: {f} is no bench foreign result ({e})") from e
         rules = str(got.get("params", {}).get("rules") or rules)
-        for summary in summaries:
-            for name, one in summary.items():
-                row = total.setdefault(name, dict.fromkeys(COUNTS, 0))
-                for col, n in foreign_counts(one).items():
-                    row[col] += n
-    return total, rules
+    return {name: judged_counts(total) for name, total in foreign.combine(runs).items()}, rules
 
 
 def judged_buys(default: dict[str, dict[str, int]], variant: dict[str, dict[str, int]]) -> dict[str, float]:
